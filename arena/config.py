@@ -1,0 +1,376 @@
+"""Tournament YAML: schema, loading and validation.
+
+Everything a run needs is checked here, before any call is made. Errors name
+the file, the key path and the problem (`ConfigError`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from arena.types import Limits
+
+# Repository-level folder of shipped prompt templates and presets.
+CONFIGS_DIR = Path(__file__).resolve().parent.parent / "configs"
+DEFAULT_REVIEW_TEMPLATE = CONFIGS_DIR / "prompts" / "review.txt"
+
+
+class ConfigError(Exception):
+    """Bad input: names the file, the key path and the problem."""
+
+    def __init__(self, file: str | Path, key: str, problem: str) -> None:
+        self.file = str(file)
+        self.key = key
+        self.problem = problem
+        where = f"{self.file}: {key}" if key else self.file
+        super().__init__(f"{where}: {problem}")
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class LimitsConfig(_Strict):
+    """Per-provider rate limits; each optional."""
+
+    max_concurrency: int | None = Field(default=None, ge=1)
+    rpm: float | None = Field(default=None, gt=0)
+    tpm: float | None = Field(default=None, gt=0)
+
+    def to_limits(self) -> Limits:
+        return Limits(max_concurrency=self.max_concurrency, rpm=self.rpm, tpm=self.tpm)
+
+
+class ProviderConfig(_Strict):
+    """One named provider entry."""
+
+    type: str
+    limits: LimitsConfig = Field(default_factory=LimitsConfig)
+    base_url: str | None = None
+    api_key_env: str | None = None
+    timeout: float = Field(default=60.0, gt=0)
+
+
+class SimParams(_Strict):
+    """Simulation parameters of a sim model (as contestant and as reviewer)."""
+
+    skill: float = 0.0
+    answer_noise: float = Field(default=0.5, ge=0)
+    style: str | None = None
+    answer_words: int = Field(default=60, ge=1)
+    latency_mean: float = Field(default=0.0, ge=0)
+    latency_sd: float = Field(default=0.0, ge=0)
+    failure_rate: float = Field(default=0.0, ge=0, le=1)
+    judge_noise: float = Field(default=0.5, ge=0)
+    position_bias: float = 0.0
+    self_preference: float = 0.0
+    tie_band: float = Field(default=0.1, ge=0)
+    malformed_rate: float = Field(default=0.0, ge=0, le=1)
+
+
+class ModelConfig(_Strict):
+    """One named model: which provider serves it and how it is called."""
+
+    provider: str
+    model: str | None = None  # provider-side id; defaults to the entry's name
+    temperature: float = Field(default=0.7, ge=0)
+    max_tokens: int = Field(default=1024, ge=1)
+    sim: SimParams | None = None
+
+
+class ReviewConfig(_Strict):
+    """How reviews are prompted."""
+
+    template: str | None = None
+    temperature: float = Field(default=0.0, ge=0)
+    max_tokens: int = Field(default=1024, ge=1)
+
+
+class RetryConfig(_Strict):
+    """Retry policy for transient provider errors."""
+
+    max_attempts: int = Field(default=5, ge=1)
+    backoff_base: float = Field(default=0.5, ge=0)
+    backoff_max: float = Field(default=30.0, ge=0)
+
+
+class TournamentConfig(_Strict):
+    """The tournament YAML, as written by the user."""
+
+    name: str = Field(min_length=1)
+    questions: str
+    providers: dict[str, ProviderConfig] = Field(min_length=1)
+    models: dict[str, ModelConfig] = Field(min_length=1)
+    contestants: list[str] = Field(min_length=2)
+    reviewers: list[str] | None = None
+    review: ReviewConfig = Field(default_factory=ReviewConfig)
+    retry: RetryConfig = Field(default_factory=RetryConfig)
+    output: str | None = None
+    seed: int = 0
+
+    @field_validator("reviewers")
+    @classmethod
+    def _reviewers_not_empty(cls, v: list[str] | None) -> list[str] | None:
+        if v is not None and len(v) == 0:
+            raise ValueError("must list at least one reviewer (or be omitted)")
+        return v
+
+
+@dataclass(frozen=True)
+class Question:
+    """One question; several turns make a conversation."""
+
+    id: str
+    turns: tuple[str, ...]
+    category: str | None = None
+
+
+@dataclass(frozen=True)
+class Tournament:
+    """A validated tournament: config plus everything it refers to, loaded."""
+
+    path: Path
+    config: TournamentConfig
+    questions: tuple[Question, ...]
+    review_template: str
+    review_template_path: Path
+    output_dir: Path
+
+    @property
+    def name(self) -> str:
+        return self.config.name
+
+    @property
+    def contestants(self) -> list[str]:
+        return list(self.config.contestants)
+
+    @property
+    def reviewers(self) -> list[str]:
+        return list(self.config.reviewers or self.config.contestants)
+
+    def model(self, name: str) -> ModelConfig:
+        return self.config.models[name]
+
+    def provider_model_id(self, name: str) -> str:
+        return self.config.models[name].model or name
+
+    def provider_of(self, name: str) -> str:
+        return self.config.models[name].provider
+
+    def used_models(self) -> list[str]:
+        """Contestants then reviewers, each once, in config order."""
+        return list(dict.fromkeys(self.contestants + self.reviewers))
+
+    def model_fingerprint(self, name: str) -> dict[str, Any]:
+        """What a model's outputs depend on: provider type, model id, params."""
+        m = self.config.models[name]
+        prov = self.config.providers[m.provider]
+        fp: dict[str, Any] = {
+            "name": name,
+            "provider_type": prov.type,
+            "model": self.provider_model_id(name),
+            "temperature": m.temperature,
+            "max_tokens": m.max_tokens,
+        }
+        if m.sim is not None:
+            fp["sim"] = m.sim.model_dump()
+            fp["seed"] = self.config.seed
+        return fp
+
+    def config_hash(self) -> str:
+        """Hash of the whole resolved config (for snapshots and history)."""
+        blob = json.dumps(
+            {"config": self.config.model_dump(), "template": self.review_template},
+            sort_keys=True,
+        )
+        return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+
+def _format_loc(loc: tuple[Any, ...]) -> str:
+    parts: list[str] = []
+    for item in loc:
+        if isinstance(item, int):
+            parts.append(f"[{item}]")
+        else:
+            parts.append(("." if parts else "") + str(item))
+    return "".join(parts)
+
+
+def parse_config(data: Any, file: str | Path) -> TournamentConfig:
+    """Validate a parsed YAML document; raise ConfigError on the first problem."""
+    if not isinstance(data, dict):
+        raise ConfigError(file, "", "the document must be a mapping of keys to values")
+    try:
+        cfg = TournamentConfig.model_validate(data)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        key = _format_loc(tuple(err["loc"]))
+        msg = err["msg"]
+        if err["type"] == "extra_forbidden":
+            msg = "unknown key"
+        elif err["type"] == "missing":
+            msg = "required key is missing"
+        raise ConfigError(file, key, msg) from None
+    _check_references(cfg, file)
+    return cfg
+
+
+def _check_references(cfg: TournamentConfig, file: str | Path) -> None:
+    for name, model in cfg.models.items():
+        if model.provider not in cfg.providers:
+            raise ConfigError(
+                file,
+                f"models.{name}.provider",
+                f"undefined provider '{model.provider}' "
+                f"(defined: {', '.join(sorted(cfg.providers))})",
+            )
+    for name, prov in cfg.providers.items():
+        if prov.type == "sim":
+            for mname, model in cfg.models.items():
+                if model.provider == name and model.sim is None:
+                    # A sim model without parameters is an average model.
+                    cfg.models[mname] = model.model_copy(update={"sim": SimParams()})
+        elif prov.type not in KNOWN_PROVIDER_TYPES:
+            raise ConfigError(
+                file,
+                f"providers.{name}.type",
+                f"unknown provider type '{prov.type}' "
+                f"(known: {', '.join(sorted(KNOWN_PROVIDER_TYPES))})",
+            )
+    for field_name in ("contestants", "reviewers"):
+        names = getattr(cfg, field_name)
+        if names is None:
+            continue
+        seen: set[str] = set()
+        for i, n in enumerate(names):
+            if n not in cfg.models:
+                raise ConfigError(file, f"{field_name}[{i}]", f"undefined model '{n}'")
+            if n in seen:
+                raise ConfigError(file, f"{field_name}[{i}]", f"duplicate name '{n}'")
+            seen.add(n)
+
+
+KNOWN_PROVIDER_TYPES = {"sim", "openai", "anthropic", "gemini"}
+
+
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """A YAML loader that rejects duplicate keys (duplicate model names etc.)."""
+
+
+def _construct_mapping(loader: _UniqueKeyLoader, node: yaml.MappingNode) -> dict[Any, Any]:
+    mapping: dict[Any, Any] = {}
+    for key_node, value_node in node.value:
+        key = loader.construct_object(key_node)  # type: ignore[no-untyped-call]
+        if key in mapping:
+            raise yaml.constructor.ConstructorError(
+                None, None, f"duplicate key '{key}'", key_node.start_mark
+            )
+        mapping[key] = loader.construct_object(value_node)  # type: ignore[no-untyped-call]
+    return mapping
+
+
+_UniqueKeyLoader.add_constructor(
+    yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG,
+    _construct_mapping,  # type: ignore[arg-type]
+)
+
+
+def read_yaml(path: Path) -> Any:
+    """Read a YAML file, turning syntax errors into ConfigError."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError(path, "", "file not found") from None
+    except OSError as exc:
+        raise ConfigError(path, "", f"cannot read: {exc.strerror}") from None
+    try:
+        return yaml.load(text, Loader=_UniqueKeyLoader)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+        where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "syntax"
+        problem = getattr(exc, "problem", None) or str(exc)
+        raise ConfigError(path, where, f"invalid YAML: {problem}") from None
+
+
+def load_questions(path: Path, config_file: Path) -> tuple[Question, ...]:
+    """Read a questions JSONL file in any of the supported shapes."""
+    if not path.is_file():
+        raise ConfigError(config_file, "questions", f"questions file not found: {path}")
+    questions: list[Question] = []
+    seen: set[str] = set()
+    for lineno, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        where = f"line {lineno}"
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise ConfigError(path, where, f"invalid JSON: {exc.msg}") from None
+        if not isinstance(obj, dict):
+            raise ConfigError(path, where, "each line must be a JSON object")
+        qid = obj.get("question_id", obj.get("id"))
+        if qid is None or str(qid) == "":
+            raise ConfigError(path, f"{where}: question_id", "missing 'question_id' or 'id'")
+        if "turns" in obj:
+            turns = obj["turns"]
+            if not isinstance(turns, list) or not turns or not all(
+                isinstance(t, str) and t.strip() for t in turns
+            ):
+                raise ConfigError(path, f"{where}: turns", "must be a non-empty list of strings")
+        else:
+            text = obj.get("text", obj.get("question"))
+            if not isinstance(text, str) or not text.strip():
+                raise ConfigError(
+                    path, f"{where}: text", "missing question text ('turns', 'text' or 'question')"
+                )
+            turns = [text]
+        key = str(qid)
+        if key in seen:
+            raise ConfigError(path, f"{where}: question_id", f"duplicate question id '{key}'")
+        seen.add(key)
+        cat = obj.get("category")
+        questions.append(Question(id=key, turns=tuple(turns), category=str(cat) if cat else None))
+    if not questions:
+        raise ConfigError(path, "", "no questions in file")
+    return tuple(questions)
+
+
+def load_tournament(path: str | Path, output: str | Path | None = None) -> Tournament:
+    """Load and validate a tournament YAML and everything it refers to."""
+    p = Path(path)
+    cfg = parse_config(read_yaml(p), p)
+    qpath = Path(cfg.questions)
+    if not qpath.is_absolute():
+        qpath = p.parent / qpath
+    questions = load_questions(qpath, p)
+    if cfg.review.template:
+        tpath = Path(cfg.review.template)
+        if not tpath.is_absolute():
+            tpath = p.parent / tpath
+        if not tpath.is_file():
+            raise ConfigError(p, "review.template", f"template file not found: {tpath}")
+    else:
+        tpath = DEFAULT_REVIEW_TEMPLATE
+    template = tpath.read_text(encoding="utf-8")
+    for placeholder in ("{question}", "{answer_a}", "{answer_b}"):
+        if placeholder not in template:
+            raise ConfigError(
+                p, "review.template", f"template {tpath} lacks the placeholder {placeholder}"
+            )
+    out = Path(output) if output is not None else Path(cfg.output or f"runs/{cfg.name}")
+    return Tournament(
+        path=p,
+        config=cfg,
+        questions=questions,
+        review_template=template,
+        review_template_path=tpath,
+        output_dir=out,
+    )
+

@@ -1,0 +1,89 @@
+"""The provider interface and the registry of provider types."""
+
+from __future__ import annotations
+
+import importlib
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Mapping
+
+from arena.config import ModelConfig, ProviderConfig
+from arena.types import GenerateRequest, GenerateResult
+
+
+class Provider(ABC):
+    """Translates one completion request to a provider's API and back.
+
+    A subclass must implement `generate`, which performs exactly one attempt
+    and either returns a `GenerateResult` or raises `arena.types.ProviderError`
+    with the failure classified (rate limit with its retry hint, transient,
+    permanent, auth). A subclass must never sleep, retry or enforce limits:
+    the scheduler's governor does all waiting, in one place, for every
+    provider. A subclass may assume that `generate` is only called while the
+    governor admits the call, and that `close` is called once at the end.
+    """
+
+    def __init__(self, name: str, config: ProviderConfig, models: Mapping[str, ModelConfig],
+                 seed: int) -> None:
+        self.name = name
+        self.config = config
+        self.models = dict(models)  # provider-side model id -> its config
+        self.seed = seed
+
+    @abstractmethod
+    async def generate(self, request: GenerateRequest) -> GenerateResult:
+        """Perform one attempt of one completion."""
+
+    async def close(self) -> None:
+        """Release network clients (default: nothing to release)."""
+
+    def check_ready(self) -> list[str]:
+        """Problems that make this provider unusable (missing key...), before any call."""
+        return []
+
+
+ProviderFactory = Callable[[str, ProviderConfig, Mapping[str, ModelConfig], int], Provider]
+
+# type name -> "module:attribute"; imported lazily so a missing optional SDK
+# only matters when a tournament uses that provider type.
+_REGISTRY: dict[str, str] = {
+    "sim": "arena.providers.sim:SimProvider",
+}
+_EXTRA_HINT: dict[str, str] = {}
+
+
+def register_provider(type_name: str, target: str, install_hint: str | None = None) -> None:
+    """Register a provider type as 'module:ClassName' (imported on first use)."""
+    _REGISTRY[type_name] = target
+    if install_hint:
+        _EXTRA_HINT[type_name] = install_hint
+
+
+def provider_types() -> list[str]:
+    """Names of every registered provider type."""
+    return sorted(_REGISTRY)
+
+
+class ProviderUnavailable(Exception):
+    """A provider type is unknown or its SDK is not installed."""
+
+
+def create_provider(name: str, config: ProviderConfig, models: Mapping[str, ModelConfig],
+                    seed: int) -> Provider:
+    """Instantiate the provider registered for `config.type`."""
+    target = _REGISTRY.get(config.type)
+    if target is None:
+        raise ProviderUnavailable(
+            f"providers.{name}.type: unknown provider type '{config.type}' "
+            f"(known: {', '.join(provider_types())})"
+        )
+    module_name, _, attr = target.partition(":")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        hint = _EXTRA_HINT.get(config.type, "pip install 'arena[providers]'")
+        raise ProviderUnavailable(
+            f"providers.{name}: provider type '{config.type}' needs a missing package "
+            f"({exc.name}); install it with: {hint}"
+        ) from None
+    factory: ProviderFactory = getattr(module, attr)
+    return factory(name, config, models, seed)
