@@ -1,0 +1,25 @@
+"""The `arena` command line."""
+
+from __future__ import annotations
+
+import click
+
+from arena.cli._common import Exit
+from arena.cli._plan import plan_cmd
+from arena.cli._run import run_cmd
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="arena")
+def main() -> None:
+    """Rank chat models by letting them review each other.
+
+    Typical use: `arena plan T.yaml` to see what a run will cost, `arena run
+    T.yaml` to run or resume it, `arena leaderboard runs/NAME` to rank.
+    """
+
+
+main.add_command(run_cmd)
+main.add_command(plan_cmd)
+
+__all__ = ["Exit", "main"]

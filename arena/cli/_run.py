@@ -1,0 +1,128 @@
+"""`arena run`: run (or resume) a tournament."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import signal
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from arena.cli._common import Exit, fail, load_or_exit
+from arena.config import Tournament
+from arena.engine import ProgressFn, RunSummary, log_line, preflight, run_tournament
+from arena.scheduler import Scheduler
+from arena.store import LockHeld, RunLock
+
+
+class _PlainProgress:
+    """Periodic timestamped lines for logs and cron (no terminal)."""
+
+    def __init__(self, every: float = 5.0) -> None:
+        self.every = every
+        self.state: dict[str, tuple[int, int]] = {}
+        self.last = 0.0
+
+    def __call__(self, stage: str, done: int, total: int) -> None:
+        self.state[stage] = (done, total)
+        now = time.monotonic()
+        if now - self.last >= self.every or done == total:
+            self.last = now
+            log_line(" ".join(f"{k} {d}/{t}" for k, (d, t) in sorted(self.state.items())))
+
+
+async def _run(t: Tournament, budget: float | None, progress: ProgressFn | None,
+               signals: list[int]) -> RunSummary:
+    loop = asyncio.get_running_loop()
+    holder: dict[str, Scheduler] = {}
+
+    def on_signal(signum: int) -> None:
+        signals.append(signum)
+        if "s" in holder:
+            holder["s"].stop()
+
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, on_signal, sig)
+    return await run_tournament(
+        t, budget_usd=budget, progress=progress,
+        on_scheduler=lambda s: holder.__setitem__("s", s),
+    )
+
+
+def exit_code(summary: RunSummary, signals: list[int]) -> Exit:
+    """The documented exit code for a finished run."""
+    if signals:
+        return Exit.SIGTERM if signals[0] == signal.SIGTERM else Exit.SIGINT
+    if summary.budget_stopped:
+        return Exit.BUDGET
+    if summary.failed or summary.pending:
+        return Exit.PARTIAL
+    return Exit.OK
+
+
+@click.command("run")
+@click.argument("file", type=click.Path(path_type=Path))
+@click.option("--out", type=click.Path(path_type=Path), default=None,
+              help="Output directory (default: the YAML's `output`, else runs/<name>).")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print a final JSON summary on stdout (for scripts and monitoring).")
+@click.option("--budget", type=float, default=None, metavar="USD",
+              help="Stop starting calls before spend plus reservations exceed USD (exit 4).")
+def run_cmd(file: Path, out: Path | None, as_json: bool, budget: float | None) -> None:
+    """Run or resume the tournament in FILE.
+
+    Every contestant answers every question; every ordered pair is judged by
+    every reviewer. Results are appended to the crash-safe log in the output
+    directory; calls already logged are never made again. Exit codes: 0
+    complete, 2 bad input, 3 partial (failed or pending calls remain),
+    4 budget reached, 75 another run holds the lock, 130/143 interrupted.
+    """
+    t = load_or_exit(file, out)
+    problems = preflight(t)
+    if problems:
+        fail("\n  ".join([f"{file}: cannot start:"] + problems))
+    signals: list[int] = []
+    try:
+        with RunLock(t.output_dir):
+            if sys.stderr.isatty() and not as_json:
+                summary = _run_with_bars(t, budget, signals)
+            else:
+                summary = asyncio.run(_run(t, budget, _PlainProgress(), signals))
+    except LockHeld as exc:
+        fail(str(exc), Exit.LOCKED)
+    code = exit_code(summary, signals)
+    report: dict[str, Any] = summary.to_json()
+    report["exit_code"] = int(code)
+    report["output"] = str(t.output_dir)
+    if as_json:
+        click.echo(json.dumps(report))
+    else:
+        click.echo(
+            f"{t.name}: planned {summary.planned}, skipped {summary.skipped}, "
+            f"completed {summary.completed}, invalid {summary.invalid}, "
+            f"failed {summary.failed}, pending {summary.pending} "
+            f"({summary.wall_seconds:.1f}s) -> {t.output_dir}",
+            err=True,
+        )
+        for err in summary.errors:
+            click.echo(f"arena: {err}", err=True)
+    sys.exit(int(code))
+
+
+def _run_with_bars(t: Tournament, budget: float | None, signals: list[int]) -> RunSummary:
+    columns = (TextColumn("{task.description:>8}"), BarColumn(), MofNCompleteColumn(),
+               TimeElapsedColumn())
+    with Progress(*columns, transient=False) as bars:
+        tasks: dict[str, Any] = {}
+
+        def progress(stage: str, done: int, total: int) -> None:
+            if stage not in tasks:
+                tasks[stage] = bars.add_task(stage, total=total)
+            bars.update(tasks[stage], completed=done)
+
+        return asyncio.run(_run(t, budget, progress, signals))

@@ -1,0 +1,174 @@
+"""The simulator: synthetic models with known true skill and reviewer biases.
+
+It goes through exactly the code path of a real provider: it receives the
+prompts the engine builds and returns text. Every answer carries a signature
+(`⟦sim author=NAME q=QUALITY⟧`) so that sim reviewers can read back who wrote
+an answer and how good it is. Real code must never rely on signatures.
+
+Randomness is derived from hashes of (seed, model, prompt, attempt), so a run
+gives the same results whatever the scheduling order, and a resumed run gives
+the same results as an uninterrupted one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import random
+import re
+from collections import defaultdict
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from arena.config import ModelConfig, ProviderConfig, SimParams
+from arena.providers._base import Provider
+from arena.types import (
+    ErrorKind,
+    GenerateRequest,
+    GenerateResult,
+    ProviderError,
+    Usage,
+    estimate_tokens,
+)
+
+SIGNATURE_RE = re.compile(r"⟦sim author=(?P<author>[^ ⟧]+) q=(?P<q>-?[0-9.]+)⟧")
+
+_WORDS = (
+    "the answer considers context evidence detail reason example step result "
+    "because therefore however first second finally clearly notably overall "
+    "approach method value case point idea source claim fact summary"
+).split()
+
+
+def signature(author: str, quality: float) -> str:
+    """The marker a sim answer carries so sim reviewers can read it back."""
+    return f"⟦sim author={author} q={quality:.4f}⟧"
+
+
+@dataclass(frozen=True)
+class SignedText:
+    """One signature found in a prompt."""
+
+    author: str
+    quality: float
+    start: int
+
+
+def find_signatures(text: str) -> list[SignedText]:
+    """Every sim signature in a text, in order of appearance."""
+    return [
+        SignedText(m.group("author"), float(m.group("q")), m.start())
+        for m in SIGNATURE_RE.finditer(text)
+    ]
+
+
+def rng_for(*parts: object) -> random.Random:
+    """A random generator seeded from a stable hash of the parts."""
+    digest = hashlib.blake2b("\x1f".join(map(str, parts)).encode(), digest_size=8).digest()
+    return random.Random(int.from_bytes(digest, "big"))
+
+
+def answer_quality(seed: int, author: str, params: SimParams, question_text: str) -> float:
+    """Latent quality of a model's answer to a question: skill plus per-question noise."""
+    rng = rng_for(seed, "quality", author, question_text)
+    return params.skill + params.answer_noise * rng.gauss(0.0, 1.0)
+
+
+def true_preference(qualities_a: list[float], qualities_b: list[float]) -> float:
+    """Quality advantage of answer A over answer B (mean over turns)."""
+    return sum(qualities_a) / len(qualities_a) - sum(qualities_b) / len(qualities_b)
+
+
+class SimProvider(Provider):
+    """The embedded default provider (`type: sim`)."""
+
+    def __init__(
+        self,
+        name: str,
+        config: ProviderConfig,
+        models: Mapping[str, ModelConfig],
+        seed: int,
+    ) -> None:
+        super().__init__(name, config, models, seed)
+        # Attempt counters per (model, prompt): a retried call draws new luck,
+        # while the n-th attempt of a call is the same in every run.
+        self._attempts: dict[str, int] = defaultdict(int)
+
+    def params(self, model: str) -> SimParams:
+        """Simulation parameters of a provider-side model id."""
+        cfg = self.models.get(model)
+        if cfg is None:
+            raise ProviderError(ErrorKind.PERMANENT, f"model '{model}' not found", status=404)
+        return cfg.sim or SimParams()
+
+    async def generate(self, request: GenerateRequest) -> GenerateResult:
+        """Answer, review or score, depending on what the prompt asks for."""
+        params = self.params(request.model)
+        prompt = "\n".join(m.content for m in request.messages)
+        key = hashlib.blake2b(
+            f"{request.model}\x1f{request.system or ''}\x1f{prompt}".encode(), digest_size=12
+        ).hexdigest()
+        self._attempts[key] += 1
+        attempt = self._attempts[key]
+        luck = rng_for(self.seed, "call", key, attempt)
+        if params.latency_mean > 0 or params.latency_sd > 0:
+            await asyncio.sleep(max(0.0, luck.gauss(params.latency_mean, params.latency_sd)))
+        if params.failure_rate > 0 and luck.random() < params.failure_rate:
+            raise ProviderError(
+                ErrorKind.TRANSIENT, "simulated transient server error", status=503
+            )
+        text = self.respond(request, params, prompt, key)
+        usage = Usage(
+            input_tokens=estimate_tokens(request.prompt_chars()),
+            output_tokens=estimate_tokens(len(text)),
+        )
+        return GenerateResult(text=text, usage=usage)
+
+    def respond(self, request: GenerateRequest, params: SimParams, prompt: str, key: str) -> str:
+        """The text of a response; the mode is read from the prompt itself."""
+        last = request.messages[-1].content
+        signed = find_signatures(last)
+        authors = list(dict.fromkeys(s.author for s in signed))
+        if len(authors) >= 2:
+            return self.review(request.model, params, last, signed, authors, key)
+        return self.answer(request, params)
+
+    def answer(self, request: GenerateRequest, params: SimParams) -> str:
+        """A contestant's answer: filler prose in the model's style plus its signature."""
+        first_turn = next(m.content for m in request.messages if m.role == "user")
+        quality = answer_quality(self.seed, request.model, params, first_turn)
+        turn = sum(1 for m in request.messages if m.role == "user")
+        rng = rng_for(self.seed, "words", request.model, first_turn, turn)
+        style = params.style or request.model
+        words = " ".join(rng.choice(_WORDS) for _ in range(params.answer_words))
+        return f"({style}) {words.capitalize()}.\n{signature(request.model, quality)}"
+
+    def review(
+        self,
+        reviewer: str,
+        params: SimParams,
+        prompt: str,
+        signed: list[SignedText],
+        authors: list[str],
+        key: str,
+    ) -> str:
+        """A pairwise review: prefers the better answer, with noise and biases."""
+        author_a, author_b = authors[0], authors[1]
+        qa = [s.quality for s in signed if s.author == author_a]
+        qb = [s.quality for s in signed if s.author == author_b]
+        rng = rng_for(self.seed, "review", key)
+        diff = true_preference(qa, qb) + params.position_bias
+        if author_a == reviewer:
+            diff += params.self_preference
+        elif author_b == reviewer:
+            diff -= params.self_preference
+        diff += params.judge_noise * rng.gauss(0.0, 1.0)
+        if rng.random() < params.malformed_rate:
+            return "Both answers have merits and weaknesses; it is hard to say."
+        if abs(diff) < params.tie_band:
+            verdict, reason = "tie", "The two answers are about equally good."
+        elif diff > 0:
+            verdict, reason = "A", "Assistant A is better supported and more complete."
+        else:
+            verdict, reason = "B", "Assistant B is better supported and more complete."
+        return f"{reason}\nVerdict: [[{verdict}]]"

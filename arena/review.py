@@ -1,0 +1,52 @@
+"""Review prompts: rendering battles into the template, reading verdicts back."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from arena.config import Question
+from arena.types import Verdict
+
+_VERDICT_RE = re.compile(r"\[\[\s*(A|B|tie)\s*\]\]", re.IGNORECASE)
+
+
+def render_question(question: Question) -> str:
+    """The question as shown to reviewers: one turn plain, several turns numbered."""
+    if len(question.turns) == 1:
+        return question.turns[0]
+    return "\n\n".join(f"Turn {i}: {t}" for i, t in enumerate(question.turns, 1))
+
+
+def render_answer(question: Question, answer_turns: Sequence[str]) -> str:
+    """An answer as shown to reviewers: the whole conversation when multi-turn."""
+    if len(question.turns) == 1:
+        return answer_turns[0]
+    parts = []
+    for i, (q, a) in enumerate(zip(question.turns, answer_turns, strict=True), 1):
+        parts.append(f"[Turn {i}]\nUser: {q}\nAssistant: {a}")
+    return "\n\n".join(parts)
+
+
+def render_review_prompt(
+    template: str, question: Question, answer_a: Sequence[str], answer_b: Sequence[str]
+) -> str:
+    """Fill the review template (plain replacement: answers may contain braces)."""
+    return (
+        template.replace("{question}", render_question(question))
+        .replace("{answer_a}", render_answer(question, answer_a))
+        .replace("{answer_b}", render_answer(question, answer_b))
+    )
+
+
+def parse_verdict(text: str) -> Verdict:
+    """The last [[A]] / [[B]] / [[tie]] marker in a review; INVALID when there is none."""
+    matches = _VERDICT_RE.findall(text)
+    if not matches:
+        return Verdict.INVALID
+    last = matches[-1].lower()
+    if last == "a":
+        return Verdict.A
+    if last == "b":
+        return Verdict.B
+    return Verdict.TIE

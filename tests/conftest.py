@@ -1,0 +1,61 @@
+"""Shared fixtures: small sim tournaments written to a temporary directory."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def small_tournament(
+    tmp: Path,
+    *,
+    models: int = 3,
+    questions: int = 4,
+    multi_turn: bool = False,
+    sim: dict[str, Any] | None = None,
+    extra: dict[str, Any] | None = None,
+) -> Path:
+    """Write a tiny sim tournament (YAML + questions) and return the YAML path."""
+    qlines = []
+    for i in range(questions):
+        if multi_turn and i == 0:
+            qlines.append({"question_id": i, "category": "x", "turns": [f"Q{i} part one?",
+                                                                       "And part two?"]})
+        else:
+            qlines.append({"id": f"q{i}", "text": f"Question number {i}?"})
+    (tmp / "q.jsonl").write_text("\n".join(json.dumps(q) for q in qlines) + "\n")
+    names = [f"m{i}" for i in range(models)]
+    cfg: dict[str, Any] = {
+        "name": "small",
+        "seed": 3,
+        "questions": "q.jsonl",
+        "output": str(tmp / "out"),
+        "providers": {"sim": {"type": "sim", "limits": {"max_concurrency": 16}}},
+        "models": {
+            n: {"provider": "sim", "sim": {"skill": float(models - i), **(sim or {})}}
+            for i, n in enumerate(names)
+        },
+        "contestants": names,
+        "retry": {"max_attempts": 3, "backoff_base": 0.001, "backoff_max": 0.01},
+    }
+    cfg.update(extra or {})
+    path = tmp / "t.yaml"
+    path.write_text(yaml.safe_dump(cfg, sort_keys=False))
+    return path
+
+
+@pytest.fixture
+def make_tournament(tmp_path: Path) -> Callable[..., Path]:
+    """Factory fixture for small_tournament in the test's tmp_path."""
+
+    def make(**kwargs: Any) -> Path:
+        return small_tournament(tmp_path, **kwargs)
+
+    return make

@@ -1,0 +1,35 @@
+"""Review prompt rendering and verdict parsing."""
+
+from __future__ import annotations
+
+import pytest
+
+from arena.config import Question
+from arena.review import parse_verdict, render_review_prompt
+from arena.types import Verdict
+
+
+@pytest.mark.parametrize(
+    ("text", "verdict"),
+    [
+        ("A is better.\nVerdict: [[A]]", Verdict.A),
+        ("Verdict: [[b]]", Verdict.B),
+        ("equal\nVerdict: [[ tie ]]", Verdict.TIE),
+        ("Earlier I thought [[A]] but on reflection\nVerdict: [[B]]", Verdict.B),
+        ("I prefer A.", Verdict.INVALID),
+        ("Verdict: A", Verdict.INVALID),
+        ("", Verdict.INVALID),
+    ],
+)
+def test_parse_verdict(text: str, verdict: Verdict) -> None:
+    assert parse_verdict(text) is verdict
+
+
+def test_multi_turn_prompt_shows_whole_conversation() -> None:
+    q = Question("1", ("first?", "second?"))
+    prompt = render_review_prompt("{question}|{answer_a}|{answer_b}", q, ["a1", "a2"],
+                                  ["b1 {x}", "b2"])
+    question, a, b = prompt.split("|")
+    assert "Turn 1: first?" in question and "Turn 2: second?" in question
+    assert "User: second?\nAssistant: a2" in a
+    assert "b1 {x}" in b  # braces in answers are kept verbatim
