@@ -10,10 +10,17 @@ import hashlib
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from arena.types import Limits
 
@@ -73,6 +80,11 @@ class SimParams(_Strict):
     self_preference: float = 0.0
     tie_band: float = Field(default=0.1, ge=0)
     malformed_rate: float = Field(default=0.0, ge=0, le=1)
+    # BatchEval scoring (arena/providers/_sim_batcheval.py): noise of one score
+    # in quality units, and how much the batch's mean quality shifts every
+    # score in it (a weak batch inflates, a strong one deflates).
+    score_noise: float = Field(default=0.3, ge=0)
+    batch_context: float = Field(default=0.4, ge=0, le=1)
 
 
 class ModelConfig(_Strict):
@@ -101,6 +113,73 @@ class RetryConfig(_Strict):
     backoff_max: float = Field(default=30.0, ge=0)
 
 
+# --- BatchEval (docs/batcheval.md): the optional `batcheval:` section --------
+
+
+class ScaleConfig(_Strict):
+    """A BatchEval score scale: decimals from `low` (worst) to `high` (best)."""
+
+    low: float = 1.0
+    high: float = 5.0
+
+    @model_validator(mode="after")
+    def _ordered(self) -> ScaleConfig:
+        if self.low >= self.high:
+            raise ValueError(f"low must be below high (got low={self.low:g}, high={self.high:g})")
+        return self
+
+
+class CriterionConfig(_Strict):
+    """One BatchEval criterion: what is judged, on which scale, with anchor texts."""
+
+    name: str = Field(min_length=1)
+    description: str
+    scale: ScaleConfig = Field(default_factory=ScaleConfig)
+    anchors: dict[float, str] = Field(default_factory=dict)
+
+    @field_validator("description")
+    @classmethod
+    def _description_not_empty(cls, v: str) -> str:
+        if not v.strip():
+            raise ValueError("a criterion needs a description")
+        return v
+
+    @model_validator(mode="after")
+    def _anchors_on_scale(self) -> CriterionConfig:
+        for point in self.anchors:
+            if not self.scale.low <= point <= self.scale.high:
+                raise ValueError(
+                    f"anchor {point:g} is outside the scale "
+                    f"[{self.scale.low:g}, {self.scale.high:g}]"
+                )
+        return self
+
+
+class BatchEvalConfig(_Strict):
+    """The `batcheval:` section: per-answer scores, many answers per prompt."""
+
+    scorers: list[str] = Field(min_length=1)
+    criteria: list[CriterionConfig] = Field(min_length=1)
+    batch_size: int = Field(default=10, ge=1)
+    rounds: int = Field(default=5, ge=1)
+    temperature: float = Field(default=0.2, ge=0)
+    max_tokens: int = Field(default=2048, ge=1)
+    strategy: Literal["heterogeneous", "random", "homogeneous"] = "heterogeneous"
+    procedure: Literal["two-stage", "one-stage"] = "two-stage"
+    template: str | None = None  # default: configs/prompts/batcheval_<procedure>.txt
+
+    @model_validator(mode="after")
+    def _unique_names(self) -> BatchEvalConfig:
+        names = [c.name for c in self.criteria]
+        for name in names:
+            if names.count(name) > 1:
+                raise ValueError(f"duplicate criterion name '{name}'")
+        for scorer in self.scorers:
+            if self.scorers.count(scorer) > 1:
+                raise ValueError(f"duplicate scorer '{scorer}'")
+        return self
+
+
 class TournamentConfig(_Strict):
     """The tournament YAML, as written by the user."""
 
@@ -114,6 +193,7 @@ class TournamentConfig(_Strict):
     retry: RetryConfig = Field(default_factory=RetryConfig)
     output: str | None = None
     seed: int = 0
+    batcheval: BatchEvalConfig | None = None  # off unless the section is present
 
     @field_validator("reviewers")
     @classmethod
@@ -165,8 +245,9 @@ class Tournament:
         return self.config.models[name].provider
 
     def used_models(self) -> list[str]:
-        """Contestants then reviewers, each once, in config order."""
-        return list(dict.fromkeys(self.contestants + self.reviewers))
+        """Contestants, reviewers, then BatchEval scorers, each once, in config order."""
+        scorers = self.config.batcheval.scorers if self.config.batcheval else []
+        return list(dict.fromkeys(self.contestants + self.reviewers + scorers))
 
     def model_fingerprint(self, name: str) -> dict[str, Any]:
         """What a model's outputs depend on: provider type, model id, params."""
@@ -255,6 +336,9 @@ def _check_references(cfg: TournamentConfig, file: str | Path) -> None:
             if n in seen:
                 raise ConfigError(file, f"{field_name}[{i}]", f"duplicate name '{n}'")
             seen.add(n)
+    for i, n in enumerate(cfg.batcheval.scorers if cfg.batcheval else []):
+        if n not in cfg.models:
+            raise ConfigError(file, f"batcheval.scorers[{i}]", f"undefined model '{n}'")
 
 
 KNOWN_PROVIDER_TYPES = {"sim", "openai", "anthropic", "gemini"}

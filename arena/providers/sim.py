@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 from arena.config import ModelConfig, ProviderConfig, SimParams
 from arena.providers._base import Provider
+from arena.providers._sim_batcheval import is_batcheval_prompt, score_batch
 from arena.types import (
     ErrorKind,
     GenerateRequest,
@@ -127,6 +128,8 @@ class SimProvider(Provider):
     def respond(self, request: GenerateRequest, params: SimParams, prompt: str, key: str) -> str:
         """The text of a response; the mode is read from the prompt itself."""
         last = request.messages[-1].content
+        if is_batcheval_prompt(last):
+            return score_batch(self.seed, request.model, params, last, key, self._attempts[key])
         signed = find_signatures(last)
         authors = list(dict.fromkeys(s.author for s in signed))
         if len(authors) >= 2:

@@ -1,0 +1,5 @@
+"""`python -m arena` runs the CLI."""
+
+from arena.cli import main
+
+main()

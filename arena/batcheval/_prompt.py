@@ -1,0 +1,78 @@
+"""BatchEval prompts: the template files and rendering a batch into one prompt."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from arena.batcheval._samples import Sample
+from arena.config import CONFIGS_DIR, BatchEvalConfig, ConfigError, CriterionConfig
+
+__all__ = [
+    "DEFAULT_TEMPLATES",
+    "REQUIRED_PLACEHOLDERS",
+    "load_template",
+    "render_prompt",
+    "score_format",
+]
+
+DEFAULT_TEMPLATES: dict[str, Path] = {
+    "two-stage": CONFIGS_DIR / "prompts" / "batcheval_two_stage.txt",
+    "one-stage": CONFIGS_DIR / "prompts" / "batcheval_one_stage.txt",
+}
+REQUIRED_PLACEHOLDERS = ("{samples}", "{score_format}")
+
+
+def load_template(cfg: BatchEvalConfig, config_file: Path) -> str:
+    """The prompt template of a batcheval section (relative paths from the YAML's folder)."""
+    if cfg.template is None:
+        path = DEFAULT_TEMPLATES[cfg.procedure]
+    else:
+        path = Path(cfg.template)
+        if not path.is_absolute():
+            path = config_file.parent / path
+        if not path.is_file():
+            raise ConfigError(config_file, "batcheval.template", f"template file not found: {path}")
+    template = path.read_text(encoding="utf-8")
+    for placeholder in REQUIRED_PLACEHOLDERS:
+        if placeholder not in template:
+            raise ConfigError(
+                config_file, "batcheval.template",
+                f"template {path} lacks the placeholder {placeholder}",
+            )
+    return template
+
+
+def score_format(n: int) -> str:
+    """The fixed line the scores must come in: `Float Scores: [Sample1: <score>, ...]`."""
+    return "Float Scores: [" + ", ".join(f"Sample{k}: <score>" for k in range(1, n + 1)) + "]"
+
+
+def _anchors(criterion: CriterionConfig) -> str:
+    if not criterion.anchors:
+        low, high = criterion.scale.low, criterion.scale.high
+        return f"- {low:g}: the worst possible\n- {high:g}: the best possible"
+    return "\n".join(f"- {point:g}: {text.strip()}"
+                     for point, text in sorted(criterion.anchors.items()))
+
+
+def _sample_block(k: int, sample: Sample) -> str:
+    body = sample.text.strip()
+    if sample.context:
+        body = f"[Context]\n{sample.context.strip()}\n[Response]\n{body}"
+    return f"[The start of Sample{k}]\n{body}\n[The end of Sample{k}]"
+
+
+def render_prompt(template: str, criterion: CriterionConfig, samples: Sequence[Sample]) -> str:
+    """Fill the template for one batch (plain replacement; samples go in last)."""
+    blocks = "\n\n".join(_sample_block(k, s) for k, s in enumerate(samples, 1))
+    return (
+        template.replace("{n}", str(len(samples)))
+        .replace("{criterion}", criterion.name)
+        .replace("{description}", criterion.description.strip())
+        .replace("{low}", f"{criterion.scale.low:g}")
+        .replace("{high}", f"{criterion.scale.high:g}")
+        .replace("{anchors}", _anchors(criterion))
+        .replace("{score_format}", score_format(len(samples)))
+        .replace("{samples}", blocks)
+    )

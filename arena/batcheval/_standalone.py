@@ -1,0 +1,207 @@
+"""`arena batcheval`: score any samples with a BatchEval config, outside a tournament.
+
+The config file is either a BatchEval file (`providers`, `models`, `batcheval`,
+optional `name`, `seed`, `retry`, `output`) or a tournament YAML with a
+`batcheval:` section (its questions and contestants are then not used).
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from arena.batcheval._prompt import load_template
+from arena.batcheval._samples import Sample
+from arena.batcheval._schema import SCORES_FILE, TABLE
+from arena.batcheval._scores import write_scores
+from arena.batcheval._stage import BatchEvalStage, ProgressFn, Scorer, StageSummary
+from arena.config import (
+    KNOWN_PROVIDER_TYPES,
+    BatchEvalConfig,
+    ConfigError,
+    ModelConfig,
+    ProviderConfig,
+    RetryConfig,
+    parse_config,
+    read_yaml,
+)
+from arena.providers import Provider, ProviderUnavailable, create_provider
+from arena.scheduler import Scheduler
+from arena.store import RunLog
+
+__all__ = ["BatchEvalFileConfig", "BatchEvalSetup", "load_setup", "preflight", "run_standalone"]
+
+
+class BatchEvalFileConfig(BaseModel):
+    """A standalone BatchEval config file, as written by the user."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(default="batcheval", min_length=1)
+    providers: dict[str, ProviderConfig] = Field(min_length=1)
+    models: dict[str, ModelConfig] = Field(min_length=1)
+    batcheval: BatchEvalConfig
+    retry: RetryConfig = Field(default_factory=RetryConfig)
+    seed: int = 0
+    output: str | None = None
+
+
+@dataclass(frozen=True)
+class BatchEvalSetup:
+    """A validated standalone job: the section, its template, scorers and providers."""
+
+    path: Path
+    name: str
+    config: BatchEvalConfig
+    template: str
+    providers: dict[str, ProviderConfig]
+    models: dict[str, ModelConfig]
+    retry: RetryConfig
+    seed: int
+    output_dir: Path
+
+    def fingerprint(self, name: str) -> dict[str, Any]:
+        """What a scorer's outputs depend on (as `Tournament.model_fingerprint`)."""
+        m = self.models[name]
+        fp: dict[str, Any] = {
+            "name": name,
+            "provider_type": self.providers[m.provider].type,
+            "model": m.model or name,
+            "temperature": m.temperature,
+            "max_tokens": m.max_tokens,
+        }
+        if m.sim is not None:
+            fp["sim"] = m.sim.model_dump()
+            fp["seed"] = self.seed
+        return fp
+
+    def scorers(self) -> list[Scorer]:
+        """The scorers of the section, resolved to provider and model id."""
+        return [
+            Scorer(n, self.models[n].provider, self.models[n].model or n, self.fingerprint(n))
+            for n in self.config.scorers
+        ]
+
+    def used_providers(self) -> list[str]:
+        """Provider entries the scorers need, sorted."""
+        return sorted({self.models[n].provider for n in self.config.scorers})
+
+    def make_providers(self) -> dict[str, Provider]:
+        """One provider instance per provider entry the scorers use."""
+        out: dict[str, Provider] = {}
+        for pname in self.used_providers():
+            models = {m.model or n: m for n, m in self.models.items() if m.provider == pname}
+            out[pname] = create_provider(pname, self.providers[pname], models, self.seed)
+        return out
+
+
+def _loc(loc: tuple[Any, ...]) -> str:
+    parts: list[str] = []
+    for item in loc:
+        parts.append(f"[{item}]" if isinstance(item, int) else ("." if parts else "") + str(item))
+    return "".join(parts)
+
+
+def _parse_file(data: dict[str, Any], path: Path) -> BatchEvalFileConfig:
+    try:
+        cfg = BatchEvalFileConfig.model_validate(data)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        msg = err["msg"]
+        if err["type"] == "extra_forbidden":
+            msg = "unknown key"
+        elif err["type"] == "missing":
+            msg = "required key is missing"
+        raise ConfigError(path, _loc(tuple(err["loc"])), msg) from None
+    for name, model in cfg.models.items():
+        if model.provider not in cfg.providers:
+            raise ConfigError(path, f"models.{name}.provider",
+                              f"undefined provider '{model.provider}'")
+    for name, prov in cfg.providers.items():
+        if prov.type not in KNOWN_PROVIDER_TYPES:
+            raise ConfigError(path, f"providers.{name}.type",
+                              f"unknown provider type '{prov.type}'")
+    for i, scorer in enumerate(cfg.batcheval.scorers):
+        if scorer not in cfg.models:
+            raise ConfigError(path, f"batcheval.scorers[{i}]", f"undefined model '{scorer}'")
+    return cfg
+
+
+def load_setup(path: str | Path, output: str | Path | None = None) -> BatchEvalSetup:
+    """Load and validate a BatchEval (or tournament) config file; ConfigError if bad."""
+    p = Path(path)
+    data = read_yaml(p)
+    if not isinstance(data, dict):
+        raise ConfigError(p, "", "the document must be a mapping of keys to values")
+    if "contestants" in data or "questions" in data:
+        tournament = parse_config(data, p)
+        if tournament.batcheval is None:
+            raise ConfigError(p, "batcheval", "required key is missing")
+        file_cfg = BatchEvalFileConfig(
+            name=tournament.name, providers=tournament.providers, models=tournament.models,
+            batcheval=tournament.batcheval, retry=tournament.retry, seed=tournament.seed,
+        )
+        default_out = Path("runs") / f"{tournament.name}-batcheval"
+    else:
+        file_cfg = _parse_file(data, p)
+        default_out = Path(file_cfg.output or Path("runs") / file_cfg.name)
+    return BatchEvalSetup(
+        path=p,
+        name=file_cfg.name,
+        config=file_cfg.batcheval,
+        template=load_template(file_cfg.batcheval, p),
+        providers=file_cfg.providers,
+        models=file_cfg.models,
+        retry=file_cfg.retry,
+        seed=file_cfg.seed,
+        output_dir=Path(output) if output is not None else default_out,
+    )
+
+
+def preflight(setup: BatchEvalSetup) -> list[str]:
+    """Every problem that would stop the job (missing SDK or key), before any call."""
+    problems: list[str] = []
+    for pname in setup.used_providers():
+        try:
+            provider = create_provider(pname, setup.providers[pname], {}, setup.seed)
+        except ProviderUnavailable as exc:
+            problems.append(str(exc))
+            continue
+        problems.extend(provider.check_ready())
+    return problems
+
+
+async def run_standalone(
+    setup: BatchEvalSetup,
+    samples: tuple[Sample, ...],
+    *,
+    budget_usd: float | None = None,
+    progress: ProgressFn | None = None,
+    on_scheduler: Callable[[Scheduler], None] | None = None,
+    compact_every: int = 2000,
+) -> StageSummary:
+    """Score every sample (resuming from the log in the output directory); caller holds the lock."""
+    log = RunLog(setup.output_dir)
+    providers = setup.make_providers()
+    limits = {name: setup.providers[name].limits.to_limits() for name in providers}
+    scheduler = Scheduler(providers, limits, setup.retry, budget_usd=budget_usd)
+    if on_scheduler is not None:
+        on_scheduler(scheduler)
+    try:
+        async with log.writer(compact_every=compact_every) as writer:
+            stage = BatchEvalStage(
+                setup.config, setup.template, samples, setup.scorers(), scheduler, writer,
+                log.read(TABLE), seed=setup.seed, run_id=uuid.uuid4().hex[:12],
+                progress=progress,
+            )
+            summary = await stage.run()
+    finally:
+        for p in providers.values():
+            await p.close()
+    write_scores(setup.output_dir / SCORES_FILE, summary.scores)
+    return summary

@@ -1,0 +1,94 @@
+"""BatchEval for the leaderboard: per contestant and criterion, and against the ranking."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from arena.batcheval._aggregate import bootstrap_ci, correlations, win_rates
+from arena.batcheval._schema import SCORES_FILE
+from arena.batcheval._scores import read_scores
+from arena.store import RunLog
+from arena.types import CallStatus
+
+__all__ = ["batcheval_summary", "contestant_scores"]
+
+
+def contestant_scores(
+    scores: pl.DataFrame, *, n_boot: int = 2000, seed: int = 0
+) -> list[dict[str, Any]]:
+    """Per contestant and criterion: mean answer score with a bootstrap CI over answers.
+
+    An answer's score is its mean over scorers; answers without any score are
+    left out and counted in `unscored_answers`.
+    """
+    frame = scores.filter(pl.col("model").is_not_null())
+    per_answer = frame.group_by(["model", "criterion", "sample_id"]).agg(
+        pl.col("score").mean().alias("score")
+    )
+    rows: list[dict[str, Any]] = []
+    for (model, criterion), group in sorted(
+        per_answer.group_by(["model", "criterion"]), key=lambda kv: (str(kv[0][0]),
+                                                                     str(kv[0][1]))
+    ):
+        values = [v for v in group.sort("sample_id")["score"].to_list() if v is not None]
+        row: dict[str, Any] = {
+            "model": model, "criterion": criterion, "answers": len(values),
+            "unscored_answers": group.height - len(values),
+            "mean": None, "ci_low": None, "ci_high": None,
+        }
+        if values:
+            row["mean"] = sum(values) / len(values)
+            row["ci_low"], row["ci_high"] = bootstrap_ci(values, n_boot=n_boot, seed=seed)
+        rows.append(row)
+    return rows
+
+
+def _pairwise_win_rates(run_dir: Path) -> dict[str, float]:
+    if not (run_dir / "log").is_dir():
+        return {}
+    reviews = RunLog(run_dir).read("reviews")
+    if not reviews.height:
+        return {}
+    ok = reviews.filter(pl.col("status") == CallStatus.OK.value)
+    return win_rates(list(zip(ok["model_a"].to_list(), ok["model_b"].to_list(),
+                              ok["verdict"].to_list(), strict=True)))
+
+
+def batcheval_summary(
+    run_dir: str | Path,
+    pairwise: Mapping[str, float] | None = None,
+    *,
+    n_boot: int = 2000,
+    seed: int = 0,
+) -> dict[str, Any] | None:
+    """BatchEval results of a tournament run directory; None when it has none.
+
+    `pairwise` is the pairwise rating per contestant (higher is better) to
+    correlate with; by default the plain win rate from the reviews table.
+    """
+    run_dir = Path(run_dir)
+    scores = read_scores(run_dir / SCORES_FILE)
+    if scores is None or scores.filter(pl.col("model").is_not_null()).height == 0:
+        return None
+    rows = contestant_scores(scores, n_boot=n_boot, seed=seed)
+    against = "given" if pairwise is not None else "win_rate"
+    ranking = dict(pairwise) if pairwise is not None else _pairwise_win_rates(run_dir)
+    criteria = sorted({r["criterion"] for r in rows})
+    correlation = []
+    for criterion in criteria:
+        means = {r["model"]: r["mean"] for r in rows
+                 if r["criterion"] == criterion and r["mean"] is not None}
+        correlation.append({"criterion": criterion, **correlations(means, ranking)})
+    return {
+        "criteria": criteria,
+        "scorers": sorted(set(scores["scorer"].to_list())),
+        "rows": rows,
+        "correlation": correlation,
+        "against": against,
+        "pairwise": ranking,
+        "unscored": int(scores["rounds_missing"].sum()),
+    }

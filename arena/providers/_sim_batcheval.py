@@ -1,0 +1,140 @@
+"""The simulator as a BatchEval scorer (see docs/batcheval.md).
+
+A sim scorer reads each sample's latent quality from its sim signature (a
+sample without one gets a pseudo-quality derived from a hash of its text),
+perceives it with noise, and is pulled by the batch context: every score in a
+batch is shifted against the batch's mean quality, so a batch of weak samples
+inflates scores and a batch of strong ones deflates them. A sample scored
+alone is its own context, so lone scores are compressed towards the middle.
+This is what makes the batch strategy matter in the sim world: heterogeneous
+batches all have about the same context, homogeneous ones do not.
+
+The prompt format is the interface, as it is for a real model: samples come in
+`[The start of SampleK]` ... `[The end of SampleK]` blocks and the scores are
+asked for in the `Float Scores: [Sample1: ...]` template. This module must not
+import `arena.providers.sim` (which imports it), so it keeps its own copy of
+the signature pattern; tests check that the two agree.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import random
+import re
+
+from arena.config import SimParams
+
+__all__ = ["is_batcheval_prompt", "score_batch", "text_quality"]
+
+MARKER = "Float Scores: [Sample1:"
+_SAMPLE_RE = re.compile(r"\[The start of Sample(\d+)\]\n(.*?)\n\[The end of Sample\1\]", re.S)
+_SIGNATURE_RE = re.compile(r"⟦sim author=(?P<author>[^ ⟧]+) q=(?P<q>-?[0-9.]+)⟧")
+_NUM = r"[-+]?\d+(?:\.\d+)?"
+_SCALE_RES = (
+    re.compile(rf"from ({_NUM}) \(worst\) to ({_NUM}) \(best\)"),
+    re.compile(rf"between ({_NUM}) and ({_NUM})"),
+)
+# Noise of one-stage scoring relative to two-stage (analysing first helps).
+_ONE_STAGE_NOISE = 1.25
+
+_HIGH = (
+    "meets the criterion fully and is the strongest of the batch in this respect",
+    "is clear, well supported and complete; few samples here do better",
+    "handles the criterion very well, with only minor issues",
+)
+_MID = (
+    "meets the criterion in part; some points are thin or loosely supported",
+    "is adequate but uneven: the core is there, the details are not",
+    "is middling compared with the rest of the batch",
+)
+_LOW = (
+    "falls short of the criterion: key information is missing or unsupported",
+    "is weak compared with the other samples and hard to rely on",
+    "barely addresses the criterion and contains doubtful claims",
+)
+
+
+def _rng(*parts: object) -> random.Random:
+    digest = hashlib.blake2b("\x1f".join(map(str, parts)).encode(), digest_size=8).digest()
+    return random.Random(int.from_bytes(digest, "big"))
+
+
+def is_batcheval_prompt(prompt: str) -> bool:
+    """Whether a prompt asks for BatchEval scores (the fixed template and sample blocks)."""
+    return MARKER in prompt and "[The start of Sample1]" in prompt
+
+
+def text_quality(text: str) -> float:
+    """Latent quality of a sample: mean of its sim signatures, else a hash of its text."""
+    found = [float(m.group("q")) for m in _SIGNATURE_RE.finditer(text)]
+    if found:
+        return sum(found) / len(found)
+    return _rng("text-quality", text.strip()).gauss(0.0, 1.0)
+
+
+def _scale(prompt: str) -> tuple[float, float]:
+    for pattern in _SCALE_RES:
+        m = pattern.search(prompt)
+        if m is not None and float(m.group(1)) < float(m.group(2)):
+            return float(m.group(1)), float(m.group(2))
+    return 1.0, 5.0
+
+
+def _fmt(value: float) -> str:
+    return f"{value:.1f}"
+
+
+def score_batch(
+    seed: int, model: str, params: SimParams, prompt: str, key: str, attempt: int
+) -> str:
+    """A sim scorer's reply to a BatchEval prompt: analysis (two-stage) then the scores."""
+    blocks = {int(k): body for k, body in _SAMPLE_RE.findall(prompt)}
+    n = max(blocks) if blocks else 1
+    qualities = [text_quality(blocks.get(k, "")) for k in range(1, n + 1)]
+    context = sum(qualities) / n
+    low, high = _scale(prompt)
+    two_stage = "Stage 1" in prompt
+    noise = params.score_noise * (1.0 if two_stage else _ONE_STAGE_NOISE)
+    rng = _rng(seed, "batcheval", model, key, attempt)
+    scores: list[float] = []
+    for q in qualities:
+        perceived = q - params.batch_context * context + noise * rng.gauss(0.0, 1.0)
+        value = low + (high - low) / (1.0 + math.exp(-perceived))
+        scores.append(min(high, max(low, round(value, 1))))
+    lines: list[str] = []
+    if two_stage:
+        for k, score in enumerate(scores, 1):
+            rel = (score - low) / (high - low)
+            phrases = _HIGH if rel > 2 / 3 else _MID if rel > 1 / 3 else _LOW
+            lines.append(f"Sample{k}: This response {rng.choice(phrases)}.")
+        lines.append("")
+    entries = [[f"Sample{k}", _fmt(s)] for k, s in enumerate(scores, 1)]
+    if rng.random() < params.malformed_rate:
+        return "\n".join(lines + _malformed(entries, high, rng))
+    style = rng.random()
+    if style < 0.7:
+        lines.append("Float Scores: [" + ", ".join(f"{a}: {b}" for a, b in entries) + "]")
+    elif style < 0.85:
+        lines.append("**Float Scores:** [" + ", ".join(f"{a}: {b}" for a, b in entries) + "]")
+    else:
+        lines.append("Float Scores:")
+        lines.extend(f"- {a}: {b}" for a, b in entries)
+    return "\n".join(lines)
+
+
+def _malformed(entries: list[list[str]], high: float, rng: random.Random) -> list[str]:
+    """A scores line a parser must not trust in full (or none at all)."""
+    kind = rng.choice(("drop", "duplicate", "out_of_range", "none"))
+    k = rng.randrange(len(entries))
+    if kind == "none":
+        return ["I find it hard to assign precise scores to these samples."]
+    if kind == "drop":
+        entries = entries[:k] + entries[k + 1:]
+    elif kind == "duplicate":
+        entries = entries + [[entries[k][0], _fmt(float(entries[k][1]) + 0.5)]]
+    else:
+        entries[k] = [entries[k][0], _fmt(high + 1.5)]
+    if not entries:
+        return ["Float Scores: []"]
+    return ["Float Scores: [" + ", ".join(f"{a}: {b}" for a, b in entries) + "]"]

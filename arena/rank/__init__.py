@@ -1,0 +1,81 @@
+"""Ranking math: PeerRank, weighted Elo, Bradley-Terry, judge diagnostics.
+
+Pure, synchronous functions over polars / numpy data: no I/O, no asyncio.
+Encode a reviews frame once with `encode_reviews`, then call `rank_reviews`
+(everything) or the individual functions. See docs/ranking.md.
+"""
+
+from arena.rank._aggregate import bootstrap_counts, question_features, resample, win_tensor
+from arena.rank._agreement import (
+    Agreement,
+    AgreementScore,
+    RankCorrelation,
+    human_agreement,
+    rank_correlation,
+)
+from arena.rank._bt import (
+    ELO_PER_NAT,
+    BTFit,
+    comparison_components,
+    fit_bradley_terry,
+    fit_log_strengths,
+    pair_matrix,
+)
+from arena.rank._diagnostics import (
+    ReviewerDiagnostics,
+    fleiss_kappa,
+    pairwise_win_rates,
+    reviewer_diagnostics,
+    reviewer_fleiss_kappa,
+)
+from arena.rank._elo import EloResult, weighted_elo
+from arena.rank._encode import REQUIRED_COLUMNS, ReviewSet, encode_reviews
+from arena.rank._peerrank import (
+    PeerRankBatch,
+    PeerRankResult,
+    WinCounts,
+    peerrank,
+    peerrank_batch,
+    weights_from_scores,
+    win_counts,
+)
+from arena.rank._ranking import Ranking, RankOptions, bradley_terry, rank_reviews
+
+__all__ = [
+    "ELO_PER_NAT",
+    "REQUIRED_COLUMNS",
+    "Agreement",
+    "AgreementScore",
+    "BTFit",
+    "EloResult",
+    "PeerRankBatch",
+    "PeerRankResult",
+    "RankCorrelation",
+    "RankOptions",
+    "Ranking",
+    "ReviewSet",
+    "ReviewerDiagnostics",
+    "WinCounts",
+    "bootstrap_counts",
+    "bradley_terry",
+    "comparison_components",
+    "encode_reviews",
+    "fit_bradley_terry",
+    "fit_log_strengths",
+    "fleiss_kappa",
+    "human_agreement",
+    "pair_matrix",
+    "pairwise_win_rates",
+    "peerrank",
+    "peerrank_batch",
+    "question_features",
+    "rank_correlation",
+    "rank_reviews",
+    "resample",
+    "reviewer_diagnostics",
+    "reviewer_fleiss_kappa",
+    "weighted_elo",
+    "weights_from_scores",
+    "win_counts",
+    "win_tensor",
+]

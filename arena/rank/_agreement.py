@@ -1,0 +1,166 @@
+"""Agreement with human labels: per reviewer, of the weighted majority, and of rankings.
+
+Battles are compared without regard to position: the label of a review is
+"the lower-indexed model wins", "the other wins" or "tie". Several human labels
+on one (question, pair) are merged by majority vote (a tie between the top
+categories gives "tie"). The PeerRank-weighted majority does the same with
+each reviewer's votes weighted by its weight.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+from scipy.stats import kendalltau, spearmanr
+
+from arena.rank._diagnostics import fleiss_kappa
+from arena.rank._encode import ReviewSet
+
+__all__ = ["Agreement", "AgreementScore", "RankCorrelation", "human_agreement", "rank_correlation"]
+
+FloatArray = NDArray[np.float64]
+IntArray = NDArray[np.int64]
+
+_LOW_WINS, _HIGH_WINS, _TIE = 0, 1, 2
+
+
+def _canonical(rs: ReviewSet, question_map: IntArray) -> tuple[IntArray, IntArray]:
+    """(battle key in the shared question space, category) of each counted review."""
+    c = rs.n_models
+    low = np.minimum(rs.model_a, rs.model_b)
+    high = np.maximum(rs.model_a, rs.model_b)
+    winner_is_a = rs.score == -1
+    winner = np.where(winner_is_a, rs.model_a, rs.model_b)
+    category = np.where(rs.score == 0, _TIE, np.where(winner == low, _LOW_WINS, _HIGH_WINS))
+    key = (question_map[rs.question] * c + low) * c + high
+    return key.astype(np.int64), category.astype(np.int64)
+
+
+def _plurality(votes: FloatArray) -> IntArray:
+    """Winning category per row of (battles x 3) vote totals; a tie at the top is 'tie'."""
+    top = votes.max(axis=1, keepdims=True)
+    leaders = (votes == top).sum(axis=1)
+    return np.where(leaders > 1, _TIE, votes.argmax(axis=1)).astype(np.int64)
+
+
+@dataclass(frozen=True)
+class AgreementScore:
+    """Accuracy and Fleiss' kappa (two raters: the judge and the humans)."""
+
+    n: int
+    accuracy: float
+    kappa: float
+
+
+@dataclass(frozen=True)
+class RankCorrelation:
+    """Kendall tau and Spearman rho of a ranking against a reference."""
+
+    kendall_tau: float
+    spearman: float
+
+
+@dataclass(frozen=True)
+class Agreement:
+    """Everything `--human` reports."""
+
+    battles: int  # (question, pair) with a human majority label
+    reviewers: dict[str, AgreementScore]
+    weighted_majority: AgreementScore
+    human_win_rate: dict[str, float]
+    rankings: dict[str, RankCorrelation]
+
+
+def _score(judge: IntArray, human: IntArray) -> AgreementScore:
+    n = int(judge.size)
+    if n == 0:
+        return AgreementScore(0, float("nan"), float("nan"))
+    table = np.zeros((n, 3), dtype=np.int64)
+    rows = np.arange(n)
+    np.add.at(table, (rows, judge), 1)
+    np.add.at(table, (rows, human), 1)
+    return AgreementScore(n, float(np.mean(judge == human)), fleiss_kappa(table))
+
+
+def rank_correlation(scores: FloatArray, reference: FloatArray) -> RankCorrelation:
+    """Kendall tau-b and Spearman rho over the entries where both are finite."""
+    keep = np.isfinite(scores) & np.isfinite(reference)
+    if keep.sum() < 2:
+        return RankCorrelation(float("nan"), float("nan"))
+    tau = kendalltau(scores[keep], reference[keep]).statistic
+    rho = spearmanr(scores[keep], reference[keep]).statistic
+    return RankCorrelation(float(tau), float(rho))
+
+
+def human_agreement(
+    rs: ReviewSet,
+    human: ReviewSet,
+    weights: FloatArray,
+    rankings: Mapping[str, FloatArray],
+) -> Agreement:
+    """Compare reviewers, their weighted majority and rankings with human labels.
+
+    `human` must be encoded against the same contestants as `rs`; `rankings`
+    maps a name (e.g. "bt") to one score per contestant (higher is better).
+    """
+    if human.contestants != rs.contestants:
+        raise ValueError("human labels must be encoded against the same contestants")
+    c = rs.n_models
+    names = sorted(set(rs.questions) | set(human.questions))
+    position = {name: i for i, name in enumerate(names)}
+    own_map = np.array([position[q] for q in rs.questions], dtype=np.int64)
+    human_map = np.array([position[q] for q in human.questions], dtype=np.int64)
+
+    human_key, human_cat = _canonical(human, human_map)
+    unique_keys, inverse = np.unique(human_key, return_inverse=True)
+    votes = np.zeros((unique_keys.size, 3))
+    np.add.at(votes, (inverse.ravel(), human_cat), 1.0)
+    human_label = _plurality(votes)
+
+    def lookup(keys: IntArray) -> IntArray:
+        """Human majority label of each battle key, -1 where humans gave none."""
+        if unique_keys.size == 0:
+            return np.full(keys.size, -1, dtype=np.int64)
+        where = np.clip(np.searchsorted(unique_keys, keys), 0, unique_keys.size - 1)
+        return np.where(unique_keys[where] == keys, human_label[where], -1).astype(np.int64)
+
+    key, category = _canonical(rs, own_map)
+    truth = lookup(key)
+    matched = truth >= 0
+    per_reviewer: dict[str, AgreementScore] = {}
+    for i, name in enumerate(rs.reviewers):
+        mine = matched & (rs.reviewer == i)
+        per_reviewer[name] = _score(category[mine], truth[mine])
+
+    judged_keys, judged_inverse = np.unique(key[matched], return_inverse=True)
+    weighted = np.zeros((judged_keys.size, 3))
+    np.add.at(
+        weighted,
+        (judged_inverse.ravel(), category[matched]),
+        weights[rs.reviewer[matched]],
+    )
+    has_weight = weighted.sum(axis=1) > 0
+    majority = _plurality(weighted)[has_weight]
+    majority_truth = lookup(judged_keys[has_weight])
+
+    win_value = np.where(human.score == 0, 0.5, (human.score == -1).astype(np.float64))
+    won = np.bincount(human.model_a, weights=win_value, minlength=c) + np.bincount(
+        human.model_b, weights=1.0 - win_value, minlength=c
+    )
+    played = np.bincount(human.model_a, minlength=c) + np.bincount(human.model_b, minlength=c)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        human_rate = np.where(played > 0, won / np.where(played > 0, played, 1), np.nan)
+
+    return Agreement(
+        battles=int(unique_keys.size),
+        reviewers=per_reviewer,
+        weighted_majority=_score(majority, majority_truth),
+        human_win_rate={name: float(human_rate[i]) for i, name in enumerate(rs.contestants)},
+        rankings={
+            name: rank_correlation(np.asarray(v, dtype=np.float64), human_rate)
+            for name, v in rankings.items()
+        },
+    )

@@ -1,0 +1,181 @@
+"""Bradley-Terry maximum likelihood on the Elo scale, with bootstrap intervals.
+
+`P(i beats j) = 1 / (1 + 10^((R_j - R_i)/400))`, fitted on aggregated pair
+counts `M[i, j]` (weighted wins of `i` over `j`, a tie half a win each way) with
+scipy's L-BFGS-B. The MLE exists only when, inside each connected part of the
+comparison graph, every model beats and is beaten along some path (the "beats"
+digraph is strongly connected). Disconnected parts are fitted separately; a
+part that is connected but not strongly connected (someone wins or loses
+everything) gets one virtual tie per compared pair, and says so.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import networkx as nx
+import numpy as np
+from numpy.typing import NDArray
+from scipy.optimize import minimize
+from scipy.sparse import csr_matrix
+from scipy.sparse.csgraph import connected_components
+from scipy.special import expit
+
+__all__ = [
+    "ELO_PER_NAT",
+    "BTFit",
+    "comparison_components",
+    "fit_bradley_terry",
+    "fit_log_strengths",
+    "pair_matrix",
+]
+
+FloatArray = NDArray[np.float64]
+
+# Elo points per unit of natural log-odds: 400 / ln(10).
+ELO_PER_NAT = 400.0 / math.log(10.0)
+BASE_RATING = 1000.0
+# Weight of the virtual tie added to every compared pair when the MLE would diverge.
+VIRTUAL_TIE = 1.0
+
+
+def pair_matrix(tensors: FloatArray, mean_normalised_weights: FloatArray) -> FloatArray:
+    """Weighted pair wins `M[b, i, j]` from win tensors (b, R, C, C) and weights (b, R)."""
+    out: FloatArray = np.einsum("br,brij->bij", mean_normalised_weights, tensors)
+    return out
+
+
+def comparison_components(pairs: FloatArray) -> list[list[int]]:
+    """Connected parts of the comparison graph (models sharing a weighted battle)."""
+    c = pairs.shape[0]
+    graph: nx.Graph[int] = nx.Graph()
+    graph.add_nodes_from(range(c))
+    compared = np.argwhere((pairs + pairs.T) > 0)
+    graph.add_edges_from((int(i), int(j)) for i, j in compared if i < j)
+    parts = [sorted(int(n) for n in part) for part in nx.connected_components(graph)]
+    return sorted(parts, key=lambda part: part[0])
+
+
+def _strongly_connected(pairs: FloatArray) -> bool:
+    """Whether every model reaches every other through 'beats' edges (networkx)."""
+    graph: nx.DiGraph[int] = nx.DiGraph()
+    graph.add_nodes_from(range(pairs.shape[0]))
+    graph.add_edges_from((int(i), int(j)) for i, j in np.argwhere(pairs > 0))
+    return bool(nx.is_strongly_connected(graph))
+
+
+def _strongly_connected_each(pairs: FloatArray) -> NDArray[np.bool_]:
+    """Per stacked matrix (b, C, C): strongly connected 'beats' digraph (scipy, fast)."""
+    out = np.empty(pairs.shape[0], dtype=bool)
+    for b in range(pairs.shape[0]):
+        n, _ = connected_components(csr_matrix(pairs[b] > 0), directed=True, connection="strong")
+        out[b] = n == 1
+    return out
+
+
+def fit_log_strengths(pairs: FloatArray, initial: FloatArray | None = None) -> FloatArray:
+    """Mean-zero log-strengths (natural units) maximising the BT likelihood.
+
+    `pairs` is (b, C, C); all b fits share one L-BFGS-B run (the objective is a
+    sum of independent parts). Each matrix is scaled to total 1, which leaves
+    its maximiser unchanged.
+    """
+    sets, c, _ = pairs.shape
+    if c == 1:
+        return np.zeros((sets, 1))
+    total = pairs.sum(axis=(1, 2), keepdims=True)
+    norm = pairs / np.where(total > 0, total, 1.0)
+
+    def objective(x: FloatArray) -> tuple[float, FloatArray]:
+        theta = x.reshape(sets, c)
+        diff = theta[:, :, None] - theta[:, None, :]
+        loss = float(np.sum(norm * np.logaddexp(0.0, -diff)))
+        pull = norm * expit(-diff)
+        grad = pull.sum(axis=1) - pull.sum(axis=2)
+        # Fixes the free shift: zero at the optimum, where the mean is zero.
+        centre = theta.sum(axis=1)
+        loss += 0.5 * float(np.sum(centre**2))
+        grad += centre[:, None]
+        return loss, grad.ravel()
+
+    start = np.zeros(sets * c) if initial is None else np.asarray(initial, float).ravel()
+    result = minimize(
+        objective,
+        start,
+        jac=True,
+        method="L-BFGS-B",
+        options={"maxiter": 2000, "ftol": 1e-15, "gtol": 1e-10, "maxcor": 20},
+    )
+    theta: FloatArray = np.asarray(result.x, dtype=np.float64).reshape(sets, c)
+    centred: FloatArray = theta - theta.mean(axis=1, keepdims=True)
+    return centred
+
+
+def _anchor(theta: FloatArray, anchor: int | None) -> FloatArray:
+    """Log-strengths (b, C) to Elo-scale ratings, anchor (or the mean) at 1000."""
+    rating = theta * ELO_PER_NAT
+    if anchor is None:
+        shift = rating.mean(axis=1, keepdims=True)
+    else:
+        shift = rating[:, anchor : anchor + 1]
+    out: FloatArray = rating - shift + BASE_RATING
+    return out
+
+
+def _virtual_ties(pairs: FloatArray, compared: NDArray[np.bool_]) -> FloatArray:
+    return pairs + 0.5 * VIRTUAL_TIE * compared
+
+
+@dataclass(frozen=True, eq=False)
+class BTFit:
+    """Bradley-Terry ratings, bootstrap intervals and how the fit was made."""
+
+    rating: FloatArray  # (C,), NaN for a model without any weighted battle
+    ci_low: FloatArray
+    ci_high: FloatArray
+    components: list[list[int]]  # connected parts, by model index
+    regularised: list[int]  # parts (indices into components) given virtual ties
+    bootstrap_rounds: int
+
+
+def fit_bradley_terry(
+    pairs: FloatArray,
+    *,
+    anchor: int | None = None,
+    bootstrap_pairs: FloatArray | None = None,
+) -> BTFit:
+    """Fit BT on `pairs` (C, C) and, when given, every bootstrap matrix (b, C, C).
+
+    Ratings are anchored per connected part: `anchor` at 1000 in its own part,
+    the mean at 1000 in the others. Intervals are the 2.5 / 97.5 percentiles
+    of the bootstrap ratings (NaN without bootstrap).
+    """
+    c = pairs.shape[0]
+    rating = np.full(c, np.nan)
+    low = np.full(c, np.nan)
+    high = np.full(c, np.nan)
+    components = comparison_components(pairs)
+    regularised: list[int] = []
+    rounds = 0 if bootstrap_pairs is None else bootstrap_pairs.shape[0]
+    for index, part in enumerate(components):
+        if len(part) < 2:
+            continue
+        sub = pairs[np.ix_(part, part)]
+        compared = (sub + sub.T) > 0
+        part_anchor = part.index(anchor) if anchor is not None and anchor in part else None
+        if not _strongly_connected(sub):
+            regularised.append(index)
+            sub = _virtual_ties(sub, compared)
+        theta = fit_log_strengths(sub[None])
+        rating[part] = _anchor(theta, part_anchor)[0]
+        if bootstrap_pairs is None or rounds == 0:
+            continue
+        boot = bootstrap_pairs[:, part][:, :, part]
+        broken = ~_strongly_connected_each(boot)
+        boot = np.where(broken[:, None, None], _virtual_ties(boot, compared), boot)
+        start = np.repeat(theta, rounds, axis=0)
+        boot_rating = _anchor(fit_log_strengths(boot, start), part_anchor)
+        low[part] = np.percentile(boot_rating, 2.5, axis=0)
+        high[part] = np.percentile(boot_rating, 97.5, axis=0)
+    return BTFit(rating, low, high, components, regularised, rounds)

@@ -1,0 +1,16 @@
+"""The one place that waits: per-provider governors, retries, backoff and the budget."""
+
+from arena.scheduler._budget import Budget, PriceTable
+from arena.scheduler._governor import Governor, GovernorClosed, Permit
+from arena.scheduler._scheduler import CallOutcome, OutcomeStatus, Scheduler
+
+__all__ = [
+    "Budget",
+    "CallOutcome",
+    "Governor",
+    "GovernorClosed",
+    "OutcomeStatus",
+    "Permit",
+    "PriceTable",
+    "Scheduler",
+]

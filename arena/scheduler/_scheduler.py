@@ -1,0 +1,339 @@
+"""The scheduler: the one place that waits, retries and spends.
+
+`Scheduler.call` runs one completion through its provider's `Governor`, retries
+rate limits and transient failures with backoff, stops a provider on an auth
+failure, defers one whose retry hint is too long, and keeps spend within the
+budget. It never raises for a provider failure: every call ends in a
+`CallOutcome`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import math
+import random
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Literal
+
+from arena.config import RetryConfig
+from arena.providers import Provider
+from arena.scheduler._budget import Budget, PriceTable
+from arena.scheduler._governor import Clock, Governor, GovernorClosed, Permit, Sleep
+from arena.types import (
+    ErrorKind,
+    GenerateRequest,
+    GenerateResult,
+    Limits,
+    ProviderError,
+    Usage,
+    estimate_tokens,
+)
+
+log = logging.getLogger(__name__)
+
+OutcomeStatus = Literal["ok", "failed", "deferred", "stopped", "budget"]
+HaltReason = Literal["stopped", "budget"]
+
+
+@dataclass(frozen=True)
+class CallOutcome:
+    """How one scheduled call ended. Only "ok" and "failed" are final."""
+
+    status: OutcomeStatus
+    result: GenerateResult | None
+    error: str | None
+    error_kind: ErrorKind | None
+    attempts: int
+    latency_s: float
+    cost_usd: float
+    started_at: float  # epoch seconds
+    finished_at: float  # epoch seconds
+
+    @property
+    def ok(self) -> bool:
+        """Whether the call succeeded."""
+        return self.status == "ok"
+
+    @property
+    def final(self) -> bool:
+        """Whether the call is done for good (logged); otherwise it stays pending."""
+        return self.status in ("ok", "failed")
+
+
+@dataclass(eq=False)
+class _ProviderState:
+    name: str
+    provider: Provider
+    governor: Governor
+    dead: str | None = None  # the one message every later call fails with
+    deferred: str | None = None
+
+
+_Refusal = tuple[OutcomeStatus, str, ErrorKind | None]
+
+
+class Scheduler:
+    """Runs provider calls within limits, with retries, backoff and a budget."""
+
+    def __init__(
+        self,
+        providers: Mapping[str, Provider],
+        limits: Mapping[str, Limits],
+        retry: RetryConfig,
+        budget_usd: float | None = None,
+        prices: PriceTable | None = None,
+        max_retry_after: float = 300.0,
+        *,
+        clock: Clock = time.monotonic,
+        sleep: Sleep = asyncio.sleep,
+        rng: random.Random | None = None,
+    ) -> None:
+        self._retry = retry
+        self._prices = prices if prices is not None else PriceTable()
+        self._budget = Budget(budget_usd)
+        self._max_retry_after = max_retry_after
+        self._clock = clock
+        self._rng = rng if rng is not None else random.Random()
+        self._halted: HaltReason | None = None
+        self._states = {
+            name: _ProviderState(
+                name, provider, Governor(limits.get(name), clock=clock, sleep=sleep)
+            )
+            for name, provider in providers.items()
+        }
+
+    # -- public state ----------------------------------------------------------
+
+    @property
+    def spent_usd(self) -> float:
+        """Actual cost of every attempt settled so far."""
+        return self._budget.spent_usd
+
+    @property
+    def reserved_usd(self) -> float:
+        """Worst-case cost of the attempts in flight."""
+        return self._budget.reserved_usd
+
+    @property
+    def budget(self) -> Budget:
+        """The spending budget (its limit is None when unlimited)."""
+        return self._budget
+
+    @property
+    def budget_exhausted(self) -> bool:
+        """Whether a call was refused for the budget (no new calls start)."""
+        return self._halted == "budget"
+
+    @property
+    def stopped(self) -> bool:
+        """Whether new attempts are refused (stop() was called or the budget ran out)."""
+        return self._halted is not None
+
+    @property
+    def dead_providers(self) -> dict[str, str]:
+        """Providers stopped by an authentication failure, with the message."""
+        return {s.name: s.dead for s in self._states.values() if s.dead is not None}
+
+    @property
+    def deferred_providers(self) -> dict[str, str]:
+        """Providers whose remaining calls are deferred (long retry hint), with why."""
+        return {s.name: s.deferred for s in self._states.values() if s.deferred is not None}
+
+    def governor(self, provider_name: str) -> Governor:
+        """The governor of one provider."""
+        return self._state(provider_name).governor
+
+    def stop(self) -> None:
+        """Start no new attempt; waiting calls return "stopped"; in-flight ones finish."""
+        self._halt("stopped")
+
+    # -- the call ------------------------------------------------------------
+
+    async def call(
+        self, provider_name: str, request: GenerateRequest, *, model_key: str | None = None
+    ) -> CallOutcome:
+        """Run one completion to an outcome: ok, failed, deferred, stopped or budget."""
+        state = self._state(provider_name)
+        governor = state.governor
+        retry = self._retry
+        started_at = time.time()
+        start = self._clock()
+        prompt_tokens = estimate_tokens(request.prompt_chars())
+        tokens = prompt_tokens + request.max_tokens
+        price_model = self._price_model(request, model_key)
+        worst_cost = (
+            self._prices.cost(price_model, Usage(prompt_tokens, request.max_tokens))
+            if price_model in self._prices
+            else 0.0
+        )
+        attempts = 0
+        latency = 0.0
+        last_error: ProviderError | None = None
+
+        def finish(
+            status: OutcomeStatus,
+            error: str | None = None,
+            kind: ErrorKind | None = None,
+            result: GenerateResult | None = None,
+            cost: float = 0.0,
+        ) -> CallOutcome:
+            return CallOutcome(
+                status=status,
+                result=result,
+                error=error,
+                error_kind=kind,
+                attempts=attempts,
+                latency_s=latency,
+                cost_usd=cost,
+                started_at=started_at,
+                finished_at=started_at + max(0.0, self._clock() - start),
+            )
+
+        while True:
+            refusal = self._refusal(state)
+            if refusal is not None:
+                return finish(*refusal)
+            try:
+                permit = await governor.acquire(tokens)
+            except GovernorClosed:
+                return finish(*(self._refusal(state) or ("stopped", "scheduler stopped", None)))
+            refusal = self._refusal(state)  # stopped while this call was being admitted
+            if refusal is not None:
+                governor.settle(permit, 0, sent=False)
+                return finish(*refusal)
+            if not self._budget.try_reserve(worst_cost):
+                governor.settle(permit, 0, sent=False)
+                message = self._budget_message(worst_cost)
+                self._halt("budget")
+                return finish("budget", message)
+
+            attempts += 1
+            result, error, latency = await self._attempt(
+                state, request, permit, price_model, worst_cost
+            )
+            if result is not None:
+                cost = self._prices.cost(price_model, result.usage)
+                return finish("ok", result=result, cost=cost)
+            assert error is not None
+            last_error = error
+
+            if error.kind is ErrorKind.AUTH:
+                return finish("failed", self._mark_dead(state, error), ErrorKind.AUTH)
+            if error.kind is ErrorKind.PERMANENT:
+                return finish("failed", str(error), error.kind)
+            if error.kind is ErrorKind.RATE_LIMIT:
+                hint = error.retry_after
+                if hint is not None and hint > self._max_retry_after:
+                    return finish("deferred", self._defer(state, error), error.kind)
+                pause = hint if hint is not None else self._backoff_cap(attempts)
+                governor.record_rate_limit(permit, pause)
+                if attempts >= retry.max_attempts:
+                    return finish("failed", str(last_error), last_error.kind)
+                continue  # the next acquire waits out the provider-wide pause
+            # Transient: full-jitter exponential backoff, interrupted by stop().
+            if attempts >= retry.max_attempts:
+                return finish("failed", str(last_error), last_error.kind)
+            await governor.sleep(self._rng.uniform(0.0, self._backoff_cap(attempts)))
+
+    async def _attempt(
+        self,
+        state: _ProviderState,
+        request: GenerateRequest,
+        permit: Permit,
+        price_model: str,
+        worst_cost: float,
+    ) -> tuple[GenerateResult | None, ProviderError | None, float]:
+        """One generate() call; settles the permit and the budget whatever happens."""
+        used_tokens = 0
+        cost = 0.0
+        result: GenerateResult | None = None
+        error: ProviderError | None = None
+        began = self._clock()
+        try:
+            result = await state.provider.generate(request)
+            used_tokens = result.usage.total
+            cost = self._prices.cost(price_model, result.usage)
+        except ProviderError as exc:
+            error = exc
+        except Exception as exc:  # a bug or an unclassified SDK error: retry it
+            error = ProviderError(
+                ErrorKind.TRANSIENT, f"unexpected {type(exc).__name__} from provider: {exc}"
+            )
+        finally:
+            latency = self._clock() - began
+            state.governor.settle(permit, used_tokens)
+            self._budget.settle(worst_cost, cost)
+        if result is not None:
+            state.governor.record_success(result.rate_headers)
+        return result, error, latency
+
+    # -- helpers -------------------------------------------------------------
+
+    def _state(self, provider_name: str) -> _ProviderState:
+        state = self._states.get(provider_name)
+        if state is None:
+            known = ", ".join(sorted(self._states)) or "none"
+            raise KeyError(f"unknown provider '{provider_name}' (known: {known})")
+        return state
+
+    def _price_model(self, request: GenerateRequest, model_key: str | None) -> str:
+        if model_key is not None and model_key in self._prices:
+            return model_key
+        return request.model
+
+    def _refusal(self, state: _ProviderState) -> _Refusal | None:
+        if state.dead is not None:
+            return ("failed", state.dead, ErrorKind.AUTH)
+        if state.deferred is not None:
+            return ("deferred", state.deferred, ErrorKind.RATE_LIMIT)
+        if self._halted == "budget":
+            return ("budget", self._budget_message(None), None)
+        if self._halted == "stopped":
+            return ("stopped", "scheduler stopped", None)
+        return None
+
+    def _backoff_cap(self, attempt: int) -> float:
+        retry = self._retry
+        return min(retry.backoff_max, retry.backoff_base * 2.0 ** min(attempt - 1, 60))
+
+    def _budget_message(self, needed: float | None) -> str:
+        budget = self._budget
+        text = (
+            f"budget of ${budget.limit_usd or 0.0:.4f} exhausted "
+            f"(spent ${budget.spent_usd:.4f}, in flight ${budget.reserved_usd:.4f}"
+        )
+        if needed is not None:
+            text += f", this call needs up to ${needed:.4f}"
+        return text + "); remaining calls skipped"
+
+    def _mark_dead(self, state: _ProviderState, error: ProviderError) -> str:
+        if state.dead is None:
+            state.dead = (
+                f"provider {state.name}: authentication failed: {error.message}; "
+                "remaining calls skipped"
+            )
+            log.error(state.dead)
+            state.governor.close("dead")
+        return state.dead
+
+    def _defer(self, state: _ProviderState, error: ProviderError) -> str:
+        if state.deferred is None:
+            hint = error.retry_after if error.retry_after is not None else math.inf
+            state.deferred = (
+                f"provider {state.name}: rate limited with a retry hint of {hint:.0f}s "
+                f"(over the {self._max_retry_after:.0f}s limit): {error.message}; "
+                "remaining calls deferred"
+            )
+            log.warning(state.deferred)
+            state.governor.close("deferred")
+        return state.deferred
+
+    def _halt(self, reason: HaltReason) -> None:
+        if self._halted is not None:
+            return
+        self._halted = reason
+        for state in self._states.values():
+            state.governor.close(reason)

@@ -1,0 +1,126 @@
+"""Reading the run log: parts, sealed journals and the live journal, latest row per id."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from pathlib import Path
+
+import polars as pl
+
+from arena.store._files import (
+    journal_path,
+    latest_per_id,
+    list_parts,
+    list_sealed,
+    max_key,
+    parse_journal,
+    read_journal,
+    read_parts,
+)
+from arena.store._schema import table_schema
+from arena.store._writer import LogWriter
+
+__all__ = ["RunLog"]
+
+_READ_ATTEMPTS = 50
+
+
+class _Renamed(Exception):
+    """The live journal was sealed while it was being opened."""
+
+
+class RunLog:
+    """The append-only log of one run directory (`DIR/log/`).
+
+    Any number of readers may read while one `LogWriter` writes; readers take
+    no lock and never modify the log.
+    """
+
+    def __init__(self, directory: str | os.PathLike[str]) -> None:
+        self.directory = Path(directory)
+        self.log_dir = self.directory / "log"
+        self.log_dir.mkdir(parents=True, exist_ok=True)
+
+    def writer(self, *, compact_every: int = 2000) -> LogWriter:
+        """A writer for this log; use as `async with log.writer() as w`."""
+        return LogWriter(self.directory, compact_every=compact_every)
+
+    def read(self, table: str) -> pl.DataFrame:
+        """Every row of a table, the last written one per `id`, with the table's schema."""
+        table_schema(table)  # unknown table -> ValueError
+        for _ in range(_READ_ATTEMPTS):
+            try:
+                return latest_per_id(self._read_frames(table), table)
+            except _Renamed:
+                continue
+        raise RuntimeError(f"could not read table {table!r} of {self.log_dir}: it kept moving")
+
+    def ids(self, table: str, statuses: Iterable[str] | None = None) -> set[str]:
+        """Ids whose latest row has a status in `statuses` (every id when None)."""
+        frame = self.read(table)
+        if statuses is not None:
+            frame = frame.filter(pl.col("status").is_in([str(s) for s in statuses]))
+        return set(frame["id"].to_list())
+
+    def _read_frames(self, table: str) -> list[pl.DataFrame]:
+        """One pass over a table's files, oldest rows first, safe against a running writer.
+
+        Files are read against the flow of rows (live journal, sealed journals,
+        parts), so a row moving on during the pass lands in a file read later;
+        a sealed journal that vanished was compacted into a part listed later.
+        The live journal's rows belong after every file keyed before it was
+        opened (`opened_after`) and before every file keyed since, which holds
+        a superset of them (the same journal, sealed) or newer rows.
+        """
+        live_path = journal_path(self.log_dir, table)
+        live: pl.DataFrame | None = None
+        try:
+            f = open(live_path, "rb")
+        except FileNotFoundError:
+            opened_after = max_key(self.log_dir, table)
+        else:
+            with f:
+                opened_after = max_key(self.log_dir, table)
+                if not _same_file(live_path, f.fileno()):
+                    raise _Renamed  # maybe sealed before the keys were listed
+                live = parse_journal(table, f.read())
+
+        files: list[tuple[int, int, pl.DataFrame | Path]] = []
+        for key, path in list_sealed(self.log_dir, table):
+            try:
+                files.append((key, 0, read_journal(table, path)))
+            except FileNotFoundError:
+                continue  # compacted meanwhile: its part is listed below
+        files.extend((key, 1, path) for key, path in list_parts(self.log_dir, table))
+        files.sort(key=lambda entry: entry[:2])
+        before = [item for key, _, item in files if key <= opened_after]
+        after = [item for key, _, item in files if key > opened_after]
+        live_frames = [live] if live is not None else []
+        return [*_frames(table, before), *live_frames, *_frames(table, after)]
+
+
+def _frames(table: str, items: list[pl.DataFrame | Path]) -> list[pl.DataFrame]:
+    """Frames in order, reading each run of consecutive parts in one go."""
+    frames: list[pl.DataFrame] = []
+    run: list[Path] = []
+    for item in items:
+        if isinstance(item, Path):
+            run.append(item)
+            continue
+        if run:
+            frames.append(read_parts(table, run))
+            run = []
+        frames.append(item)
+    if run:
+        frames.append(read_parts(table, run))
+    return frames
+
+
+def _same_file(path: Path, fd: int) -> bool:
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return False
+    fst = os.fstat(fd)
+    return (st.st_dev, st.st_ino) == (fst.st_dev, fst.st_ino)

@@ -1,0 +1,93 @@
+"""Scheduler efficiency on a sim tournament of 20,000+ calls.
+
+Run 1: fixed per-call latency under concurrency and requests/min limits;
+efficiency = lower_bound / wall, where lower_bound is the best any scheduler
+could do: max(calls * latency / concurrency, calls / (rpm / 60)) plus one
+answer's latency (reviews need answers first).
+Run 2: zero latency, no limits: calls per CPU-second of the whole engine
+(simulator, scheduler, log writes with fsync).
+Prints a final JSON line.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import yaml
+
+from arena.config import load_tournament
+from arena.engine import build_plan, run_tournament
+
+MODELS = 8
+QUESTIONS = 45  # 8*45 answers + 45*8*7*8 reviews = 20,520 calls
+LATENCY = 0.05
+CONCURRENCY = 100
+RPM = 90_000.0
+
+
+def write_tournament(root: Path, latency: float, limits: dict[str, float]) -> Path:
+    (root / "q.jsonl").write_text(
+        "\n".join(json.dumps({"id": f"q{i}", "text": f"Benchmark question {i}?"})
+                  for i in range(QUESTIONS)) + "\n")
+    names = [f"model{i}" for i in range(MODELS)]
+    cfg = {
+        "name": "bench",
+        "seed": 1,
+        "questions": "q.jsonl",
+        "output": str(root / "out"),
+        "providers": {"sim": {"type": "sim", "limits": limits}},
+        "models": {n: {"provider": "sim", "sim": {"skill": float(i), "latency_mean": latency,
+                                                  "answer_words": 30}}
+                   for i, n in enumerate(names)},
+        "contestants": names,
+    }
+    path = root / "t.yaml"
+    path.write_text(yaml.safe_dump(cfg))
+    return path
+
+
+def main() -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp) / "limited"
+        root.mkdir()
+        t = load_tournament(write_tournament(root, LATENCY,
+                                             {"max_concurrency": CONCURRENCY, "rpm": RPM}))
+        calls = build_plan(t).size
+        start = time.perf_counter()
+        summary = asyncio.run(run_tournament(t, compact_every=5000))
+        wall = time.perf_counter() - start
+        assert summary.completed + summary.invalid == calls, summary
+        lower = max(calls * LATENCY / CONCURRENCY, calls / (RPM / 60.0)) + LATENCY
+
+        root0 = Path(tmp) / "zero"
+        root0.mkdir()
+        t0 = load_tournament(write_tournament(root0, 0.0, {}))
+        cpu0 = time.process_time()
+        wall0 = time.perf_counter()
+        summary0 = asyncio.run(run_tournament(t0, compact_every=5000))
+        cpu = time.process_time() - cpu0
+        wall0 = time.perf_counter() - wall0
+        assert summary0.pending == 0
+    result = {
+        "calls": calls,
+        "latency_s": LATENCY,
+        "max_concurrency": CONCURRENCY,
+        "rpm": RPM,
+        "wall_seconds": round(wall, 3),
+        "lower_bound_seconds": round(lower, 3),
+        "efficiency": round(lower / wall, 4),
+        "zero_latency_calls_per_cpu_second": round(calls / cpu, 1),
+        "zero_latency_wall_seconds": round(wall0, 3),
+    }
+    print(f"{calls} calls, latency {LATENCY}s, concurrency {CONCURRENCY}, rpm {RPM:.0f}: "
+          f"wall {wall:.2f}s vs lower bound {lower:.2f}s", file=sys.stderr)
+    print(json.dumps(result))
+
+
+if __name__ == "__main__":
+    main()

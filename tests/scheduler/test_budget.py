@@ -1,0 +1,115 @@
+"""Prices and the budget: worst-case reservations, actual cost, the budget stop."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from arena.config import RetryConfig
+from arena.scheduler import Budget, PriceTable, Scheduler
+from arena.types import Limits, Usage
+
+from ._support import FakeProvider, now, ok, request, run_virtual, transient
+
+PRICES = PriceTable({"m": (1.0, 2.0)})  # USD per million input / output tokens
+REQ = request(prompt_chars=400, max_tokens=1000)  # worst case 100 in + 1000 out
+WORST = (100 * 1.0 + 1000 * 2.0) / 1e6  # 0.0021
+ACTUAL = (100 * 1.0 + 500 * 2.0) / 1e6  # 0.0011 with the usage the fake reports
+
+
+def test_price_table_cost() -> None:
+    assert PRICES.cost("m", Usage(1_000_000, 500_000)) == pytest.approx(2.0)
+    assert PRICES.cost("unknown", Usage(10**9, 10**9)) == 0.0
+    assert PRICES.worst_case("m", REQ) == pytest.approx(WORST)
+    assert dict(PRICES) == {"m": (1.0, 2.0)}
+    with pytest.raises(ValueError, match="price of model 'x'"):
+        PriceTable({"x": (-1.0, 1.0)})
+
+
+def test_budget_counts_reservations() -> None:
+    budget = Budget(1.0)
+    assert budget.try_reserve(0.6)
+    assert not budget.try_reserve(0.5)  # 0.6 reserved + 0.5 > 1.0
+    budget.settle(0.6, 0.2)
+    assert budget.spent_usd == pytest.approx(0.2) and budget.reserved_usd == 0
+    assert budget.try_reserve(0.8)  # exactly fits
+    assert budget.remaining_usd == pytest.approx(0.0)
+    assert Budget(None).try_reserve(1e9)
+    with pytest.raises(ValueError):
+        Budget(-1.0)
+
+
+def _scheduler(fake: FakeProvider, budget: float | None, **limits: int) -> Scheduler:
+    return Scheduler(
+        {"p": fake},
+        {"p": Limits(**limits)},
+        RetryConfig(backoff_base=0.0),
+        budget_usd=budget,
+        prices=PRICES,
+        clock=asyncio.get_running_loop().time,
+    )
+
+
+def test_budget_never_exceeded_including_in_flight_reservations() -> None:
+    async def main() -> None:
+        fake = FakeProvider(default=ok(input_tokens=100, output_tokens=500), latency=1.0)
+        sched = _scheduler(fake, 0.01)
+
+        def check() -> None:
+            assert sched.spent_usd + sched.reserved_usd <= 0.01 + 1e-12
+
+        fake.on_start = check
+        outcomes = await asyncio.gather(*(sched.call("p", REQ) for _ in range(20)))
+        statuses = [o.status for o in outcomes]
+        assert statuses.count("ok") == 4  # 4 x 0.0021 reserved fits in 0.01; 5 does not
+        assert statuses.count("budget") == 16 and fake.calls == 4
+        assert sched.budget_exhausted and sched.stopped
+        assert sched.spent_usd == pytest.approx(4 * ACTUAL) and sched.reserved_usd == 0
+        assert all(o.cost_usd == pytest.approx(ACTUAL) for o in outcomes if o.ok)
+        refused = next(o for o in outcomes if o.status == "budget")
+        assert refused.attempts == 0 and refused.error is not None and "budget" in refused.error
+
+    run_virtual(main)
+
+
+def test_budget_stops_sequential_calls_when_the_next_would_not_fit() -> None:
+    async def main() -> None:
+        fake = FakeProvider(default=ok(input_tokens=100, output_tokens=500))
+        sched = _scheduler(fake, 0.005, max_concurrency=1)
+        statuses = [(await sched.call("p", REQ)).status for _ in range(6)]
+        # Spent 0.0033 after three calls; 0.0033 + 0.0021 > 0.005.
+        assert statuses == ["ok"] * 3 + ["budget"] * 3
+        assert sched.spent_usd == pytest.approx(3 * ACTUAL) and fake.calls == 3
+
+    run_virtual(main)
+
+
+def test_budget_refusal_releases_waiting_calls() -> None:
+    async def main() -> None:
+        fake = FakeProvider(default=ok(input_tokens=100, output_tokens=500), latency=1.0)
+        sched = _scheduler(fake, WORST * 1.5, max_concurrency=1)
+        outcomes = await asyncio.gather(*(sched.call("p", REQ) for _ in range(5)))
+        assert [o.status for o in outcomes] == ["ok"] + ["budget"] * 4
+        assert now() == pytest.approx(1.0)
+
+    run_virtual(main)
+
+
+def test_failed_attempts_cost_nothing_and_model_key_picks_the_price() -> None:
+    async def main() -> None:
+        fake = FakeProvider([transient()], default=ok(input_tokens=1000, output_tokens=0))
+        sched = Scheduler(
+            {"p": fake},
+            {},
+            RetryConfig(backoff_base=0.0),
+            prices=PriceTable({"judge": (3.0, 0.0)}),
+            clock=asyncio.get_running_loop().time,
+        )
+        outcome = await sched.call("p", REQ, model_key="judge")
+        assert outcome.status == "ok" and outcome.attempts == 2
+        assert outcome.cost_usd == pytest.approx(0.003) == sched.spent_usd
+        unpriced = await sched.call("p", REQ)  # request.model "m" has no price
+        assert unpriced.cost_usd == 0.0
+
+    run_virtual(main)
