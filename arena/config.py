@@ -80,10 +80,11 @@ class SimParams(_Strict):
     self_preference: float = 0.0
     tie_band: float = Field(default=0.1, ge=0)
     malformed_rate: float = Field(default=0.0, ge=0, le=1)
-    # BatchEval scoring (arena/providers/_sim_batcheval.py): noise of one score
-    # in quality units, and how much the batch's mean quality shifts every
-    # score in it (a weak batch inflates, a strong one deflates).
+    # BatchEval scoring (arena/providers/_sim_batcheval.py): noise of seeing one
+    # sample's quality, the per-call drift of the absolute scale, and the share
+    # of a score that is relative to the batch (weak batch inflates, strong deflates).
     score_noise: float = Field(default=0.3, ge=0)
+    score_drift: float = Field(default=0.5, ge=0)
     batch_context: float = Field(default=0.4, ge=0, le=1)
 
 

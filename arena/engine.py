@@ -17,6 +17,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from arena.batcheval import batcheval_preflight, score_tournament
 from arena.config import Question, Tournament
 from arena.providers import Provider, ProviderUnavailable, create_provider
 from arena.review import parse_verdict, render_review_prompt
@@ -66,16 +67,11 @@ def answer_id(t: Tournament, model: str, q: Question) -> str:
     )
 
 
-def review_id(
-    t: Tournament, q: Question, a_id: str, b_id: str, reviewer: str
-) -> str:
-    """Id of a review: depends on both answers, the reviewer and the review prompt."""
+def review_context(t: Tournament, reviewer: str) -> str:
+    """Hash of everything a reviewer's reviews depend on besides the two answers."""
     return stable_id(
-        "review",
+        "review-context",
         {
-            "question": q.id,
-            "a": a_id,
-            "b": b_id,
             "reviewer": t.model_fingerprint(reviewer),
             "template": t.review_template,
             "temperature": t.config.review.temperature,
@@ -84,10 +80,16 @@ def review_id(
     )
 
 
+def review_id(question_id: str, a_id: str, b_id: str, context: str) -> str:
+    """Id of a review: depends on both answers, the reviewer and the review prompt."""
+    return stable_id("review", [question_id, a_id, b_id, context])
+
+
 def build_plan(t: Tournament) -> Plan:
     """One answer per (contestant, question); one review per (question, i != j, reviewer)."""
     answers: list[AnswerCall] = []
     reviews: list[ReviewCall] = []
+    contexts = {r: review_context(t, r) for r in t.reviewers}
     for q in t.questions:
         ids = {m: answer_id(t, m, q) for m in t.contestants}
         answers.extend(AnswerCall(ids[m], q, m) for m in t.contestants)
@@ -96,7 +98,7 @@ def build_plan(t: Tournament) -> Plan:
                 if a == b:
                     continue
                 for r in t.reviewers:
-                    rid = review_id(t, q, ids[a], ids[b], r)
+                    rid = review_id(q.id, ids[a], ids[b], contexts[r])
                     reviews.append(ReviewCall(rid, q, a, b, r, ids[a], ids[b]))
     return Plan(tuple(answers), tuple(reviews))
 
@@ -179,10 +181,53 @@ def preflight(t: Tournament) -> list[str]:
             problems.append(str(exc))
             continue
         problems.extend(provider.check_ready())
+    problems.extend(batcheval_preflight(t))
     return problems
 
 
 ProgressFn = Callable[[str, int, int], None]
+
+
+class Stage:
+    """An extra stage plugged into the pipeline (discussion, BatchEval, ...).
+
+    A subclass gets the pipeline in `start` and may spawn calls at any time
+    with `pipeline.spawn(coro)`, count them with `pipeline.count(name, what)`
+    (`what` in skipped / completed / failed / invalid / deferred) after adding
+    its planned total with `pipeline.add_planned(name, n)`, and write rows
+    with `await pipeline.writer.write(table, row)`. The hooks run on the event
+    loop as results arrive, so a stage reacts without a global barrier.
+    `finish` runs once every call spawned so far has ended; it may spawn
+    more calls (the pipeline then waits for those too, and calls `finish`
+    again), and must return without spawning once it has nothing left.
+    """
+
+    name = "stage"
+
+    async def start(self, pipeline: Pipeline) -> None:
+        """Called once before any call starts."""
+
+    def on_answer(self, call: AnswerCall, turns: list[str]) -> None:
+        """An answer is available (logged now or earlier)."""
+
+    def on_review(self, call: ReviewCall, verdict: Verdict) -> None:
+        """A review is available (logged now or earlier; INVALID included)."""
+
+    async def finish(self) -> None:
+        """Everything spawned so far has ended."""
+
+
+StageFactory = Callable[[Tournament], "Stage | None"]
+
+# Stages run by `arena run` after answers and reviews, in order; each factory
+# returns None when its section is off in the tournament.
+STAGES: list[StageFactory] = []
+
+
+def register_stage(factory: StageFactory) -> None:
+    """Add a stage factory to every `arena run` (idempotent)."""
+    if factory not in STAGES:
+        STAGES.append(factory)
 
 
 class Pipeline:
@@ -197,6 +242,8 @@ class Pipeline:
         done_answers: dict[str, list[str]],
         done_reviews: set[str],
         progress: ProgressFn | None = None,
+        stages: list[Stage] | None = None,
+        done_verdicts: dict[str, Verdict] | None = None,
     ) -> None:
         self.t = t
         self.plan = plan
@@ -210,34 +257,66 @@ class Pipeline:
         self.stage_counts: dict[str, Counter[str]] = defaultdict(Counter)
         self.waiting: dict[str, list[ReviewCall]] = defaultdict(list)
         self.tasks: set[asyncio.Task[None]] = set()
+        self.stages = list(stages or [])
+        self.done_verdicts = done_verdicts or {}
+        self.totals: dict[str, int] = {"answers": len(plan.answers),
+                                       "reviews": len(plan.reviews)}
 
-    def _count(self, stage: str, what: str) -> None:
+    def add_planned(self, stage: str, n: int) -> None:
+        """A stage announces n more planned calls."""
+        self.totals[stage] = self.totals.get(stage, 0) + n
+        self.summary.planned += n
+
+    def count(self, stage: str, what: str) -> None:
+        """Count one call of a stage as skipped / completed / failed / invalid / deferred."""
         self.stage_counts[stage][what] += 1
         if self.progress is not None:
-            done = sum(v for k, v in self.stage_counts[stage].items() if k != "pending")
-            total = len(self.plan.answers) if stage == "answers" else len(self.plan.reviews)
-            self.progress(stage, done, total)
+            done = sum(v for k, v in self.stage_counts[stage].items() if k != "deferred")
+            self.progress(stage, done, self.totals.get(stage, done))
 
-    def _spawn(self, coro: Any) -> None:
+    _count = count
+
+    def spawn(self, coro: Any) -> None:
+        """Run a coroutine as part of this run (the run waits for it)."""
         task = asyncio.get_running_loop().create_task(coro)
         self.tasks.add(task)
         task.add_done_callback(self.tasks.discard)
 
+    _spawn = spawn
+
+    def _answer_ready(self, call: AnswerCall, turns: list[str]) -> None:
+        for stage in self.stages:
+            stage.on_answer(call, turns)
+
+    def _review_ready(self, call: ReviewCall, verdict: Verdict) -> None:
+        for stage in self.stages:
+            stage.on_review(call, verdict)
+
     async def run(self) -> RunSummary:
         """Start every runnable call and wait until nothing more can run."""
         start = time.monotonic()
+        for stage in self.stages:
+            await stage.start(self)
         for call in self.plan.answers:
             if call.id in self.answers:
                 self._count("answers", "skipped")
+                self._answer_ready(call, self.answers[call.id])
             else:
                 self._spawn(self._answer(call))
         for review in self.plan.reviews:
             if review.id in self.done_reviews:
                 self._count("reviews", "skipped")
+                if review.id in self.done_verdicts:
+                    self._review_ready(review, self.done_verdicts[review.id])
             else:
                 self._maybe_start(review)
-        while self.tasks:
-            await asyncio.gather(*list(self.tasks))
+        while True:
+            while self.tasks:
+                await asyncio.gather(*list(self.tasks))
+            for stage in self.stages:
+                await stage.finish()
+            if not self.tasks:
+                break
         s = self.summary
         for stage, counts in self.stage_counts.items():
             s.by_stage[stage] = dict(counts)
@@ -317,6 +396,7 @@ class Pipeline:
         if last.status == "ok":
             self.answers[call.id] = turns
             self._count("answers", "completed")
+            self._answer_ready(call, turns)
             for review in self.waiting.pop(call.id, []):
                 self._maybe_start(review)
         else:
@@ -357,6 +437,7 @@ class Pipeline:
                        verdict=verdict.value)
             await self.writer.write("reviews", row)
             self._count("reviews", "invalid" if status is CallStatus.INVALID else "completed")
+            self._review_ready(call, verdict)
         else:
             row.update(status=CallStatus.FAILED.value, error=outcome.error, text=None,
                        verdict=None)
@@ -365,7 +446,7 @@ class Pipeline:
 
 
 def load_done(log: RunLog) -> tuple[dict[str, list[str]], set[str]]:
-    """Answers already logged ok (id -> turns) and reviews already logged with a result."""
+    """Answers already logged ok (id -> turns) and ids of reviews logged with a result."""
     answers_df = log.read("answers")
     done_answers: dict[str, list[str]] = {}
     if answers_df.height:
@@ -374,6 +455,16 @@ def load_done(log: RunLog) -> tuple[dict[str, list[str]], set[str]]:
             done_answers[rid] = list(turns)
     done_reviews = log.ids("reviews", statuses={CallStatus.OK.value, CallStatus.INVALID.value})
     return done_answers, done_reviews
+
+
+def load_verdicts(log: RunLog) -> dict[str, Verdict]:
+    """Verdicts of reviews already logged with a result (id -> verdict)."""
+    df = log.read("reviews")
+    if not df.height:
+        return {}
+    df = df.filter(df["status"] != CallStatus.FAILED.value)
+    return {i: Verdict(v) for i, v in zip(df["id"].to_list(), df["verdict"].to_list(),
+                                          strict=True)}
 
 
 async def run_tournament(
@@ -389,6 +480,8 @@ async def run_tournament(
     log = RunLog(t.output_dir)
     plan = build_plan(t)
     done_answers, done_reviews = load_done(log)
+    stages = [s for s in (factory(t) for factory in STAGES) if s is not None]
+    done_verdicts = load_verdicts(log) if stages else {}
     providers = make_providers(t)
     limits = {name: t.config.providers[name].limits.to_limits() for name in providers}
     scheduler = Scheduler(providers, limits, t.config.retry, budget_usd=budget_usd)
@@ -396,8 +489,23 @@ async def run_tournament(
         on_scheduler(scheduler)
     try:
         async with log.writer(compact_every=compact_every) as writer:
-            pipeline = Pipeline(t, plan, scheduler, writer, done_answers, done_reviews, progress)
+            pipeline = Pipeline(t, plan, scheduler, writer, done_answers, done_reviews, progress,
+                                stages, done_verdicts)
             summary = await pipeline.run()
+            # The BatchEval stage (docs/batcheval.md), when configured: it scores
+            # every answer once no answer is pending.
+            stage = await score_tournament(
+                t, [(a.id, a.question, a.model) for a in plan.answers], pipeline.answers,
+                scheduler, writer, log, run_id=pipeline.run_id, progress=progress,
+            )
+            if stage is not None:
+                for key, value in stage.counts().items():
+                    setattr(summary, key, getattr(summary, key) + value)
+                summary.by_stage["batcheval"] = stage.counts()
+                summary.errors.extend(stage.errors)
+                summary.wall_seconds += stage.wall_seconds
+                summary.spent_usd = scheduler.spent_usd
+                summary.budget_stopped = scheduler.budget_exhausted
     finally:
         for p in providers.values():
             await p.close()

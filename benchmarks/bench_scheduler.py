@@ -26,8 +26,8 @@ from arena.engine import build_plan, run_tournament
 MODELS = 8
 QUESTIONS = 45  # 8*45 answers + 45*8*7*8 reviews = 20,520 calls
 LATENCY = 0.05
-CONCURRENCY = 100
-RPM = 90_000.0
+CONCURRENCY = 200
+RPM = 60_000.0
 
 
 def write_tournament(root: Path, latency: float, limits: dict[str, float]) -> Path:

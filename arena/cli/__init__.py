@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from arena.cli._batcheval import batcheval_cmd
 from arena.cli._common import Exit
 from arena.cli._plan import plan_cmd
 from arena.cli._run import run_cmd
@@ -21,5 +22,6 @@ def main() -> None:
 
 main.add_command(run_cmd)
 main.add_command(plan_cmd)
+main.add_command(batcheval_cmd)
 
 __all__ = ["Exit", "main"]

@@ -1,13 +1,19 @@
 """The simulator as a BatchEval scorer (see docs/batcheval.md).
 
-A sim scorer reads each sample's latent quality from its sim signature (a
-sample without one gets a pseudo-quality derived from a hash of its text),
-perceives it with noise, and is pulled by the batch context: every score in a
-batch is shifted against the batch's mean quality, so a batch of weak samples
-inflates scores and a batch of strong ones deflates them. A sample scored
-alone is its own context, so lone scores are compressed towards the middle.
-This is what makes the batch strategy matter in the sim world: heterogeneous
-batches all have about the same context, homogeneous ones do not.
+A sim scorer reads each sample's latent quality `q` from its sim signature (a
+sample without one gets a pseudo-quality derived from a hash of its text) and
+sees it with noise, `x = q + score_noise * e`. Its score is then pulled by the
+batch context and shifted by the call's sense of where the scale lies:
+
+    perceived = x - batch_context * (batch mean of x) + drift
+
+so a batch of weak samples inflates scores and a batch of strong ones deflates
+them. `drift` (one per call, sd up to `score_drift`) shrinks as the batch spans
+more of the quality range (sd of x up to 1, the sim population's): samples of
+very different quality anchor the ends of the scale. Hence heterogeneous
+batches (every one spans the range, about the same mean) are judged best,
+random ones add some noise, homogeneous ones have no anchors, and a sample
+scored alone is both compressed (it is its own context) and fully adrift.
 
 The prompt format is the interface, as it is for a real model: samples come in
 `[The start of SampleK]` ... `[The end of SampleK]` blocks and the scores are
@@ -37,6 +43,10 @@ _SCALE_RES = (
 )
 # Noise of one-stage scoring relative to two-stage (analysing first helps).
 _ONE_STAGE_NOISE = 1.25
+# The sd of quality in the sim population: a batch this diverse anchors the scale.
+_POPULATION_SD = 1.0
+# Perceived quality is mapped onto the scale by a logistic curve of this width.
+_WIDTH = 1.5
 
 _HIGH = (
     "meets the criterion fully and is the strongest of the batch in this respect",
@@ -92,15 +102,19 @@ def score_batch(
     blocks = {int(k): body for k, body in _SAMPLE_RE.findall(prompt)}
     n = max(blocks) if blocks else 1
     qualities = [text_quality(blocks.get(k, "")) for k in range(1, n + 1)]
-    context = sum(qualities) / n
     low, high = _scale(prompt)
     two_stage = "Stage 1" in prompt
     noise = params.score_noise * (1.0 if two_stage else _ONE_STAGE_NOISE)
     rng = _rng(seed, "batcheval", model, key, attempt)
     scores: list[float] = []
-    for q in qualities:
-        perceived = q - params.batch_context * context + noise * rng.gauss(0.0, 1.0)
-        value = low + (high - low) / (1.0 + math.exp(-perceived))
+    seen = [q + noise * rng.gauss(0.0, 1.0) for q in qualities]
+    mean = sum(seen) / n
+    spread = math.sqrt(sum((x - mean) ** 2 for x in seen) / n)
+    anchored = min(1.0, spread / _POPULATION_SD)
+    drift = params.score_drift * (1.0 - anchored) * rng.gauss(0.0, 1.0)
+    for x in seen:
+        perceived = x - params.batch_context * mean + drift
+        value = low + (high - low) / (1.0 + math.exp(-perceived / _WIDTH))
         scores.append(min(high, max(low, round(value, 1))))
     lines: list[str] = []
     if two_stage:

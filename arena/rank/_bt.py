@@ -65,10 +65,14 @@ def _strongly_connected(pairs: FloatArray) -> bool:
     return bool(nx.is_strongly_connected(graph))
 
 
-def _strongly_connected_each(pairs: FloatArray) -> NDArray[np.bool_]:
-    """Per stacked matrix (b, C, C): strongly connected 'beats' digraph (scipy, fast)."""
-    out = np.empty(pairs.shape[0], dtype=bool)
-    for b in range(pairs.shape[0]):
+def _strongly_connected_each(pairs: FloatArray, compared: NDArray[np.bool_]) -> NDArray[np.bool_]:
+    """Per stacked matrix (b, C, C): is the 'beats' digraph strongly connected?
+
+    Fast path: when every pair compared in the full data has wins both ways,
+    the digraph holds every edge of a connected graph in both directions.
+    """
+    out = ((pairs > 0) | ~compared).all(axis=(1, 2))
+    for b in np.flatnonzero(~out).tolist():
         n, _ = connected_components(csr_matrix(pairs[b] > 0), directed=True, connection="strong")
         out[b] = n == 1
     return out
@@ -79,20 +83,30 @@ def fit_log_strengths(pairs: FloatArray, initial: FloatArray | None = None) -> F
 
     `pairs` is (b, C, C); all b fits share one L-BFGS-B run (the objective is a
     sum of independent parts). Each matrix is scaled to total 1, which leaves
-    its maximiser unchanged.
+    its maximiser unchanged. The work per evaluation is one pass over the
+    C(C-1)/2 unordered pairs.
     """
     sets, c, _ = pairs.shape
     if c == 1:
         return np.zeros((sets, 1))
     total = pairs.sum(axis=(1, 2), keepdims=True)
     norm = pairs / np.where(total > 0, total, 1.0)
+    first, second = np.triu_indices(c, k=1)
+    wins_first = norm[:, first, second]  # (b, P): first beat second
+    wins_second = norm[:, second, first]
+    played = wins_first + wins_second
+    # incidence[p, i] = +1 if i is the pair's first model, -1 if its second.
+    incidence = np.zeros((first.size, c))
+    incidence[np.arange(first.size), first] = 1.0
+    incidence[np.arange(first.size), second] = -1.0
 
     def objective(x: FloatArray) -> tuple[float, FloatArray]:
         theta = x.reshape(sets, c)
-        diff = theta[:, :, None] - theta[:, None, :]
-        loss = float(np.sum(norm * np.logaddexp(0.0, -diff)))
-        pull = norm * expit(-diff)
-        grad = pull.sum(axis=1) - pull.sum(axis=2)
+        diff = theta @ incidence.T  # (b, P): theta_first - theta_second
+        # -log P(first wins) = softplus(-d); -log P(second wins) = softplus(-d) + d.
+        loss = float(np.sum(played * np.logaddexp(0.0, -diff) + wins_second * diff))
+        slope = wins_second - played * expit(-diff)  # d loss / d diff
+        grad = slope @ incidence
         # Fixes the free shift: zero at the optimum, where the mean is zero.
         centre = theta.sum(axis=1)
         loss += 0.5 * float(np.sum(centre**2))
@@ -105,7 +119,7 @@ def fit_log_strengths(pairs: FloatArray, initial: FloatArray | None = None) -> F
         start,
         jac=True,
         method="L-BFGS-B",
-        options={"maxiter": 2000, "ftol": 1e-15, "gtol": 1e-10, "maxcor": 20},
+        options={"maxiter": 5000, "ftol": 1e-14, "gtol": 1e-9, "maxcor": 10},
     )
     theta: FloatArray = np.asarray(result.x, dtype=np.float64).reshape(sets, c)
     centred: FloatArray = theta - theta.mean(axis=1, keepdims=True)
@@ -172,7 +186,7 @@ def fit_bradley_terry(
         if bootstrap_pairs is None or rounds == 0:
             continue
         boot = bootstrap_pairs[:, part][:, :, part]
-        broken = ~_strongly_connected_each(boot)
+        broken = ~_strongly_connected_each(boot, compared)
         boot = np.where(broken[:, None, None], _virtual_ties(boot, compared), boot)
         start = np.repeat(theta, rounds, axis=0)
         boot_rating = _anchor(fit_log_strengths(boot, start), part_anchor)

@@ -25,6 +25,7 @@ REQUIRED_COLUMNS = ("question_id", "model_a", "model_b", "reviewer", "verdict")
 _SCORE_OF_VERDICT = {"A": -1, "B": 1, "tie": 0}
 _KNOWN_VERDICTS = ("A", "B", "tie", "invalid")
 _STATUS_KIND = {"ok": 0, "invalid": 1, "failed": 2}
+_VERDICT_KIND = {"A": 0, "B": 0, "tie": 0, "invalid": 1}
 
 
 @dataclass(frozen=True, eq=False)
@@ -90,16 +91,19 @@ def _categorize(column: pl.Series) -> tuple[IntArray, list[str]]:
 
 
 def _present(codes: IntArray, names: Sequence[str]) -> list[str]:
-    """The names whose code occurs in `codes`, in code order."""
-    used = np.bincount(codes[codes >= 0], minlength=len(names)) > 0
+    """The names whose code occurs in `codes` (-1 = null, ignored), in code order."""
+    used = np.bincount(codes + 1, minlength=len(names) + 1)[1:] > 0
     return [name for name, flag in zip(names, used.tolist(), strict=True) if flag]
 
 
 def _remap(codes: IntArray, names: Sequence[str], target: Sequence[str]) -> IntArray:
     """Codes against `names` -> codes against `target` (-1 where absent or null)."""
+    if list(names) == list(target):
+        return codes
     position = {name: i for i, name in enumerate(target)}
+    # The extra last entry serves code -1 (null).
     table = np.array([position.get(name, -1) for name in names] + [-1], dtype=np.int64)
-    return table[np.where(codes >= 0, codes, len(names))]
+    return table[codes]
 
 
 def _question_codes(column: pl.Series) -> tuple[IntArray, tuple[str, ...]]:
@@ -110,23 +114,24 @@ def _question_codes(column: pl.Series) -> tuple[IntArray, tuple[str, ...]]:
             return values, ()
         low, high = int(values.min()), int(values.max())
         if high - low < 4 * values.size + 1024:
-            shifted = values - low
-            present = np.zeros(high - low + 1, dtype=bool)
-            present[shifted] = True
-            remap = np.cumsum(present) - 1
+            shifted = values - low if low else values
+            present = np.bincount(shifted, minlength=high - low + 1) > 0
             ids = np.flatnonzero(present) + low
-            return remap[shifted], tuple(str(v) for v in ids.tolist())
+            names = tuple(str(v) for v in ids.tolist())
+            if present.all():
+                return shifted, names
+            return (np.cumsum(present) - 1)[shifted], names
         uniq, inverse = np.unique(values, return_inverse=True)
         return inverse.astype(np.int64).ravel(), tuple(str(v) for v in uniq.tolist())
     codes, names = _categorize(column)
-    present = _present(codes, names)
-    return _remap(codes, names, present), tuple(present)
+    used = _present(codes, names)
+    return _remap(codes, names, used), tuple(used)
 
 
 def _lookup(codes: IntArray, names: Sequence[str], table: dict[str, int], null: int) -> IntArray:
-    """Map codes through a name -> value table (`null` for null codes)."""
+    """Map codes (-1 = null) through a name -> value table (`null` for null codes)."""
     values = np.array([table[name] for name in names] + [null], dtype=np.int64)
-    return values[np.where(codes >= 0, codes, len(names))]
+    return values[codes]
 
 
 def encode_reviews(
@@ -146,13 +151,15 @@ def encode_reviews(
     missing = [c for c in REQUIRED_COLUMNS if c not in reviews.columns]
     if missing:
         raise ValueError(f"reviews frame lacks column(s): {', '.join(missing)}")
+    for column in ("question_id", "model_a", "model_b", "reviewer"):
+        if reviews[column].null_count():
+            raise ValueError(f"column {column!r} has a missing value")
     a_codes, a_names = _categorize(reviews["model_a"])
     b_codes, b_names = _categorize(reviews["model_b"])
     r_codes, r_names = _categorize(reviews["reviewer"])
     if contestants is None:
-        contestant_names = tuple(
-            sorted(set(_present(a_codes, a_names)) | set(_present(b_codes, b_names)))
-        )
+        seen = set(_present(a_codes, a_names)) | set(_present(b_codes, b_names))
+        contestant_names = tuple(sorted(seen))
     else:
         contestant_names = tuple(dict.fromkeys(contestants))
     if reviewers is None:
@@ -162,38 +169,46 @@ def encode_reviews(
     model_a = _remap(a_codes, a_names, contestant_names)
     model_b = _remap(b_codes, b_names, contestant_names)
     reviewer = _remap(r_codes, r_names, reviewer_names)
-    for column, codes in (("model_a", a_codes), ("model_b", b_codes), ("reviewer", r_codes)):
-        if (codes < 0).any():
-            raise ValueError(f"column {column!r} has a missing value")
-    keep = (model_a >= 0) & (model_b >= 0) & (reviewer >= 0)
-    if (keep & (model_a == model_b)).any():
-        row = int(np.flatnonzero(keep & (model_a == model_b))[0])
+    filtered = contestants is not None or reviewers is not None
+    keep = (model_a >= 0) & (model_b >= 0) & (reviewer >= 0) if filtered else None
+    same = model_a == model_b
+    if keep is not None:
+        same &= keep
+    if same.any():
+        row = int(np.flatnonzero(same)[0])
         raise ValueError(f"model {contestant_names[model_a[row]]!r} is reviewed against itself")
 
     v_codes, v_names = _categorize(reviews["verdict"])
-    v_used = _present(v_codes[keep], v_names)
+    v_used = _present(v_codes if keep is None else v_codes[keep], v_names)
     unknown = [name for name in v_used if name not in _KNOWN_VERDICTS]
     if unknown:
         raise ValueError(f"unknown verdict {unknown[0]!r} (expected A, B, tie, invalid)")
-    # Kind of each verdict: 0 counted, 1 unreadable, 2 no verdict (failed call).
-    kind = _lookup(v_codes, v_names, {n: int(n == "invalid") for n in v_names}, 2)
+    # Kind of each review: 0 counted, 1 unreadable verdict, 2 no verdict (failed call).
+    kind_of = {n: _VERDICT_KIND.get(n, 0) for n in v_names}
     if "status" in reviews.columns:
         s_codes, s_names = _categorize(reviews["status"])
-        status = _lookup(s_codes, s_names, {n: _STATUS_KIND.get(n, 0) for n in s_names}, 0)
-        kind = np.maximum(kind, status)
-    is_failed = keep & (kind == 2)
-    is_invalid = keep & (kind == 1)
-    counted = keep & (kind == 0)
+        status_of = {n: _STATUS_KIND.get(n, 0) for n in s_names}
+        kind = np.maximum(
+            _lookup(v_codes, v_names, kind_of, 2), _lookup(s_codes, s_names, status_of, 0)
+        )
+    else:
+        kind = _lookup(v_codes, v_names, kind_of, 2)
+    if keep is not None:
+        kind = np.where(keep, kind, 3)
+    counts = np.bincount(kind, minlength=4)
+    n_invalid, n_failed = int(counts[1]), int(counts[2])
+    counted = kind == 0
+    everything = bool(counts[0] == kind.size)
 
     n_rev = len(reviewer_names)
-    answered = np.bincount(reviewer[keep & ~is_failed], minlength=n_rev).astype(np.int64)
-    invalid_per = np.bincount(reviewer[is_invalid], minlength=n_rev).astype(np.int64)
+    row_reviewer = reviewer if keep is None else np.where(keep, reviewer, n_rev)
+    per_kind = np.bincount(row_reviewer * 4 + kind, minlength=4 * (n_rev + 1))
+    per_kind = per_kind[: 4 * n_rev].reshape(n_rev, 4) if n_rev else np.zeros((0, 4), np.int64)
+    answered = (per_kind[:, 0] + per_kind[:, 1]).astype(np.int64)
+    invalid_per = per_kind[:, 1].astype(np.int64)
     position = {name: i for i, name in enumerate(contestant_names)}
     as_contestant = np.array([position.get(name, -1) for name in reviewer_names], dtype=np.int64)
     question_column = reviews["question_id"]
-    if question_column.null_count():
-        raise ValueError("column 'question_id' has a missing value")
-    everything = bool(counted.all())
     question, questions = _question_codes(
         question_column if everything else question_column.filter(pl.Series(counted))
     )
@@ -209,9 +224,9 @@ def encode_reviews(
         reviewer=reviewer[select],
         score=scores[select].astype(np.int8),
         reviewer_as_contestant=as_contestant,
-        n_rows=int(keep.sum()),
-        n_invalid=int(is_invalid.sum()),
-        n_failed=int(is_failed.sum()),
+        n_rows=int(counts[:3].sum()),
+        n_invalid=n_invalid,
+        n_failed=n_failed,
         invalid_per_reviewer=invalid_per,
         answered_per_reviewer=answered,
     )

@@ -171,7 +171,6 @@ class Scheduler:
         )
         attempts = 0
         latency = 0.0
-        last_error: ProviderError | None = None
 
         def finish(
             status: OutcomeStatus,
@@ -211,14 +210,12 @@ class Scheduler:
                 return finish("budget", message)
 
             attempts += 1
-            result, error, latency = await self._attempt(
+            result, error, latency, cost = await self._attempt(
                 state, request, permit, price_model, worst_cost
             )
             if result is not None:
-                cost = self._prices.cost(price_model, result.usage)
                 return finish("ok", result=result, cost=cost)
             assert error is not None
-            last_error = error
 
             if error.kind is ErrorKind.AUTH:
                 return finish("failed", self._mark_dead(state, error), ErrorKind.AUTH)
@@ -231,11 +228,11 @@ class Scheduler:
                 pause = hint if hint is not None else self._backoff_cap(attempts)
                 governor.record_rate_limit(permit, pause)
                 if attempts >= retry.max_attempts:
-                    return finish("failed", str(last_error), last_error.kind)
+                    return finish("failed", str(error), error.kind)
                 continue  # the next acquire waits out the provider-wide pause
             # Transient: full-jitter exponential backoff, interrupted by stop().
             if attempts >= retry.max_attempts:
-                return finish("failed", str(last_error), last_error.kind)
+                return finish("failed", str(error), error.kind)
             await governor.sleep(self._rng.uniform(0.0, self._backoff_cap(attempts)))
 
     async def _attempt(
@@ -245,8 +242,8 @@ class Scheduler:
         permit: Permit,
         price_model: str,
         worst_cost: float,
-    ) -> tuple[GenerateResult | None, ProviderError | None, float]:
-        """One generate() call; settles the permit and the budget whatever happens."""
+    ) -> tuple[GenerateResult | None, ProviderError | None, float, float]:
+        """One generate() call -> (result, error, latency, cost); always settles."""
         used_tokens = 0
         cost = 0.0
         result: GenerateResult | None = None
@@ -268,7 +265,7 @@ class Scheduler:
             self._budget.settle(worst_cost, cost)
         if result is not None:
             state.governor.record_success(result.rate_headers)
-        return result, error, latency
+        return result, error, latency, cost
 
     # -- helpers -------------------------------------------------------------
 

@@ -107,8 +107,13 @@ def _convert_string(value: Any) -> Any:
     raise _RowError("expected a string")
 
 
+_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
+
+
 def _convert_int(value: Any) -> Any:
     if isinstance(value, int) and not isinstance(value, bool):
+        if not _INT64_MIN <= value <= _INT64_MAX:
+            raise _RowError("integer out of the 64-bit range")
         return int(value)
     raise _RowError("expected an integer")
 
@@ -160,7 +165,17 @@ class _Compiled:
 
     def __init__(self, schema: pa.Schema) -> None:
         self.schema = schema
+        self.names: list[str] = list(schema.names)
         self.converters: dict[str, _Convert] = {f.name: _converter(f.type) for f in schema}
+        # Values of exactly these Python types need no conversion.
+        self.exact: dict[str, type] = {}
+        for f in schema:
+            if pa.types.is_string(f.type) or pa.types.is_large_string(f.type):
+                self.exact[f.name] = str
+            elif pa.types.is_floating(f.type):
+                self.exact[f.name] = float
+            elif pa.types.is_boolean(f.type):
+                self.exact[f.name] = bool
         self.polars: pl.Schema = pl.from_arrow(schema.empty_table()).schema  # type: ignore[union-attr]
 
 
@@ -178,14 +193,14 @@ def _compiled(table: str) -> _Compiled:
 def normalize_row(table: str, row: Mapping[str, Any]) -> dict[str, Any]:
     """Check a row against its table: every column present (null if missing), types right."""
     compiled = _compiled(table)
-    for column in row:
-        if column not in compiled.converters:
+    converters, exact = compiled.converters, compiled.exact
+    out: dict[str, Any] = dict.fromkeys(compiled.names)
+    for column, value in row.items():
+        convert = converters.get(column)
+        if convert is None:
             raise ValueError(f"table {table!r} has no column {column!r}")
-    out: dict[str, Any] = {}
-    for column, convert in compiled.converters.items():
-        value = row.get(column)
-        if value is None:
-            out[column] = None
+        if value is None or type(value) is exact.get(column):
+            out[column] = value
             continue
         try:
             out[column] = convert(value)

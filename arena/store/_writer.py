@@ -16,6 +16,8 @@ from arena.store._schema import TABLES, normalize_row
 
 __all__ = ["LogWriter"]
 
+_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+
 # Log folders with a started writer in this process (another process is kept
 # out by RunLock).
 _ACTIVE: set[Path] = set()
@@ -106,7 +108,7 @@ class LogWriter:
         if self._error is not None:
             raise RuntimeError(f"LogWriter failed earlier: {self._error}") from self._error
         clean = normalize_row(table, row)
-        line = json.dumps(clean, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
+        line = (_ENCODER.encode(clean) + "\n").encode()
         done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._pending.append(_Pending(table, line, done))
         assert self._wakeup is not None

@@ -429,3 +429,60 @@ def test_register_table(tmp_path: Path, extra_table: str) -> None:
         register_table("Bad.Name", schema)
     with pytest.raises(ValueError, match="'id'"):
         register_table("no_id", pa.schema([("key", pa.string())]))
+
+
+def test_read_orders_live_journal_sealed_during_the_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A writer seals and compacts the live journal right after a reader read it."""
+    import arena.store._log as log_module
+
+    log = RunLog(tmp_path)
+    compactor = Compactor(log.log_dir)
+    live = journal_path(log.log_dir, "answers")
+    live.write_text(json.dumps(answer(1, attempts=2)) + "\n")
+    real_parse = log_module.parse_journal
+    calls = 0
+
+    def parse_then_writer_moves_on(table: str, data: bytes) -> pl.DataFrame:
+        nonlocal calls
+        calls += 1
+        frame = real_parse(table, data)
+        if calls == 1:
+            with live.open("a") as f:  # one more version, then sealed and compacted
+                f.write(json.dumps(answer(1, attempts=3)) + "\n")
+            compactor.compact("answers", compactor.seal("answers"))
+            live.write_text(json.dumps(answer(2, attempts=1)) + "\n")
+        return frame
+
+    monkeypatch.setattr(log_module, "parse_journal", parse_then_writer_moves_on)
+    got = rows_by_id(log.read("answers"))
+    assert got["a-1"]["attempts"] == 3  # the stale live read (2) must not win
+
+
+def test_read_retries_when_live_journal_is_sealed_while_opening(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import arena.store._log as log_module
+
+    log = RunLog(tmp_path)
+    compactor = Compactor(log.log_dir)
+    live = journal_path(log.log_dir, "answers")
+    live.write_text(json.dumps(answer(1, attempts=1)) + "\n")
+    real_max_key = log_module.max_key
+    calls = 0
+
+    def writer_seals_first(log_dir: Path, table: str) -> int:
+        nonlocal calls
+        calls += 1
+        if calls == 1:
+            with live.open("a") as f:
+                f.write(json.dumps(answer(1, attempts=5)) + "\n")
+            compactor.seal("answers")  # left sealed, not compacted
+            live.write_text(json.dumps(answer(2, attempts=1)) + "\n")
+        return real_max_key(log_dir, table)
+
+    monkeypatch.setattr(log_module, "max_key", writer_seals_first)
+    got = rows_by_id(log.read("answers"))
+    assert calls == 2  # the first pass noticed the rename and started over
+    assert {k: v["attempts"] for k, v in got.items()} == {"a-1": 5, "a-2": 1}

@@ -1,0 +1,165 @@
+"""`arena batcheval`: score any samples with BatchEval (see docs/batcheval.md)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import signal
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from arena.batcheval import (
+    BatchEvalSetup,
+    Sample,
+    StageSummary,
+    load_samples,
+    load_setup,
+    preflight,
+    run_standalone,
+)
+from arena.cli._common import Exit, fail
+from arena.config import ConfigError
+from arena.engine import log_line
+from arena.scheduler import Scheduler
+from arena.store import LockHeld, RunLock
+
+
+class _Progress:
+    """A timestamped progress line on stderr every few seconds."""
+
+    def __init__(self, every: float = 5.0) -> None:
+        self.every = every
+        self.last = time.monotonic()
+
+    def __call__(self, stage: str, done: int, total: int) -> None:
+        now = time.monotonic()
+        if now - self.last >= self.every:
+            self.last = now
+            log_line(f"{stage} {done}/{total}")
+
+
+async def _run(setup: BatchEvalSetup, samples: tuple[Sample, ...], budget: float | None,
+               signals: list[int], holder: dict[str, Scheduler]) -> StageSummary:
+    loop = asyncio.get_running_loop()
+
+    def on_signal(signum: int) -> None:
+        signals.append(signum)
+        if "s" in holder:
+            holder["s"].stop()
+
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, on_signal, sig)
+    return await run_standalone(
+        setup, samples, budget_usd=budget, progress=_Progress(),
+        on_scheduler=lambda s: holder.__setitem__("s", s),
+    )
+
+
+def _exit_code(summary: StageSummary, signals: list[int], budget_stopped: bool) -> Exit:
+    if signals:
+        return Exit.SIGTERM if signals[0] == signal.SIGTERM else Exit.SIGINT
+    if budget_stopped:
+        return Exit.BUDGET
+    if summary.failed or summary.pending:
+        return Exit.PARTIAL
+    return Exit.OK
+
+
+def _report(setup: BatchEvalSetup, samples: tuple[Sample, ...], summary: StageSummary,
+            code: Exit) -> dict[str, Any]:
+    cfg = setup.config
+    return {
+        "name": setup.name,
+        "output": str(setup.output_dir),
+        "exit_code": int(code),
+        "samples": len(samples),
+        "criteria": [c.name for c in cfg.criteria],
+        "scorers": list(cfg.scorers),
+        "strategy": cfg.strategy,
+        "procedure": cfg.procedure,
+        "rounds": cfg.rounds,
+        "batch_size": cfg.batch_size,
+        "calls": {**summary.counts(), "reasked": summary.reasked},
+        "unscored": summary.unscored,
+        "tokens_in": summary.tokens_in,
+        "tokens_out": summary.tokens_out,
+        "cost_usd": summary.cost_usd,
+        "wall_seconds": summary.wall_seconds,
+        "errors": summary.errors,
+        "results": [s.to_json() for s in summary.scores],
+    }
+
+
+def _table(report: dict[str, Any]) -> Table:
+    table = Table(title=f"BatchEval {report['name']}: {report['samples']} samples, "
+                        f"{report['rounds']} rounds, {report['strategy']} batches")
+    for col in ("id", "criterion", "scorer", "score", "spread", "rounds"):
+        table.add_column(col, justify="left" if col in ("id", "criterion", "scorer") else "right")
+    for r in report["results"]:
+        score = "-" if r["score"] is None else f"{r['score']:.2f}"
+        spread = "-" if r["spread"] is None else f"{r['spread']:.2f}"
+        total = r["rounds_scored"] + r["rounds_missing"]
+        table.add_row(r["id"], r["criterion"], r["scorer"], score, spread,
+                      f"{r['rounds_scored']}/{total}")
+    return table
+
+
+@click.command("batcheval")
+@click.argument("samples_file", metavar="SAMPLES.jsonl", type=click.Path(path_type=Path))
+@click.option("--config", "config_file", required=True, type=click.Path(path_type=Path),
+              help="BatchEval config YAML (or a tournament YAML with a batcheval: section).")
+@click.option("--out", type=click.Path(path_type=Path), default=None,
+              help="Output directory (default: the config's `output`, else runs/<name>).")
+@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table",
+              show_default=True, help="How to print the final scores on stdout.")
+@click.option("--budget", type=float, default=None, metavar="USD",
+              help="Stop starting calls before spend plus reservations exceed USD (exit 4).")
+def batcheval_cmd(samples_file: Path, config_file: Path, out: Path | None, fmt: str,
+                  budget: float | None) -> None:
+    """Score every sample in SAMPLES.jsonl (`id`, `text`, optional `context`) with BatchEval.
+
+    Samples are scored in batches on each criterion by each scorer over several
+    rounds; a sample's score is its mean over the rounds. Calls are logged to
+    the crash-safe log in the output directory (table `batcheval`) and a rerun
+    resumes; final scores go to batcheval_scores.parquet there. Exit codes: 0
+    complete, 2 bad input, 3 partial, 4 budget reached, 75 locked, 130/143
+    interrupted.
+    """
+    try:
+        setup = load_setup(config_file, out)
+        samples = load_samples(samples_file)
+    except ConfigError as exc:
+        fail(str(exc))
+    problems = preflight(setup)
+    if problems:
+        fail("\n  ".join([f"{config_file}: cannot start:"] + problems))
+    signals: list[int] = []
+    holder: dict[str, Scheduler] = {}
+    try:
+        with RunLock(setup.output_dir):
+            summary = asyncio.run(_run(setup, samples, budget, signals, holder))
+    except LockHeld as exc:
+        fail(str(exc), Exit.LOCKED)
+    budget_stopped = "s" in holder and holder["s"].budget_exhausted
+    code = _exit_code(summary, signals, budget_stopped)
+    report = _report(setup, samples, summary, code)
+    if fmt == "json":
+        click.echo(json.dumps(report))
+    else:
+        Console().print(_table(report))
+    click.echo(
+        f"{setup.name}: {len(samples)} samples; batch calls planned {summary.planned}, "
+        f"skipped {summary.skipped}, completed {summary.completed}, invalid {summary.invalid}, "
+        f"failed {summary.failed}, pending {summary.pending}, re-asked {summary.reasked}; "
+        f"unscored {summary.unscored} ({summary.wall_seconds:.1f}s) -> {setup.output_dir}",
+        err=True,
+    )
+    for err in summary.errors:
+        click.echo(f"arena: {err}", err=True)
+    sys.exit(int(code))
