@@ -352,18 +352,18 @@ class _UniqueKeyLoader(yaml.SafeLoader):
 def _construct_mapping(loader: _UniqueKeyLoader, node: yaml.MappingNode) -> dict[Any, Any]:
     mapping: dict[Any, Any] = {}
     for key_node, value_node in node.value:
-        key = loader.construct_object(key_node)  # type: ignore[no-untyped-call]
+        key = loader.construct_object(key_node)
         if key in mapping:
             raise yaml.constructor.ConstructorError(
                 None, None, f"duplicate key '{key}'", key_node.start_mark
             )
-        mapping[key] = loader.construct_object(value_node)  # type: ignore[no-untyped-call]
+        mapping[key] = loader.construct_object(value_node)
     return mapping
 
 
 _UniqueKeyLoader.add_constructor(
     yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG,
-    _construct_mapping,  # type: ignore[arg-type]
+    _construct_mapping,
 )
 
 

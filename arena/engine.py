@@ -318,8 +318,8 @@ class Pipeline:
             if not self.tasks:
                 break
         s = self.summary
-        for stage, counts in self.stage_counts.items():
-            s.by_stage[stage] = dict(counts)
+        for stage_name, counts in self.stage_counts.items():
+            s.by_stage[stage_name] = dict(counts)
         s.skipped = sum(c["skipped"] for c in self.stage_counts.values())
         s.completed = sum(c["completed"] for c in self.stage_counts.values())
         s.failed = sum(c["failed"] for c in self.stage_counts.values())

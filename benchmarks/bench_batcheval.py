@@ -13,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import json
 import random
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -150,11 +149,11 @@ def main() -> None:
         results["one_at_a_time"] = run_single(samples, truth, target, tmp)
     for name, r in results.items():
         print(f"{name:>14}: pearson {r['pearson']:.3f} spearman {r['spearman']:.3f} "
-              f"calls {r['calls']:>5} tokens {r['tokens']:>7}", file=sys.stderr)
+              f"calls {r['calls']:>5} tokens {r['tokens']:>7}")
     het, single = results["heterogeneous"], results["one_at_a_time"]
     print(f"heterogeneous BatchEval uses {het['tokens'] / single['tokens']:.0%} of the tokens "
           f"of one-at-a-time scoring ({single['calls_per_sample']} calls per sample); "
-          f"{time.monotonic() - start:.1f}s", file=sys.stderr)
+          f"{time.monotonic() - start:.1f}s")
     print(json.dumps(results))
 
 

@@ -69,8 +69,8 @@ def plan_cmd(file: Path, out: Path | None, as_json: bool) -> None:
     for col in ("provider", "model", "answers", "reviews", "calls", "done", "pending",
                 "est_tokens"):
         table.add_column(col, justify="left" if col in ("provider", "model") else "right")
-    for r in out_rows:
-        table.add_row(*(str(r[k]) for k in r))
+    for row in out_rows:
+        table.add_row(*(str(v) for v in row.values()))
     table.add_row("total", "", *(str(totals[k]) for k in totals), style="bold")
     Console().print(table)
     click.echo("est_tokens is an upper bound: prompts plus max_tokens for each pending call.")

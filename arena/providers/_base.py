@@ -35,6 +35,7 @@ class Provider(ABC):
 
     async def close(self) -> None:
         """Release network clients (default: nothing to release)."""
+        return None
 
     def check_ready(self) -> list[str]:
         """Problems that make this provider unusable (missing key...), before any call."""

@@ -117,15 +117,15 @@ def _question_codes(column: pl.Series) -> tuple[IntArray, tuple[str, ...]]:
             shifted = values - low if low else values
             present = np.bincount(shifted, minlength=high - low + 1) > 0
             ids = np.flatnonzero(present) + low
-            names = tuple(str(v) for v in ids.tolist())
+            ids_text = tuple(str(v) for v in ids.tolist())
             if present.all():
-                return shifted, names
-            return (np.cumsum(present) - 1)[shifted], names
+                return shifted, ids_text
+            return (np.cumsum(present) - 1)[shifted], ids_text
         uniq, inverse = np.unique(values, return_inverse=True)
         return inverse.astype(np.int64).ravel(), tuple(str(v) for v in uniq.tolist())
-    codes, names = _categorize(column)
-    used = _present(codes, names)
-    return _remap(codes, names, used), tuple(used)
+    codes, categories = _categorize(column)
+    used = _present(codes, categories)
+    return _remap(codes, categories, used), tuple(used)
 
 
 def _lookup(codes: IntArray, names: Sequence[str], table: dict[str, int], null: int) -> IntArray:

@@ -6,11 +6,10 @@ import asyncio
 
 import pytest
 
-from arena.config import ModelConfig, ProviderConfig, Question, SimParams
+from arena.config import DEFAULT_REVIEW_TEMPLATE, ModelConfig, ProviderConfig, Question, SimParams
 from arena.providers import create_provider
 from arena.providers.sim import SimProvider, find_signatures
 from arena.review import parse_verdict, render_review_prompt
-from arena.config import DEFAULT_REVIEW_TEMPLATE
 from arena.types import GenerateRequest, Message, ProviderError, Verdict
 
 TEMPLATE = DEFAULT_REVIEW_TEMPLATE.read_text()
