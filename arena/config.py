@@ -86,6 +86,11 @@ class SimParams(_Strict):
     score_noise: float = Field(default=0.3, ge=0)
     score_drift: float = Field(default=0.5, ge=0)
     batch_context: float = Field(default=0.4, ge=0, le=1)
+    # PeerDiscussion (arena/providers/_sim_discuss.py): the chance to hold an
+    # opinion whatever the argument, and how strongly a discussion's fresh look
+    # at the answers pulls toward the truly better one.
+    stubbornness: float = Field(default=0.5, ge=0, le=1)
+    insight: float = Field(default=2.0, ge=0)
 
 
 class ModelConfig(_Strict):
@@ -112,6 +117,13 @@ class RetryConfig(_Strict):
     max_attempts: int = Field(default=5, ge=1)
     backoff_base: float = Field(default=0.5, ge=0)
     backoff_max: float = Field(default=30.0, ge=0)
+
+
+class PriceConfig(_Strict):
+    """A model's price: USD per million input and output tokens."""
+
+    input: float = Field(ge=0, allow_inf_nan=False)
+    output: float = Field(ge=0, allow_inf_nan=False)
 
 
 # --- BatchEval (docs/batcheval.md): the optional `batcheval:` section --------
@@ -181,6 +193,63 @@ class BatchEvalConfig(_Strict):
         return self
 
 
+# --- PeerDiscussion (docs/discussion.md): the optional `discussion:` section --
+
+DiscussionTrigger = Literal["tie", "disagreement", "inconsistent"]
+
+
+def _default_triggers() -> list[DiscussionTrigger]:
+    return ["tie", "inconsistent"]
+
+
+class DiscussionConfig(_Strict):
+    """The `discussion:` section: two reviewers discuss disputed battles to a shared verdict."""
+
+    trigger: list[DiscussionTrigger] = Field(default_factory=_default_triggers, min_length=1)
+    tie_margin: float = Field(default=0.0, ge=0, lt=1)  # |mean score| <= margin is a tie
+    disagreement: float = Field(default=0.3, gt=0, le=1)  # share off the most common verdict
+    discussants: str | list[str] | dict[str, list[str]] = "top2"
+    leader: str = "random"  # random | alternate | a model name
+    max_turns: int = Field(default=4, ge=1)
+    temperature: float = Field(default=0.2, ge=0)
+    max_tokens: int = Field(default=1024, ge=1)
+    outcome: Literal["replace", "add"] = "replace"
+    weight: int = Field(default=1, ge=1)  # `add`: the verdict counts as this many reviews
+    template: str | None = None  # default: configs/prompts/discussion.txt
+    role_template: str | None = None  # default: configs/prompts/discussion_role.txt
+
+    @field_validator("trigger", mode="before")
+    @classmethod
+    def _one_or_many(cls, v: Any) -> Any:
+        return [v] if isinstance(v, str) else v
+
+    @field_validator("discussants")
+    @classmethod
+    def _discussants_shape(
+        cls, v: str | list[str] | dict[str, list[str]]
+    ) -> str | list[str] | dict[str, list[str]]:
+        if isinstance(v, str):
+            if v != "top2":
+                raise ValueError(f"unknown discussant '{v}' (use two model names, top2 "
+                                 "or {all-pairs: [names]})")
+        elif isinstance(v, list):
+            if len(v) != 2 or v[0] == v[1]:
+                raise ValueError("name exactly two different models")
+        elif list(v) != ["all-pairs"]:
+            raise ValueError("the only mapping form is {all-pairs: [names]}")
+        elif len(v["all-pairs"]) < 2 or len(set(v["all-pairs"])) != len(v["all-pairs"]):
+            raise ValueError("all-pairs needs at least two different model names")
+        return v
+
+    def named_discussants(self) -> list[str]:
+        """The model names the section lists (none for top2)."""
+        if isinstance(self.discussants, str):
+            return []
+        if isinstance(self.discussants, list):
+            return list(self.discussants)
+        return list(self.discussants["all-pairs"])
+
+
 class TournamentConfig(_Strict):
     """The tournament YAML, as written by the user."""
 
@@ -195,6 +264,9 @@ class TournamentConfig(_Strict):
     output: str | None = None
     seed: int = 0
     batcheval: BatchEvalConfig | None = None  # off unless the section is present
+    discussion: DiscussionConfig | None = None  # off unless the section is present
+    # Per provider-side model id; overrides configs/prices.yaml (arena.scheduler.price_table).
+    prices: dict[str, PriceConfig] = Field(default_factory=dict)
 
     @field_validator("reviewers")
     @classmethod
@@ -248,7 +320,9 @@ class Tournament:
     def used_models(self) -> list[str]:
         """Contestants, reviewers, then BatchEval scorers, each once, in config order."""
         scorers = self.config.batcheval.scorers if self.config.batcheval else []
-        return list(dict.fromkeys(self.contestants + self.reviewers + scorers))
+        discussants = (self.config.discussion.named_discussants()
+                       if self.config.discussion else [])
+        return list(dict.fromkeys(self.contestants + self.reviewers + scorers + discussants))
 
     def model_fingerprint(self, name: str) -> dict[str, Any]:
         """What a model's outputs depend on: provider type, model id, params."""
@@ -340,6 +414,23 @@ def _check_references(cfg: TournamentConfig, file: str | Path) -> None:
     for i, n in enumerate(cfg.batcheval.scorers if cfg.batcheval else []):
         if n not in cfg.models:
             raise ConfigError(file, f"batcheval.scorers[{i}]", f"undefined model '{n}'")
+    if cfg.discussion is not None:
+        _check_discussion(cfg, cfg.discussion, file)
+
+
+def _check_discussion(cfg: TournamentConfig, d: DiscussionConfig, file: str | Path) -> None:
+    where = "discussion.discussants" + (".all-pairs" if isinstance(d.discussants, dict) else "")
+    for i, n in enumerate(d.named_discussants()):
+        if n not in cfg.models:
+            raise ConfigError(file, f"{where}[{i}]", f"'{n}' is not a configured model")
+    if d.discussants == "top2" and len(cfg.reviewers or cfg.contestants) < 2:
+        raise ConfigError(file, "discussion.discussants", "top2 needs at least two reviewers")
+    if d.leader not in ("random", "alternate"):
+        pool = d.named_discussants() or (cfg.reviewers or cfg.contestants)
+        if d.leader not in pool:
+            raise ConfigError(file, "discussion.leader",
+                              f"'{d.leader}' is not random, alternate or one of the "
+                              f"discussants ({', '.join(pool)})")
 
 
 KNOWN_PROVIDER_TYPES = {"sim", "openai", "anthropic", "gemini"}

@@ -18,10 +18,10 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from arena.batcheval import batcheval_preflight, score_tournament
-from arena.config import Question, Tournament
+from arena.config import ConfigError, Question, Tournament
 from arena.providers import Provider, ProviderUnavailable, create_provider
 from arena.review import parse_verdict, render_review_prompt
-from arena.scheduler import CallOutcome, Scheduler
+from arena.scheduler import CallOutcome, Scheduler, price_table
 from arena.store import LogWriter, RunLog
 from arena.types import CallStatus, GenerateRequest, Message, Verdict, stable_id
 
@@ -143,6 +143,8 @@ def snapshot(t: Tournament) -> dict[str, Any]:
         "reviewers": t.reviewers,
         "questions": len(t.questions),
         "models": models,
+        # `arena retry-failed DIR` and `arena status DIR` reload the config from here.
+        "config_path": str(t.path.resolve()),
     }
 
 
@@ -182,6 +184,15 @@ def preflight(t: Tournament) -> list[str]:
             continue
         problems.extend(provider.check_ready())
     problems.extend(batcheval_preflight(t))
+    try:
+        price_table(t)
+    except ConfigError as exc:
+        problems.append(str(exc))
+    for factory in STAGES:  # making a stage checks its section (templates, ...)
+        try:
+            factory(t)
+        except ConfigError as exc:
+            problems.append(str(exc))
     return problems
 
 
@@ -474,17 +485,25 @@ async def run_tournament(
     progress: ProgressFn | None = None,
     on_scheduler: Callable[[Scheduler], None] | None = None,
     compact_every: int = 2000,
+    plan: Plan | None = None,
+    extra_stages: bool = True,
 ) -> RunSummary:
-    """Run every pending call of a tournament; the caller holds the run lock."""
+    """Run every pending call of a tournament; the caller holds the run lock.
+
+    `plan` defaults to `build_plan(t)`; `arena retry-failed` passes part of it
+    with `extra_stages=False` (no discussion, BatchEval... on a partial plan).
+    """
     write_snapshot(t)
     log = RunLog(t.output_dir)
-    plan = build_plan(t)
+    plan = plan if plan is not None else build_plan(t)
     done_answers, done_reviews = load_done(log)
-    stages = [s for s in (factory(t) for factory in STAGES) if s is not None]
+    factories = STAGES if extra_stages else []
+    stages = [s for s in (factory(t) for factory in factories) if s is not None]
     done_verdicts = load_verdicts(log) if stages else {}
     providers = make_providers(t)
     limits = {name: t.config.providers[name].limits.to_limits() for name in providers}
-    scheduler = Scheduler(providers, limits, t.config.retry, budget_usd=budget_usd)
+    scheduler = Scheduler(providers, limits, t.config.retry, budget_usd=budget_usd,
+                          prices=price_table(t))
     if on_scheduler is not None:
         on_scheduler(scheduler)
     try:
@@ -494,7 +513,7 @@ async def run_tournament(
             summary = await pipeline.run()
             # The BatchEval stage (docs/batcheval.md), when configured: it scores
             # every answer once no answer is pending.
-            stage = await score_tournament(
+            stage = None if not extra_stages else await score_tournament(
                 t, [(a.id, a.question, a.model) for a in plan.answers], pipeline.answers,
                 scheduler, writer, log, run_id=pipeline.run_id, progress=progress,
             )

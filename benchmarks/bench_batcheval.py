@@ -38,8 +38,10 @@ BATCH_SIZE = 10
 ROUNDS = 5
 MAX_SINGLE_CALLS = 20
 SEED = 11
-WORDS = ("the answer explains context evidence detail reason example step result because "
-         "therefore however first second finally clearly approach method value").split()
+WORDS = (
+    "the answer explains context evidence detail reason example step result because "
+    "therefore however first second finally clearly approach method value"
+).split()
 
 
 def make_samples() -> tuple[tuple[Sample, ...], dict[str, float]]:
@@ -51,31 +53,47 @@ def make_samples() -> tuple[tuple[Sample, ...], dict[str, float]]:
         q = rng.gauss(0.0, 1.0)
         words = " ".join(rng.choice(WORDS) for _ in range(40))
         sid = f"s{i:03d}"
-        samples.append(Sample(sid, f"{words.capitalize()}.\n{signature('writer', q)}",
-                              context=f"Question {i % 20}: explain something."))
+        samples.append(
+            Sample(
+                sid,
+                f"{words.capitalize()}.\n{signature('writer', q)}",
+                context=f"Question {i % 20}: explain something.",
+            )
+        )
         truth[sid] = q
     return tuple(samples), truth
 
 
 def make_setup(out: Path, strategy: str, batch_size: int, rounds: int) -> BatchEvalSetup:
     """A standalone job with one sim scorer."""
-    cfg = BatchEvalConfig.model_validate({
-        "scorers": ["judge"],
-        "criteria": [{
-            "name": "quality", "description": "Overall quality of the response.",
-            "scale": {"low": 1, "high": 3},
-            "anchors": {1: "poor", 2: "acceptable", 3: "excellent"},
-        }],
-        "batch_size": batch_size, "rounds": rounds, "strategy": strategy,
-    })
+    cfg = BatchEvalConfig.model_validate(
+        {
+            "scorers": ["judge"],
+            "criteria": [
+                {
+                    "name": "quality",
+                    "description": "Overall quality of the response.",
+                    "scale": {"low": 1, "high": 3},
+                    "anchors": {1: "poor", 2: "acceptable", 3: "excellent"},
+                }
+            ],
+            "batch_size": batch_size,
+            "rounds": rounds,
+            "strategy": strategy,
+        }
+    )
     return BatchEvalSetup(
-        path=out / "bench.yaml", name=f"bench-{strategy}", config=cfg,
+        path=out / "bench.yaml",
+        name=f"bench-{strategy}",
+        config=cfg,
         template=load_template(cfg, out / "bench.yaml"),
-        providers={"sim": ProviderConfig.model_validate(
-            {"type": "sim", "limits": {"max_concurrency": 64}})},
+        providers={
+            "sim": ProviderConfig.model_validate({"type": "sim", "limits": {"max_concurrency": 64}})
+        },
         models={"judge": ModelConfig(provider="sim", sim=SimParams(malformed_rate=0.02))},
         retry=RetryConfig(max_attempts=3, backoff_base=0.0, backoff_max=0.0),
-        seed=SEED, output_dir=out,
+        seed=SEED,
+        output_dir=out,
     )
 
 
@@ -84,12 +102,15 @@ def correlation(scores: dict[str, float | None], truth: dict[str, float]) -> dic
     ids = [s for s, v in scores.items() if v is not None]
     a = [scores[s] for s in ids]
     b = [truth[s] for s in ids]
-    return {"pearson": round(float(stats.pearsonr(a, b)[0]), 4),
-            "spearman": round(float(stats.spearmanr(a, b)[0]), 4)}
+    return {
+        "pearson": round(float(stats.pearsonr(a, b)[0]), 4),
+        "spearman": round(float(stats.spearmanr(a, b)[0]), 4),
+    }
 
 
-def run_strategy(strategy: str, samples: tuple[Sample, ...], truth: dict[str, float],
-                 tmp: Path) -> dict[str, Any]:
+def run_strategy(
+    strategy: str, samples: tuple[Sample, ...], truth: dict[str, float], tmp: Path
+) -> dict[str, Any]:
     """Score with one batch strategy; correlation, calls and tokens."""
     setup = make_setup(tmp / strategy, strategy, BATCH_SIZE, ROUNDS)
     summary = asyncio.run(run_standalone(setup, samples))
@@ -106,8 +127,9 @@ def run_strategy(strategy: str, samples: tuple[Sample, ...], truth: dict[str, fl
     }
 
 
-def run_single(samples: tuple[Sample, ...], truth: dict[str, float], target: float,
-               tmp: Path) -> dict[str, Any]:
+def run_single(
+    samples: tuple[Sample, ...], truth: dict[str, float], target: float, tmp: Path
+) -> dict[str, Any]:
     """One sample per call, k calls per sample, the smallest k that matches `target`."""
     setup = make_setup(tmp / "single", "random", 1, MAX_SINGLE_CALLS)
     asyncio.run(run_standalone(setup, samples))
@@ -148,12 +170,16 @@ def main() -> None:
         target = results["heterogeneous"]["pearson"]
         results["one_at_a_time"] = run_single(samples, truth, target, tmp)
     for name, r in results.items():
-        print(f"{name:>14}: pearson {r['pearson']:.3f} spearman {r['spearman']:.3f} "
-              f"calls {r['calls']:>5} tokens {r['tokens']:>7}")
+        print(
+            f"{name:>14}: pearson {r['pearson']:.3f} spearman {r['spearman']:.3f} "
+            f"calls {r['calls']:>5} tokens {r['tokens']:>7}"
+        )
     het, single = results["heterogeneous"], results["one_at_a_time"]
-    print(f"heterogeneous BatchEval uses {het['tokens'] / single['tokens']:.0%} of the tokens "
-          f"of one-at-a-time scoring ({single['calls_per_sample']} calls per sample); "
-          f"{time.monotonic() - start:.1f}s")
+    print(
+        f"heterogeneous BatchEval uses {het['tokens'] / single['tokens']:.0%} of the tokens "
+        f"of one-at-a-time scoring ({single['calls_per_sample']} calls per sample); "
+        f"{time.monotonic() - start:.1f}s"
+    )
     print(json.dumps(results))
 
 

@@ -6,7 +6,6 @@ import math
 from collections.abc import Mapping, Sequence
 
 import numpy as np
-from scipy import stats
 
 __all__ = ["bootstrap_ci", "correlations", "mean_and_spread", "running_means", "win_rates"]
 
@@ -47,23 +46,58 @@ def bootstrap_ci(
     return float(lo), float(hi)
 
 
-def _finite(x: float) -> float | None:
-    return float(x) if math.isfinite(x) else None
+def _pearson(a: np.ndarray, b: np.ndarray) -> float | None:
+    da, db = a - a.mean(), b - b.mean()
+    denom = math.sqrt(float((da * da).sum()) * float((db * db).sum()))
+    return float((da * db).sum()) / denom if denom > 0 else None
+
+
+def _ranks(a: np.ndarray) -> np.ndarray:
+    """Ranks from 1, ties sharing their average rank."""
+    order = np.argsort(a, kind="stable")
+    ranks = np.empty(len(a), dtype=float)
+    ranks[order] = np.arange(1, len(a) + 1)
+    for value in np.unique(a):
+        tied = a == value
+        ranks[tied] = ranks[tied].mean()
+    return ranks
+
+
+def _kendall_tau_b(a: np.ndarray, b: np.ndarray) -> float | None:
+    concordant = discordant = ties_a = ties_b = 0
+    for i in range(len(a)):
+        for j in range(i + 1, len(a)):
+            sa, sb = np.sign(a[i] - a[j]), np.sign(b[i] - b[j])
+            if sa == 0 and sb == 0:
+                continue
+            if sa == 0:
+                ties_a += 1
+            elif sb == 0:
+                ties_b += 1
+            elif sa == sb:
+                concordant += 1
+            else:
+                discordant += 1
+    denom = math.sqrt((concordant + discordant + ties_a) * (concordant + discordant + ties_b))
+    return (concordant - discordant) / denom if denom > 0 else None
 
 
 def correlations(x: Mapping[str, float], y: Mapping[str, float]) -> dict[str, float | int | None]:
-    """Pearson, Spearman and Kendall correlation of two scorings over their common keys."""
+    """Pearson, Spearman and Kendall (tau-b) correlation over the keys both scorings have."""
     keys = sorted(set(x) & set(y))
     out: dict[str, float | int | None] = {
-        "n": len(keys), "pearson": None, "spearman": None, "kendall": None
+        "n": len(keys),
+        "pearson": None,
+        "spearman": None,
+        "kendall": None,
     }
-    a = [x[k] for k in keys]
-    b = [y[k] for k in keys]
-    if len(keys) < 3 or len(set(a)) < 2 or len(set(b)) < 2:
+    if len(keys) < 3:
         return out
-    out["pearson"] = _finite(float(stats.pearsonr(a, b)[0]))
-    out["spearman"] = _finite(float(stats.spearmanr(a, b)[0]))
-    out["kendall"] = _finite(float(stats.kendalltau(a, b)[0]))
+    a = np.array([x[k] for k in keys], dtype=float)
+    b = np.array([y[k] for k in keys], dtype=float)
+    out["pearson"] = _pearson(a, b)
+    out["spearman"] = _pearson(_ranks(a), _ranks(b))
+    out["kendall"] = _kendall_tau_b(a, b)
     return out
 
 

@@ -41,7 +41,7 @@ def _split_even(items: Sequence[str], k: int) -> list[list[str]]:
     start = 0
     for i in range(k):
         size = q + (1 if i < r else 0)
-        out.append(list(items[start:start + size]))
+        out.append(list(items[start : start + size]))
         start += size
     return out
 
@@ -95,7 +95,7 @@ def compose_round(
         # Strata of k consecutive samples; each gives one sample to each batch.
         # The last stratum may be short: it tops up batches picked at random.
         for start in range(0, len(ordered), k):
-            stratum = ordered[start:start + k]
+            stratum = ordered[start : start + k]
             rng.shuffle(stratum)
             targets = list(range(k))
             if len(stratum) < k:

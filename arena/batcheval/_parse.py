@@ -85,9 +85,9 @@ def _pairs(region: str) -> list[tuple[int, float]]:
 def _from_labelled_region(text: str, n: int) -> list[tuple[int, float]] | None:
     """Pairs after the last score label that is followed by any; None without one."""
     for label in reversed(list(_LABEL_RE.finditer(text))):
-        if _PAIR_PREFIX_RE.search(text[max(0, label.start() - 24):label.start()]):
+        if _PAIR_PREFIX_RE.search(text[max(0, label.start() - 24) : label.start()]):
             continue
-        region = text[label.end():]
+        region = text[label.end() :]
         pairs = _pairs(region)
         if pairs:
             return pairs
@@ -126,8 +126,9 @@ def _from_table(text: str) -> list[tuple[int, float]] | None:
 def _table_pairs(table: list[list[str]]) -> list[tuple[int, float]]:
     header = [cell.lower() for cell in table[0]]
     score_cols = [i for i, cell in enumerate(header) if "score" in cell and "sample" not in cell]
-    sample_cols = [i for i, cell in enumerate(header)
-                   if "sample" in cell or cell in ("#", "id", "no.", "no")]
+    sample_cols = [
+        i for i, cell in enumerate(header) if "sample" in cell or cell in ("#", "id", "no.", "no")
+    ]
     pairs: list[tuple[int, float]] = []
     if len(score_cols) == 1 and sample_cols:
         for row in table[1:]:

@@ -37,7 +37,8 @@ def load_template(cfg: BatchEvalConfig, config_file: Path) -> str:
     for placeholder in REQUIRED_PLACEHOLDERS:
         if placeholder not in template:
             raise ConfigError(
-                config_file, "batcheval.template",
+                config_file,
+                "batcheval.template",
                 f"template {path} lacks the placeholder {placeholder}",
             )
     return template
@@ -52,8 +53,9 @@ def _anchors(criterion: CriterionConfig) -> str:
     if not criterion.anchors:
         low, high = criterion.scale.low, criterion.scale.high
         return f"- {low:g}: the worst possible\n- {high:g}: the best possible"
-    return "\n".join(f"- {point:g}: {text.strip()}"
-                     for point, text in sorted(criterion.anchors.items()))
+    return "\n".join(
+        f"- {point:g}: {text.strip()}" for point, text in sorted(criterion.anchors.items())
+    )
 
 
 def _sample_block(k: int, sample: Sample) -> str:

@@ -12,18 +12,20 @@ from arena.batcheval._stage import SampleScore
 
 __all__ = ["SCORES_SCHEMA", "read_scores", "scores_frame", "write_scores"]
 
-SCORES_SCHEMA = pl.Schema([
-    ("sample_id", pl.String()),
-    ("criterion", pl.String()),
-    ("scorer", pl.String()),
-    ("score", pl.Float64()),
-    ("spread", pl.Float64()),
-    ("rounds_scored", pl.Int64()),
-    ("rounds_missing", pl.Int64()),
-    ("round_scores", pl.List(pl.Float64())),
-    ("model", pl.String()),
-    ("question_id", pl.String()),
-])
+SCORES_SCHEMA = pl.Schema(
+    [
+        ("sample_id", pl.String()),
+        ("criterion", pl.String()),
+        ("scorer", pl.String()),
+        ("score", pl.Float64()),
+        ("spread", pl.Float64()),
+        ("rounds_scored", pl.Int64()),
+        ("rounds_missing", pl.Int64()),
+        ("round_scores", pl.List(pl.Float64())),
+        ("model", pl.String()),
+        ("question_id", pl.String()),
+    ]
+)
 
 
 def scores_frame(scores: Sequence[SampleScore]) -> pl.DataFrame:

@@ -83,10 +83,16 @@ class SampleScore:
     def to_json(self) -> dict[str, Any]:
         """A plain dict for JSON output."""
         return {
-            "id": self.sample_id, "criterion": self.criterion, "scorer": self.scorer,
-            "score": self.score, "spread": self.spread, "rounds_scored": self.rounds_scored,
-            "rounds_missing": self.rounds_missing, "round_scores": list(self.round_scores),
-            "model": self.model, "question_id": self.question_id,
+            "id": self.sample_id,
+            "criterion": self.criterion,
+            "scorer": self.scorer,
+            "score": self.score,
+            "spread": self.spread,
+            "rounds_scored": self.rounds_scored,
+            "rounds_missing": self.rounds_missing,
+            "round_scores": list(self.round_scores),
+            "model": self.model,
+            "question_id": self.question_id,
         }
 
 
@@ -112,24 +118,33 @@ class StageSummary:
 
     def counts(self) -> dict[str, int]:
         """The call counts a run summary adds up across stages."""
-        return {k: getattr(self, k) for k in
-                ("planned", "skipped", "completed", "failed", "invalid", "pending", "deferred")}
+        return {
+            k: getattr(self, k)
+            for k in ("planned", "skipped", "completed", "failed", "invalid", "pending", "deferred")
+        }
 
 
 def batch_id(
-    round_index: int, criterion: CriterionConfig, scorer: Scorer, samples: Sequence[Sample],
-    template: str, cfg: BatchEvalConfig,
+    round_index: int,
+    criterion: CriterionConfig,
+    scorer: Scorer,
+    samples: Sequence[Sample],
+    template: str,
+    cfg: BatchEvalConfig,
 ) -> str:
     """Id of a batch call: changes when anything its prompt or its answer depends on does."""
-    return stable_id("batch", {
-        "round": round_index,
-        "criterion": criterion.model_dump(),
-        "scorer": dict(scorer.fingerprint),
-        "samples": [[s.id, s.fingerprint()] for s in samples],
-        "template": template,
-        "temperature": cfg.temperature,
-        "max_tokens": cfg.max_tokens,
-    })
+    return stable_id(
+        "batch",
+        {
+            "round": round_index,
+            "criterion": criterion.model_dump(),
+            "scorer": dict(scorer.fingerprint),
+            "samples": [[s.id, s.fingerprint()] for s in samples],
+            "template": template,
+            "temperature": cfg.temperature,
+            "max_tokens": cfg.max_tokens,
+        },
+    )
 
 
 def _split(total: int, n: int) -> list[int]:
@@ -168,7 +183,8 @@ class BatchEvalStage:
         done = logged.filter(pl.col("status").is_in(_DONE)) if logged.height else logged
         self.logged: dict[str, float | None] = (
             dict(zip(done["id"].to_list(), done["score"].to_list(), strict=True))
-            if done.height else {}
+            if done.height
+            else {}
         )
         self.summary = StageSummary()
         self.counts: Counter[str] = Counter()
@@ -202,11 +218,20 @@ class BatchEvalStage:
                     rounds = tuple(self.history.get((c.name, scorer.name), {}).get(sid, []))
                     mean, spread = mean_and_spread(rounds)
                     scored = sum(1 for r in rounds if r is not None)
-                    out.append(SampleScore(
-                        sample_id=sid, criterion=c.name, scorer=scorer.name, score=mean,
-                        spread=spread, rounds_scored=scored, rounds_missing=len(rounds) - scored,
-                        round_scores=rounds, model=sample.model, question_id=sample.question_id,
-                    ))
+                    out.append(
+                        SampleScore(
+                            sample_id=sid,
+                            criterion=c.name,
+                            scorer=scorer.name,
+                            score=mean,
+                            spread=spread,
+                            rounds_scored=scored,
+                            rounds_missing=len(rounds) - scored,
+                            round_scores=rounds,
+                            model=sample.model,
+                            question_id=sample.question_id,
+                        )
+                    )
         return out
 
     def _count(self, what: str) -> None:
@@ -220,8 +245,12 @@ class BatchEvalStage:
         self.history[(criterion.name, scorer.name)] = history
         for r in range(1, self.cfg.rounds + 1):
             composition = compose_round(
-                self.order, r, batch_size=self.cfg.batch_size, strategy=self.cfg.strategy,
-                means=running_means(history), seed=(self.seed, criterion.name, scorer.name),
+                self.order,
+                r,
+                batch_size=self.cfg.batch_size,
+                strategy=self.cfg.strategy,
+                means=running_means(history),
+                seed=(self.seed, criterion.name, scorer.name),
             )
             batches = []
             for i, ids in enumerate(composition):
@@ -287,8 +316,12 @@ class BatchEvalStage:
                 self.summary.errors.append(outcome.error)
 
     async def _write(
-        self, batch: Batch, outcomes: list[CallOutcome], scores: list[float | None],
-        status: CallStatus, error: str | None,
+        self,
+        batch: Batch,
+        outcomes: list[CallOutcome],
+        scores: list[float | None],
+        status: CallStatus,
+        error: str | None,
     ) -> None:
         n = len(batch.samples)
         usage = [o.result.usage for o in outcomes if o.result is not None]
@@ -312,33 +345,35 @@ class BatchEvalStage:
                 row_error = error or f"no valid score for Sample{k}"
             else:
                 row_status, row_error = CallStatus.OK, None
-            rows.append({
-                "id": batch.row_id(sample),
-                "status": row_status.value,
-                "error": row_error,
-                "provider": batch.scorer.provider,
-                "tokens_in": t_in,
-                "tokens_out": t_out,
-                "cost_usd": cost / n,
-                "latency_s": sum(o.latency_s for o in outcomes),
-                "attempts": sum(o.attempts for o in outcomes),
-                "started_at": first.started_at,
-                "finished_at": last.finished_at,
-                "run_id": self.run_id,
-                "round": batch.round,
-                "batch_id": batch.id,
-                "batch_index": batch.index,
-                "position": k,
-                "sample_id": sample.id,
-                "criterion": batch.criterion.name,
-                "scorer": batch.scorer.name,
-                "score": score,
-                "scale_low": batch.criterion.scale.low,
-                "scale_high": batch.criterion.scale.high,
-                "text": texts[0],
-                "reask_text": texts[1] if len(texts) > 1 else None,
-                "reasked": len(outcomes) > 1,
-                "model": sample.model,
-                "question_id": sample.question_id,
-            })
+            rows.append(
+                {
+                    "id": batch.row_id(sample),
+                    "status": row_status.value,
+                    "error": row_error,
+                    "provider": batch.scorer.provider,
+                    "tokens_in": t_in,
+                    "tokens_out": t_out,
+                    "cost_usd": cost / n,
+                    "latency_s": sum(o.latency_s for o in outcomes),
+                    "attempts": sum(o.attempts for o in outcomes),
+                    "started_at": first.started_at,
+                    "finished_at": last.finished_at,
+                    "run_id": self.run_id,
+                    "round": batch.round,
+                    "batch_id": batch.id,
+                    "batch_index": batch.index,
+                    "position": k,
+                    "sample_id": sample.id,
+                    "criterion": batch.criterion.name,
+                    "scorer": batch.scorer.name,
+                    "score": score,
+                    "scale_low": batch.criterion.scale.low,
+                    "scale_high": batch.criterion.scale.high,
+                    "text": texts[0],
+                    "reask_text": texts[1] if len(texts) > 1 else None,
+                    "reasked": len(outcomes) > 1,
+                    "model": sample.model,
+                    "question_id": sample.question_id,
+                }
+            )
         await asyncio.gather(*(self.writer.write(TABLE, row) for row in rows))

@@ -120,12 +120,14 @@ def _parse_file(data: dict[str, Any], path: Path) -> BatchEvalFileConfig:
         raise ConfigError(path, _loc(tuple(err["loc"])), msg) from None
     for name, model in cfg.models.items():
         if model.provider not in cfg.providers:
-            raise ConfigError(path, f"models.{name}.provider",
-                              f"undefined provider '{model.provider}'")
+            raise ConfigError(
+                path, f"models.{name}.provider", f"undefined provider '{model.provider}'"
+            )
     for name, prov in cfg.providers.items():
         if prov.type not in KNOWN_PROVIDER_TYPES:
-            raise ConfigError(path, f"providers.{name}.type",
-                              f"unknown provider type '{prov.type}'")
+            raise ConfigError(
+                path, f"providers.{name}.type", f"unknown provider type '{prov.type}'"
+            )
     for i, scorer in enumerate(cfg.batcheval.scorers):
         if scorer not in cfg.models:
             raise ConfigError(path, f"batcheval.scorers[{i}]", f"undefined model '{scorer}'")
@@ -143,8 +145,12 @@ def load_setup(path: str | Path, output: str | Path | None = None) -> BatchEvalS
         if tournament.batcheval is None:
             raise ConfigError(p, "batcheval", "required key is missing")
         file_cfg = BatchEvalFileConfig(
-            name=tournament.name, providers=tournament.providers, models=tournament.models,
-            batcheval=tournament.batcheval, retry=tournament.retry, seed=tournament.seed,
+            name=tournament.name,
+            providers=tournament.providers,
+            models=tournament.models,
+            batcheval=tournament.batcheval,
+            retry=tournament.retry,
+            seed=tournament.seed,
         )
         default_out = Path("runs") / f"{tournament.name}-batcheval"
     else:
@@ -195,8 +201,15 @@ async def run_standalone(
     try:
         async with log.writer(compact_every=compact_every) as writer:
             stage = BatchEvalStage(
-                setup.config, setup.template, samples, setup.scorers(), scheduler, writer,
-                log.read(TABLE), seed=setup.seed, run_id=uuid.uuid4().hex[:12],
+                setup.config,
+                setup.template,
+                samples,
+                setup.scorers(),
+                scheduler,
+                writer,
+                log.read(TABLE),
+                seed=setup.seed,
+                run_id=uuid.uuid4().hex[:12],
                 progress=progress,
             )
             summary = await stage.run()

@@ -31,14 +31,17 @@ def contestant_scores(
     )
     rows: list[dict[str, Any]] = []
     for (model, criterion), group in sorted(
-        per_answer.group_by(["model", "criterion"]), key=lambda kv: (str(kv[0][0]),
-                                                                     str(kv[0][1]))
+        per_answer.group_by(["model", "criterion"]), key=lambda kv: (str(kv[0][0]), str(kv[0][1]))
     ):
         values = [v for v in group.sort("sample_id")["score"].to_list() if v is not None]
         row: dict[str, Any] = {
-            "model": model, "criterion": criterion, "answers": len(values),
+            "model": model,
+            "criterion": criterion,
+            "answers": len(values),
             "unscored_answers": group.height - len(values),
-            "mean": None, "ci_low": None, "ci_high": None,
+            "mean": None,
+            "ci_low": None,
+            "ci_high": None,
         }
         if values:
             row["mean"] = sum(values) / len(values)
@@ -54,8 +57,16 @@ def _pairwise_win_rates(run_dir: Path) -> dict[str, float]:
     if not reviews.height:
         return {}
     ok = reviews.filter(pl.col("status") == CallStatus.OK.value)
-    return win_rates(list(zip(ok["model_a"].to_list(), ok["model_b"].to_list(),
-                              ok["verdict"].to_list(), strict=True)))
+    return win_rates(
+        list(
+            zip(
+                ok["model_a"].to_list(),
+                ok["model_b"].to_list(),
+                ok["verdict"].to_list(),
+                strict=True,
+            )
+        )
+    )
 
 
 def batcheval_summary(
@@ -80,8 +91,11 @@ def batcheval_summary(
     criteria = sorted({r["criterion"] for r in rows})
     correlation = []
     for criterion in criteria:
-        means = {r["model"]: r["mean"] for r in rows
-                 if r["criterion"] == criterion and r["mean"] is not None}
+        means = {
+            r["model"]: r["mean"]
+            for r in rows
+            if r["criterion"] == criterion and r["mean"] is not None
+        }
         correlation.append({"criterion": criterion, **correlations(means, ranking)})
     return {
         "criteria": criteria,

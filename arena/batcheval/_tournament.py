@@ -77,15 +77,24 @@ async def score_tournament(
     ]
     if waiting or scheduler.stopped or not samples:
         expected = len([a for a, _, _ in answers if a not in failed])
-        planned = (cfg.rounds * math.ceil(expected / cfg.batch_size)
-                   * len(cfg.criteria) * len(scorers))
+        planned = (
+            cfg.rounds * math.ceil(expected / cfg.batch_size) * len(cfg.criteria) * len(scorers)
+        )
         summary = StageSummary(planned=planned, pending=planned)
         if waiting and not scheduler.stopped:
             summary.errors.append(f"batcheval: waiting for {len(waiting)} answers")
         return summary
     stage = BatchEvalStage(
-        cfg, load_template(cfg, t.path), samples, scorers, scheduler, writer, log.read(TABLE),
-        seed=t.config.seed, run_id=run_id, progress=progress,
+        cfg,
+        load_template(cfg, t.path),
+        samples,
+        scorers,
+        scheduler,
+        writer,
+        log.read(TABLE),
+        seed=t.config.seed,
+        run_id=run_id,
+        progress=progress,
     )
     summary = await stage.run()
     write_scores(t.output_dir / SCORES_FILE, summary.scores)

@@ -44,8 +44,13 @@ class _Progress:
             log_line(f"{stage} {done}/{total}")
 
 
-async def _run(setup: BatchEvalSetup, samples: tuple[Sample, ...], budget: float | None,
-               signals: list[int], holder: dict[str, Scheduler]) -> StageSummary:
+async def _run(
+    setup: BatchEvalSetup,
+    samples: tuple[Sample, ...],
+    budget: float | None,
+    signals: list[int],
+    holder: dict[str, Scheduler],
+) -> StageSummary:
     loop = asyncio.get_running_loop()
 
     def on_signal(signum: int) -> None:
@@ -56,7 +61,10 @@ async def _run(setup: BatchEvalSetup, samples: tuple[Sample, ...], budget: float
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, on_signal, sig)
     return await run_standalone(
-        setup, samples, budget_usd=budget, progress=_Progress(),
+        setup,
+        samples,
+        budget_usd=budget,
+        progress=_Progress(),
         on_scheduler=lambda s: holder.__setitem__("s", s),
     )
 
@@ -71,8 +79,9 @@ def _exit_code(summary: StageSummary, signals: list[int], budget_stopped: bool) 
     return Exit.OK
 
 
-def _report(setup: BatchEvalSetup, samples: tuple[Sample, ...], summary: StageSummary,
-            code: Exit) -> dict[str, Any]:
+def _report(
+    setup: BatchEvalSetup, samples: tuple[Sample, ...], summary: StageSummary, code: Exit
+) -> dict[str, Any]:
     cfg = setup.config
     return {
         "name": setup.name,
@@ -97,31 +106,55 @@ def _report(setup: BatchEvalSetup, samples: tuple[Sample, ...], summary: StageSu
 
 
 def _table(report: dict[str, Any]) -> Table:
-    table = Table(title=f"BatchEval {report['name']}: {report['samples']} samples, "
-                        f"{report['rounds']} rounds, {report['strategy']} batches")
+    table = Table(
+        title=f"BatchEval {report['name']}: {report['samples']} samples, "
+        f"{report['rounds']} rounds, {report['strategy']} batches"
+    )
     for col in ("id", "criterion", "scorer", "score", "spread", "rounds"):
         table.add_column(col, justify="left" if col in ("id", "criterion", "scorer") else "right")
     for r in report["results"]:
         score = "-" if r["score"] is None else f"{r['score']:.2f}"
         spread = "-" if r["spread"] is None else f"{r['spread']:.2f}"
         total = r["rounds_scored"] + r["rounds_missing"]
-        table.add_row(r["id"], r["criterion"], r["scorer"], score, spread,
-                      f"{r['rounds_scored']}/{total}")
+        table.add_row(
+            r["id"], r["criterion"], r["scorer"], score, spread, f"{r['rounds_scored']}/{total}"
+        )
     return table
 
 
 @click.command("batcheval")
 @click.argument("samples_file", metavar="SAMPLES.jsonl", type=click.Path(path_type=Path))
-@click.option("--config", "config_file", required=True, type=click.Path(path_type=Path),
-              help="BatchEval config YAML (or a tournament YAML with a batcheval: section).")
-@click.option("--out", type=click.Path(path_type=Path), default=None,
-              help="Output directory (default: the config's `output`, else runs/<name>).")
-@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table",
-              show_default=True, help="How to print the final scores on stdout.")
-@click.option("--budget", type=float, default=None, metavar="USD",
-              help="Stop starting calls before spend plus reservations exceed USD (exit 4).")
-def batcheval_cmd(samples_file: Path, config_file: Path, out: Path | None, fmt: str,
-                  budget: float | None) -> None:
+@click.option(
+    "--config",
+    "config_file",
+    required=True,
+    type=click.Path(path_type=Path),
+    help="BatchEval config YAML (or a tournament YAML with a batcheval: section).",
+)
+@click.option(
+    "--out",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Output directory (default: the config's `output`, else runs/<name>).",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["table", "json"]),
+    default="table",
+    show_default=True,
+    help="How to print the final scores on stdout.",
+)
+@click.option(
+    "--budget",
+    type=float,
+    default=None,
+    metavar="USD",
+    help="Stop starting calls before spend plus reservations exceed USD (exit 4).",
+)
+def batcheval_cmd(
+    samples_file: Path, config_file: Path, out: Path | None, fmt: str, budget: float | None
+) -> None:
     """Score every sample in SAMPLES.jsonl (`id`, `text`, optional `context`) with BatchEval.
 
     Samples are scored in batches on each criterion by each scorer over several

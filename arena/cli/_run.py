@@ -15,7 +15,17 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from arena.cli._common import Exit, fail, load_or_exit
 from arena.config import Tournament
-from arena.engine import ProgressFn, RunSummary, log_line, preflight, run_tournament
+from arena.engine import (
+    Plan,
+    ProgressFn,
+    RunSummary,
+    build_plan,
+    log_line,
+    preflight,
+    run_tournament,
+)
+from arena.nightly import record_history, start_run
+from arena.report import build_leaderboard, leaderboard_dict
 from arena.scheduler import Scheduler
 from arena.store import LockHeld, RunLock
 
@@ -37,7 +47,7 @@ class _PlainProgress:
 
 
 async def _run(t: Tournament, budget: float | None, progress: ProgressFn | None,
-               signals: list[int]) -> RunSummary:
+               signals: list[int], **options: Any) -> RunSummary:
     loop = asyncio.get_running_loop()
     holder: dict[str, Scheduler] = {}
 
@@ -50,7 +60,7 @@ async def _run(t: Tournament, budget: float | None, progress: ProgressFn | None,
         loop.add_signal_handler(sig, on_signal, sig)
     return await run_tournament(
         t, budget_usd=budget, progress=progress,
-        on_scheduler=lambda s: holder.__setitem__("s", s),
+        on_scheduler=lambda s: holder.__setitem__("s", s), **options,
     )
 
 
@@ -89,14 +99,18 @@ def run_cmd(file: Path, out: Path | None, as_json: bool, budget: float | None) -
     signals: list[int] = []
     try:
         with RunLock(t.output_dir):
+            plan = build_plan(t)
+            start = start_run(t, plan)  # DIR/plan.parquet: what counts from now on
             if sys.stderr.isatty() and not as_json:
-                summary = _run_with_bars(t, budget, signals)
+                summary = _run_with_bars(t, budget, signals, plan=plan)
             else:
-                summary = asyncio.run(_run(t, budget, _PlainProgress(), signals))
+                summary = asyncio.run(_run(t, budget, _PlainProgress(), signals, plan=plan))
+            code = exit_code(summary, signals)
+            history = snapshot_history(t, plan, code, "run")
     except LockHeld as exc:
         fail(str(exc), Exit.LOCKED)
-    code = exit_code(summary, signals)
     report: dict[str, Any] = summary.to_json()
+    report.update(start.to_json())  # new / stale / retried calls at the start
     report["exit_code"] = int(code)
     report["output"] = str(t.output_dir)
     if as_json:
@@ -111,10 +125,22 @@ def run_cmd(file: Path, out: Path | None, as_json: bool, budget: float | None) -
         )
         for err in summary.errors:
             click.echo(f"arena: {err}", err=True)
+    if history is not None:
+        click.echo(f"arena: {history}", err=True)
     sys.exit(int(code))
 
 
-def _run_with_bars(t: Tournament, budget: float | None, signals: list[int]) -> RunSummary:
+def snapshot_history(t: Tournament, plan: Plan, code: Exit, command: str) -> str | None:
+    """After a run that went through its plan (exit 0 or 3), append the leaderboard to history."""
+    if code not in (Exit.OK, Exit.PARTIAL):
+        return None
+    return record_history(
+        t, plan, command, lambda: leaderboard_dict(build_leaderboard(t.output_dir))
+    )
+
+
+def _run_with_bars(t: Tournament, budget: float | None, signals: list[int],
+                   **options: Any) -> RunSummary:
     columns = (TextColumn("{task.description:>8}"), BarColumn(), MofNCompleteColumn(),
                TimeElapsedColumn())
     with Progress(*columns, transient=False) as bars:
@@ -125,4 +151,4 @@ def _run_with_bars(t: Tournament, budget: float | None, signals: list[int]) -> R
                 tasks[stage] = bars.add_task(stage, total=total)
             bars.update(tasks[stage], completed=done)
 
-        return asyncio.run(_run(t, budget, progress, signals))
+        return asyncio.run(_run(t, budget, progress, signals, **options))

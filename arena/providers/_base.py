@@ -48,8 +48,15 @@ ProviderFactory = Callable[[str, ProviderConfig, Mapping[str, ModelConfig], int]
 # only matters when a tournament uses that provider type.
 _REGISTRY: dict[str, str] = {
     "sim": "arena.providers.sim:SimProvider",
+    "openai": "arena.providers.openai:OpenAIProvider",
+    "anthropic": "arena.providers.anthropic:AnthropicProvider",
+    "gemini": "arena.providers.gemini:GeminiProvider",
 }
-_EXTRA_HINT: dict[str, str] = {}
+_EXTRA_HINT: dict[str, str] = {
+    "openai": "pip install 'arena[providers]' (or: pip install openai)",
+    "anthropic": "pip install 'arena[providers]' (or: pip install anthropic)",
+    "gemini": "pip install 'arena[providers]' (or: pip install google-genai)",
+}
 
 
 def register_provider(type_name: str, target: str, install_hint: str | None = None) -> None:

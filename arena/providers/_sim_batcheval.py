@@ -144,7 +144,7 @@ def _malformed(entries: list[list[str]], high: float, rng: random.Random) -> lis
     if kind == "none":
         return ["I find it hard to assign precise scores to these samples."]
     if kind == "drop":
-        entries = entries[:k] + entries[k + 1:]
+        entries = entries[:k] + entries[k + 1 :]
     elif kind == "duplicate":
         entries = entries + [[entries[k][0], _fmt(float(entries[k][1]) + 0.5)]]
     else:

@@ -5,7 +5,16 @@ Encode a reviews frame once with `encode_reviews`, then call `rank_reviews`
 (everything) or the individual functions. See docs/ranking.md.
 """
 
-from arena.rank._aggregate import bootstrap_counts, question_features, resample, win_tensor
+from arena.rank._aggregate import (
+    A_WINS,
+    B_WINS,
+    TIE,
+    QuestionFeatures,
+    Tallies,
+    bootstrap_counts,
+    resample,
+    tally_reviews,
+)
 from arena.rank._agreement import (
     Agreement,
     AgreementScore,
@@ -42,6 +51,11 @@ from arena.rank._peerrank import (
 from arena.rank._ranking import Ranking, RankOptions, bradley_terry, rank_reviews
 
 __all__ = [
+    "A_WINS",
+    "B_WINS",
+    "TIE",
+    "QuestionFeatures",
+    "Tallies",
     "ELO_PER_NAT",
     "REQUIRED_COLUMNS",
     "Agreement",
@@ -68,7 +82,6 @@ __all__ = [
     "pairwise_win_rates",
     "peerrank",
     "peerrank_batch",
-    "question_features",
     "rank_correlation",
     "rank_reviews",
     "resample",
@@ -77,5 +90,5 @@ __all__ = [
     "weighted_elo",
     "weights_from_scores",
     "win_counts",
-    "win_tensor",
+    "tally_reviews",
 ]

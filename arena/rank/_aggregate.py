@@ -1,11 +1,13 @@
-"""Aggregate battles into per-reviewer pair tensors, for the data and for bootstraps.
+"""One pass over the battles: every count the ratings and diagnostics need.
 
-Everything downstream of the encoding works on the win tensor
-`X[r, i, j]`: the summed win value of contestant `i` against contestant `j` in
-reviewer `r`'s reviews, both positions together (win 1, tie 1/2, loss 0). The
-battles between `i` and `j` judged by `r` number `X[r,i,j] + X[r,j,i]`.
-Its size depends only on the numbers of models and reviewers, so every fit
-costs the same however many reviews there are.
+The reviews are counted into a dense tensor `count[v, q, r, a, b]` (verdict,
+question, reviewer, model in position A, model in position B) with a single
+`np.bincount`, a block of questions at a time when the tensor would be large.
+Everything downstream is derived from these counts, whose size depends on the
+numbers of models and reviewers but not on the number of reviews; in
+particular the win tensor `X[r, i, j]`, the summed win value of `i` against
+`j` in reviewer `r`'s battles, both positions together (win 1, tie 1/2), so
+that the battles between `i` and `j` judged by `r` number `X[r,i,j] + X[r,j,i]`.
 """
 
 from __future__ import annotations
@@ -18,38 +20,29 @@ from numpy.typing import NDArray
 
 from arena.rank._encode import ReviewSet
 
-__all__ = ["QuestionFeatures", "bootstrap_counts", "question_features", "resample", "win_tensor"]
+__all__ = [
+    "A_WINS",
+    "B_WINS",
+    "TIE",
+    "QuestionFeatures",
+    "Tallies",
+    "bootstrap_counts",
+    "resample",
+    "tally_reviews",
+]
 
 FloatArray = NDArray[np.float64]
+IntArray = NDArray[np.int64]
 
-# Per-question features are kept dense when the matrix has at most this many cells.
-_DENSE_CELLS = 20_000_000
+# Verdict categories: the PRD score (-1 A wins, 0 tie, +1 B wins) modulo 3.
+TIE, B_WINS, A_WINS = 0, 1, 2
+
+# Cells of the dense count tensor of one block of questions.
+_BLOCK_CELLS = 8_000_000
+# Per-question features stay a dense matrix up to this many cells.
+_DENSE_FEATURES = 20_000_000
 # Bootstrap rounds are aggregated this many cells at a time (memory bound).
 _CHUNK_CELLS = 8_000_000
-
-
-def _feature_index(rs: ReviewSet) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
-    """Flat index of (reviewer, winner-candidate, opponent) for position A and B."""
-    c = rs.n_models
-    base = rs.reviewer * c
-    return (base + rs.model_a) * c + rs.model_b, (base + rs.model_b) * c + rs.model_a
-
-
-def _win_values(rs: ReviewSet) -> tuple[FloatArray, FloatArray]:
-    """Win value of the model in position A and in position B of each battle."""
-    score = rs.score.astype(np.float64)
-    return (1.0 - score) * 0.5, (1.0 + score) * 0.5
-
-
-def win_tensor(rs: ReviewSet) -> FloatArray:
-    """`X[r, i, j]`: win value of `i` against `j` summed over reviewer `r`'s battles."""
-    r, c = rs.n_reviewers, rs.n_models
-    index_a, index_b = _feature_index(rs)
-    value_a, value_b = _win_values(rs)
-    size = r * c * c
-    flat = np.bincount(index_a, weights=value_a, minlength=size)
-    flat += np.bincount(index_b, weights=value_b, minlength=size)
-    return flat.reshape(r, c, c).astype(np.float64, copy=False)
 
 
 @dataclass(frozen=True, eq=False)
@@ -60,28 +53,151 @@ class QuestionFeatures:
     shape: tuple[int, int, int]
 
 
-def question_features(rs: ReviewSet) -> QuestionFeatures:
-    """Per-question win tensors, dense when small enough, sparse otherwise."""
+@dataclass(frozen=True, eq=False)
+class Tallies:
+    """Sufficient statistics of a review set (see the module docstring)."""
+
+    reviews: ReviewSet
+    # count[r, a, b, v]: reviews by r of a (position A) vs b (position B) with verdict v.
+    count: FloatArray
+    # win[r, i, j]: win value of i against j in r's battles, both positions.
+    win: FloatArray
+    features: QuestionFeatures | None
+    # Per reviewer: (question, pair) judged in both orders, and those whose orders agree.
+    swap_judged: FloatArray
+    swap_agreed: FloatArray
+    # Fleiss' kappa between reviewers over battles (question, a, b): the sum of
+    # per-battle agreement, the number of battles with 2+ verdicts, and the
+    # verdict totals of those battles.
+    fleiss_agreement: float
+    fleiss_subjects: int
+    fleiss_totals: FloatArray
+
+
+def _win_from_counts(a_wins: FloatArray, b_wins: FloatArray, ties: FloatArray) -> FloatArray:
+    """Win tensor(s) (..., C, C) from verdict counts of the same shape."""
+    half_tie = 0.5 * ties
+    out: FloatArray = a_wins + half_tie + np.swapaxes(b_wins + half_tie, -1, -2)
+    return out
+
+
+class _Accumulator:
+    def __init__(self, rs: ReviewSet, keep_features: bool) -> None:
+        r, c = rs.n_reviewers, rs.n_models
+        self.rs = rs
+        self.count = np.zeros((3, r, c, c), dtype=np.int64)
+        self.swap_judged = np.zeros(r)
+        self.swap_agreed = np.zeros(r)
+        self.fleiss_agreement = 0.0
+        self.fleiss_subjects = 0
+        self.fleiss_totals = np.zeros(3)
+        self.upper = np.triu(np.ones((c, c), dtype=bool), k=1)
+        n_features = r * c * c
+        self.dense = rs.n_questions * n_features <= _DENSE_FEATURES
+        self.keep_features = keep_features
+        self.feature_blocks: list[FloatArray | sp.csr_matrix] = []
+
+    def add(self, block: NDArray[np.int32]) -> None:
+        """Fold in the counts (3, questions, R, C, C) of one block of questions."""
+        ties, b_wins, a_wins = block[TIE], block[B_WINS], block[A_WINS]
+        self.count += block.sum(axis=1)
+        verdicts = a_wins + b_wins
+        verdicts += ties
+        # Preference for the model shown first at (a, b); at (b, a) the mirror
+        # is the same model's preference when shown second.
+        prefer_first = np.sign(a_wins - b_wins)
+        judged = verdicts > 0
+        judged &= np.swapaxes(judged, 2, 3).copy()
+        judged &= self.upper
+        prefer_first += np.swapaxes(prefer_first, 2, 3)
+        agree = prefer_first == 0
+        agree &= judged
+        self.swap_judged += judged.sum(axis=(2, 3)).sum(axis=0)
+        self.swap_agreed += agree.sum(axis=(2, 3)).sum(axis=0)
+        subjects = block.sum(axis=2).reshape(3, -1).astype(np.float64)  # over reviewers
+        raters = subjects.sum(axis=0)
+        rated = raters >= 2
+        subjects, raters = subjects[:, rated], raters[rated]
+        if raters.size:
+            per = ((subjects**2).sum(axis=0) - raters) / (raters * (raters - 1.0))
+            self.fleiss_agreement += float(per.sum())
+            self.fleiss_subjects += int(raters.size)
+            self.fleiss_totals += subjects.sum(axis=1)
+        if self.keep_features:
+            # Twice the win tensor, in integers: 2 A + T + transpose(2 B + T).
+            first = a_wins * 2
+            first += ties
+            second = b_wins * 2
+            second += ties
+            first += np.swapaxes(second, 2, 3)
+            win = first.reshape(block.shape[1], -1) * 0.5
+            self.feature_blocks.append(win if self.dense else sp.csr_matrix(win))
+
+    def result(self) -> Tallies:
+        rs = self.rs
+        features = None
+        if self.keep_features:
+            shape = (rs.n_reviewers, rs.n_models, rs.n_models)
+            matrix: FloatArray | sp.csr_matrix
+            if self.dense:
+                blocks = [b for b in self.feature_blocks if isinstance(b, np.ndarray)]
+                matrix = np.concatenate(blocks) if blocks else np.zeros((0, int(np.prod(shape))))
+            else:
+                matrix = sp.vstack(self.feature_blocks, format="csr")
+            features = QuestionFeatures(matrix, shape)
+        totals = self.count.astype(np.float64)
+        count = np.moveaxis(totals, 0, -1).copy()  # (R, C, C, 3)
+        return Tallies(
+            reviews=rs,
+            count=count,
+            win=_win_from_counts(totals[A_WINS], totals[B_WINS], totals[TIE]),
+            features=features,
+            swap_judged=self.swap_judged,
+            swap_agreed=self.swap_agreed,
+            fleiss_agreement=self.fleiss_agreement,
+            fleiss_subjects=self.fleiss_subjects,
+            fleiss_totals=self.fleiss_totals,
+        )
+
+
+def tally_reviews(rs: ReviewSet, *, per_question: bool = True) -> Tallies:
+    """Count every battle once; `per_question` keeps per-question win tensors (bootstrap)."""
     r, c = rs.n_reviewers, rs.n_models
-    n_features = r * c * c
-    index_a, index_b = _feature_index(rs)
-    value_a, value_b = _win_values(rs)
-    q = rs.n_questions
-    if q * n_features <= _DENSE_CELLS:
-        size = q * n_features
-        offset = rs.question * n_features
-        flat = np.bincount(offset + index_a, weights=value_a, minlength=size)
-        flat += np.bincount(offset + index_b, weights=value_b, minlength=size)
-        return QuestionFeatures(flat.reshape(q, n_features), (r, c, c))
-    rows = np.concatenate([rs.question, rs.question])
-    cols = np.concatenate([index_a, index_b])
-    values = np.concatenate([value_a, value_b])
-    matrix = sp.coo_matrix((values, (rows, cols)), shape=(q, n_features)).tocsr()
-    matrix.sum_duplicates()
-    return QuestionFeatures(matrix, (r, c, c))
+    question_cells = r * c * c
+    acc = _Accumulator(rs, per_question)
+    q_total = rs.n_questions
+    if q_total == 0 or question_cells == 0:
+        return acc.result()
+    verdict = rs.score % 3  # int8: TIE, B_WINS, A_WINS
+    cell = rs.reviewer * c
+    cell += rs.model_a
+    cell *= c
+    cell += rs.model_b
+    block_questions = max(1, _BLOCK_CELLS // (3 * question_cells))
+    if q_total <= block_questions:
+        key = verdict.astype(np.int64)
+        key *= q_total
+        key += rs.question
+        key *= question_cells
+        key += cell
+        flat = np.bincount(key, minlength=3 * q_total * question_cells)
+        acc.add(flat.astype(np.int32).reshape(3, q_total, r, c, c))
+        return acc.result()
+    order = np.argsort(rs.question, kind="stable")
+    sorted_q = rs.question[order]
+    for start in range(0, q_total, block_questions):
+        stop = min(q_total, start + block_questions)
+        lo, hi = np.searchsorted(sorted_q, [start, stop])
+        rows = order[lo:hi]
+        size = stop - start
+        key = (verdict[rows].astype(np.int64) * size + sorted_q[lo:hi] - start) * question_cells
+        key += cell[rows]
+        flat = np.bincount(key, minlength=3 * size * question_cells)
+        acc.add(flat.astype(np.int32).reshape(3, size, r, c, c))
+    return acc.result()
 
 
-def bootstrap_counts(n_questions: int, rounds: int, seed: int) -> NDArray[np.float64]:
+def bootstrap_counts(n_questions: int, rounds: int, seed: int) -> FloatArray:
     """How often each question is drawn in each bootstrap round (rounds x questions)."""
     rng = np.random.default_rng(seed)
     draws = rng.integers(0, n_questions, size=(rounds, n_questions))
@@ -90,7 +206,7 @@ def bootstrap_counts(n_questions: int, rounds: int, seed: int) -> NDArray[np.flo
     return flat.reshape(rounds, n_questions).astype(np.float64)
 
 
-def resample(features: QuestionFeatures, counts: NDArray[np.float64]) -> FloatArray:
+def resample(features: QuestionFeatures, counts: FloatArray) -> FloatArray:
     """Win tensors of resampled data sets: `counts` (rounds x questions) -> (rounds, R, C, C)."""
     rounds = counts.shape[0]
     r, c, _ = features.shape

@@ -10,12 +10,11 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from arena.rank._encode import ReviewSet
+from arena.rank._aggregate import A_WINS, TIE, Tallies
 
 __all__ = [
     "ReviewerDiagnostics",
     "fleiss_kappa",
-    "group_codes",
     "pairwise_win_rates",
     "reviewer_diagnostics",
     "reviewer_fleiss_kappa",
@@ -23,17 +22,6 @@ __all__ = [
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
-
-# Keys are used directly as group codes while the key space is at most this large.
-_DENSE_KEYS = 4_000_000
-
-
-def group_codes(keys: IntArray, space: int) -> tuple[IntArray, IntArray]:
-    """Dense group codes for integer keys, and the key of each code."""
-    if space <= max(_DENSE_KEYS, 4 * keys.size):
-        return keys, np.arange(space, dtype=np.int64)
-    unique, inverse = np.unique(keys, return_inverse=True)
-    return inverse.astype(np.int64).ravel(), unique.astype(np.int64)
 
 
 def _share(numerator: FloatArray, denominator: FloatArray) -> FloatArray:
@@ -55,28 +43,6 @@ class ReviewerDiagnostics:
     battles: int
 
 
-def _swap_consistency(rs: ReviewSet) -> FloatArray:
-    """Per reviewer: share of (question, pair) judged in both orders where they agree."""
-    c, r = rs.n_models, rs.n_reviewers
-    low = np.minimum(rs.model_a, rs.model_b)
-    high = np.maximum(rs.model_a, rs.model_b)
-    flipped = (rs.model_a > rs.model_b).astype(np.int64)
-    # Score from the lower-indexed model's side: -1 it wins, +1 it loses.
-    canonical = np.where(flipped == 1, -rs.score, rs.score).astype(np.float64)
-    key = ((rs.question * r + rs.reviewer) * c + low) * c + high
-    codes, group_key = group_codes(key, rs.n_questions * r * c * c)
-    groups = group_key.size
-    index = codes * 2 + flipped
-    sums = np.bincount(index, weights=canonical, minlength=2 * groups).reshape(groups, 2)
-    counts = np.bincount(index, minlength=2 * groups).reshape(groups, 2)
-    both = (counts > 0).all(axis=1)
-    agree = both & (np.sign(sums[:, 0]) == np.sign(sums[:, 1]))
-    reviewer_of_group = (group_key // (c * c)) % max(r, 1)
-    judged = np.bincount(reviewer_of_group[both], minlength=r).astype(np.float64)
-    agreed = np.bincount(reviewer_of_group[agree], minlength=r).astype(np.float64)
-    return _share(agreed, judged)
-
-
 def _self_preference(tensor: FloatArray, as_contestant: IntArray) -> FloatArray:
     """Own win rate as judged by itself minus the same as judged by the others."""
     value = tensor.sum(axis=2)  # (R, C)
@@ -94,21 +60,19 @@ def _self_preference(tensor: FloatArray, as_contestant: IntArray) -> FloatArray:
     return out
 
 
-def reviewer_diagnostics(
-    rs: ReviewSet, tensor: FloatArray, weights: FloatArray
-) -> list[ReviewerDiagnostics]:
-    """Per-reviewer diagnostics; `tensor` is `win_tensor(rs)`, `weights` sum to 1."""
-    r = rs.n_reviewers
-    counted = np.bincount(rs.reviewer, minlength=r).astype(np.float64)
-    ties = np.bincount(rs.reviewer[rs.score == 0], minlength=r).astype(np.float64)
-    for_a = np.bincount(rs.reviewer[rs.score == -1], minlength=r).astype(np.float64)
-    position_a = _share(for_a, counted - ties)
+def reviewer_diagnostics(tallies: Tallies, weights: FloatArray) -> list[ReviewerDiagnostics]:
+    """Per-reviewer diagnostics; `weights` (one per reviewer) sum to 1."""
+    rs = tallies.reviews
+    verdicts = tallies.count.sum(axis=(1, 2))  # (R, 3)
+    counted = verdicts.sum(axis=1)
+    ties = verdicts[:, TIE]
+    position_a = _share(verdicts[:, A_WINS], counted - ties)
     tie_rate = _share(ties, counted)
     invalid_rate = _share(
         rs.invalid_per_reviewer.astype(np.float64), rs.answered_per_reviewer.astype(np.float64)
     )
-    swap = _swap_consistency(rs)
-    self_pref = _self_preference(tensor, rs.reviewer_as_contestant)
+    swap = _share(tallies.swap_agreed, tallies.swap_judged)
+    self_pref = _self_preference(tallies.win, rs.reviewer_as_contestant)
     return [
         ReviewerDiagnostics(
             reviewer=name,
@@ -118,7 +82,7 @@ def reviewer_diagnostics(
             tie_rate=float(tie_rate[i]),
             invalid_rate=float(invalid_rate[i]),
             weight=float(weights[i]),
-            battles=int(counted[i]),
+            battles=int(round(counted[i])),
         )
         for i, name in enumerate(rs.reviewers)
     ]
@@ -156,11 +120,13 @@ def fleiss_kappa(counts: NDArray[np.int64] | FloatArray) -> float:
     return (observed - chance) / (1.0 - chance)
 
 
-def reviewer_fleiss_kappa(rs: ReviewSet) -> float:
+def reviewer_fleiss_kappa(tallies: Tallies) -> float:
     """Fleiss' kappa between reviewers over the verdicts (A, B, tie) of each battle."""
-    c = rs.n_models
-    key = (rs.question * c + rs.model_a) * c + rs.model_b
-    codes, group_key = group_codes(key, rs.n_questions * c * c)
-    category = np.where(rs.score == -1, 0, np.where(rs.score == 1, 1, 2)).astype(np.int64)
-    flat = np.bincount(codes * 3 + category, minlength=3 * group_key.size)
-    return fleiss_kappa(flat.reshape(group_key.size, 3))
+    if tallies.fleiss_subjects == 0:
+        return float("nan")
+    observed = tallies.fleiss_agreement / tallies.fleiss_subjects
+    shares = tallies.fleiss_totals / tallies.fleiss_totals.sum()
+    chance = float((shares**2).sum())
+    if chance >= 1.0:
+        return float("nan")
+    return (observed - chance) / (1.0 - chance)

@@ -15,8 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from arena.rank._aggregate import win_tensor
-from arena.rank._encode import ReviewSet
+from arena.rank._aggregate import A_WINS, B_WINS, TIE, Tallies
 
 __all__ = [
     "PeerRankBatch",
@@ -49,19 +48,14 @@ class WinCounts:
         return self.wins + self.ties + self.losses
 
 
-def win_counts(rs: ReviewSet) -> WinCounts:
+def win_counts(tallies: Tallies) -> WinCounts:
     """Wins, ties and losses per contestant, every counted review once."""
-    c = rs.n_models
-    s = rs.score
-    a_wins, b_wins, tie = s == -1, s == 1, s == 0
-    wins = np.bincount(rs.model_a[a_wins], minlength=c) + np.bincount(
-        rs.model_b[b_wins], minlength=c
-    )
-    losses = np.bincount(rs.model_b[a_wins], minlength=c) + np.bincount(
-        rs.model_a[b_wins], minlength=c
-    )
-    ties = np.bincount(rs.model_a[tie], minlength=c) + np.bincount(rs.model_b[tie], minlength=c)
-    return WinCounts(wins.astype(np.int64), ties.astype(np.int64), losses.astype(np.int64))
+    pair = tallies.count.sum(axis=0)  # (C, C, 3): a vs b by verdict
+    wins = pair[:, :, A_WINS].sum(axis=1) + pair[:, :, B_WINS].sum(axis=0)
+    losses = pair[:, :, B_WINS].sum(axis=1) + pair[:, :, A_WINS].sum(axis=0)
+    ties = pair[:, :, TIE].sum(axis=1) + pair[:, :, TIE].sum(axis=0)
+    as_int = np.rint(np.stack([wins, ties, losses])).astype(np.int64)
+    return WinCounts(as_int[0], as_int[1], as_int[2])
 
 
 def weights_from_scores(scores: FloatArray, as_contestant: IntArray) -> FloatArray:
@@ -89,8 +83,9 @@ def weights_from_scores(scores: FloatArray, as_contestant: IntArray) -> FloatArr
     scaled /= np.where(equal, 1.0, total)[:, None]
     mean_of_others = np.where(n_has > 0, 1.0 / np.maximum(n_has, 1), 0.0)
     weights = np.where(has, scaled, mean_of_others[:, None])
-    weights /= weights.sum(axis=1, keepdims=True)
-    weights[equal] = 1.0 / n_reviewers
+    sums = weights.sum(axis=1, keepdims=True)
+    weights /= np.where(sums > 0, sums, 1.0)
+    weights[equal] = 1.0 / max(n_reviewers, 1)
     return weights
 
 
@@ -100,6 +95,14 @@ def _scores(value: FloatArray, battles: FloatArray, weights: FloatArray) -> Floa
     total = np.einsum("br,brc->bc", mean_normalised, value)
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(battles > 0, total / np.where(battles > 0, battles, 1.0), np.nan)
+
+
+def _value_and_battles(tensors: FloatArray) -> tuple[FloatArray, FloatArray]:
+    """From win tensors (sets, R, C, C): win value per (reviewer, contestant) and battles."""
+    value = tensors.sum(axis=3)  # (sets, R, C): win value of c in r's reviews
+    # Every battle of c carries win value 1 in total, split between c and its opponent.
+    battles = value.sum(axis=1) + tensors.sum(axis=2).sum(axis=1)
+    return value, battles
 
 
 @dataclass(frozen=True, eq=False)
@@ -121,9 +124,7 @@ def peerrank_batch(
 ) -> PeerRankBatch:
     """PeerRank fixed point for a stack of win tensors (sets, R, C, C)."""
     sets, n_reviewers = tensors.shape[0], tensors.shape[1]
-    value = tensors.sum(axis=3)  # (sets, R, C): win value of c in r's reviews
-    per_pair = tensors + np.swapaxes(tensors, 2, 3)  # battles of (i, j) judged by r
-    battles = per_pair.sum(axis=(1, 3))  # (sets, C), unweighted
+    value, battles = _value_and_battles(tensors)
     weights = np.full((sets, n_reviewers), 1.0 / max(n_reviewers, 1))
     iterations = np.zeros(sets, dtype=np.int64)
     converged = np.zeros(sets, dtype=bool)
@@ -153,12 +154,12 @@ class PeerRankResult:
     converged: bool
 
 
-def peerrank(rs: ReviewSet, *, tol: float = 1e-9, max_iter: int = 100) -> PeerRankResult:
+def peerrank(tallies: Tallies, *, tol: float = 1e-9, max_iter: int = 100) -> PeerRankResult:
     """Win rates and the PeerRank weighted-win-rate fixed point of one review set."""
-    tensor = win_tensor(rs)[None]
+    rs = tallies.reviews
+    tensor = tallies.win[None]
     batch = peerrank_batch(tensor, rs.reviewer_as_contestant, tol=tol, max_iter=max_iter)
-    value = tensor.sum(axis=3)
-    battles = (tensor + np.swapaxes(tensor, 2, 3)).sum(axis=(1, 3))
+    value, battles = _value_and_battles(tensor)
     equal = np.full((1, rs.n_reviewers), 1.0 / max(rs.n_reviewers, 1))
     return PeerRankResult(
         win_rate=_scores(value, battles, equal)[0],

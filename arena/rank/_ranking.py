@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from arena.rank._aggregate import bootstrap_counts, question_features, resample, win_tensor
+from arena.rank._aggregate import Tallies, bootstrap_counts, resample, tally_reviews
 from arena.rank._bt import BTFit, fit_bradley_terry, pair_matrix
 from arena.rank._diagnostics import (
     ReviewerDiagnostics,
@@ -42,6 +42,7 @@ class Ranking:
     """Ratings, reviewer weights and diagnostics of one review set."""
 
     reviews: ReviewSet
+    tallies: Tallies
     counts: WinCounts
     peerrank: PeerRankResult
     elo: EloResult | None
@@ -52,7 +53,7 @@ class Ranking:
 
 
 def bradley_terry(
-    rs: ReviewSet,
+    tallies: Tallies,
     weights: FloatArray,
     *,
     anchor: str | None = None,
@@ -61,16 +62,23 @@ def bradley_terry(
     tol: float = 1e-9,
     max_iter: int = 100,
 ) -> BTFit:
-    """Weighted BT ratings with a bootstrap over questions (weights refitted per round)."""
+    """Weighted BT ratings with a bootstrap over questions (weights refitted per round).
+
+    Each bootstrap round draws the questions with replacement, recomputes the
+    PeerRank weights on the draw, and refits; the interval is the 2.5 / 97.5
+    percentiles. Needs `tallies` with per-question features for a bootstrap.
+    """
+    rs = tallies.reviews
     if anchor is not None and anchor not in rs.contestants:
         raise ValueError(f"anchor model {anchor!r} is not a contestant")
     anchor_index = None if anchor is None else rs.contestants.index(anchor)
-    tensor = win_tensor(rs)
-    pairs = pair_matrix(tensor[None], weights[None] * rs.n_reviewers)[0]
+    pairs = pair_matrix(tallies.win[None], weights[None] * rs.n_reviewers)[0]
     boot_pairs = None
     if bootstrap > 0 and rs.n_questions > 0:
+        if tallies.features is None:
+            raise ValueError("a bootstrap needs tallies with per-question features")
         counts = bootstrap_counts(rs.n_questions, bootstrap, seed)
-        tensors = resample(question_features(rs), counts)
+        tensors = resample(tallies.features, counts)
         batch = peerrank_batch(tensors, rs.reviewer_as_contestant, tol=tol, max_iter=max_iter)
         boot_pairs = pair_matrix(tensors, batch.weights * rs.n_reviewers)
     return fit_bradley_terry(pairs, anchor=anchor_index, bootstrap_pairs=boot_pairs)
@@ -79,9 +87,10 @@ def bradley_terry(
 def rank_reviews(rs: ReviewSet, options: RankOptions | None = None) -> Ranking:
     """Win rates, PeerRank, weighted Elo, Bradley-Terry and diagnostics of `rs`."""
     opts = options or RankOptions()
-    pr = peerrank(rs, tol=opts.tol, max_iter=opts.max_iter)
+    tallies = tally_reviews(rs, per_question=opts.bootstrap > 0)
+    pr = peerrank(tallies, tol=opts.tol, max_iter=opts.max_iter)
     bt = bradley_terry(
-        rs,
+        tallies,
         pr.weights,
         anchor=opts.anchor,
         bootstrap=opts.bootstrap,
@@ -90,14 +99,14 @@ def rank_reviews(rs: ReviewSet, options: RankOptions | None = None) -> Ranking:
         max_iter=opts.max_iter,
     )
     elo = weighted_elo(rs, orders=opts.elo_orders, seed=opts.seed) if opts.elo else None
-    tensor = win_tensor(rs)
     return Ranking(
         reviews=rs,
-        counts=win_counts(rs),
+        tallies=tallies,
+        counts=win_counts(tallies),
         peerrank=pr,
         elo=elo,
         bt=bt,
-        diagnostics=reviewer_diagnostics(rs, tensor, pr.weights),
-        pairwise=pairwise_win_rates(tensor),
-        fleiss_kappa=reviewer_fleiss_kappa(rs),
+        diagnostics=reviewer_diagnostics(tallies, pr.weights),
+        pairwise=pairwise_win_rates(tallies.win),
+        fleiss_kappa=reviewer_fleiss_kappa(tallies),
     )

@@ -1,0 +1,97 @@
+"""`arena discuss`: run PeerDiscussion on an existing tournament (see docs/discussion.md)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import signal
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from arena.cli._common import Exit, fail
+from arena.cli._run import _PlainProgress, exit_code
+from arena.config import ConfigError, Tournament
+from arena.discuss import TABLE as DISCUSSIONS
+from arena.discuss import TRIGGERS, discuss_existing, discussion_stats, read_state, with_discussion
+from arena.engine import RunSummary, preflight
+from arena.nightly import load_for_directory
+from arena.scheduler import Scheduler
+from arena.store import LockHeld, RunLock, RunLog
+
+
+async def _run(t: Tournament, budget: float | None, signals: list[int]) -> RunSummary:
+    loop = asyncio.get_running_loop()
+    holder: dict[str, Scheduler] = {}
+
+    def on_signal(signum: int) -> None:
+        signals.append(signum)
+        if "s" in holder:
+            holder["s"].stop()
+
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, on_signal, sig)
+    return await discuss_existing(t, budget_usd=budget, progress=_PlainProgress(),
+                                  on_scheduler=lambda s: holder.__setitem__("s", s))
+
+
+@click.command("discuss")
+@click.argument("directory", metavar="DIR", type=click.Path(path_type=Path))
+@click.option("--trigger", "triggers", multiple=True, type=click.Choice(TRIGGERS),
+              help="Which battles to discuss (repeatable); default: the YAML's "
+                   "discussion.trigger, else tie and inconsistent.")
+@click.option("--config", "config_file", type=click.Path(path_type=Path), default=None,
+              help="Tournament YAML (default: the one DIR's last run recorded in tournament.json).")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print a final JSON summary on stdout (for scripts and monitoring).")
+@click.option("--budget", type=float, default=None, metavar="USD",
+              help="Stop starting calls before spend plus reservations exceed USD (exit 4).")
+def discuss_cmd(directory: Path, triggers: tuple[str, ...], config_file: Path | None,
+                as_json: bool, budget: float | None) -> None:
+    """Discuss the disputed battles of the tournament in DIR, from its logged reviews.
+
+    Two reviewers discuss each selected battle to a shared verdict (the
+    tournament's `discussion:` section, or its defaults). Only answers and
+    reviews already logged are used. Turns are appended to the `discussions`
+    table of DIR's log; a rerun resumes. `arena leaderboard DIR` then shows the
+    rankings with and without the discussion outcomes. Exit codes: 0 complete,
+    2 bad input, 3 partial, 4 budget reached, 75 locked, 130/143 interrupted.
+    """
+    try:
+        t = with_discussion(load_for_directory(directory, config_file), triggers)
+    except ConfigError as exc:
+        fail(str(exc))
+    problems = preflight(t)
+    if problems:
+        fail("\n  ".join([f"{t.path}: cannot start:"] + problems))
+    signals: list[int] = []
+    try:
+        with RunLock(t.output_dir):
+            summary = asyncio.run(_run(t, budget, signals))
+    except LockHeld as exc:
+        fail(str(exc), Exit.LOCKED)
+    code = exit_code(summary, signals)
+    state = read_state(t.output_dir)
+    stats = discussion_stats(RunLog(t.output_dir).read(DISCUSSIONS),
+                             state.context if state else None)
+    calls = summary.by_stage.get("discussions", {})
+    report: dict[str, Any] = {
+        "output": str(t.output_dir), "exit_code": int(code), "calls": calls,
+        "pending": summary.pending, "wall_seconds": summary.wall_seconds,
+        "errors": summary.errors, **stats.to_json(),
+    }
+    if as_json:
+        click.echo(json.dumps(report))
+    else:
+        click.echo(
+            f"{t.name}: discussions {stats.discussions} (agreed {stats.agreed}, unresolved "
+            f"{stats.unresolved}, in progress {stats.in_progress}); calls "
+            + ", ".join(f"{k} {v}" for k, v in sorted(calls.items()))
+            + f" ({summary.wall_seconds:.1f}s) -> {t.output_dir}",
+            err=True,
+        )
+        for err in summary.errors:
+            click.echo(f"arena: {err}", err=True)
+    sys.exit(int(code))

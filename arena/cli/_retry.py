@@ -1,0 +1,79 @@
+"""`arena retry-failed`: run again only the calls of a run directory that failed."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from arena.cli._common import Exit, fail
+from arena.cli._run import _PlainProgress, _run, _run_with_bars, exit_code, snapshot_history
+from arena.config import ConfigError
+from arena.engine import build_plan, preflight
+from arena.nightly import failed_only, load_for_directory, start_run
+from arena.store import LockHeld, RunLock
+
+
+@click.command("retry-failed")
+@click.argument("directory", metavar="DIR", type=click.Path(path_type=Path))
+@click.option("--config", "config_file", type=click.Path(path_type=Path), default=None,
+              help="Tournament YAML (default: the one DIR's last run recorded in tournament.json).")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print a final JSON summary on stdout (for scripts and monitoring).")
+@click.option("--budget", type=float, default=None, metavar="USD",
+              help="Stop starting calls before spend plus reservations exceed USD (exit 4).")
+def retry_failed_cmd(directory: Path, config_file: Path | None, as_json: bool,
+                     budget: float | None) -> None:
+    """Run again only the answers and reviews of DIR logged as failed.
+
+    Also runs the reviews a failed answer kept from running; nothing new or
+    stale is started (that is `arena run`), and extra stages (discussion,
+    BatchEval) do not run. The plan comes from the tournament YAML that DIR's
+    last run recorded, or --config. Exit codes as `arena run`: 0 every retried
+    call done, 2 bad input, 3 some still failed, 4 budget reached, 75 locked,
+    130/143 interrupted.
+    """
+    try:
+        t = load_for_directory(directory, config_file)
+    except ConfigError as exc:
+        fail(str(exc))
+    problems = preflight(t)
+    if problems:
+        fail("\n  ".join([f"{t.path}: cannot start:"] + problems))
+    signals: list[int] = []
+    try:
+        with RunLock(t.output_dir):
+            plan = build_plan(t)
+            start = start_run(t, plan)
+            retry, blocked = failed_only(plan, start)
+            options: dict[str, Any] = {"plan": retry, "extra_stages": False}
+            if sys.stderr.isatty() and not as_json:
+                summary = _run_with_bars(t, budget, signals, **options)
+            else:
+                summary = asyncio.run(_run(t, budget, _PlainProgress(), signals, **options))
+            code = exit_code(summary, signals)
+            history = snapshot_history(t, plan, code, "retry-failed")
+    except LockHeld as exc:
+        fail(str(exc), Exit.LOCKED)
+    report: dict[str, Any] = summary.to_json()
+    report.update(retried=start.count("failed"), unblocked=blocked, exit_code=int(code),
+                  output=str(t.output_dir))
+    if as_json:
+        click.echo(json.dumps(report))
+    else:
+        click.echo(
+            f"{t.name}: retried {report['retried']} failed calls and {blocked} reviews they "
+            f"blocked: completed {summary.completed}, invalid {summary.invalid}, failed "
+            f"{summary.failed}, pending {summary.pending} ({summary.wall_seconds:.1f}s) "
+            f"-> {t.output_dir}",
+            err=True,
+        )
+        for err in summary.errors:
+            click.echo(f"arena: {err}", err=True)
+    if history is not None:
+        click.echo(f"arena: {history}", err=True)
+    sys.exit(int(code))

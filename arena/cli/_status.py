@@ -1,0 +1,86 @@
+"""`arena status`: where a run directory stands against its tournament's plan."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from arena.cli._common import fail
+from arena.config import ConfigError
+from arena.engine import build_plan
+from arena.nightly import (
+    STATES,
+    load_for_directory,
+    plan_frame,
+    read_plan,
+    recorded_config,
+    status_report,
+)
+from arena.store import RunLog
+
+_COLUMNS = ("stage", "provider", "planned", *STATES, "spent_usd")
+
+
+@click.command("status")
+@click.argument("directory", metavar="DIR", type=click.Path(path_type=Path))
+@click.option("--config", "config_file", type=click.Path(path_type=Path), default=None,
+              help="Tournament YAML to compare against (default: the one DIR's last run used).")
+@click.option("--json", "as_json", is_flag=True, help="Print the status as JSON.")
+def status_cmd(directory: Path, config_file: Path | None, as_json: bool) -> None:
+    """Planned, done, invalid, failed, stale and pending calls of DIR, per stage and provider.
+
+    The plan is the tournament YAML's as it is now (edits since the last run
+    show up as stale and pending calls); when that YAML is gone, the plan the
+    last run wrote (DIR/plan.parquet). Spend sums cost_usd over every logged
+    call, stale ones included. Reads only; works while `arena run` writes.
+    """
+    if not (directory / "log").is_dir():
+        fail(f"{directory}: not a run directory (no log/)")
+    source = "config"
+    try:
+        if config_file is None and (
+            (recorded := recorded_config(directory)) is None or not recorded.is_file()
+        ):
+            frame = read_plan(directory)
+            if frame is None:
+                fail(f"{directory}: no tournament YAML recorded or found and no plan.parquet; "
+                     "pass --config FILE")
+            source = "plan.parquet"
+        else:
+            t = load_for_directory(directory, config_file)
+            frame = plan_frame(t, build_plan(t))
+    except ConfigError as exc:
+        fail(str(exc))
+    report = status_report(frame, RunLog(directory))
+    data: dict[str, Any] = {"directory": str(directory), "plan_source": source,
+                            **report.to_json()}
+    if as_json:
+        click.echo(json.dumps(data))
+        return
+    table = Table(title=f"Status of {directory} (plan from {source})")
+    for col in _COLUMNS:
+        table.add_column(col, justify="left" if col in ("stage", "provider") else "right")
+    for row in report.rows:
+        table.add_row(*_cells(row))
+    table.add_row(*_cells({"stage": "total", "provider": "", **report.total}), style="bold")
+    console = Console()
+    console.print(table)
+    for stage, rows in report.outside_plan.items():
+        if rows["stale"] or rows["unused"]:
+            click.echo(f"{stage}: {rows['stale']} logged rows are stale (superseded by the "
+                       f"current plan), {rows['unused']} belong to models or questions no "
+                       "longer in it; neither is used.")
+    for other in report.other_tables:
+        click.echo(f"{other['table']} ({other['provider']}): rows ok {other['rows_ok']}, "
+                   f"invalid {other['rows_invalid']}, failed {other['rows_failed']}, "
+                   f"spent ${other['spent_usd']:.4f}")
+
+
+def _cells(row: dict[str, Any]) -> list[str]:
+    """A status row as table cells."""
+    return [f"{row[c]:.4f}" if c == "spent_usd" else str(row[c]) for c in _COLUMNS]

@@ -1,0 +1,92 @@
+"""PeerDiscussion: two reviewers discuss disputed battles to a shared verdict.
+
+See docs/discussion.md for the YAML section, the `arena discuss` command and
+the log table, and ../shared/ALGORITHMS.md ("PeerDiscussion") for the method.
+Importing this package registers the discussion stage of `arena run`.
+"""
+
+from arena.config import DiscussionConfig
+from arena.discuss._choose import choose_leader, discussant_pairs, top2
+from arena.discuss._outcome import Outcome, agreed_verdicts, apply_discussions
+from arena.discuss._prompt import (
+    DEFAULT_ROLE_TEMPLATE,
+    DEFAULT_TEMPLATE,
+    Templates,
+    load_templates,
+    render_role,
+    render_turn,
+)
+from arena.discuss._protocol import (
+    Battle,
+    Channel,
+    Discussant,
+    DiscussionResult,
+    DiscussionSpec,
+    LoggedReview,
+    Settings,
+    battle_id,
+    row_id,
+    run_discussion,
+)
+from arena.discuss._rundir import (
+    DiscussionReport,
+    discussion_report,
+    ranking_reviews,
+    read_discussions,
+)
+from arena.discuss._schema import DISCUSSION_REVIEWER, STATE_FILE, TABLE, TABLE_SCHEMA
+from arena.discuss._stage import DiscussionStage, discussion_id, discussion_stage
+from arena.discuss._standalone import discuss_existing, with_discussion
+from arena.discuss._state import DiscussionState, discussion_context, read_state, write_state
+from arena.discuss._stats import DiscussionStats, ModelStance, discussion_stats
+from arena.discuss._triggers import TRIGGERS, battle_triggers, mirror_verdict, select_battles
+
+__all__ = [
+    "DEFAULT_ROLE_TEMPLATE",
+    "DEFAULT_TEMPLATE",
+    "DISCUSSION_REVIEWER",
+    "STATE_FILE",
+    "TABLE",
+    "TABLE_SCHEMA",
+    "TRIGGERS",
+    "Battle",
+    "Channel",
+    "Discussant",
+    "DiscussionConfig",
+    "DiscussionReport",
+    "DiscussionResult",
+    "DiscussionSpec",
+    "DiscussionStage",
+    "DiscussionState",
+    "DiscussionStats",
+    "LoggedReview",
+    "ModelStance",
+    "Outcome",
+    "Settings",
+    "Templates",
+    "agreed_verdicts",
+    "apply_discussions",
+    "battle_id",
+    "battle_triggers",
+    "choose_leader",
+    "discuss_existing",
+    "discussant_pairs",
+    "discussion_context",
+    "discussion_id",
+    "discussion_report",
+    "discussion_stage",
+    "discussion_stats",
+    "load_templates",
+    "mirror_verdict",
+    "ranking_reviews",
+    "read_discussions",
+    "read_state",
+    "render_role",
+    "render_turn",
+    "row_id",
+    "run_discussion",
+    "select_battles",
+    "top2",
+    "with_discussion",
+    "write_state",
+]

@@ -1,0 +1,329 @@
+"""The turn protocol of one discussion, resumable from its logged rows.
+
+1. Each discussant's initial review: copied from the reviews table when it is
+   there, else asked with the tournament's review template.
+2. Turns, leader first, then alternating: the role prompt as system prompt and
+   as the last lines of every turn's prompt, which shows the question, both
+   answers, both initial reviews (the leader's first) and every turn so far.
+3. After each turn: agreement when the speaker's preference equals the other
+   discussant's latest one; `unresolved` after `max_turns` turns.
+A reply without a readable preference is asked once more (the same prompt with
+a note); a second unreadable reply ends the discussion `unresolved`.
+
+Every step has a row id derived from the discussion id, so a resumed discussion
+reuses the rows already logged and asks only what is missing. A failed call is
+logged as failed and ends this attempt at the discussion (the next run asks
+again); a call that was stopped, deferred or refused by the budget is not
+logged and leaves the discussion pending.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal, Protocol
+
+from arena.config import Question
+from arena.discuss._prompt import (
+    REASK_NOTE,
+    REASK_REVIEW_NOTE,
+    Spoken,
+    Templates,
+    render_role,
+    render_turn,
+)
+from arena.review import parse_verdict, render_review_prompt
+from arena.scheduler import CallOutcome
+from arena.types import CallStatus, GenerateRequest, Message, Verdict, stable_id
+
+__all__ = [
+    "Battle",
+    "Channel",
+    "Discussant",
+    "DiscussionResult",
+    "DiscussionSpec",
+    "LoggedReview",
+    "Settings",
+    "battle_id",
+    "row_id",
+    "run_discussion",
+]
+
+_DONE = (CallStatus.OK.value, CallStatus.INVALID.value)
+
+Status = Literal["agreed", "unresolved", "failed", "pending"]
+
+
+def battle_id(question_id: str, answer_a_id: str, answer_b_id: str) -> str:
+    """Id of a battle: one ordered pair of answers to a question."""
+    return stable_id("battle", [question_id, answer_a_id, answer_b_id])
+
+
+def row_id(discussion_id: str, kind: str, turn: int = 0, speaker: str = "",
+           attempt: int = 1) -> str:
+    """Log row id of one step of a discussion (`kind` initial / turn / final)."""
+    return stable_id("discussion-row", [discussion_id, kind, turn, speaker, attempt])
+
+
+@dataclass(frozen=True)
+class Discussant:
+    """A discussing model: its config name, provider entry and provider-side id."""
+
+    name: str
+    provider: str
+    model_id: str
+
+
+@dataclass(frozen=True)
+class Battle:
+    """One ordered battle: a question and the answers shown as A and B."""
+
+    question: Question
+    model_a: str
+    model_b: str
+    answer_a_id: str
+    answer_b_id: str
+
+    @property
+    def id(self) -> str:
+        """The battle id (question and both answer ids)."""
+        return battle_id(self.question.id, self.answer_a_id, self.answer_b_id)
+
+
+@dataclass(frozen=True)
+class LoggedReview:
+    """A review from the reviews table that serves as a discussant's initial review."""
+
+    id: str
+    text: str
+    verdict: Verdict
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Everything the prompts and requests of a discussion depend on."""
+
+    templates: Templates
+    review_template: str
+    review_temperature: float
+    review_max_tokens: int
+    temperature: float
+    max_tokens: int
+    max_turns: int
+    context: str
+
+
+@dataclass(frozen=True)
+class DiscussionSpec:
+    """One discussion to run: the battle, who leads, who follows, why it was selected."""
+
+    id: str
+    battle: Battle
+    leader: Discussant
+    follower: Discussant
+    trigger: str
+    answer_a: tuple[str, ...]
+    answer_b: tuple[str, ...]
+    reuse: Mapping[str, LoggedReview]  # discussant name -> its logged review of the battle
+
+
+@dataclass(frozen=True)
+class DiscussionResult:
+    """How a discussion ended (or why it has not yet)."""
+
+    status: Status
+    verdict: Verdict | None
+    turns: int
+    reason: str | None
+
+
+class Channel(Protocol):
+    """What a discussion needs from its surroundings (the pipeline, or a test script)."""
+
+    run_id: str
+
+    async def call(self, provider: str, request: GenerateRequest) -> CallOutcome:
+        """Run one call through the scheduler."""
+        ...
+
+    async def write(self, row: dict[str, Any]) -> None:
+        """Append one row to the discussions table (returns once durable)."""
+        ...
+
+    def count(self, what: str) -> None:
+        """Count a call: planned, then skipped / completed / invalid / failed / deferred."""
+        ...
+
+
+@dataclass(frozen=True)
+class _Said:
+    text: str
+    preference: Verdict
+
+
+class _Stop(Exception):
+    def __init__(self, result: DiscussionResult) -> None:
+        super().__init__(result.status)
+        self.result = result
+
+
+class _Run:
+    """The state of one discussion while it runs."""
+
+    def __init__(self, spec: DiscussionSpec, settings: Settings,
+                 logged: Mapping[str, Mapping[str, Any]], io: Channel) -> None:
+        self.spec = spec
+        self.settings = settings
+        self.logged = logged
+        self.io = io
+        self.turns = 0
+
+    def _row(self, kind: str, turn: int, attempt: int, speaker: Discussant | None,
+             rid: str) -> dict[str, Any]:
+        s, b = self.spec, self.spec.battle
+        return {
+            "id": rid, "discussion_id": s.id, "battle_id": b.id,
+            "context": self.settings.context, "kind": kind, "turn": turn, "attempt": attempt,
+            "speaker": speaker.name if speaker else None, "leader": s.leader.name,
+            "follower": s.follower.name, "question_id": b.question.id, "model_a": b.model_a,
+            "model_b": b.model_b, "answer_a_id": b.answer_a_id, "answer_b_id": b.answer_b_id,
+            "trigger": s.trigger, "run_id": self.io.run_id,
+        }
+
+    async def _call_step(self, kind: str, turn: int, attempt: int, who: Discussant,
+                         request: GenerateRequest) -> _Said:
+        rid = row_id(self.spec.id, kind, turn, who.name, attempt)
+        io = self.io
+        row = self.logged.get(rid)
+        io.count("planned")
+        if row is not None and row.get("status") in _DONE:
+            io.count("skipped")
+            return _Said(str(row["text"]), Verdict(str(row["preference"])))
+        outcome = await io.call(who.provider, request)
+        if outcome.status not in ("ok", "failed"):
+            if outcome.status == "deferred":
+                io.count("deferred")
+            raise _Stop(DiscussionResult("pending", None, self.turns, outcome.error))
+        out = self._row(kind, turn, attempt, who, rid)
+        usage = outcome.result.usage if outcome.result is not None else None
+        out.update(
+            provider=who.provider,
+            tokens_in=usage.input_tokens if usage else 0,
+            tokens_out=usage.output_tokens if usage else 0,
+            cost_usd=outcome.cost_usd, latency_s=outcome.latency_s, attempts=outcome.attempts,
+            started_at=outcome.started_at, finished_at=outcome.finished_at,
+        )
+        if outcome.status == "failed" or outcome.result is None:
+            out.update(status=CallStatus.FAILED.value, error=outcome.error)
+            await io.write(out)
+            io.count("failed")
+            raise _Stop(DiscussionResult("failed", None, self.turns, outcome.error))
+        text = outcome.result.text
+        preference = parse_verdict(text)
+        status = CallStatus.INVALID if preference is Verdict.INVALID else CallStatus.OK
+        out.update(status=status.value, text=text, preference=preference.value)
+        await io.write(out)
+        io.count("invalid" if status is CallStatus.INVALID else "completed")
+        return _Said(text, preference)
+
+    async def _copied_review(self, who: Discussant, review: LoggedReview) -> _Said:
+        rid = row_id(self.spec.id, "initial", 0, who.name, 1)
+        if rid not in self.logged:
+            out = self._row("initial", 0, 1, who, rid)
+            valid = review.verdict is not Verdict.INVALID
+            out.update(status=(CallStatus.OK if valid else CallStatus.INVALID).value,
+                       text=review.text, preference=review.verdict.value,
+                       review_id=review.id, tokens_in=0, tokens_out=0, cost_usd=0.0)
+            await self.io.write(out)
+        return _Said(review.text, review.verdict)
+
+    def _review_request(self, who: Discussant, attempt: int) -> GenerateRequest:
+        s = self.spec
+        prompt = render_review_prompt(self.settings.review_template, s.battle.question,
+                                      s.answer_a, s.answer_b)
+        if attempt > 1:
+            prompt += REASK_REVIEW_NOTE
+        return GenerateRequest(model=who.model_id, messages=(Message("user", prompt),),
+                               temperature=self.settings.review_temperature,
+                               max_tokens=self.settings.review_max_tokens)
+
+    async def _initial(self, who: Discussant) -> _Said:
+        review = self.spec.reuse.get(who.name)
+        said = (await self._copied_review(who, review) if review is not None
+                else await self._call_step("initial", 0, 1, who, self._review_request(who, 1)))
+        if said.preference is Verdict.INVALID:
+            said = await self._call_step("initial", 0, 2, who, self._review_request(who, 2))
+        if said.preference is Verdict.INVALID:
+            raise _Stop(DiscussionResult(
+                "unresolved", None, 0, f"unreadable preference in the initial review of "
+                                       f"{who.name} (asked twice)"))
+        return said
+
+    def _turn_request(self, position: int, initial: tuple[str, str],
+                      history: Sequence[Spoken], attempt: int) -> GenerateRequest:
+        s, st = self.spec, self.settings
+        who = s.leader if position == 1 else s.follower
+        prompt = render_turn(st.templates, s.battle.question, s.answer_a, s.answer_b, initial,
+                             history, position)
+        if attempt > 1:
+            prompt += REASK_NOTE
+        return GenerateRequest(model=who.model_id, messages=(Message("user", prompt),),
+                               temperature=st.temperature, max_tokens=st.max_tokens,
+                               system=render_role(st.templates, position))
+
+    async def write_final(self, result: DiscussionResult) -> None:
+        rid = row_id(self.spec.id, "final")
+        if rid in self.logged:
+            return
+        out = self._row("final", result.turns, 1, None, rid)
+        out.update(status=CallStatus.OK.value,
+                   verdict=result.verdict.value if result.verdict else None,
+                   outcome=result.status, reason=result.reason)
+        await self.io.write(out)
+
+    async def run(self) -> DiscussionResult:
+        s = self.spec
+        try:
+            lead = await self._initial(s.leader)
+            follow = await self._initial(s.follower)
+            initial = (lead.text, follow.text)
+            latest = {1: lead.preference, 2: follow.preference}
+            history: list[Spoken] = []
+            for turn in range(1, self.settings.max_turns + 1):
+                position = 1 if turn % 2 else 2
+                who = s.leader if position == 1 else s.follower
+                said = await self._call_step(
+                    "turn", turn, 1, who, self._turn_request(position, initial, history, 1))
+                if said.preference is Verdict.INVALID:
+                    said = await self._call_step(
+                        "turn", turn, 2, who, self._turn_request(position, initial, history, 2))
+                if said.preference is Verdict.INVALID:
+                    return DiscussionResult("unresolved", None, turn - 1,
+                                            f"unreadable preference from {who.name} at turn "
+                                            f"{turn} (asked twice)")
+                self.turns = turn
+                history.append(Spoken(position, said.text))
+                latest[position] = said.preference
+                if latest[1] == latest[2]:
+                    return DiscussionResult("agreed", said.preference, turn, None)
+            return DiscussionResult("unresolved", None, self.turns,
+                                    f"no agreement after {self.turns} turns")
+        except _Stop as stop:
+            return stop.result
+
+
+async def run_discussion(
+    spec: DiscussionSpec,
+    settings: Settings,
+    logged: Mapping[str, Mapping[str, Any]],
+    io: Channel,
+) -> DiscussionResult:
+    """Run (or resume) one discussion and log its final row once it has ended.
+
+    `logged` maps row ids to the rows of this discussion already in the log.
+    """
+    run = _Run(spec, settings, logged, io)
+    result = await run.run()
+    if result.status in ("agreed", "unresolved"):
+        await run.write_final(result)
+    return result

@@ -1,0 +1,258 @@
+"""The discussion stage of `arena run` (and of `arena discuss`).
+
+It follows the reviews as they are logged (or replayed from the log at start):
+as soon as every reviewer has judged a battle (and, for the `inconsistent`
+trigger, its mirror), the battle's triggers are computed, and a selected battle
+is discussed at once. There is no barrier between reviews and discussions.
+
+`top2` discussants are computed once per run, when first needed, from the
+reviews known at that moment (with a resumed run: every review in the log).
+A battle that already has discussions in the log (same context) keeps their
+discussants and leaders, so an interrupted discussion resumes where it stopped
+even if the top two reviewers changed since.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import Counter, defaultdict
+from typing import Any
+
+import polars as pl
+
+from arena.config import DiscussionConfig, Tournament
+from arena.discuss._choose import choose_leader, discussant_pairs, top2
+from arena.discuss._prompt import load_templates
+from arena.discuss._protocol import (
+    Battle,
+    Discussant,
+    DiscussionSpec,
+    LoggedReview,
+    Settings,
+    run_discussion,
+)
+from arena.discuss._schema import TABLE
+from arena.discuss._state import DiscussionState, discussion_context, write_state
+from arena.discuss._triggers import battle_triggers
+from arena.engine import Pipeline, ReviewCall, Stage, register_stage, review_context, review_id
+from arena.scheduler import CallOutcome
+from arena.store import RunLog
+from arena.types import CallStatus, GenerateRequest, Verdict, stable_id
+
+__all__ = ["DiscussionStage", "discussion_id", "discussion_stage"]
+
+_Key = tuple[str, str, str]  # (question id, model A, model B)
+_DONE = (CallStatus.OK.value, CallStatus.INVALID.value)
+
+
+def discussion_id(t: Tournament, battle: Battle, context: str, leader: str,
+                  follower: str) -> str:
+    """Id of a discussion: its battle, context and both discussants (leader first)."""
+    return stable_id("discussion", {
+        "battle": battle.id,
+        "context": context,
+        "leader": t.model_fingerprint(leader),
+        "follower": t.model_fingerprint(follower),
+    })
+
+
+class _Channel:
+    """A discussion's calls, rows and counts, through the pipeline."""
+
+    def __init__(self, pipeline: Pipeline, stage: str) -> None:
+        self.pipeline = pipeline
+        self.stage = stage
+        self.run_id = pipeline.run_id
+
+    async def call(self, provider: str, request: GenerateRequest) -> CallOutcome:
+        return await self.pipeline.scheduler.call(provider, request)
+
+    async def write(self, row: dict[str, Any]) -> None:
+        await self.pipeline.writer.write(TABLE, row)
+
+    def count(self, what: str) -> None:
+        if what == "planned":
+            self.pipeline.add_planned(self.stage, 1)
+        else:
+            self.pipeline.count(self.stage, what)
+
+
+class DiscussionStage(Stage):
+    """Discusses every selected battle as soon as its reviews are known."""
+
+    name = "discussions"
+
+    def __init__(self, t: Tournament, cfg: DiscussionConfig | None = None) -> None:
+        section = cfg if cfg is not None else t.config.discussion
+        if section is None:
+            raise ValueError("the tournament has no discussion section")
+        self.t = t
+        self.cfg = section
+        templates = load_templates(section, t.path)
+        context = discussion_context(t, section, templates)
+        self.settings = Settings(
+            templates=templates, review_template=t.review_template,
+            review_temperature=t.config.review.temperature,
+            review_max_tokens=t.config.review.max_tokens, temperature=section.temperature,
+            max_tokens=section.max_tokens, max_turns=section.max_turns, context=context,
+        )
+        self.expected = set(t.reviewers)
+        self.order: dict[_Key, int] = {}
+        for q in t.questions:
+            for a in t.contestants:
+                for b in t.contestants:
+                    if a != b:
+                        self.order[(q.id, a, b)] = len(self.order)
+        self.verdicts: dict[_Key, dict[str, str]] = defaultdict(dict)
+        self.battles: dict[_Key, Battle] = {}
+        self.evaluated: set[_Key] = set()
+        self.queue: list[tuple[Battle, str]] = []
+        self.top: list[str] | None = None
+        self.results: Counter[str] = Counter()
+        self._dispatching = False
+        self._pipeline: Pipeline | None = None
+        self._logged: dict[str, dict[str, dict[str, Any]]] = {}
+        self._logged_pairs: dict[str, list[tuple[str, str]]] = {}
+        self._reviews: dict[str, LoggedReview] = {}
+        self._log: RunLog | None = None
+
+    # -- Stage hooks ---------------------------------------------------------
+
+    async def start(self, pipeline: Pipeline) -> None:
+        """Read the discussions already logged and record the settings in discussion.json."""
+        self._pipeline = pipeline
+        self._log = RunLog(self.t.output_dir)
+        frame = self._log.read(TABLE)
+        frame = frame.filter(pl.col("context") == self.settings.context)
+        for row in frame.iter_rows(named=True):
+            self._logged.setdefault(row["discussion_id"], {})[row["id"]] = row
+            pair = (row["leader"], row["follower"])
+            pairs = self._logged_pairs.setdefault(row["battle_id"], [])
+            if pair not in pairs:
+                pairs.append(pair)
+        write_state(self.t.output_dir, DiscussionState(
+            context=self.settings.context, outcome=self.cfg.outcome, weight=self.cfg.weight,
+            trigger=list(self.cfg.trigger)))
+
+    def on_review(self, call: ReviewCall, verdict: Verdict) -> None:
+        """Record a verdict; select the battle (and its mirror) once all is known."""
+        key = (call.question.id, call.model_a, call.model_b)
+        if key not in self.battles:
+            self.battles[key] = Battle(call.question, call.model_a, call.model_b,
+                                       call.answer_a_id, call.answer_b_id)
+        self.verdicts[key][call.reviewer] = verdict.value
+        self._check(key)
+        self._check((key[0], key[2], key[1]))
+
+    async def finish(self) -> None:
+        """Start whatever is still queued (normally nothing: dispatch runs as battles arrive)."""
+        if self.queue and not self._dispatching:
+            self._schedule()
+
+    # -- selection -------------------------------------------------------------
+
+    def _complete(self, key: _Key) -> bool:
+        return key in self.verdicts and self.expected <= self.verdicts[key].keys()
+
+    def _check(self, key: _Key) -> None:
+        if key in self.evaluated or not self._complete(key):
+            return
+        mirror = (key[0], key[2], key[1])
+        mirror_known = self._complete(mirror)
+        if "inconsistent" in self.cfg.trigger and not mirror_known:
+            return
+        self.evaluated.add(key)
+        fired = battle_triggers(self.verdicts[key],
+                                self.verdicts[mirror] if mirror_known else None, self.cfg)
+        if fired:
+            self.queue.append((self.battles[key], ",".join(fired)))
+            self._schedule()
+
+    def _schedule(self) -> None:
+        if not self._dispatching and self._pipeline is not None:
+            self._dispatching = True
+            self._pipeline.spawn(self._dispatch())
+
+    # -- dispatch --------------------------------------------------------------
+
+    def _top2(self) -> list[str]:
+        if self.top is None:
+            rows = [(k[0], k[1], k[2], r, v) for k, by in self.verdicts.items()
+                    for r, v in by.items()]
+            frame = pl.DataFrame(rows, orient="row", schema={
+                "question_id": pl.String, "model_a": pl.String, "model_b": pl.String,
+                "reviewer": pl.String, "verdict": pl.String})
+            self.top = top2(frame, self.t.contestants, self.t.reviewers)
+        return self.top
+
+    def _pairs(self, battle: Battle) -> list[tuple[str, str]]:
+        """(leader, follower) of each discussion of a battle."""
+        logged = self._logged_pairs.get(battle.id, [])
+        if self.cfg.discussants == "top2" and logged:
+            return list(logged)
+        out: list[tuple[str, str]] = []
+        top = self._top2() if self.cfg.discussants == "top2" else None
+        for pair in discussant_pairs(self.cfg, top):
+            known = [p for p in logged if set(p) == set(pair)]
+            if known:
+                out.append(known[0])
+                continue
+            index = self.order.get((battle.question.id, battle.model_a, battle.model_b), 0)
+            leader = choose_leader(self.cfg, pair, seed=self.t.config.seed,
+                                   battle_id=battle.id, index=index)
+            out.append((leader, pair[1] if leader == pair[0] else pair[0]))
+        return out
+
+    def _refresh_reviews(self, needed: set[str]) -> None:
+        if needed <= self._reviews.keys() or self._log is None:
+            return
+        frame = self._log.read("reviews").filter(pl.col("status").is_in(_DONE))
+        for rid, text, verdict in frame.select("id", "text", "verdict").iter_rows():
+            if rid in needed:
+                self._reviews[rid] = LoggedReview(rid, text or "", Verdict(verdict))
+
+    def _discussant(self, name: str) -> Discussant:
+        return Discussant(name, self.t.provider_of(name), self.t.provider_model_id(name))
+
+    async def _dispatch(self) -> None:
+        await asyncio.sleep(0)  # let reviews that arrive together be dispatched together
+        self._dispatching = False
+        batch, self.queue = self.queue, []
+        pipeline = self._pipeline
+        if not batch or pipeline is None:
+            return
+        planned: list[tuple[Battle, str, tuple[str, str], dict[str, str]]] = []
+        needed: set[str] = set()
+        contexts = {r: review_context(self.t, r) for r in self.t.reviewers}
+        for battle, trigger in batch:
+            for pair in self._pairs(battle):
+                ids = {name: review_id(battle.question.id, battle.answer_a_id,
+                                       battle.answer_b_id, contexts[name])
+                       for name in pair if name in contexts}
+                needed.update(ids.values())
+                planned.append((battle, trigger, pair, ids))
+        self._refresh_reviews(needed)
+        channel = _Channel(pipeline, self.name)
+        for battle, trigger, (leader, follower), ids in planned:
+            did = discussion_id(self.t, battle, self.settings.context, leader, follower)
+            spec = DiscussionSpec(
+                id=did, battle=battle, leader=self._discussant(leader),
+                follower=self._discussant(follower), trigger=trigger,
+                answer_a=tuple(pipeline.answers[battle.answer_a_id]),
+                answer_b=tuple(pipeline.answers[battle.answer_b_id]),
+                reuse={n: self._reviews[i] for n, i in ids.items() if i in self._reviews},
+            )
+            pipeline.spawn(self._discuss(spec, channel))
+
+    async def _discuss(self, spec: DiscussionSpec, channel: _Channel) -> None:
+        result = await run_discussion(spec, self.settings, self._logged.get(spec.id, {}),
+                                      channel)
+        self.results[result.status] += 1
+
+
+def discussion_stage(t: Tournament) -> DiscussionStage | None:
+    """The stage factory `arena run` uses: a stage when the tournament has a discussion section."""
+    return DiscussionStage(t) if t.config.discussion is not None else None
+
+
+register_stage(discussion_stage)

@@ -1,0 +1,74 @@
+"""`arena discuss DIR`: discuss the battles of an existing tournament, from its log.
+
+Only answers and reviews already logged are used; nothing else of the
+tournament is run. A tournament without a `discussion:` section gets the
+section's defaults.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Sequence
+
+from arena.config import Tournament, parse_config
+from arena.discuss._prompt import load_templates
+from arena.discuss._stage import DiscussionStage
+from arena.engine import (
+    Pipeline,
+    Plan,
+    ProgressFn,
+    RunSummary,
+    build_plan,
+    load_done,
+    load_verdicts,
+    make_providers,
+)
+from arena.scheduler import Scheduler
+from arena.store import RunLog
+
+__all__ = ["discuss_existing", "with_discussion"]
+
+
+def with_discussion(t: Tournament, triggers: Sequence[str] = ()) -> Tournament:
+    """The tournament with its discussion section (defaults when absent), `triggers` overriding.
+
+    Raises ConfigError (naming the YAML and the key) when the result is not valid.
+    """
+    data = t.config.model_dump()
+    section = dict(data.get("discussion") or {})
+    if triggers:
+        section["trigger"] = list(triggers)
+    data["discussion"] = section
+    cfg = parse_config(data, t.path)
+    assert cfg.discussion is not None
+    load_templates(cfg.discussion, t.path)
+    return dataclasses.replace(t, config=cfg)
+
+
+async def discuss_existing(
+    t: Tournament,
+    *,
+    budget_usd: float | None = None,
+    progress: ProgressFn | None = None,
+    on_scheduler: Callable[[Scheduler], None] | None = None,
+) -> RunSummary:
+    """Discuss the selected battles of the logged reviews; the caller holds the run lock."""
+    log = RunLog(t.output_dir)
+    full = build_plan(t)
+    done_answers, done_reviews = load_done(log)
+    plan = Plan(tuple(a for a in full.answers if a.id in done_answers),
+                tuple(r for r in full.reviews if r.id in done_reviews))
+    stage = DiscussionStage(t)
+    providers = make_providers(t)
+    limits = {name: t.config.providers[name].limits.to_limits() for name in providers}
+    scheduler = Scheduler(providers, limits, t.config.retry, budget_usd=budget_usd)
+    if on_scheduler is not None:
+        on_scheduler(scheduler)
+    try:
+        async with log.writer() as writer:
+            pipeline = Pipeline(t, plan, scheduler, writer, done_answers, done_reviews,
+                                progress, [stage], load_verdicts(log))
+            return await pipeline.run()
+    finally:
+        for p in providers.values():
+            await p.close()

@@ -1,0 +1,65 @@
+"""Nightly runs: the plan file, staleness, status, retry of failed calls, leaderboard history.
+
+See docs/nightly.md. Nothing here imports the engine at run time, so that
+`arena.report` can filter the log by the plan file without a cycle.
+"""
+
+from arena.nightly._history import (
+    HISTORY_SCHEMA,
+    HISTORY_TABLE,
+    ModelChange,
+    append_history,
+    diff_snapshots,
+    read_history,
+    snapshot_ids,
+    snapshot_rows,
+)
+from arena.nightly._planfile import (
+    PLAN_FILE,
+    PLAN_SCHEMA,
+    current_rows,
+    plan_frame,
+    read_plan,
+    write_plan,
+)
+from arena.nightly._runs import (
+    RunStart,
+    call_states,
+    failed_only,
+    load_for_directory,
+    record_history,
+    recorded_config,
+    start_run,
+)
+from arena.nightly._status import STATES, StatusReport, classify, status_report
+from arena.nightly._views import HistoryView, history_view
+
+__all__ = [
+    "HISTORY_SCHEMA",
+    "HISTORY_TABLE",
+    "PLAN_FILE",
+    "PLAN_SCHEMA",
+    "STATES",
+    "HistoryView",
+    "ModelChange",
+    "RunStart",
+    "StatusReport",
+    "append_history",
+    "call_states",
+    "classify",
+    "current_rows",
+    "diff_snapshots",
+    "failed_only",
+    "history_view",
+    "load_for_directory",
+    "plan_frame",
+    "read_history",
+    "read_plan",
+    "record_history",
+    "recorded_config",
+    "snapshot_ids",
+    "snapshot_rows",
+    "start_run",
+    "status_report",
+    "write_plan",
+]

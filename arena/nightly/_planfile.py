@@ -1,0 +1,118 @@
+"""The plan file `DIR/plan.parquet`: the ids of the calls the current config needs.
+
+`arena run` writes it atomically before any call starts. Readers of the log
+use it to tell current rows from stale ones: a logged row whose id is not in
+the plan was made for an older config (or a removed model) and is not mixed
+into results.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import polars as pl
+
+if TYPE_CHECKING:
+    from arena.config import Tournament
+    from arena.engine import Plan
+
+__all__ = ["PLAN_FILE", "PLAN_SCHEMA", "current_rows", "plan_frame", "read_plan", "write_plan"]
+
+PLAN_FILE = "plan.parquet"
+
+# One row per planned call. `model` is set for answers; `model_a`, `model_b`
+# and `reviewer` for reviews; `provider` is the provider that serves the call.
+PLAN_SCHEMA = pl.Schema(
+    {
+        "id": pl.String,
+        "stage": pl.String,
+        "provider": pl.String,
+        "question_id": pl.String,
+        "model": pl.String,
+        "model_a": pl.String,
+        "model_b": pl.String,
+        "reviewer": pl.String,
+    }
+)
+
+# Logical key of a row per table: the same key under another id is a stale row.
+KEYS: dict[str, tuple[str, ...]] = {
+    "answers": ("question_id", "model"),
+    "reviews": ("question_id", "model_a", "model_b", "reviewer"),
+}
+
+
+def plan_frame(t: Tournament, plan: Plan) -> pl.DataFrame:
+    """The plan as a frame of ids, stages, providers and logical keys."""
+    provider = {name: t.provider_of(name) for name in t.used_models()}
+    n_a, n_r = len(plan.answers), len(plan.reviews)
+    answers = pl.DataFrame(
+        {
+            "id": [a.id for a in plan.answers],
+            "stage": ["answers"] * n_a,
+            "provider": [provider[a.model] for a in plan.answers],
+            "question_id": [a.question.id for a in plan.answers],
+            "model": [a.model for a in plan.answers],
+            "model_a": [None] * n_a,
+            "model_b": [None] * n_a,
+            "reviewer": [None] * n_a,
+        },
+        schema=PLAN_SCHEMA,
+    )
+    reviews = pl.DataFrame(
+        {
+            "id": [r.id for r in plan.reviews],
+            "stage": ["reviews"] * n_r,
+            "provider": [provider[r.reviewer] for r in plan.reviews],
+            "question_id": [r.question.id for r in plan.reviews],
+            "model": [None] * n_r,
+            "model_a": [r.model_a for r in plan.reviews],
+            "model_b": [r.model_b for r in plan.reviews],
+            "reviewer": [r.reviewer for r in plan.reviews],
+        },
+        schema=PLAN_SCHEMA,
+    )
+    return pl.concat([answers, reviews])
+
+
+def write_plan(directory: str | os.PathLike[str], frame: pl.DataFrame) -> Path:
+    """Write DIR/plan.parquet atomically (temporary file, fsync, rename)."""
+    folder = Path(directory)
+    folder.mkdir(parents=True, exist_ok=True)
+    target = folder / PLAN_FILE
+    tmp = folder / f".{PLAN_FILE}.{uuid.uuid4().hex}.tmp"
+    try:
+        frame.select(PLAN_SCHEMA.names()).write_parquet(tmp)
+        with open(tmp, "rb") as f:
+            os.fsync(f.fileno())
+        os.replace(tmp, target)
+    finally:
+        tmp.unlink(missing_ok=True)
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    return target
+
+
+def read_plan(directory: str | os.PathLike[str]) -> pl.DataFrame | None:
+    """The plan of the last run started in DIR, or None when there is none."""
+    path = Path(directory) / PLAN_FILE
+    if not path.is_file():
+        return None
+    return pl.read_parquet(path).select(PLAN_SCHEMA.names()).cast(PLAN_SCHEMA)
+
+
+def current_rows(
+    directory: str | os.PathLike[str], table: str, frame: pl.DataFrame
+) -> pl.DataFrame:
+    """Rows of `table` whose id is in DIR's plan (all rows when DIR has no plan file)."""
+    plan = read_plan(directory)
+    if plan is None:
+        return frame
+    ids = plan.filter(pl.col("stage") == table).select("id")
+    return frame.join(ids, on="id", how="semi", maintain_order="left")

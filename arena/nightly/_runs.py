@@ -1,0 +1,143 @@
+"""What `arena run` and `arena retry-failed` do around the engine: plan file, counts, history."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import polars as pl
+
+from arena.config import ConfigError, load_tournament
+from arena.nightly._history import append_history, snapshot_rows
+from arena.nightly._planfile import plan_frame, write_plan
+from arena.nightly._status import classify
+from arena.store import RunLog
+
+if TYPE_CHECKING:
+    from arena.config import Tournament
+    from arena.engine import Plan
+
+__all__ = [
+    "RunStart",
+    "call_states",
+    "failed_only",
+    "load_for_directory",
+    "record_history",
+    "recorded_config",
+    "start_run",
+]
+
+
+@dataclass(frozen=True)
+class RunStart:
+    """A run's plan as a frame, with the state of every call when the run started."""
+
+    states: pl.DataFrame
+
+    def count(self, state: str) -> int:
+        """Calls of the plan in `state` at the start."""
+        return int((self.states["state"] == state).sum())
+
+    def to_json(self) -> dict[str, int]:
+        """Calls this run has to make: never run, stale, and failed before."""
+        return {
+            "new": self.count("pending"),
+            "stale": self.count("stale"),
+            "retried": self.count("failed"),
+        }
+
+
+def start_run(t: Tournament, plan: Plan) -> RunStart:
+    """Write DIR/plan.parquet for `plan` and classify its calls against the log."""
+    frame = plan_frame(t, plan)
+    write_plan(t.output_dir, frame)
+    return RunStart(classify(frame, RunLog(t.output_dir)))
+
+
+def call_states(t: Tournament, plan: Plan, log: RunLog) -> dict[str, str]:
+    """The state (one of STATES) of every call of a plan, by id."""
+    states = classify(plan_frame(t, plan), log)
+    return dict(zip(states["id"].to_list(), states["state"].to_list(), strict=True))
+
+
+def failed_only(plan: Plan, start: RunStart) -> tuple[Plan, int]:
+    """The failed calls of a plan plus the reviews a failed answer kept from running.
+
+    Returns the partial plan and how many of its reviews were such blocked ones.
+    """
+    states = dict(zip(start.states["id"].to_list(), start.states["state"].to_list(), strict=True))
+    answers = tuple(a for a in plan.answers if states.get(a.id) == "failed")
+    failed_answers = {a.id for a in answers}
+    reviews = []
+    blocked = 0
+    for r in plan.reviews:
+        state = states.get(r.id)
+        if state == "failed":
+            reviews.append(r)
+        elif state in ("pending", "stale") and (
+            r.answer_a_id in failed_answers or r.answer_b_id in failed_answers
+        ):
+            reviews.append(r)
+            blocked += 1
+    return dataclasses.replace(plan, answers=answers, reviews=tuple(reviews)), blocked
+
+
+def record_history(
+    t: Tournament, plan: Plan, command: str, leaderboard: Callable[[], Mapping[str, Any]]
+) -> str | None:
+    """Append the leaderboard (its `--format json` shape) to DIR's history table.
+
+    Returns why nothing was appended (no rankable reviews yet), else None.
+    The caller holds the run lock.
+    """
+    try:
+        board = leaderboard()
+    except (ConfigError, ValueError) as exc:
+        return f"no leaderboard snapshot for the history: {exc}"
+    if not board.get("models"):
+        return "no leaderboard snapshot for the history: no ranked models"
+    states = classify(plan_frame(t, plan), RunLog(t.output_dir))
+    open_calls = int(states["state"].is_in(["failed", "stale", "pending"]).sum())
+    rows = snapshot_rows(
+        board,
+        command=command,
+        config_hash=t.config_hash(),
+        n_questions=len(t.questions),
+        calls_planned=plan.size,
+        calls_open=open_calls,
+    )
+    append_history(t.output_dir, rows)
+    return None
+
+
+def recorded_config(directory: str | os.PathLike[str]) -> Path | None:
+    """The tournament YAML recorded in DIR/tournament.json by the last run, if any."""
+    path = Path(directory) / "tournament.json"
+    try:
+        snapshot = json.loads(path.read_text(encoding="utf-8"))
+    except (FileNotFoundError, json.JSONDecodeError):
+        return None
+    recorded = snapshot.get("config_path") if isinstance(snapshot, dict) else None
+    return Path(recorded) if isinstance(recorded, str) else None
+
+
+def load_for_directory(directory: str | os.PathLike[str], config: Path | None) -> Tournament:
+    """The tournament of run directory DIR: `config`, else the YAML its last run recorded.
+
+    The output directory is DIR whatever the YAML says. Raises ConfigError.
+    """
+    folder = Path(directory)
+    path = config if config is not None else recorded_config(folder)
+    if path is None:
+        raise ConfigError(
+            folder,
+            "",
+            "not a run directory of a tournament (no tournament.json "
+            "with config_path); pass --config FILE",
+        )
+    return load_tournament(path, folder)

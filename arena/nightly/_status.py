@@ -1,0 +1,169 @@
+"""Where a run directory stands against a plan: done, failed, invalid, stale, pending."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import polars as pl
+
+from arena.nightly._planfile import KEYS
+from arena.store import TABLES, RunLog
+
+__all__ = ["STATES", "StatusReport", "classify", "status_report"]
+
+# Disjoint states of a planned call; they sum to the plan.
+STATES = ("done", "invalid", "failed", "stale", "pending")
+
+_STATE_OF_STATUS = {"ok": "done", "invalid": "invalid", "failed": "failed"}
+
+
+def _logged(log: RunLog, table: str) -> pl.DataFrame:
+    """The id, status and logical key of every logged row of a table."""
+    return log.read(table).select("id", "status", *KEYS[table])
+
+
+def classify(plan: pl.DataFrame, log: RunLog) -> pl.DataFrame:
+    """The plan with a `state` column (one of STATES) per call.
+
+    done / invalid / failed: the call's current id is logged with that status.
+    stale: not logged under its current id, but its logical key is (under an
+    id made for an older config): the next run makes it again.
+    pending: never logged.
+    """
+    parts: list[pl.DataFrame] = []
+    for table, keys in KEYS.items():
+        calls = plan.filter(pl.col("stage") == table)
+        logged = _logged(log, table)
+        calls = calls.join(
+            logged.select("id", "status"), on="id", how="left", maintain_order="left"
+        )
+        seen = logged.select(keys).unique().with_columns(_seen=pl.lit(True))
+        calls = calls.join(seen, on=list(keys), how="left", maintain_order="left")
+        state = (
+            pl.when(pl.col("status").is_not_null())
+            .then(pl.col("status").replace_strict(_STATE_OF_STATUS, default="done"))
+            .when(pl.col("_seen").is_not_null())
+            .then(pl.lit("stale"))
+            .otherwise(pl.lit("pending"))
+        )
+        parts.append(calls.with_columns(state=state).drop("status", "_seen"))
+    return pl.concat(parts)
+
+
+@dataclass
+class StatusReport:
+    """Counts per (stage, provider), spend, and logged rows outside the plan."""
+
+    rows: list[dict[str, Any]] = field(default_factory=list)
+    total: dict[str, Any] = field(default_factory=dict)
+    outside_plan: dict[str, dict[str, int]] = field(default_factory=dict)
+    other_tables: list[dict[str, Any]] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        """The report as plain JSON data."""
+        return {
+            "rows": self.rows,
+            "total": self.total,
+            "outside_plan": self.outside_plan,
+            "other_tables": self.other_tables,
+        }
+
+
+def _spend(frame: pl.DataFrame) -> dict[str, float]:
+    """Summed cost_usd per provider of a call table."""
+    if not frame.height:
+        return {}
+    by = frame.group_by("provider").agg(pl.col("cost_usd").fill_null(0.0).sum())
+    return {str(p): float(c) for p, c in by.iter_rows()}
+
+
+def status_report(plan: pl.DataFrame, log: RunLog) -> StatusReport:
+    """Planned, done, invalid, failed, stale and pending calls per stage and provider, and spend.
+
+    Spend counts every logged row of the provider in that stage's table, stale
+    ones included (money spent is spent).
+    """
+    report = StatusReport()
+    states = classify(plan, log)
+    counts = (
+        states.group_by("stage", "provider", "state")
+        .len()
+        .pivot(on="state", index=["stage", "provider"], values="len")
+    )
+    for state in STATES:
+        if state not in counts.columns:
+            counts = counts.with_columns(pl.lit(0, dtype=pl.UInt32).alias(state))
+    counts = counts.fill_null(0).sort("stage", "provider")
+    spend = {table: _spend(log.read(table)) for table in KEYS}
+    numeric = ("planned", *STATES, "spent_usd")
+    for row in counts.iter_rows(named=True):
+        stage, provider = str(row["stage"]), str(row["provider"])
+        out: dict[str, Any] = {
+            "stage": stage,
+            "provider": provider,
+            "planned": sum(int(row[s]) for s in STATES),
+        }
+        out.update({s: int(row[s]) for s in STATES})
+        out["spent_usd"] = spend[stage].get(provider, 0.0)
+        report.rows.append(out)
+    # Spend of providers with logged rows but nothing planned (removed models).
+    for stage, per_provider in spend.items():
+        for provider, usd in sorted(per_provider.items()):
+            if not any(r["stage"] == stage and r["provider"] == provider for r in report.rows):
+                report.rows.append(
+                    {
+                        "stage": stage,
+                        "provider": provider,
+                        **dict.fromkeys(numeric[:-1], 0),
+                        "spent_usd": usd,
+                    }
+                )
+    for table, keys in KEYS.items():
+        logged = _logged(log, table)
+        planned = plan.filter(pl.col("stage") == table)
+        outside = logged.join(planned.select("id"), on="id", how="anti")
+        superseded = outside.join(planned.select(keys).unique(), on=list(keys), how="semi")
+        report.outside_plan[table] = {
+            "stale": superseded.height,
+            "unused": outside.height - superseded.height,
+        }
+    for table in sorted(set(TABLES) - set(KEYS)):
+        report.other_tables.extend(_other_table(log, table))
+    other_spend = sum(float(r["spent_usd"]) for r in report.other_tables)
+    report.total = {k: sum(r[k] for r in report.rows) for k in numeric}
+    report.total["spent_usd"] += other_spend
+    return report
+
+
+def _other_table(log: RunLog, table: str) -> list[dict[str, Any]]:
+    """Logged rows per status and provider of a stage table outside the plan (BatchEval...)."""
+    schema = TABLES[table]
+    if not {"status", "provider", "cost_usd"} <= set(schema.names):
+        return []
+    frame = log.read(table)
+    if not frame.height:
+        return []
+    rows: list[dict[str, Any]] = []
+    by = (
+        frame.group_by("provider")
+        .agg(
+            ok=(pl.col("status") == "ok").sum(),
+            invalid=(pl.col("status") == "invalid").sum(),
+            failed=(pl.col("status") == "failed").sum(),
+            spent_usd=pl.col("cost_usd").fill_null(0.0).sum(),
+        )
+        .sort("provider")
+    )
+    for r in by.iter_rows(named=True):
+        rows.append(
+            {
+                "table": table,
+                "provider": r["provider"],
+                "rows_ok": int(r["ok"]),
+                "rows_invalid": int(r["invalid"]),
+                "rows_failed": int(r["failed"]),
+                "spent_usd": float(r["spent_usd"]),
+            }
+        )
+    return rows

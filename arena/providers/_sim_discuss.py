@@ -1,0 +1,138 @@
+"""The simulator as a discussant in a PeerDiscussion (see docs/discussion.md).
+
+A sim discussant reads the prompt like a model would: the two answers (and the
+latent quality their sim signatures carry), both initial reviews, every turn
+so far, and which reviewer it is (the role reminder `You are Reviewer N`).
+Each of its turns carries its own signature, `⟦sim reviewer=NAME skill=S⟧`, so
+the other sim discussant can tell how strong a reviewer it is arguing with.
+
+A turn: the leader opens by defending its initial review. Later, a discussant
+that disagrees with the other's latest preference takes a fresh look at the
+answers, `seen = true gap + judge_noise * e` (no position bias, no
+self-preference: the aspects are weighed in order), and adopts the other's
+preference with probability
+
+    (1 - stubbornness) * sigmoid(skill_other - skill_own + insight * (m_other - m_own))
+
+where `m` is how much `seen` supports a preference (`seen` for A, `-seen` for
+B, 0 for a tie). So a discussant is more easily persuaded by a stronger
+reviewer and toward the truly better answer, and holds its opinion otherwise.
+With probability `malformed_rate` the turn has no preference line.
+
+The prompt format is the interface: this module must not import
+`arena.providers.sim` (which imports it) nor `arena.discuss` (a later layer);
+tests check that the prompts arena.discuss renders are read correctly here.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import random
+import re
+
+from arena.config import SimParams
+
+__all__ = ["discussion_turn", "is_discussion_prompt"]
+
+_REVIEW_MARKERS = ("[The start of Reviewer 1's initial review]",
+                   "[The start of Reviewer 2's initial review]")
+_INITIAL_RE = re.compile(
+    r"\[The start of Reviewer ([12])'s initial review\]\n(.*?)\n"
+    r"\[The end of Reviewer \1's initial review\]", re.S)
+_TURN_RE = re.compile(
+    r"\[The start of Reviewer ([12])'s turn (\d+)\]\n(.*?)\n"
+    r"\[The end of Reviewer \1's turn \2\]", re.S)
+_ROLE_RE = re.compile(r"You are Reviewer ([12])\b")
+_PREFERENCE_RE = re.compile(r"\[\[\s*(A|B|tie)\s*\]\]", re.I)
+_ANSWER_SIG_RE = re.compile(r"⟦sim author=(?P<author>[^ ⟧]+) q=(?P<q>-?[0-9.]+)⟧")
+_REVIEWER_SIG_RE = re.compile(r"⟦sim reviewer=(?P<name>[^ ⟧]+) skill=(?P<skill>-?[0-9.]+)⟧")
+# How much one unit of skill difference moves the odds of being persuaded.
+_SKILL_WEIGHT = 1.0
+
+_HOLD = (
+    "I have weighed the other review's points, but on unsupported information and "
+    "core content my assessment stands.",
+    "The objections do not change the comparison on the most important aspects.",
+)
+_CHANGE = (
+    "The other reviewer's points on unsupported claims and core information are "
+    "convincing; I revise my preference.",
+    "On reflection the other review weighs the key aspects better; I change my view.",
+)
+_OPEN = "As the first to speak, I restate my assessment of the two answers."
+
+
+def is_discussion_prompt(prompt: str) -> bool:
+    """Whether a prompt is a turn of a PeerDiscussion (both initial-review blocks)."""
+    return all(marker in prompt for marker in _REVIEW_MARKERS)
+
+
+def _rng(*parts: object) -> random.Random:
+    digest = hashlib.blake2b("\x1f".join(map(str, parts)).encode(), digest_size=8).digest()
+    return random.Random(int.from_bytes(digest, "big"))
+
+
+def _preference(text: str) -> str | None:
+    found = _PREFERENCE_RE.findall(text)
+    if not found:
+        return None
+    last = found[-1].lower()
+    return "tie" if last == "tie" else last.upper()
+
+
+def _true_gap(answers: str) -> float:
+    """Quality of answer A minus answer B, from the answers' sim signatures (0 if none)."""
+    quality: dict[str, list[float]] = {}
+    for m in _ANSWER_SIG_RE.finditer(answers):
+        quality.setdefault(m.group("author"), []).append(float(m.group("q")))
+    if len(quality) < 2:
+        return 0.0
+    first, second = list(quality.values())[:2]
+    return sum(first) / len(first) - sum(second) / len(second)
+
+
+def _merit(preference: str | None, seen: float) -> float:
+    return {"A": seen, "B": -seen}.get(preference or "tie", 0.0)
+
+
+def _sigmoid(z: float) -> float:
+    return 1.0 / (1.0 + math.exp(-max(-50.0, min(50.0, z))))
+
+
+def discussion_turn(seed: int, model: str, params: SimParams, prompt: str, key: str,
+                    attempt: int) -> str:
+    """A sim discussant's reply to one turn of a discussion."""
+    rng = _rng(seed, "discuss", model, key, attempt)
+    roles = _ROLE_RE.findall(prompt)
+    own = int(roles[-1]) if roles else 1
+    other = 3 - own
+    latest: dict[int, str | None] = {1: None, 2: None}
+    for who, body in _INITIAL_RE.findall(prompt):
+        latest[int(who)] = _preference(body)
+    other_skill: float | None = None
+    turns = _TURN_RE.findall(prompt)
+    for who, _n, body in turns:
+        latest[int(who)] = _preference(body)
+        if int(who) == other:
+            sig = _REVIEWER_SIG_RE.search(body)
+            other_skill = float(sig.group("skill")) if sig else None
+    seen = _true_gap(prompt.split(_REVIEW_MARKERS[0])[0]) + params.judge_noise * rng.gauss(0, 1)
+    mine, theirs = latest[own], latest[other]
+    if mine is None:  # no readable initial preference: judge afresh
+        mine = "tie" if abs(seen) < params.tie_band else ("A" if seen > 0 else "B")
+    if not turns:
+        choice, reason = mine, _OPEN
+    elif theirs is None or theirs == mine:
+        choice, reason = mine, rng.choice(_HOLD)
+    else:
+        gap = 0.0 if other_skill is None else other_skill - params.skill
+        z = _SKILL_WEIGHT * gap + params.insight * (_merit(theirs, seen) - _merit(mine, seen))
+        if rng.random() < (1.0 - params.stubbornness) * _sigmoid(z):
+            choice, reason = theirs, rng.choice(_CHANGE)
+        else:
+            choice, reason = mine, rng.choice(_HOLD)
+    text = f"{reason}\n⟦sim reviewer={model} skill={params.skill:.4f}⟧"
+    if rng.random() < params.malformed_rate:
+        return text
+    return f"{text}\nPreference: [[{choice}]]"

@@ -1,0 +1,124 @@
+"""OpenAI chat completions, and OpenAI-compatible servers (vLLM, Ollama, llama.cpp).
+
+With no `base_url` the request limits the answer with `max_completion_tokens`
+(what OpenAI's current models accept); with a `base_url` it sends
+`max_tokens`, which every compatible server understands.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import openai
+from openai.types.chat import ChatCompletion, ChatCompletionMessageParam
+
+from arena.config import ModelConfig, ProviderConfig
+from arena.providers._remote import RemoteProvider, lower_headers
+from arena.types import ErrorKind, GenerateRequest, GenerateResult, ProviderError, Usage
+
+# 429 codes that mean "no money or quota left", not "slow down".
+QUOTA_CODES = frozenset({"insufficient_quota", "billing_hard_limit_reached"})
+# Finish reasons after which an empty answer would be empty again.
+PERMANENT_EMPTY = ("length", "content_filter")
+
+
+class OpenAIProvider(RemoteProvider):
+    """`type: openai`: `openai.AsyncOpenAI` with the SDK's retries off."""
+
+    default_key_env = "OPENAI_API_KEY"
+    label = "OpenAI"
+
+    def __init__(
+        self, name: str, config: ProviderConfig, models: Mapping[str, ModelConfig], seed: int
+    ) -> None:
+        super().__init__(name, config, models, seed)
+        self._client: openai.AsyncOpenAI | None = None
+
+    def client(self) -> openai.AsyncOpenAI:
+        """The SDK client, built on first use."""
+        if self._client is None:
+            self._client = openai.AsyncOpenAI(
+                api_key=self.api_key(),
+                base_url=self.config.base_url,
+                timeout=self.config.timeout,
+                max_retries=0,
+            )
+        return self._client
+
+    async def close(self) -> None:
+        """Close the HTTP connections."""
+        if self._client is not None:
+            await self._client.close()
+            self._client = None
+
+    async def generate(self, request: GenerateRequest) -> GenerateResult:
+        """One chat completion."""
+        messages: list[ChatCompletionMessageParam] = []
+        if request.system:
+            messages.append({"role": "system", "content": request.system})
+        for m in request.messages:
+            if m.role == "assistant":
+                messages.append({"role": "assistant", "content": m.content})
+            else:
+                messages.append({"role": "user", "content": m.content})
+        create = self.client().chat.completions.with_raw_response.create
+        try:
+            if self.config.base_url is None:
+                raw = await create(
+                    model=request.model,
+                    messages=messages,
+                    temperature=request.temperature,
+                    max_completion_tokens=request.max_tokens,
+                )
+            else:
+                raw = await create(
+                    model=request.model,
+                    messages=messages,
+                    temperature=request.temperature,
+                    max_tokens=request.max_tokens,
+                )
+            completion: ChatCompletion = raw.parse()
+        except openai.APIStatusError as exc:
+            raise self._status_error(exc) from None
+        except openai.APITimeoutError:
+            raise self.timeout_error() from None
+        except openai.APIConnectionError as exc:
+            raise self.connection_error(exc) from None
+        except (openai.APIResponseValidationError, ValueError) as exc:
+            raise self.malformed_error(exc) from None
+        try:
+            return self._result(completion, raw.headers.items())
+        except (AttributeError, TypeError, IndexError) as exc:
+            raise self.malformed_error(exc) from None
+
+    def _result(self, completion: Any, headers: Iterable[tuple[str, str]]) -> GenerateResult:
+        if not getattr(completion, "choices", None):
+            raise self.fail(ErrorKind.TRANSIENT, "malformed response: no choices")
+        choice = completion.choices[0]
+        text = choice.message.content or ""
+        if not text.strip():
+            refusal = getattr(choice.message, "refusal", None)
+            if refusal:
+                raise self.fail(ErrorKind.PERMANENT, f"the model refused: {refusal}", status=200)
+            raise self.empty_error(choice.finish_reason, permanent_reasons=PERMANENT_EMPTY)
+        usage = completion.usage
+        return GenerateResult(
+            text=text,
+            usage=Usage(
+                input_tokens=usage.prompt_tokens if usage else 0,
+                output_tokens=usage.completion_tokens if usage else 0,
+            ),
+            rate_headers=lower_headers(headers),
+        )
+
+    def _status_error(self, exc: openai.APIStatusError) -> ProviderError:
+        body = exc.body if isinstance(exc.body, dict) else {}
+        message = body.get("message") if isinstance(body.get("message"), str) else None
+        code = exc.code or (body.get("type") if isinstance(body.get("type"), str) else None)
+        return self.status_error(
+            exc.status_code,
+            message or str(exc.message),
+            exc.response.headers,
+            quota=exc.status_code == 429 and code in QUOTA_CODES,
+        )

@@ -1,0 +1,40 @@
+"""Leaderboards: from a run directory or an imported reviews file, to table / markdown / JSON.
+
+`build_leaderboard` reads the input (raising `LeaderboardInputError`, a
+`ConfigError`, on bad input), ranks it with `arena.rank`, and returns a
+`Leaderboard`; `render_table`, `render_markdown` and `render_json` show it.
+"""
+
+from arena.report._inputs import (
+    IMPORT_COLUMNS,
+    LeaderboardInputError,
+    RunData,
+    load_reviews_file,
+    load_run,
+)
+from arena.report._leaderboard import (
+    RANKINGS,
+    Leaderboard,
+    LeaderboardOptions,
+    build_leaderboard,
+    leaderboard_dict,
+    rank_frame,
+)
+from arena.report._render import render_json, render_markdown, render_table
+
+__all__ = [
+    "IMPORT_COLUMNS",
+    "RANKINGS",
+    "Leaderboard",
+    "LeaderboardInputError",
+    "LeaderboardOptions",
+    "RunData",
+    "build_leaderboard",
+    "leaderboard_dict",
+    "load_reviews_file",
+    "load_run",
+    "rank_frame",
+    "render_json",
+    "render_markdown",
+    "render_table",
+]

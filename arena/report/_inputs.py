@@ -1,0 +1,247 @@
+"""Where reviews come from: a run directory, or a file of judgments made elsewhere.
+
+Both become a frame with the columns of the log's `reviews` table that ranking
+needs (`question_id, model_a, model_b, reviewer, verdict`, plus `status` and
+`cost_usd` when known). Bad input raises `LeaderboardInputError` naming the
+file, the row (or column) and the problem.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from arena.config import ConfigError
+from arena.nightly import current_rows
+from arena.store import RunLog
+
+__all__ = [
+    "IMPORT_COLUMNS",
+    "LeaderboardInputError",
+    "RunData",
+    "load_reviews_file",
+    "load_run",
+]
+
+IMPORT_COLUMNS = ("question_id", "model_a", "model_b", "reviewer")
+_VERDICTS = {"a": "A", "b": "B", "tie": "tie", "invalid": "invalid"}
+_SCORES = {-1: "A", 0: "tie", 1: "B"}
+_SUFFIXES = {".jsonl": "jsonl", ".ndjson": "jsonl", ".csv": "csv", ".parquet": "parquet"}
+
+
+class LeaderboardInputError(ConfigError):
+    """Unusable leaderboard input: names the file, where in it, and the problem (exit 2)."""
+
+
+@dataclass
+class RunData:
+    """What a run directory holds for the leaderboard."""
+
+    directory: Path
+    reviews: pl.DataFrame
+    answers: pl.DataFrame | None
+    tournament: dict[str, Any] | None
+    contestants: list[str] | None = None
+    reviewers: list[str] | None = None
+    sim_skill: dict[str, float] = field(default_factory=dict)
+
+
+def _where(kind: str, index: int) -> str:
+    """Human position of data row `index` (0-based): lines for text files."""
+    if kind == "jsonl":
+        return f"line {index + 1}"
+    if kind == "csv":
+        return f"line {index + 2}"  # line 1 is the header
+    return f"row {index + 1}"
+
+
+def _read_jsonl(path: Path) -> pl.DataFrame:
+    try:
+        return pl.read_ndjson(path, infer_schema_length=None)
+    except Exception:  # noqa: BLE001 - re-parsed below to name the bad line
+        pass
+    rows: list[dict[str, Any]] = []
+    with path.open(encoding="utf-8") as handle:
+        for number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise LeaderboardInputError(
+                    path, f"line {number}", f"not JSON: {exc.msg}"
+                ) from None
+            if not isinstance(row, dict):
+                raise LeaderboardInputError(path, f"line {number}", "expected a JSON object")
+            rows.append(row)
+    if not rows:
+        return pl.DataFrame()
+    text = {
+        key: [None if row.get(key) is None else str(row.get(key)) for row in rows]
+        for key in dict.fromkeys(k for row in rows for k in row)
+    }
+    return pl.DataFrame(text, schema={key: pl.String for key in text})
+
+
+def _read(path: Path) -> tuple[pl.DataFrame, str]:
+    if not path.exists():
+        raise LeaderboardInputError(path, "", "no such file")
+    if path.is_dir():
+        raise LeaderboardInputError(path, "", "is a directory, expected a reviews file")
+    kind = _SUFFIXES.get(path.suffix.lower())
+    if kind is None:
+        known = ", ".join(sorted(_SUFFIXES))
+        raise LeaderboardInputError(path, "", f"unknown file type (expected {known})")
+    try:
+        if kind == "jsonl":
+            frame = _read_jsonl(path)
+        elif kind == "csv":
+            frame = pl.read_csv(path, infer_schema_length=None)
+        else:
+            frame = pl.read_parquet(path)
+    except LeaderboardInputError:
+        raise
+    except pl.exceptions.NoDataError:
+        frame = pl.DataFrame()
+    except Exception as exc:  # noqa: BLE001 - any reader failure is bad input
+        raise LeaderboardInputError(path, "", f"cannot read {kind}: {exc}") from None
+    return frame, kind
+
+
+def _first_bad(mask: pl.Series) -> int:
+    return int(mask.arg_true()[0])
+
+
+def _verdicts_from_scores(path: Path, kind: str, column: pl.Series) -> pl.Series:
+    numbers = column.cast(pl.Float64, strict=False)
+    bad = numbers.is_null() | ~numbers.is_in([-1.0, 0.0, 1.0])
+    if bad.any():
+        row = _first_bad(bad)
+        value = column[row]
+        problem = "missing score" if value is None else f"unknown score {value!r}"
+        raise LeaderboardInputError(path, _where(kind, row), f"{problem} (expected -1, 0 or 1)")
+    return numbers.cast(pl.Int64).replace_strict(_SCORES, return_dtype=pl.String)
+
+
+def _normalise_verdicts(path: Path, kind: str, column: pl.Series) -> pl.Series:
+    lowered = column.cast(pl.String).str.strip_chars().str.to_lowercase()
+    bad = lowered.is_null() | ~lowered.is_in(list(_VERDICTS))
+    if bad.any():
+        row = _first_bad(bad)
+        value = column[row]
+        problem = "missing verdict" if value is None else f"unknown verdict {value!r}"
+        raise LeaderboardInputError(path, _where(kind, row), f"{problem} (expected A, B or tie)")
+    return lowered.replace_strict(_VERDICTS, return_dtype=pl.String)
+
+
+def load_reviews_file(path: str | Path) -> pl.DataFrame:
+    """Read judgments from JSONL, CSV or Parquet into the ranking's reviews columns.
+
+    Needs `question_id, model_a, model_b, reviewer` and either `score` (-1 =
+    model_a better, 0 = tie, 1 = model_b better) or `verdict` (A, B, tie; also
+    `invalid`); `score` wins when both are present. Other columns are ignored
+    except `cost_usd`. Raises LeaderboardInputError naming the row.
+    """
+    source = Path(path)
+    frame, kind = _read(source)
+    if frame.height == 0:
+        raise LeaderboardInputError(source, "", "no reviews in the file")
+    missing = [c for c in IMPORT_COLUMNS if c not in frame.columns]
+    if "score" not in frame.columns and "verdict" not in frame.columns:
+        missing.append("score or verdict")
+    if missing:
+        raise LeaderboardInputError(
+            source,
+            f"column {missing[0]!r}",
+            f"missing (needs {', '.join(IMPORT_COLUMNS)} and score or verdict)",
+        )
+    columns: dict[str, pl.Series] = {}
+    for name in IMPORT_COLUMNS:
+        text = frame[name].cast(pl.String).str.strip_chars()
+        empty = text.is_null() | (text == "")
+        if empty.any():
+            row = _first_bad(empty)
+            raise LeaderboardInputError(source, _where(kind, row), f"missing {name}")
+        columns[name] = text
+    same = columns["model_a"] == columns["model_b"]
+    if same.any():
+        row = _first_bad(same)
+        raise LeaderboardInputError(
+            source, _where(kind, row), f"model {columns['model_a'][row]!r} against itself"
+        )
+    if "score" in frame.columns:
+        columns["verdict"] = _verdicts_from_scores(source, kind, frame["score"])
+    else:
+        columns["verdict"] = _normalise_verdicts(source, kind, frame["verdict"])
+    if "cost_usd" in frame.columns:
+        columns["cost_usd"] = frame["cost_usd"].cast(pl.Float64, strict=False)
+    return pl.DataFrame(columns)
+
+
+def _load_tournament(path: Path) -> dict[str, Any]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as exc:
+        raise LeaderboardInputError(path, "", f"unreadable: {exc}") from None
+    if not isinstance(data, dict):
+        raise LeaderboardInputError(path, "", "expected a JSON object")
+    for key in ("contestants", "reviewers"):
+        value = data.get(key)
+        if value is not None and not (
+            isinstance(value, list) and all(isinstance(v, str) for v in value)
+        ):
+            raise LeaderboardInputError(path, key, "expected a list of model names")
+    models = data.get("models")
+    if models is not None and not isinstance(models, dict):
+        raise LeaderboardInputError(path, "models", "expected an object")
+    return data
+
+
+def _sim_skills(tournament: dict[str, Any], contestants: list[str]) -> dict[str, float]:
+    """Every contestant's sim skill, or nothing when any is unknown."""
+    models = tournament.get("models") or {}
+    skills: dict[str, float] = {}
+    for name in contestants:
+        entry = models.get(name)
+        skill = entry.get("sim_skill") if isinstance(entry, dict) else None
+        if (
+            not isinstance(skill, int | float)
+            or isinstance(skill, bool)
+            or not math.isfinite(skill)
+        ):
+            return {}
+        skills[name] = float(skill)
+    return skills
+
+
+def load_run(directory: str | Path) -> RunData:
+    """Read a run directory: `tournament.json` and the `reviews` / `answers` tables."""
+    root = Path(directory)
+    if not root.is_dir():
+        raise LeaderboardInputError(root, "", "no such run directory or reviews file")
+    snapshot = root / "tournament.json"
+    has_log = (root / "log").is_dir()
+    if not snapshot.exists() and not has_log:
+        raise LeaderboardInputError(root, "", "not a run directory (no tournament.json, no log/)")
+    tournament = _load_tournament(snapshot) if snapshot.exists() else None
+    if has_log:
+        log = RunLog(root)
+        # Only rows of the current plan: stale rows and removed models are left out.
+        reviews = current_rows(root, "reviews", log.read("reviews"))
+        answers: pl.DataFrame | None = log.read("answers")
+    else:
+        reviews = pl.DataFrame(
+            schema={c: pl.String for c in (*IMPORT_COLUMNS, "verdict", "status")}
+        )
+        answers = None
+    contestants = None if tournament is None else tournament.get("contestants")
+    reviewers = None if tournament is None else tournament.get("reviewers")
+    if contestants is not None and reviewers is None:
+        reviewers = list(contestants)
+    skills = _sim_skills(tournament, contestants) if tournament and contestants else {}
+    return RunData(root, reviews, answers, tournament, contestants, reviewers, skills)

@@ -1,0 +1,333 @@
+"""The leaderboard: every ranking, its diagnostics and context, as one object and as JSON."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import polars as pl
+from numpy.typing import NDArray
+
+from arena.rank import (
+    Agreement,
+    Ranking,
+    RankOptions,
+    encode_reviews,
+    human_agreement,
+    rank_correlation,
+    rank_reviews,
+)
+from arena.report._inputs import LeaderboardInputError, load_reviews_file, load_run
+
+__all__ = [
+    "RANKINGS",
+    "Leaderboard",
+    "LeaderboardOptions",
+    "build_leaderboard",
+    "leaderboard_dict",
+    "rank_frame",
+]
+
+FloatArray = NDArray[np.float64]
+
+# The rankings every leaderboard reports, by JSON name.
+RANKINGS = ("win_rate", "weighted_win_rate", "elo", "bt")
+
+
+@dataclass(frozen=True)
+class LeaderboardOptions:
+    """How to rank: the CLI's options (defaults as documented)."""
+
+    anchor: str | None = None
+    elo_orders: int = 100
+    bootstrap: int = 200
+    seed: int = 0
+
+
+@dataclass(eq=False)
+class Leaderboard:
+    """A ranked review set with everything the renderers show."""
+
+    source: str
+    ranking: Ranking
+    order: list[int]  # contestant indices, best first (by bt)
+    anchor: str | None = None
+    true_order: list[str] | None = None
+    kendall_tau: dict[str, float] | None = None
+    agreement: Agreement | None = None
+    cost_usd: float | None = None
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def contestants(self) -> tuple[str, ...]:
+        """Contestant names in code order."""
+        return self.ranking.reviews.contestants
+
+    def scores(self, name: str) -> FloatArray:
+        """One score per contestant (code order) for a ranking in RANKINGS."""
+        r = self.ranking
+        if name == "win_rate":
+            return r.peerrank.win_rate
+        if name == "weighted_win_rate":
+            return r.peerrank.weighted_win_rate
+        if name == "elo":
+            if r.elo is None:
+                return np.full(len(self.contestants), np.nan)
+            return np.where(r.counts.battles > 0, r.elo.rating, np.nan)
+        if name == "bt":
+            return r.bt.rating
+        raise KeyError(name)
+
+
+def _order(ranking: Ranking) -> list[int]:
+    bt = ranking.bt.rating
+    weighted = ranking.peerrank.weighted_win_rate
+    names = ranking.reviews.contestants
+
+    def key(i: int) -> tuple[bool, float, bool, float, str]:
+        return (
+            bool(np.isnan(bt[i])),
+            -float(np.nan_to_num(bt[i])),
+            bool(np.isnan(weighted[i])),
+            -float(np.nan_to_num(weighted[i])),
+            names[i],
+        )
+
+    return sorted(range(len(names)), key=key)
+
+
+def _warnings(ranking: Ranking) -> list[str]:
+    names = ranking.reviews.contestants
+    out: list[str] = []
+    idle = [names[i] for i in np.flatnonzero(ranking.counts.battles == 0).tolist()]
+    if idle:
+        out.append(f"no counted battles for: {', '.join(idle)}")
+    parts = [p for p in ranking.bt.components if len(p) > 1]
+    if len(parts) > 1:
+        groups = " | ".join("{" + ", ".join(names[i] for i in p) + "}" for p in parts)
+        out.append(
+            "the comparison graph is disconnected: models in different groups were never "
+            f"compared, so Bradley-Terry was fitted per group ({groups}); "
+            "ratings are comparable only within a group"
+        )
+    for index in ranking.bt.regularised:
+        members = ", ".join(names[i] for i in ranking.bt.components[index])
+        out.append(
+            f"some model in {{{members}}} wins or loses every comparison: the Bradley-Terry "
+            "MLE does not exist there, so one virtual tie per compared pair was added"
+        )
+    if not ranking.peerrank.converged:
+        out.append(
+            f"PeerRank weights did not settle within {ranking.peerrank.iterations} iterations"
+        )
+    return out
+
+
+def _cost(frames: Sequence[pl.DataFrame | None]) -> float | None:
+    total, seen = 0.0, False
+    for frame in frames:
+        if frame is None or "cost_usd" not in frame.columns:
+            continue
+        column = frame["cost_usd"].cast(pl.Float64, strict=False).drop_nulls()
+        if column.len():
+            seen = True
+            total += float(column.sum())
+    return total if seen else None
+
+
+def rank_frame(
+    reviews: pl.DataFrame,
+    *,
+    source: str,
+    options: LeaderboardOptions | None = None,
+    contestants: Sequence[str] | None = None,
+    reviewers: Sequence[str] | None = None,
+    sim_skill: Mapping[str, float] | None = None,
+    human: pl.DataFrame | None = None,
+    cost_usd: float | None = None,
+) -> Leaderboard:
+    """Rank a reviews frame (log columns) and assemble its leaderboard.
+
+    Raises ValueError for data the ranking cannot use and for an `anchor`
+    that is not a contestant.
+    """
+    opts = options or LeaderboardOptions()
+    rs = encode_reviews(reviews, contestants=contestants, reviewers=reviewers)
+    if opts.anchor is not None and opts.anchor not in rs.contestants:
+        known = ", ".join(rs.contestants) or "none"
+        raise ValueError(f"--anchor {opts.anchor!r} is not a contestant (contestants: {known})")
+    ranking = rank_reviews(
+        rs,
+        RankOptions(
+            elo_orders=opts.elo_orders,
+            bootstrap=opts.bootstrap,
+            seed=opts.seed,
+            anchor=opts.anchor,
+            elo=opts.elo_orders > 0,
+        ),
+    )
+    board = Leaderboard(source, ranking, _order(ranking), anchor=opts.anchor, cost_usd=cost_usd)
+    board.warnings = _warnings(ranking)
+    if sim_skill and all(name in sim_skill for name in rs.contestants):
+        skills = np.array([sim_skill[name] for name in rs.contestants], dtype=np.float64)
+        board.true_order = [rs.contestants[i] for i in np.argsort(-skills, kind="stable")]
+        board.kendall_tau = {
+            name: rank_correlation(board.scores(name), skills).kendall_tau for name in RANKINGS
+        }
+    if human is not None:
+        labels = encode_reviews(human, contestants=rs.contestants)
+        board.agreement = human_agreement(
+            rs,
+            labels,
+            ranking.peerrank.weights,
+            {name: board.scores(name) for name in RANKINGS},
+        )
+    return board
+
+
+def build_leaderboard(
+    path: str | Path | None = None,
+    *,
+    reviews_file: str | Path | None = None,
+    human_file: str | Path | None = None,
+    options: LeaderboardOptions | None = None,
+) -> Leaderboard:
+    """The leaderboard of a run directory or a reviews file (see `arena leaderboard`).
+
+    `path` is a run directory or a reviews file; `reviews_file` supplies the
+    reviews instead of the run's log (a run directory then still gives the
+    contestants and sim skills). Raises LeaderboardInputError for bad input.
+    """
+    opts = options or LeaderboardOptions()
+    target = None if path is None else Path(path)
+    if target is None and reviews_file is None:
+        raise LeaderboardInputError(
+            "arena leaderboard", "", "give a run directory or a reviews file"
+        )
+    if target is not None and reviews_file is not None and not target.is_dir():
+        raise LeaderboardInputError(target, "", "give the reviews file once (here or --reviews)")
+    human = None if human_file is None else load_reviews_file(human_file)
+    contestants = reviewers = None
+    skills: dict[str, float] = {}
+    answers = None
+    if target is not None and target.is_dir():
+        run = load_run(target)
+        contestants, reviewers, skills, answers = (
+            run.contestants,
+            run.reviewers,
+            run.sim_skill,
+            run.answers,
+        )
+        reviews, source = run.reviews, str(target)
+    if reviews_file is not None or (target is not None and not target.is_dir()):
+        file = Path(reviews_file) if reviews_file is not None else target
+        assert file is not None
+        reviews, source = load_reviews_file(file), str(file)
+        if reviews_file is not None and target is not None:
+            source = f"{file} (tournament {target})"
+    try:
+        return rank_frame(
+            reviews,
+            source=source,
+            options=opts,
+            contestants=contestants,
+            reviewers=reviewers,
+            sim_skill=skills,
+            human=human,
+            cost_usd=_cost([reviews, answers]),
+        )
+    except ValueError as exc:
+        raise LeaderboardInputError(source, "", str(exc)) from None
+
+
+def _number(value: float | int | np.floating[Any] | np.integer[Any]) -> float | None:
+    as_float = float(value)
+    return None if math.isnan(as_float) or math.isinf(as_float) else as_float
+
+
+def leaderboard_dict(board: Leaderboard) -> dict[str, Any]:
+    """The leaderboard as the documented JSON object (NaN becomes null)."""
+    r = board.ranking
+    names = board.contestants
+    rs = r.reviews
+    columns = {name: board.scores(name) for name in RANKINGS}
+    models = []
+    for i in board.order:
+        row: dict[str, Any] = {"model": names[i]}
+        for name in RANKINGS:
+            row[name] = _number(columns[name][i])
+        row["bt_ci_low"] = _number(r.bt.ci_low[i])
+        row["bt_ci_high"] = _number(r.bt.ci_high[i])
+        row["wins"] = int(r.counts.wins[i])
+        row["ties"] = int(r.counts.ties[i])
+        row["losses"] = int(r.counts.losses[i])
+        models.append(row)
+    pairwise = {
+        names[i]: {names[j]: _number(r.pairwise[i, j]) for j in board.order if j != i}
+        for i in board.order
+    }
+    out: dict[str, Any] = {
+        "models": models,
+        "reviewer_weights": {
+            name: float(w) for name, w in zip(rs.reviewers, r.peerrank.weights, strict=True)
+        },
+        "iterations": r.peerrank.iterations,
+        "diagnostics": {
+            "reviewers": [
+                {
+                    "reviewer": d.reviewer,
+                    "position_a_share": _number(d.position_a_share),
+                    "swap_consistency": _number(d.swap_consistency),
+                    "self_preference": _number(d.self_preference),
+                    "tie_rate": _number(d.tie_rate),
+                    "invalid_rate": _number(d.invalid_rate),
+                }
+                for d in r.diagnostics
+            ],
+            "pairwise": pairwise,
+            "fleiss_kappa": _number(r.fleiss_kappa),
+        },
+        "counts": {"reviews": rs.n_rows, "invalid": rs.n_invalid, "failed": rs.n_failed},
+    }
+    if board.true_order is not None and board.kendall_tau is not None:
+        out["true_order"] = board.true_order
+        out["kendall_tau"] = {k: _number(v) for k, v in board.kendall_tau.items()}
+    if board.agreement is not None:
+        out["agreement"] = _agreement_dict(board.agreement)
+    if board.cost_usd is not None:
+        out["cost_usd"] = board.cost_usd
+    parts = [p for p in r.bt.components if len(p) > 1]
+    if len(parts) > 1:
+        out["bt_components"] = [[names[i] for i in p] for p in parts]
+    if board.warnings:
+        out["warnings"] = list(board.warnings)
+    return out
+
+
+def _agreement_dict(agreement: Agreement) -> dict[str, Any]:
+    return {
+        "battles": agreement.battles,
+        "reviewers": [
+            {
+                "reviewer": name,
+                "n": score.n,
+                "accuracy": _number(score.accuracy),
+                "kappa": _number(score.kappa),
+            }
+            for name, score in agreement.reviewers.items()
+        ],
+        "weighted_majority": {
+            "n": agreement.weighted_majority.n,
+            "accuracy": _number(agreement.weighted_majority.accuracy),
+            "kappa": _number(agreement.weighted_majority.kappa),
+        },
+        "human_win_rate": {k: _number(v) for k, v in agreement.human_win_rate.items()},
+        "rankings": {
+            name: {"kendall_tau": _number(c.kendall_tau), "spearman": _number(c.spearman)}
+            for name, c in agreement.rankings.items()
+        },
+    }

@@ -1,0 +1,108 @@
+"""The BatchEval stage inside `arena run`, and its leaderboard summary."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+import pytest
+
+from arena.batcheval import (
+    SCORES_FILE,
+    TABLE,
+    batcheval_summary,
+    read_scores,
+    tournament_samples,
+)
+from arena.config import load_tournament
+from arena.engine import build_plan, preflight, run_tournament
+from arena.store import RunLog
+from tests.conftest import small_tournament
+
+SECTION: dict[str, Any] = {
+    "scorers": ["m0", "m1"],
+    "criteria": [
+        {"name": "helpfulness", "description": "Helps?", "scale": {"low": 1, "high": 3}},
+        {"name": "accuracy", "description": "Correct?", "scale": {"low": 1, "high": 10}},
+    ],
+    "batch_size": 5,
+    "rounds": 2,
+}
+
+
+def _tournament(tmp: Path, **kw: Any) -> Any:
+    return load_tournament(
+        small_tournament(
+            tmp, models=4, questions=6, multi_turn=True, extra={"batcheval": {**SECTION, **kw}}
+        )
+    )
+
+
+def test_scores_every_answer_and_resumes(tmp_path: Path) -> None:
+    t = _tournament(tmp_path)
+    summary = asyncio.run(run_tournament(t))
+    stage = summary.by_stage["batcheval"]
+    # 24 answers in batches of 5: 5 batches, x 2 rounds x 2 criteria x 2 scorers
+    assert stage["planned"] == stage["completed"] + stage["invalid"] == 40
+    assert summary.pending == 0 and summary.planned == build_plan(t).size + 40
+    log = RunLog(t.output_dir).read(TABLE)
+    answers = RunLog(t.output_dir).read("answers")
+    for (_, _, _), group in log.group_by(["criterion", "scorer", "round"]):
+        assert sorted(group["sample_id"].to_list()) == sorted(answers["id"].to_list())
+    by_answer = answers.select(pl.col("id").alias("sample_id"), "model", "question_id")
+    joined = log.join(by_answer, on="sample_id", suffix="_a")
+    assert joined["model"].to_list() == joined["model_a"].to_list()
+    # a multi-turn answer is scored as the whole conversation, a single turn with its question
+    turns = dict(zip(answers["id"].to_list(), answers["answer_turns"].to_list(), strict=True))
+    samples = tournament_samples(
+        [(a.id, a.question, a.model) for a in build_plan(t).answers], turns
+    )
+    multi = next(s for s in samples if s.question_id == "0")
+    single = next(s for s in samples if s.question_id == "q1")
+    assert "[Turn 2]" in multi.text and multi.context is None
+    assert single.context == "Question number 1?" and "⟦sim" in single.text
+
+    again = asyncio.run(run_tournament(t))
+    assert again.by_stage["batcheval"]["skipped"] == 40
+    assert again.completed == 0
+
+
+def test_leaderboard_summary(tmp_path: Path) -> None:
+    t = _tournament(tmp_path)
+    asyncio.run(run_tournament(t))
+    summary = batcheval_summary(t.output_dir, n_boot=200)
+    assert summary is not None
+    assert summary["criteria"] == ["accuracy", "helpfulness"]
+    assert summary["scorers"] == ["m0", "m1"]
+    rows = {(r["model"], r["criterion"]): r for r in summary["rows"]}
+    assert len(rows) == 4 * 2
+    for r in rows.values():
+        assert r["answers"] == 6
+        assert r["ci_low"] <= r["mean"] <= r["ci_high"]
+    # sim skills are m0 > m1 > m2 > m3: both scorings should see it
+    means = [rows[(f"m{i}", "accuracy")]["mean"] for i in range(4)]
+    assert means == sorted(means, reverse=True)
+    assert summary["against"] == "win_rate"
+    for corr in summary["correlation"]:
+        assert corr["n"] == 4 and corr["spearman"] is not None and corr["spearman"] > 0.5
+    given = batcheval_summary(
+        t.output_dir, {"m0": 1.0, "m1": 2.0, "m2": 3.0, "m3": 4.0}, n_boot=200
+    )
+    assert given is not None and given["against"] == "given"
+    assert given["correlation"][0]["spearman"] == pytest.approx(-1.0)
+
+
+def test_summary_is_none_without_batcheval(tmp_path: Path) -> None:
+    t = load_tournament(small_tournament(tmp_path, models=2, questions=1))
+    asyncio.run(run_tournament(t))
+    assert batcheval_summary(t.output_dir) is None
+    assert "batcheval" not in asyncio.run(run_tournament(t)).by_stage
+    assert read_scores(t.output_dir / SCORES_FILE) is None
+
+
+def test_bad_template_is_a_preflight_problem(tmp_path: Path) -> None:
+    t = _tournament(tmp_path, template="nope.txt")
+    problems = preflight(t)
+    assert any("batcheval.template: template file not found" in p for p in problems)
