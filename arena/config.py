@@ -87,10 +87,10 @@ class SimParams(_Strict):
     score_drift: float = Field(default=0.5, ge=0)
     batch_context: float = Field(default=0.4, ge=0, le=1)
     # PeerDiscussion (arena/providers/_sim_discuss.py): the chance to hold an
-    # opinion whatever the argument, and how strongly a discussion's fresh look
-    # at the answers pulls toward the truly better one.
+    # opinion whatever the argument, and how much clearer a discussion's look at
+    # the answers is than one review's (noise judge_noise / (1 + insight)).
     stubbornness: float = Field(default=0.5, ge=0, le=1)
-    insight: float = Field(default=2.0, ge=0)
+    insight: float = Field(default=1.0, ge=0)
 
 
 class ModelConfig(_Strict):

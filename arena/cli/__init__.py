@@ -8,6 +8,7 @@ from arena.cli._batcheval import batcheval_cmd
 from arena.cli._common import Exit
 from arena.cli._discuss import discuss_cmd
 from arena.cli._fake_server import fake_server_cmd
+from arena.cli._leaderboard import leaderboard
 from arena.cli._plan import plan_cmd
 from arena.cli._retry import retry_failed_cmd
 from arena.cli._run import run_cmd
@@ -26,6 +27,7 @@ def main() -> None:
 
 main.add_command(run_cmd)
 main.add_command(plan_cmd)
+main.add_command(leaderboard)
 main.add_command(batcheval_cmd)
 main.add_command(discuss_cmd)
 main.add_command(status_cmd)

@@ -33,23 +33,51 @@ async def _run(t: Tournament, budget: float | None, signals: list[int]) -> RunSu
 
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, on_signal, sig)
-    return await discuss_existing(t, budget_usd=budget, progress=_PlainProgress(),
-                                  on_scheduler=lambda s: holder.__setitem__("s", s))
+    return await discuss_existing(
+        t,
+        budget_usd=budget,
+        progress=_PlainProgress(),
+        on_scheduler=lambda s: holder.__setitem__("s", s),
+    )
 
 
 @click.command("discuss")
 @click.argument("directory", metavar="DIR", type=click.Path(path_type=Path))
-@click.option("--trigger", "triggers", multiple=True, type=click.Choice(TRIGGERS),
-              help="Which battles to discuss (repeatable); default: the YAML's "
-                   "discussion.trigger, else tie and inconsistent.")
-@click.option("--config", "config_file", type=click.Path(path_type=Path), default=None,
-              help="Tournament YAML (default: the one DIR's last run recorded in tournament.json).")
-@click.option("--json", "as_json", is_flag=True,
-              help="Print a final JSON summary on stdout (for scripts and monitoring).")
-@click.option("--budget", type=float, default=None, metavar="USD",
-              help="Stop starting calls before spend plus reservations exceed USD (exit 4).")
-def discuss_cmd(directory: Path, triggers: tuple[str, ...], config_file: Path | None,
-                as_json: bool, budget: float | None) -> None:
+@click.option(
+    "--trigger",
+    "triggers",
+    multiple=True,
+    type=click.Choice(TRIGGERS),
+    help="Which battles to discuss (repeatable); default: the YAML's "
+    "discussion.trigger, else tie and inconsistent.",
+)
+@click.option(
+    "--config",
+    "config_file",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Tournament YAML (default: the one DIR's last run recorded in tournament.json).",
+)
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="Print a final JSON summary on stdout (for scripts and monitoring).",
+)
+@click.option(
+    "--budget",
+    type=float,
+    default=None,
+    metavar="USD",
+    help="Stop starting calls before spend plus reservations exceed USD (exit 4).",
+)
+def discuss_cmd(
+    directory: Path,
+    triggers: tuple[str, ...],
+    config_file: Path | None,
+    as_json: bool,
+    budget: float | None,
+) -> None:
     """Discuss the disputed battles of the tournament in DIR, from its logged reviews.
 
     Two reviewers discuss each selected battle to a shared verdict (the
@@ -74,13 +102,18 @@ def discuss_cmd(directory: Path, triggers: tuple[str, ...], config_file: Path | 
         fail(str(exc), Exit.LOCKED)
     code = exit_code(summary, signals)
     state = read_state(t.output_dir)
-    stats = discussion_stats(RunLog(t.output_dir).read(DISCUSSIONS),
-                             state.context if state else None)
+    stats = discussion_stats(
+        RunLog(t.output_dir).read(DISCUSSIONS), state.context if state else None
+    )
     calls = summary.by_stage.get("discussions", {})
     report: dict[str, Any] = {
-        "output": str(t.output_dir), "exit_code": int(code), "calls": calls,
-        "pending": summary.pending, "wall_seconds": summary.wall_seconds,
-        "errors": summary.errors, **stats.to_json(),
+        "output": str(t.output_dir),
+        "exit_code": int(code),
+        "calls": calls,
+        "pending": summary.pending,
+        "wall_seconds": summary.wall_seconds,
+        "errors": summary.errors,
+        **stats.to_json(),
     }
     if as_json:
         click.echo(json.dumps(report))

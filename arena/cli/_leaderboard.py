@@ -31,9 +31,7 @@ def _fail(message: str) -> None:
 
 
 @click.command("leaderboard")
-@click.argument(
-    "source", metavar="[DIR_OR_FILE]", required=False, type=click.Path(path_type=Path)
-)
+@click.argument("source", metavar="[DIR_OR_FILE]", required=False, type=click.Path(path_type=Path))
 @click.option(
     "--format",
     "fmt",

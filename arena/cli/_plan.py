@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -96,7 +97,8 @@ def plan_cmd(file: Path, out: Path | None, as_json: bool) -> None:
     for row in out_rows:
         table.add_row(*(_cell(v) for v in row.values()))
     table.add_row("total", "", *(_cell(totals[k]) for k in totals), style="bold")
-    Console().print(table)
+    # Piped or logged output has no width: do not squeeze the columns into 80.
+    Console(width=None if sys.stdout.isatty() else 160).print(table)
     click.echo("est_tokens is an upper bound: prompts plus max_tokens for each pending call.")
     click.echo("est_cost_usd prices est_tokens with configs/prices.yaml and the YAML's `prices:`"
                + (f"; no price for: {', '.join(unpriced)} (counted as $0)." if unpriced else "."))

@@ -14,7 +14,7 @@ from arena.cli._common import Exit, fail
 from arena.cli._run import _PlainProgress, _run, _run_with_bars, exit_code, snapshot_history
 from arena.config import ConfigError
 from arena.engine import build_plan, preflight
-from arena.nightly import failed_only, load_for_directory, start_run
+from arena.nightly import PlanChanged, failed_only, load_for_directory, start_run
 from arena.store import LockHeld, RunLock
 
 
@@ -32,10 +32,11 @@ def retry_failed_cmd(directory: Path, config_file: Path | None, as_json: bool,
 
     Also runs the reviews a failed answer kept from running; nothing new or
     stale is started (that is `arena run`), and extra stages (discussion,
-    BatchEval) do not run. The plan comes from the tournament YAML that DIR's
-    last run recorded, or --config. Exit codes as `arena run`: 0 every retried
-    call done, 2 bad input, 3 some still failed, 4 budget reached, 75 locked,
-    130/143 interrupted.
+    BatchEval) do not run. The config is the tournament YAML that DIR's last
+    run recorded, or --config; it may change retry settings and limits but
+    not the plan (a changed plan exits 2). Exit codes as `arena run`: 0 every
+    retried call done, 2 bad input, 3 some still failed, 4 budget reached,
+    75 locked, 130/143 interrupted.
     """
     try:
         t = load_for_directory(directory, config_file)
@@ -48,7 +49,10 @@ def retry_failed_cmd(directory: Path, config_file: Path | None, as_json: bool,
     try:
         with RunLock(t.output_dir):
             plan = build_plan(t)
-            start = start_run(t, plan)
+            try:
+                start = start_run(t, plan, same_plan=True)
+            except PlanChanged as exc:
+                fail(str(exc))
             retry, blocked = failed_only(plan, start)
             options: dict[str, Any] = {"plan": retry, "extra_stages": False}
             if sys.stderr.isatty() and not as_json:

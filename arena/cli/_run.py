@@ -58,10 +58,12 @@ async def _run(t: Tournament, budget: float | None, progress: ProgressFn | None,
 
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, on_signal, sig)
-    return await run_tournament(
+    summary = await run_tournament(
         t, budget_usd=budget, progress=progress,
         on_scheduler=lambda s: holder.__setitem__("s", s), **options,
     )
+    summary.interrupted = bool(signals)  # stopped by SIGINT / SIGTERM (exit 130 / 143)
+    return summary
 
 
 def exit_code(summary: RunSummary, signals: list[int]) -> Exit:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -68,8 +69,8 @@ def status_cmd(directory: Path, config_file: Path | None, as_json: bool) -> None
     for row in report.rows:
         table.add_row(*_cells(row))
     table.add_row(*_cells({"stage": "total", "provider": "", **report.total}), style="bold")
-    console = Console()
-    console.print(table)
+    # Piped or logged output has no width: do not squeeze the columns into 80.
+    Console(width=None if sys.stdout.isatty() else 160).print(table)
     for stage, rows in report.outside_plan.items():
         if rows["stale"] or rows["unused"]:
             click.echo(f"{stage}: {rows['stale']} logged rows are stale (superseded by the "

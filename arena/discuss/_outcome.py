@@ -31,13 +31,22 @@ def agreed_verdicts(discussions: pl.DataFrame, context: str | None = None) -> pl
 
     Reads the final rows of a discussions table; with `context`, only those of it.
     """
-    schema = {"discussion_id": pl.String, "question_id": pl.String, "model_a": pl.String,
-              "model_b": pl.String, "answer_a_id": pl.String, "answer_b_id": pl.String,
-              "verdict": pl.String}
+    schema = {
+        "discussion_id": pl.String,
+        "question_id": pl.String,
+        "model_a": pl.String,
+        "model_b": pl.String,
+        "answer_a_id": pl.String,
+        "answer_b_id": pl.String,
+        "verdict": pl.String,
+    }
     if discussions.height == 0:
         return pl.DataFrame(schema=schema)
-    finals = discussions.filter((pl.col("kind") == "final") & (pl.col("outcome") == "agreed")
-                                & pl.col("verdict").is_in(list(_SCORE)))
+    finals = discussions.filter(
+        (pl.col("kind") == "final")
+        & (pl.col("outcome") == "agreed")
+        & pl.col("verdict").is_in(list(_SCORE))
+    )
     if context is not None:
         finals = finals.filter(pl.col("context") == context)
     return finals.select([pl.col(c).cast(t) for c, t in schema.items()]).sort("discussion_id")
@@ -80,21 +89,40 @@ def _replace(reviews: pl.DataFrame, agreed: pl.DataFrame) -> pl.DataFrame:
     for q, a, b, v in agreed.select(*_KEY, "verdict").iter_rows():
         by_battle[(q, a, b)].append(v)
     table = pl.DataFrame(
-        [(*key, _combined(vs)) for key, vs in by_battle.items()], orient="row",
-        schema={"question_id": pl.String, "model_a": pl.String, "model_b": pl.String,
-                "_discussed": pl.String})
+        [(*key, _combined(vs)) for key, vs in by_battle.items()],
+        orient="row",
+        schema={
+            "question_id": pl.String,
+            "model_a": pl.String,
+            "model_b": pl.String,
+            "_discussed": pl.String,
+        },
+    )
     columns = reviews.columns
     joined = reviews.with_columns(pl.col("question_id").cast(pl.String).alias("_qid")).join(
-        table.rename({"question_id": "_qid"}), on=["_qid", "model_a", "model_b"], how="left",
-        maintain_order="left")
+        table.rename({"question_id": "_qid"}),
+        on=["_qid", "model_a", "model_b"],
+        how="left",
+        maintain_order="left",
+    )
     has_result = pl.col("_discussed").is_not_null()
     if "status" in columns:
         has_result = has_result & (pl.col("status") != "failed")
-    updates = [pl.when(has_result).then(pl.col("_discussed")).otherwise(pl.col("verdict"))
-               .cast(reviews.schema["verdict"]).alias("verdict")]
+    updates = [
+        pl.when(has_result)
+        .then(pl.col("_discussed"))
+        .otherwise(pl.col("verdict"))
+        .cast(reviews.schema["verdict"])
+        .alias("verdict")
+    ]
     if "status" in columns:
-        updates.append(pl.when(has_result).then(pl.lit("ok")).otherwise(pl.col("status"))
-                       .cast(reviews.schema["status"]).alias("status"))
+        updates.append(
+            pl.when(has_result)
+            .then(pl.lit("ok"))
+            .otherwise(pl.col("status"))
+            .cast(reviews.schema["status"])
+            .alias("status")
+        )
     return joined.with_columns(updates).select(columns)
 
 
@@ -113,8 +141,24 @@ def _add(reviews: pl.DataFrame, agreed: pl.DataFrame, weight: int) -> pl.DataFra
                 if column in row:
                     row[column] = record[column]
             rows.append(row)
-    strings = {c: (pl.String if c in ("question_id", "model_a", "model_b", "reviewer", "verdict",
-                                      "id", "status", "answer_a_id", "answer_b_id")
-                   else reviews.schema[c]) for c in reviews.columns}
+    strings = {
+        c: (
+            pl.String
+            if c
+            in (
+                "question_id",
+                "model_a",
+                "model_b",
+                "reviewer",
+                "verdict",
+                "id",
+                "status",
+                "answer_a_id",
+                "answer_b_id",
+            )
+            else reviews.schema[c]
+        )
+        for c in reviews.columns
+    }
     added = pl.DataFrame(rows, schema=strings).cast(reviews.schema, strict=False)
     return pl.concat([reviews, added], how="vertical")

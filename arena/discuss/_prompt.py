@@ -35,8 +35,14 @@ __all__ = [
 
 DEFAULT_TEMPLATE = CONFIGS_DIR / "prompts" / "discussion.txt"
 DEFAULT_ROLE_TEMPLATE = CONFIGS_DIR / "prompts" / "discussion_role.txt"
-TEMPLATE_PLACEHOLDERS = ("{question}", "{answer_a}", "{answer_b}", "{reviews}", "{history}",
-                         "{role}")
+TEMPLATE_PLACEHOLDERS = (
+    "{question}",
+    "{answer_a}",
+    "{answer_b}",
+    "{reviews}",
+    "{history}",
+    "{role}",
+)
 ROLE_PLACEHOLDERS = ("{reviewer}", "{other}")
 _PLACEHOLDER = re.compile(r"\{(question|answer_a|answer_b|reviews|history|role)\}")
 
@@ -62,8 +68,9 @@ class Templates:
     role: str
 
 
-def _load(path_text: str | None, default: Path, key: str, placeholders: Sequence[str],
-          config_file: Path) -> str:
+def _load(
+    path_text: str | None, default: Path, key: str, placeholders: Sequence[str], config_file: Path
+) -> str:
     if path_text is None:
         path = default
     else:
@@ -75,18 +82,29 @@ def _load(path_text: str | None, default: Path, key: str, placeholders: Sequence
     text = path.read_text(encoding="utf-8")
     for placeholder in placeholders:
         if placeholder not in text:
-            raise ConfigError(config_file, key, f"template {path} lacks the placeholder "
-                                                f"{placeholder}")
+            raise ConfigError(
+                config_file, key, f"template {path} lacks the placeholder {placeholder}"
+            )
     return text
 
 
 def load_templates(cfg: DiscussionConfig, config_file: Path) -> Templates:
     """The section's templates (relative paths from the YAML's folder); ConfigError if bad."""
     return Templates(
-        discussion=_load(cfg.template, DEFAULT_TEMPLATE, "discussion.template",
-                         TEMPLATE_PLACEHOLDERS, config_file),
-        role=_load(cfg.role_template, DEFAULT_ROLE_TEMPLATE, "discussion.role_template",
-                   ROLE_PLACEHOLDERS, config_file),
+        discussion=_load(
+            cfg.template,
+            DEFAULT_TEMPLATE,
+            "discussion.template",
+            TEMPLATE_PLACEHOLDERS,
+            config_file,
+        ),
+        role=_load(
+            cfg.role_template,
+            DEFAULT_ROLE_TEMPLATE,
+            "discussion.role_template",
+            ROLE_PLACEHOLDERS,
+            config_file,
+        ),
     )
 
 
@@ -97,8 +115,11 @@ def reviewer_label(position: int) -> str:
 
 def render_role(templates: Templates, position: int) -> str:
     """The role prompt of discussant `position` (1 = leader, 2 = follower)."""
-    return (templates.role.replace("{reviewer}", reviewer_label(position))
-            .replace("{other}", reviewer_label(3 - position))).strip()
+    return (
+        templates.role.replace("{reviewer}", reviewer_label(position)).replace(
+            "{other}", reviewer_label(3 - position)
+        )
+    ).strip()
 
 
 @dataclass(frozen=True)
@@ -128,13 +149,15 @@ def render_turn(
     order; `history` every readable turn so far.
     """
     reviews = "\n\n".join(
-        _block(f"{reviewer_label(k)}'s initial review", text)
-        for k, text in enumerate(initial, 1)
+        _block(f"{reviewer_label(k)}'s initial review", text) for k, text in enumerate(initial, 1)
     )
-    turns = "\n\n".join(
-        _block(f"{reviewer_label(s.position)}'s turn {n}", s.text)
-        for n, s in enumerate(history, 1)
-    ) or "(no turns yet)"
+    turns = (
+        "\n\n".join(
+            _block(f"{reviewer_label(s.position)}'s turn {n}", s.text)
+            for n, s in enumerate(history, 1)
+        )
+        or "(no turns yet)"
+    )
     values = {
         "question": render_question(question),
         "answer_a": render_answer(question, answer_a),

@@ -59,8 +59,9 @@ def battle_id(question_id: str, answer_a_id: str, answer_b_id: str) -> str:
     return stable_id("battle", [question_id, answer_a_id, answer_b_id])
 
 
-def row_id(discussion_id: str, kind: str, turn: int = 0, speaker: str = "",
-           attempt: int = 1) -> str:
+def row_id(
+    discussion_id: str, kind: str, turn: int = 0, speaker: str = "", attempt: int = 1
+) -> str:
     """Log row id of one step of a discussion (`kind` initial / turn / final)."""
     return stable_id("discussion-row", [discussion_id, kind, turn, speaker, attempt])
 
@@ -170,28 +171,46 @@ class _Stop(Exception):
 class _Run:
     """The state of one discussion while it runs."""
 
-    def __init__(self, spec: DiscussionSpec, settings: Settings,
-                 logged: Mapping[str, Mapping[str, Any]], io: Channel) -> None:
+    def __init__(
+        self,
+        spec: DiscussionSpec,
+        settings: Settings,
+        logged: Mapping[str, Mapping[str, Any]],
+        io: Channel,
+    ) -> None:
         self.spec = spec
         self.settings = settings
         self.logged = logged
         self.io = io
         self.turns = 0
 
-    def _row(self, kind: str, turn: int, attempt: int, speaker: Discussant | None,
-             rid: str) -> dict[str, Any]:
+    def _row(
+        self, kind: str, turn: int, attempt: int, speaker: Discussant | None, rid: str
+    ) -> dict[str, Any]:
         s, b = self.spec, self.spec.battle
         return {
-            "id": rid, "discussion_id": s.id, "battle_id": b.id,
-            "context": self.settings.context, "kind": kind, "turn": turn, "attempt": attempt,
-            "speaker": speaker.name if speaker else None, "leader": s.leader.name,
-            "follower": s.follower.name, "question_id": b.question.id, "model_a": b.model_a,
-            "model_b": b.model_b, "answer_a_id": b.answer_a_id, "answer_b_id": b.answer_b_id,
-            "trigger": s.trigger, "run_id": self.io.run_id,
+            "id": rid,
+            "discussion_id": s.id,
+            "battle_id": b.id,
+            "context": self.settings.context,
+            "kind": kind,
+            "turn": turn,
+            "attempt": attempt,
+            "speaker": speaker.name if speaker else None,
+            "leader": s.leader.name,
+            "follower": s.follower.name,
+            "question_id": b.question.id,
+            "model_a": b.model_a,
+            "model_b": b.model_b,
+            "answer_a_id": b.answer_a_id,
+            "answer_b_id": b.answer_b_id,
+            "trigger": s.trigger,
+            "run_id": self.io.run_id,
         }
 
-    async def _call_step(self, kind: str, turn: int, attempt: int, who: Discussant,
-                         request: GenerateRequest) -> _Said:
+    async def _call_step(
+        self, kind: str, turn: int, attempt: int, who: Discussant, request: GenerateRequest
+    ) -> _Said:
         rid = row_id(self.spec.id, kind, turn, who.name, attempt)
         io = self.io
         row = self.logged.get(rid)
@@ -210,8 +229,11 @@ class _Run:
             provider=who.provider,
             tokens_in=usage.input_tokens if usage else 0,
             tokens_out=usage.output_tokens if usage else 0,
-            cost_usd=outcome.cost_usd, latency_s=outcome.latency_s, attempts=outcome.attempts,
-            started_at=outcome.started_at, finished_at=outcome.finished_at,
+            cost_usd=outcome.cost_usd,
+            latency_s=outcome.latency_s,
+            attempts=outcome.attempts,
+            started_at=outcome.started_at,
+            finished_at=outcome.finished_at,
         )
         if outcome.status == "failed" or outcome.result is None:
             out.update(status=CallStatus.FAILED.value, error=outcome.error)
@@ -231,54 +253,81 @@ class _Run:
         if rid not in self.logged:
             out = self._row("initial", 0, 1, who, rid)
             valid = review.verdict is not Verdict.INVALID
-            out.update(status=(CallStatus.OK if valid else CallStatus.INVALID).value,
-                       text=review.text, preference=review.verdict.value,
-                       review_id=review.id, tokens_in=0, tokens_out=0, cost_usd=0.0)
+            out.update(
+                status=(CallStatus.OK if valid else CallStatus.INVALID).value,
+                text=review.text,
+                preference=review.verdict.value,
+                review_id=review.id,
+                tokens_in=0,
+                tokens_out=0,
+                cost_usd=0.0,
+            )
             await self.io.write(out)
         return _Said(review.text, review.verdict)
 
     def _review_request(self, who: Discussant, attempt: int) -> GenerateRequest:
         s = self.spec
-        prompt = render_review_prompt(self.settings.review_template, s.battle.question,
-                                      s.answer_a, s.answer_b)
+        prompt = render_review_prompt(
+            self.settings.review_template, s.battle.question, s.answer_a, s.answer_b
+        )
         if attempt > 1:
             prompt += REASK_REVIEW_NOTE
-        return GenerateRequest(model=who.model_id, messages=(Message("user", prompt),),
-                               temperature=self.settings.review_temperature,
-                               max_tokens=self.settings.review_max_tokens)
+        return GenerateRequest(
+            model=who.model_id,
+            messages=(Message("user", prompt),),
+            temperature=self.settings.review_temperature,
+            max_tokens=self.settings.review_max_tokens,
+        )
 
     async def _initial(self, who: Discussant) -> _Said:
         review = self.spec.reuse.get(who.name)
-        said = (await self._copied_review(who, review) if review is not None
-                else await self._call_step("initial", 0, 1, who, self._review_request(who, 1)))
+        said = (
+            await self._copied_review(who, review)
+            if review is not None
+            else await self._call_step("initial", 0, 1, who, self._review_request(who, 1))
+        )
         if said.preference is Verdict.INVALID:
             said = await self._call_step("initial", 0, 2, who, self._review_request(who, 2))
         if said.preference is Verdict.INVALID:
-            raise _Stop(DiscussionResult(
-                "unresolved", None, 0, f"unreadable preference in the initial review of "
-                                       f"{who.name} (asked twice)"))
+            raise _Stop(
+                DiscussionResult(
+                    "unresolved",
+                    None,
+                    0,
+                    f"unreadable preference in the initial review of {who.name} (asked twice)",
+                )
+            )
         return said
 
-    def _turn_request(self, position: int, initial: tuple[str, str],
-                      history: Sequence[Spoken], attempt: int) -> GenerateRequest:
+    def _turn_request(
+        self, position: int, initial: tuple[str, str], history: Sequence[Spoken], attempt: int
+    ) -> GenerateRequest:
         s, st = self.spec, self.settings
         who = s.leader if position == 1 else s.follower
-        prompt = render_turn(st.templates, s.battle.question, s.answer_a, s.answer_b, initial,
-                             history, position)
+        prompt = render_turn(
+            st.templates, s.battle.question, s.answer_a, s.answer_b, initial, history, position
+        )
         if attempt > 1:
             prompt += REASK_NOTE
-        return GenerateRequest(model=who.model_id, messages=(Message("user", prompt),),
-                               temperature=st.temperature, max_tokens=st.max_tokens,
-                               system=render_role(st.templates, position))
+        return GenerateRequest(
+            model=who.model_id,
+            messages=(Message("user", prompt),),
+            temperature=st.temperature,
+            max_tokens=st.max_tokens,
+            system=render_role(st.templates, position),
+        )
 
     async def write_final(self, result: DiscussionResult) -> None:
         rid = row_id(self.spec.id, "final")
         if rid in self.logged:
             return
         out = self._row("final", result.turns, 1, None, rid)
-        out.update(status=CallStatus.OK.value,
-                   verdict=result.verdict.value if result.verdict else None,
-                   outcome=result.status, reason=result.reason)
+        out.update(
+            status=CallStatus.OK.value,
+            verdict=result.verdict.value if result.verdict else None,
+            outcome=result.status,
+            reason=result.reason,
+        )
         await self.io.write(out)
 
     async def run(self) -> DiscussionResult:
@@ -293,21 +342,27 @@ class _Run:
                 position = 1 if turn % 2 else 2
                 who = s.leader if position == 1 else s.follower
                 said = await self._call_step(
-                    "turn", turn, 1, who, self._turn_request(position, initial, history, 1))
+                    "turn", turn, 1, who, self._turn_request(position, initial, history, 1)
+                )
                 if said.preference is Verdict.INVALID:
                     said = await self._call_step(
-                        "turn", turn, 2, who, self._turn_request(position, initial, history, 2))
+                        "turn", turn, 2, who, self._turn_request(position, initial, history, 2)
+                    )
                 if said.preference is Verdict.INVALID:
-                    return DiscussionResult("unresolved", None, turn - 1,
-                                            f"unreadable preference from {who.name} at turn "
-                                            f"{turn} (asked twice)")
+                    return DiscussionResult(
+                        "unresolved",
+                        None,
+                        turn - 1,
+                        f"unreadable preference from {who.name} at turn {turn} (asked twice)",
+                    )
                 self.turns = turn
                 history.append(Spoken(position, said.text))
                 latest[position] = said.preference
                 if latest[1] == latest[2]:
                     return DiscussionResult("agreed", said.preference, turn, None)
-            return DiscussionResult("unresolved", None, self.turns,
-                                    f"no agreement after {self.turns} turns")
+            return DiscussionResult(
+                "unresolved", None, self.turns, f"no agreement after {self.turns} turns"
+            )
         except _Stop as stop:
             return stop.result
 

@@ -38,8 +38,13 @@ def discussion_report(directory: Path, reviews: pl.DataFrame) -> DiscussionRepor
     table = read_discussions(Path(directory)) if state is not None else None
     if state is None or table is None:
         return None
-    adjusted = apply_discussions(reviews, table, outcome="add" if state.outcome == "add"
-                                 else "replace", weight=state.weight, context=state.context)
+    adjusted = apply_discussions(
+        reviews,
+        table,
+        outcome="add" if state.outcome == "add" else "replace",
+        weight=state.weight,
+        context=state.context,
+    )
     return DiscussionReport(state, discussion_stats(table, state.context), adjusted)
 
 

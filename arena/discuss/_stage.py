@@ -45,15 +45,17 @@ _Key = tuple[str, str, str]  # (question id, model A, model B)
 _DONE = (CallStatus.OK.value, CallStatus.INVALID.value)
 
 
-def discussion_id(t: Tournament, battle: Battle, context: str, leader: str,
-                  follower: str) -> str:
+def discussion_id(t: Tournament, battle: Battle, context: str, leader: str, follower: str) -> str:
     """Id of a discussion: its battle, context and both discussants (leader first)."""
-    return stable_id("discussion", {
-        "battle": battle.id,
-        "context": context,
-        "leader": t.model_fingerprint(leader),
-        "follower": t.model_fingerprint(follower),
-    })
+    return stable_id(
+        "discussion",
+        {
+            "battle": battle.id,
+            "context": context,
+            "leader": t.model_fingerprint(leader),
+            "follower": t.model_fingerprint(follower),
+        },
+    )
 
 
 class _Channel:
@@ -91,10 +93,14 @@ class DiscussionStage(Stage):
         templates = load_templates(section, t.path)
         context = discussion_context(t, section, templates)
         self.settings = Settings(
-            templates=templates, review_template=t.review_template,
+            templates=templates,
+            review_template=t.review_template,
             review_temperature=t.config.review.temperature,
-            review_max_tokens=t.config.review.max_tokens, temperature=section.temperature,
-            max_tokens=section.max_tokens, max_turns=section.max_turns, context=context,
+            review_max_tokens=t.config.review.max_tokens,
+            temperature=section.temperature,
+            max_tokens=section.max_tokens,
+            max_turns=section.max_turns,
+            context=context,
         )
         self.expected = set(t.reviewers)
         self.order: dict[_Key, int] = {}
@@ -130,16 +136,23 @@ class DiscussionStage(Stage):
             pairs = self._logged_pairs.setdefault(row["battle_id"], [])
             if pair not in pairs:
                 pairs.append(pair)
-        write_state(self.t.output_dir, DiscussionState(
-            context=self.settings.context, outcome=self.cfg.outcome, weight=self.cfg.weight,
-            trigger=list(self.cfg.trigger)))
+        write_state(
+            self.t.output_dir,
+            DiscussionState(
+                context=self.settings.context,
+                outcome=self.cfg.outcome,
+                weight=self.cfg.weight,
+                trigger=list(self.cfg.trigger),
+            ),
+        )
 
     def on_review(self, call: ReviewCall, verdict: Verdict) -> None:
         """Record a verdict; select the battle (and its mirror) once all is known."""
         key = (call.question.id, call.model_a, call.model_b)
         if key not in self.battles:
-            self.battles[key] = Battle(call.question, call.model_a, call.model_b,
-                                       call.answer_a_id, call.answer_b_id)
+            self.battles[key] = Battle(
+                call.question, call.model_a, call.model_b, call.answer_a_id, call.answer_b_id
+            )
         self.verdicts[key][call.reviewer] = verdict.value
         self._check(key)
         self._check((key[0], key[2], key[1]))
@@ -162,8 +175,9 @@ class DiscussionStage(Stage):
         if "inconsistent" in self.cfg.trigger and not mirror_known:
             return
         self.evaluated.add(key)
-        fired = battle_triggers(self.verdicts[key],
-                                self.verdicts[mirror] if mirror_known else None, self.cfg)
+        fired = battle_triggers(
+            self.verdicts[key], self.verdicts[mirror] if mirror_known else None, self.cfg
+        )
         if fired:
             self.queue.append((self.battles[key], ",".join(fired)))
             self._schedule()
@@ -177,11 +191,20 @@ class DiscussionStage(Stage):
 
     def _top2(self) -> list[str]:
         if self.top is None:
-            rows = [(k[0], k[1], k[2], r, v) for k, by in self.verdicts.items()
-                    for r, v in by.items()]
-            frame = pl.DataFrame(rows, orient="row", schema={
-                "question_id": pl.String, "model_a": pl.String, "model_b": pl.String,
-                "reviewer": pl.String, "verdict": pl.String})
+            rows = [
+                (k[0], k[1], k[2], r, v) for k, by in self.verdicts.items() for r, v in by.items()
+            ]
+            frame = pl.DataFrame(
+                rows,
+                orient="row",
+                schema={
+                    "question_id": pl.String,
+                    "model_a": pl.String,
+                    "model_b": pl.String,
+                    "reviewer": pl.String,
+                    "verdict": pl.String,
+                },
+            )
             self.top = top2(frame, self.t.contestants, self.t.reviewers)
         return self.top
 
@@ -198,8 +221,9 @@ class DiscussionStage(Stage):
                 out.append(known[0])
                 continue
             index = self.order.get((battle.question.id, battle.model_a, battle.model_b), 0)
-            leader = choose_leader(self.cfg, pair, seed=self.t.config.seed,
-                                   battle_id=battle.id, index=index)
+            leader = choose_leader(
+                self.cfg, pair, seed=self.t.config.seed, battle_id=battle.id, index=index
+            )
             out.append((leader, pair[1] if leader == pair[0] else pair[0]))
         return out
 
@@ -226,9 +250,13 @@ class DiscussionStage(Stage):
         contexts = {r: review_context(self.t, r) for r in self.t.reviewers}
         for battle, trigger in batch:
             for pair in self._pairs(battle):
-                ids = {name: review_id(battle.question.id, battle.answer_a_id,
-                                       battle.answer_b_id, contexts[name])
-                       for name in pair if name in contexts}
+                ids = {
+                    name: review_id(
+                        battle.question.id, battle.answer_a_id, battle.answer_b_id, contexts[name]
+                    )
+                    for name in pair
+                    if name in contexts
+                }
                 needed.update(ids.values())
                 planned.append((battle, trigger, pair, ids))
         self._refresh_reviews(needed)
@@ -236,8 +264,11 @@ class DiscussionStage(Stage):
         for battle, trigger, (leader, follower), ids in planned:
             did = discussion_id(self.t, battle, self.settings.context, leader, follower)
             spec = DiscussionSpec(
-                id=did, battle=battle, leader=self._discussant(leader),
-                follower=self._discussant(follower), trigger=trigger,
+                id=did,
+                battle=battle,
+                leader=self._discussant(leader),
+                follower=self._discussant(follower),
+                trigger=trigger,
                 answer_a=tuple(pipeline.answers[battle.answer_a_id]),
                 answer_b=tuple(pipeline.answers[battle.answer_b_id]),
                 reuse={n: self._reviews[i] for n, i in ids.items() if i in self._reviews},
@@ -245,8 +276,7 @@ class DiscussionStage(Stage):
             pipeline.spawn(self._discuss(spec, channel))
 
     async def _discuss(self, spec: DiscussionSpec, channel: _Channel) -> None:
-        result = await run_discussion(spec, self.settings, self._logged.get(spec.id, {}),
-                                      channel)
+        result = await run_discussion(spec, self.settings, self._logged.get(spec.id, {}), channel)
         self.results[result.status] += 1
 
 

@@ -56,8 +56,10 @@ async def discuss_existing(
     log = RunLog(t.output_dir)
     full = build_plan(t)
     done_answers, done_reviews = load_done(log)
-    plan = Plan(tuple(a for a in full.answers if a.id in done_answers),
-                tuple(r for r in full.reviews if r.id in done_reviews))
+    plan = Plan(
+        tuple(a for a in full.answers if a.id in done_answers),
+        tuple(r for r in full.reviews if r.id in done_reviews),
+    )
     stage = DiscussionStage(t)
     providers = make_providers(t)
     limits = {name: t.config.providers[name].limits.to_limits() for name in providers}
@@ -66,8 +68,17 @@ async def discuss_existing(
         on_scheduler(scheduler)
     try:
         async with log.writer() as writer:
-            pipeline = Pipeline(t, plan, scheduler, writer, done_answers, done_reviews,
-                                progress, [stage], load_verdicts(log))
+            pipeline = Pipeline(
+                t,
+                plan,
+                scheduler,
+                writer,
+                done_answers,
+                done_reviews,
+                progress,
+                [stage],
+                load_verdicts(log),
+            )
             return await pipeline.run()
     finally:
         for p in providers.values():

@@ -35,16 +35,19 @@ def discussion_context(t: Tournament, cfg: DiscussionConfig, templates: Template
     The triggers, the outcome and its weight are not part of it: changing them
     reuses the discussions already logged.
     """
-    return stable_id("discussion-context", {
-        "discussion": templates.discussion,
-        "role": templates.role,
-        "review_template": t.review_template,
-        "review_temperature": t.config.review.temperature,
-        "review_max_tokens": t.config.review.max_tokens,
-        "temperature": cfg.temperature,
-        "max_tokens": cfg.max_tokens,
-        "max_turns": cfg.max_turns,
-    })
+    return stable_id(
+        "discussion-context",
+        {
+            "discussion": templates.discussion,
+            "role": templates.role,
+            "review_template": t.review_template,
+            "review_temperature": t.config.review.temperature,
+            "review_max_tokens": t.config.review.max_tokens,
+            "temperature": cfg.temperature,
+            "max_tokens": cfg.max_tokens,
+            "max_turns": cfg.max_turns,
+        },
+    )
 
 
 def write_state(directory: Path, state: DiscussionState) -> None:
@@ -61,5 +64,9 @@ def read_state(directory: Path) -> DiscussionState | None:
     if not path.is_file():
         return None
     data = json.loads(path.read_text())
-    return DiscussionState(context=str(data["context"]), outcome=str(data["outcome"]),
-                           weight=int(data["weight"]), trigger=[str(x) for x in data["trigger"]])
+    return DiscussionState(
+        context=str(data["context"]),
+        outcome=str(data["outcome"]),
+        weight=int(data["weight"]),
+        trigger=[str(x) for x in data["trigger"]],
+    )

@@ -48,9 +48,18 @@ class ModelStance:
 
     def to_json(self) -> dict[str, Any]:
         """A plain dict for JSON (rates null when undefined)."""
-        out: dict[str, Any] = {k: getattr(self, k) for k in (
-            "model", "led", "followed", "altered_as_leader", "held_as_leader",
-            "altered_as_follower", "held_as_follower")}
+        out: dict[str, Any] = {
+            k: getattr(self, k)
+            for k in (
+                "model",
+                "led",
+                "followed",
+                "altered_as_leader",
+                "held_as_leader",
+                "altered_as_follower",
+                "held_as_follower",
+            )
+        }
         for k in ("altering_as_leader", "altering_as_follower"):
             value = getattr(self, k)
             out[k] = None if math.isnan(value) else value
@@ -74,11 +83,14 @@ class DiscussionStats:
     def to_json(self) -> dict[str, Any]:
         """A plain dict for JSON."""
         return {
-            "discussions": self.discussions, "agreed": self.agreed,
-            "unresolved": self.unresolved, "in_progress": self.in_progress,
+            "discussions": self.discussions,
+            "agreed": self.agreed,
+            "unresolved": self.unresolved,
+            "in_progress": self.in_progress,
             "disputed": self.disputed,
             "mean_turns": None if math.isnan(self.mean_turns) else self.mean_turns,
-            "verdicts": dict(self.verdicts), "triggers": dict(self.triggers),
+            "verdicts": dict(self.verdicts),
+            "triggers": dict(self.triggers),
             "models": [m.to_json() for m in self.models],
         }
 
@@ -90,12 +102,15 @@ def discussion_stats(discussions: pl.DataFrame, context: str | None = None) -> D
     frame = discussions
     if context is not None:
         frame = frame.filter(pl.col("context") == context)
-    finals = {r["discussion_id"]: r for r in
-              frame.filter(pl.col("kind") == "final").iter_rows(named=True)}
+    finals = {
+        r["discussion_id"]: r for r in frame.filter(pl.col("kind") == "final").iter_rows(named=True)
+    }
     started = set(frame["discussion_id"].to_list())
-    steps = frame.filter(pl.col("kind").is_in(["initial", "turn"])
-                         & pl.col("preference").is_in(list(_READABLE))
-                         & pl.col("discussion_id").is_in(list(finals)))
+    steps = frame.filter(
+        pl.col("kind").is_in(["initial", "turn"])
+        & pl.col("preference").is_in(list(_READABLE))
+        & pl.col("discussion_id").is_in(list(finals))
+    )
     steps = steps.sort("discussion_id", "turn", "attempt")
     initial: dict[str, dict[str, str]] = defaultdict(dict)
     last: dict[str, dict[str, str]] = defaultdict(dict)
@@ -127,13 +142,31 @@ def discussion_stats(discussions: pl.DataFrame, context: str | None = None) -> D
         for role, model in roles:
             moved = last[did].get(model, first[model]) != first[model]
             stance[model][f"{'altered' if moved else 'held'}_as_{role}"] += 1
-    models = [ModelStance(model=m, **{k: c[k] for k in (
-        "led", "followed", "altered_as_leader", "held_as_leader", "altered_as_follower",
-        "held_as_follower")}) for m, c in sorted(stance.items())]
+    models = [
+        ModelStance(
+            model=m,
+            **{
+                k: c[k]
+                for k in (
+                    "led",
+                    "followed",
+                    "altered_as_leader",
+                    "held_as_leader",
+                    "altered_as_follower",
+                    "held_as_follower",
+                )
+            },
+        )
+        for m, c in sorted(stance.items())
+    ]
     return DiscussionStats(
-        discussions=len(finals), agreed=outcomes["agreed"], unresolved=outcomes["unresolved"],
-        in_progress=len(started - finals.keys()), disputed=disputed,
+        discussions=len(finals),
+        agreed=outcomes["agreed"],
+        unresolved=outcomes["unresolved"],
+        in_progress=len(started - finals.keys()),
+        disputed=disputed,
         mean_turns=sum(turns) / len(turns) if turns else math.nan,
-        verdicts=dict(sorted(verdicts.items())), triggers=dict(sorted(triggers.items())),
+        verdicts=dict(sorted(verdicts.items())),
+        triggers=dict(sorted(triggers.items())),
         models=models,
     )

@@ -101,7 +101,10 @@ def select_battles(
         fired = battle_triggers(verdicts, mirror, cfg)
         if fired:
             rows.append((q, a, b, ",".join(fired)))
-    schema = {"question_id": pl.String, "model_a": pl.String, "model_b": pl.String,
-              "trigger": pl.String}
-    return pl.DataFrame(rows, schema=schema, orient="row").sort("question_id", "model_a",
-                                                                "model_b")
+    schema = {
+        "question_id": pl.String,
+        "model_a": pl.String,
+        "model_b": pl.String,
+        "trigger": pl.String,
+    }
+    return pl.DataFrame(rows, schema=schema, orient="row").sort("question_id", "model_a", "model_b")

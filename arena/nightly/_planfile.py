@@ -19,7 +19,15 @@ if TYPE_CHECKING:
     from arena.config import Tournament
     from arena.engine import Plan
 
-__all__ = ["PLAN_FILE", "PLAN_SCHEMA", "current_rows", "plan_frame", "read_plan", "write_plan"]
+__all__ = [
+    "PLAN_FILE",
+    "PLAN_SCHEMA",
+    "current_rows",
+    "plan_changes",
+    "plan_frame",
+    "read_plan",
+    "write_plan",
+]
 
 PLAN_FILE = "plan.parquet"
 
@@ -105,6 +113,13 @@ def read_plan(directory: str | os.PathLike[str]) -> pl.DataFrame | None:
     if not path.is_file():
         return None
     return pl.read_parquet(path).select(PLAN_SCHEMA.names()).cast(PLAN_SCHEMA)
+
+
+def plan_changes(previous: pl.DataFrame, current: pl.DataFrame) -> tuple[int, int]:
+    """Calls of `current` not in `previous`, and calls of `previous` not in `current`."""
+    added = current.select("id").join(previous.select("id"), on="id", how="anti").height
+    removed = previous.select("id").join(current.select("id"), on="id", how="anti").height
+    return added, removed
 
 
 def current_rows(

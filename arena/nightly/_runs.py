@@ -14,7 +14,7 @@ import polars as pl
 
 from arena.config import ConfigError, load_tournament
 from arena.nightly._history import append_history, snapshot_rows
-from arena.nightly._planfile import plan_frame, write_plan
+from arena.nightly._planfile import plan_changes, plan_frame, read_plan, write_plan
 from arena.nightly._status import classify
 from arena.store import RunLog
 
@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from arena.engine import Plan
 
 __all__ = [
+    "PlanChanged",
     "RunStart",
     "call_states",
     "failed_only",
@@ -52,11 +53,33 @@ class RunStart:
         }
 
 
-def start_run(t: Tournament, plan: Plan) -> RunStart:
-    """Write DIR/plan.parquet for `plan` and classify its calls against the log."""
+def start_run(t: Tournament, plan: Plan, *, same_plan: bool = False) -> RunStart:
+    """Write DIR/plan.parquet for `plan` and classify its calls against the log.
+
+    With `same_plan` (`arena retry-failed`), raise PlanChanged unless DIR has
+    no plan file yet or the plan is the one the last run wrote.
+    """
     frame = plan_frame(t, plan)
+    previous = read_plan(t.output_dir) if same_plan else None
+    if previous is not None:
+        added, removed = plan_changes(previous, frame)
+        if added or removed:
+            raise PlanChanged(t.output_dir, added, removed)
     write_plan(t.output_dir, frame)
     return RunStart(classify(frame, RunLog(t.output_dir)))
+
+
+class PlanChanged(Exception):
+    """The tournament's plan is not the one the last run of DIR wrote."""
+
+    def __init__(self, directory: Path, added: int, removed: int) -> None:
+        super().__init__(
+            f"{directory}: the tournament changed since the last run ({added} calls new or "
+            f"stale, {removed} no longer planned); `arena run` runs the new plan, or pass "
+            "--config with the YAML of the last run"
+        )
+        self.added = added
+        self.removed = removed
 
 
 def call_states(t: Tournament, plan: Plan, log: RunLog) -> dict[str, str]:

@@ -8,11 +8,12 @@ the other sim discussant can tell how strong a reviewer it is arguing with.
 
 A turn: the leader opens by defending its initial review. Later, a discussant
 that disagrees with the other's latest preference takes a fresh look at the
-answers, `seen = true gap + judge_noise * e` (no position bias, no
-self-preference: the aspects are weighed in order), and adopts the other's
+answers with both reviews and the arguments before it: no position bias, no
+self-preference (the aspects are weighed in order) and less noise,
+`seen = true gap + judge_noise / (1 + insight) * e`. It adopts the other's
 preference with probability
 
-    (1 - stubbornness) * sigmoid(skill_other - skill_own + insight * (m_other - m_own))
+    (1 - stubbornness) * sigmoid(skill_other - skill_own + 4 * (m_other - m_own))
 
 where `m` is how much `seen` supports a preference (`seen` for A, `-seen` for
 B, 0 for a tie). So a discussant is more easily persuaded by a stronger
@@ -35,20 +36,28 @@ from arena.config import SimParams
 
 __all__ = ["discussion_turn", "is_discussion_prompt"]
 
-_REVIEW_MARKERS = ("[The start of Reviewer 1's initial review]",
-                   "[The start of Reviewer 2's initial review]")
+_REVIEW_MARKERS = (
+    "[The start of Reviewer 1's initial review]",
+    "[The start of Reviewer 2's initial review]",
+)
 _INITIAL_RE = re.compile(
     r"\[The start of Reviewer ([12])'s initial review\]\n(.*?)\n"
-    r"\[The end of Reviewer \1's initial review\]", re.S)
+    r"\[The end of Reviewer \1's initial review\]",
+    re.S,
+)
 _TURN_RE = re.compile(
     r"\[The start of Reviewer ([12])'s turn (\d+)\]\n(.*?)\n"
-    r"\[The end of Reviewer \1's turn \2\]", re.S)
+    r"\[The end of Reviewer \1's turn \2\]",
+    re.S,
+)
 _ROLE_RE = re.compile(r"You are Reviewer ([12])\b")
 _PREFERENCE_RE = re.compile(r"\[\[\s*(A|B|tie)\s*\]\]", re.I)
 _ANSWER_SIG_RE = re.compile(r"⟦sim author=(?P<author>[^ ⟧]+) q=(?P<q>-?[0-9.]+)⟧")
 _REVIEWER_SIG_RE = re.compile(r"⟦sim reviewer=(?P<name>[^ ⟧]+) skill=(?P<skill>-?[0-9.]+)⟧")
-# How much one unit of skill difference moves the odds of being persuaded.
+# How much one unit of skill difference, and one unit of quality by which the
+# fresh look favours the other's preference, move the log-odds of being persuaded.
 _SKILL_WEIGHT = 1.0
+_MERIT_WEIGHT = 4.0
 
 _HOLD = (
     "I have weighed the other review's points, but on unsupported information and "
@@ -100,8 +109,9 @@ def _sigmoid(z: float) -> float:
     return 1.0 / (1.0 + math.exp(-max(-50.0, min(50.0, z))))
 
 
-def discussion_turn(seed: int, model: str, params: SimParams, prompt: str, key: str,
-                    attempt: int) -> str:
+def discussion_turn(
+    seed: int, model: str, params: SimParams, prompt: str, key: str, attempt: int
+) -> str:
     """A sim discussant's reply to one turn of a discussion."""
     rng = _rng(seed, "discuss", model, key, attempt)
     roles = _ROLE_RE.findall(prompt)
@@ -117,7 +127,8 @@ def discussion_turn(seed: int, model: str, params: SimParams, prompt: str, key: 
         if int(who) == other:
             sig = _REVIEWER_SIG_RE.search(body)
             other_skill = float(sig.group("skill")) if sig else None
-    seen = _true_gap(prompt.split(_REVIEW_MARKERS[0])[0]) + params.judge_noise * rng.gauss(0, 1)
+    noise = params.judge_noise / (1.0 + params.insight)
+    seen = _true_gap(prompt.split(_REVIEW_MARKERS[0])[0]) + noise * rng.gauss(0.0, 1.0)
     mine, theirs = latest[own], latest[other]
     if mine is None:  # no readable initial preference: judge afresh
         mine = "tie" if abs(seen) < params.tie_band else ("A" if seen > 0 else "B")
@@ -127,7 +138,7 @@ def discussion_turn(seed: int, model: str, params: SimParams, prompt: str, key: 
         choice, reason = mine, rng.choice(_HOLD)
     else:
         gap = 0.0 if other_skill is None else other_skill - params.skill
-        z = _SKILL_WEIGHT * gap + params.insight * (_merit(theirs, seen) - _merit(mine, seen))
+        z = _SKILL_WEIGHT * gap + _MERIT_WEIGHT * (_merit(theirs, seen) - _merit(mine, seen))
         if rng.random() < (1.0 - params.stubbornness) * _sigmoid(z):
             choice, reason = theirs, rng.choice(_CHANGE)
         else:

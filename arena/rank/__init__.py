@@ -20,7 +20,9 @@ from arena.rank._agreement import (
     AgreementScore,
     RankCorrelation,
     human_agreement,
+    kendall_tau,
     rank_correlation,
+    spearman_rho,
 )
 from arena.rank._bt import (
     ELO_PER_NAT,
@@ -78,6 +80,7 @@ __all__ = [
     "fit_log_strengths",
     "fleiss_kappa",
     "human_agreement",
+    "kendall_tau",
     "pair_matrix",
     "pairwise_win_rates",
     "peerrank",
@@ -85,6 +88,7 @@ __all__ = [
     "rank_correlation",
     "rank_reviews",
     "resample",
+    "spearman_rho",
     "reviewer_diagnostics",
     "reviewer_fleiss_kappa",
     "weighted_elo",

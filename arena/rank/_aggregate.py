@@ -13,6 +13,7 @@ that the battles between `i` and `j` judged by `r` number `X[r,i,j] + X[r,j,i]`.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
@@ -37,6 +38,7 @@ IntArray = NDArray[np.int64]
 # Verdict categories: the PRD score (-1 A wins, 0 tie, +1 B wins) modulo 3.
 TIE, B_WINS, A_WINS = 0, 1, 2
 
+_CATEGORY = np.array([A_WINS, TIE, B_WINS], dtype=np.int64)
 # Cells of the dense count tensor of one block of questions.
 _BLOCK_CELLS = 8_000_000
 # Per-question features stay a dense matrix up to this many cells.
@@ -47,9 +49,12 @@ _CHUNK_CELLS = 8_000_000
 
 @dataclass(frozen=True, eq=False)
 class QuestionFeatures:
-    """The win tensor of every question, as a (questions x R*C*C) matrix."""
+    """Twice the win tensor of every question, as a (questions x R*C*C) integer matrix.
 
-    matrix: FloatArray | sp.csr_matrix
+    Doubling keeps ties (half a win) integral, so resampling sums are exact.
+    """
+
+    matrix: NDArray[np.int32] | sp.csr_matrix
     shape: tuple[int, int, int]
 
 
@@ -95,7 +100,7 @@ class _Accumulator:
         n_features = r * c * c
         self.dense = rs.n_questions * n_features <= _DENSE_FEATURES
         self.keep_features = keep_features
-        self.feature_blocks: list[FloatArray | sp.csr_matrix] = []
+        self.feature_blocks: list[NDArray[np.int32] | sp.csr_matrix] = []
 
     def add(self, block: NDArray[np.int32]) -> None:
         """Fold in the counts (3, questions, R, C, C) of one block of questions."""
@@ -125,23 +130,24 @@ class _Accumulator:
             self.fleiss_totals += subjects.sum(axis=1)
         if self.keep_features:
             # Twice the win tensor, in integers: 2 A + T + transpose(2 B + T).
-            first = a_wins * 2
-            first += ties
+            doubled = a_wins * 2
+            doubled += ties
             second = b_wins * 2
             second += ties
-            first += np.swapaxes(second, 2, 3)
-            win = first.reshape(block.shape[1], -1) * 0.5
-            self.feature_blocks.append(win if self.dense else sp.csr_matrix(win))
+            doubled += np.swapaxes(second, 2, 3)
+            rows = doubled.reshape(block.shape[1], -1)
+            self.feature_blocks.append(rows if self.dense else sp.csr_matrix(rows))
 
     def result(self) -> Tallies:
         rs = self.rs
         features = None
         if self.keep_features:
             shape = (rs.n_reviewers, rs.n_models, rs.n_models)
-            matrix: FloatArray | sp.csr_matrix
+            matrix: NDArray[np.int32] | sp.csr_matrix
             if self.dense:
                 blocks = [b for b in self.feature_blocks if isinstance(b, np.ndarray)]
-                matrix = np.concatenate(blocks) if blocks else np.zeros((0, int(np.prod(shape))))
+                empty = np.zeros((0, int(np.prod(shape))), dtype=np.int32)
+                matrix = np.concatenate(blocks) if blocks else empty
             else:
                 matrix = sp.vstack(self.feature_blocks, format="csr")
             features = QuestionFeatures(matrix, shape)
@@ -168,14 +174,15 @@ def tally_reviews(rs: ReviewSet, *, per_question: bool = True) -> Tallies:
     q_total = rs.n_questions
     if q_total == 0 or question_cells == 0:
         return acc.result()
-    verdict = rs.score % 3  # int8: TIE, B_WINS, A_WINS
+    # Verdict category of each score -1, 0, +1.
+    verdict = _CATEGORY.take(rs.score.astype(np.intp) + 1)
     cell = rs.reviewer * c
     cell += rs.model_a
     cell *= c
     cell += rs.model_b
     block_questions = max(1, _BLOCK_CELLS // (3 * question_cells))
     if q_total <= block_questions:
-        key = verdict.astype(np.int64)
+        key = verdict
         key *= q_total
         key += rs.question
         key *= question_cells
@@ -190,7 +197,7 @@ def tally_reviews(rs: ReviewSet, *, per_question: bool = True) -> Tallies:
         lo, hi = np.searchsorted(sorted_q, [start, stop])
         rows = order[lo:hi]
         size = stop - start
-        key = (verdict[rows].astype(np.int64) * size + sorted_q[lo:hi] - start) * question_cells
+        key = (verdict[rows] * size + sorted_q[lo:hi] - start) * question_cells
         key += cell[rows]
         flat = np.bincount(key, minlength=3 * size * question_cells)
         acc.add(flat.astype(np.int32).reshape(3, size, r, c, c))
@@ -207,17 +214,30 @@ def bootstrap_counts(n_questions: int, rounds: int, seed: int) -> FloatArray:
 
 
 def resample(features: QuestionFeatures, counts: FloatArray) -> FloatArray:
-    """Win tensors of resampled data sets: `counts` (rounds x questions) -> (rounds, R, C, C)."""
+    """Win tensors of resampled data sets: `counts` (rounds x questions) -> (rounds, R, C, C).
+
+    Counts and doubled features are integers, so while every sum stays below
+    2**24 a float32 product is exact (and twice as fast); otherwise float64.
+    """
     rounds = counts.shape[0]
     r, c, _ = features.shape
     n_features = r * c * c
     out = np.empty((rounds, n_features), dtype=np.float64)
     step = max(1, _CHUNK_CELLS // max(1, n_features))
     matrix = features.matrix
-    for start in range(0, rounds, step):
-        chunk = counts[start : start + step]
-        if isinstance(matrix, np.ndarray):
-            out[start : start + step] = chunk @ matrix
-        else:
-            out[start : start + step] = np.asarray((matrix.T @ chunk.T).T)
+    if isinstance(matrix, np.ndarray):
+        largest = float(counts.max(initial=0.0)) * float(matrix.sum(axis=0).max(initial=0))
+        exact_in_float32 = largest < 2.0**24
+        dense: NDArray[np.floating[Any]] = matrix.astype(
+            np.float32 if exact_in_float32 else np.float64
+        )
+        for start in range(0, rounds, step):
+            chunk: NDArray[np.floating[Any]] = counts[start : start + step].astype(dense.dtype)
+            out[start : start + step] = chunk @ dense
+    else:
+        as_float = matrix.astype(np.float64)
+        for start in range(0, rounds, step):
+            chunk = counts[start : start + step]
+            out[start : start + step] = np.asarray((as_float.T @ chunk.T).T)
+    out *= 0.5
     return out.reshape(rounds, r, c, c)

@@ -14,12 +14,19 @@ from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import NDArray
-from scipy.stats import kendalltau, spearmanr
 
 from arena.rank._diagnostics import fleiss_kappa
 from arena.rank._encode import ReviewSet
 
-__all__ = ["Agreement", "AgreementScore", "RankCorrelation", "human_agreement", "rank_correlation"]
+__all__ = [
+    "Agreement",
+    "AgreementScore",
+    "RankCorrelation",
+    "human_agreement",
+    "kendall_tau",
+    "rank_correlation",
+    "spearman_rho",
+]
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
@@ -85,14 +92,41 @@ def _score(judge: IntArray, human: IntArray) -> AgreementScore:
     return AgreementScore(n, float(np.mean(judge == human)), fleiss_kappa(table))
 
 
+def kendall_tau(x: FloatArray, y: FloatArray) -> float:
+    """Kendall's tau-b (ties handled as scipy does); NaN when either side is constant."""
+    upper = np.triu_indices(x.size, k=1)
+    sign_x = np.sign(x[:, None] - x[None, :])[upper]
+    sign_y = np.sign(y[:, None] - y[None, :])[upper]
+    denominator = np.sqrt(float(np.count_nonzero(sign_x)) * float(np.count_nonzero(sign_y)))
+    if denominator == 0:
+        return float("nan")
+    return float(np.sum(sign_x * sign_y) / denominator)
+
+
+def _average_ranks(values: FloatArray) -> FloatArray:
+    _, inverse, counts = np.unique(values, return_inverse=True, return_counts=True)
+    first = np.cumsum(counts) - counts
+    ranks: FloatArray = (first + (counts + 1) / 2.0)[inverse.ravel()]
+    return ranks
+
+
+def spearman_rho(x: FloatArray, y: FloatArray) -> float:
+    """Spearman's rho: Pearson correlation of average ranks; NaN when either is constant."""
+    rx, ry = _average_ranks(x), _average_ranks(y)
+    dx, dy = rx - rx.mean(), ry - ry.mean()
+    denominator = float(np.sqrt(np.sum(dx * dx) * np.sum(dy * dy)))
+    if denominator == 0:
+        return float("nan")
+    return float(np.sum(dx * dy) / denominator)
+
+
 def rank_correlation(scores: FloatArray, reference: FloatArray) -> RankCorrelation:
     """Kendall tau-b and Spearman rho over the entries where both are finite."""
     keep = np.isfinite(scores) & np.isfinite(reference)
     if keep.sum() < 2:
         return RankCorrelation(float("nan"), float("nan"))
-    tau = kendalltau(scores[keep], reference[keep]).statistic
-    rho = spearmanr(scores[keep], reference[keep]).statistic
-    return RankCorrelation(float(tau), float(rho))
+    x, y = scores[keep], reference[keep]
+    return RankCorrelation(kendall_tau(x, y), spearman_rho(x, y))
 
 
 def human_agreement(

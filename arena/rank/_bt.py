@@ -79,30 +79,30 @@ def _strongly_connected_each(pairs: FloatArray, compared: NDArray[np.bool_]) -> 
 
 
 class _PairData:
-    """Pair totals of stacked matrices (b, C, C), each scaled to total 1."""
+    """Stacked pair matrices (b, C, C), each scaled to total 1, and their BT likelihood.
+
+    With `M[i, j]` the wins of i over j, `N = M + M^T` and `p[i, j] =
+    sigmoid(theta_i - theta_j)`, the negative log-likelihood is
+    `sum M log(1 + exp(-(theta_i - theta_j)))`, its gradient
+    `g_i = sum_j (N_ij p_ij - M_ij)` and its Hessian `diag(W 1) - W` with
+    `W = N p (1 - p)`. A centring term `(sum theta)^2 / 2` fixes the free shift
+    (it is zero at the optimum, where the mean is zero).
+    """
 
     def __init__(self, pairs: FloatArray) -> None:
         sets, c, _ = pairs.shape
         total = pairs.sum(axis=(1, 2), keepdims=True)
-        norm = pairs / np.where(total > 0, total, 1.0)
-        first, second = np.triu_indices(c, k=1)
+        self.wins = pairs / np.where(total > 0, total, 1.0)
+        self.played = self.wins + np.swapaxes(self.wins, 1, 2)
+        self.won = self.wins.sum(axis=2)
         self.sets, self.c = sets, c
-        self.wins_second = norm[:, second, first]  # (b, P): second beat first
-        self.played = norm[:, first, second] + self.wins_second
-        # incidence[p, i] = +1 if i is the pair's first model, -1 if its second.
-        self.incidence = np.zeros((first.size, c))
-        self.incidence[np.arange(first.size), first] = 1.0
-        self.incidence[np.arange(first.size), second] = -1.0
 
     def loss_and_grad(self, x: FloatArray) -> tuple[float, FloatArray]:
-        """Negative log-likelihood (+ a centring term) and its gradient."""
+        """Negative log-likelihood (+ the centring term) and its gradient."""
         theta = x.reshape(self.sets, self.c)
-        diff = theta @ self.incidence.T  # (b, P): theta_first - theta_second
-        # -log P(first wins) = softplus(-d); -log P(second wins) = softplus(-d) + d.
-        loss = float(np.sum(self.played * np.logaddexp(0.0, -diff) + self.wins_second * diff))
-        slope = self.wins_second - self.played * expit(-diff)  # d loss / d diff
-        grad = slope @ self.incidence
-        # Fixes the free shift: zero at the optimum, where the mean is zero.
+        diff = theta[:, :, None] - theta[:, None, :]
+        loss = float(np.sum(self.wins * np.logaddexp(0.0, -diff)))
+        grad = (self.played * expit(diff)).sum(axis=2) - self.won
         centre = theta.sum(axis=1)
         loss += 0.5 * float(np.sum(centre**2))
         grad += centre[:, None]
@@ -111,18 +111,20 @@ class _PairData:
     def newton(self, theta: FloatArray, max_iter: int) -> tuple[FloatArray, NDArray[np.bool_]]:
         """Newton steps from `theta` (b, C); also says which fits converged."""
         theta = theta.copy()
-        outer = (self.incidence[:, :, None] * self.incidence[:, None, :]).reshape(-1, self.c**2)
-        shift = np.ones((self.c, self.c))
+        c = self.c
+        diagonal = np.arange(c)
         done = np.zeros(self.sets, dtype=bool)
         active = np.arange(self.sets)
         for _ in range(max_iter):
             th = theta[active]
-            diff = th @ self.incidence.T
-            p_second = expit(-diff)
-            slope = self.wins_second[active] - self.played[active] * p_second
-            grad = slope @ self.incidence + th.sum(axis=1, keepdims=True)
-            curvature = self.played[active] * p_second * (1.0 - p_second)
-            hessian = (curvature @ outer).reshape(-1, self.c, self.c) + shift
+            played = self.played[active]
+            p = expit(th[:, :, None] - th[:, None, :])
+            pulled = played * p
+            centre = th.sum(axis=1, keepdims=True)
+            grad = pulled.sum(axis=2) - self.won[active] + centre
+            curvature = pulled * (1.0 - p)
+            hessian = 1.0 - curvature  # the centring term adds 1 everywhere
+            hessian[:, diagonal, diagonal] += curvature.sum(axis=2)
             step = np.linalg.solve(hessian, grad[:, :, None])[:, :, 0]
             size = np.abs(step).max(axis=1)
             # Long steps are cut to _MAX_STEP nats: safe far from the optimum.

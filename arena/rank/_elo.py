@@ -49,8 +49,8 @@ class EloResult:
 
 def _run_orders(
     order_index: NDArray[np.int32],
-    a: NDArray[np.int64],
-    b: NDArray[np.int64],
+    a: NDArray[np.int32],
+    b: NDArray[np.int32],
     gain: FloatArray,
     target: FloatArray,
     n_models: int,

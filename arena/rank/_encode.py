@@ -8,8 +8,9 @@ verdict (`invalid`, `failed`) are counted here and never become battles.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import polars as pl
@@ -18,14 +19,16 @@ from numpy.typing import NDArray
 __all__ = ["REQUIRED_COLUMNS", "ReviewSet", "encode_reviews"]
 
 IntArray = NDArray[np.int64]
+CodeArray = NDArray[np.int32]
 FloatArray = NDArray[np.float64]
 
 REQUIRED_COLUMNS = ("question_id", "model_a", "model_b", "reviewer", "verdict")
 
-_SCORE_OF_VERDICT = {"A": -1, "B": 1, "tie": 0}
 _KNOWN_VERDICTS = ("A", "B", "tie", "invalid")
-_STATUS_KIND = {"ok": 0, "invalid": 1, "failed": 2}
-_VERDICT_KIND = {"A": 0, "B": 0, "tie": 0, "invalid": 1}
+# Outcome of a review: its score + 1 (0, 1, 2) when counted, else one of these.
+_INVALID, _FAILED, _LEFT_OUT = 3, 4, 5
+_OUTCOME_OF_VERDICT = {"A": 0, "tie": 1, "B": 2, "invalid": _INVALID}
+_OUTCOME_OF_STATUS = {"invalid": _INVALID, "failed": _FAILED}
 
 
 @dataclass(frozen=True, eq=False)
@@ -34,16 +37,17 @@ class ReviewSet:
 
     `question`, `model_a`, `model_b`, `reviewer` and `score` describe the counted
     battles only (valid verdicts). Model codes index `contestants`, reviewer
-    codes index `reviewers`, question codes run over `0..n_questions-1`.
+    codes index `reviewers`, question codes run over `0..n_questions-1`; all
+    are int32 (widen before multiplying codes together).
     """
 
     contestants: tuple[str, ...]
     reviewers: tuple[str, ...]
     questions: tuple[str, ...]
-    question: IntArray
-    model_a: IntArray
-    model_b: IntArray
-    reviewer: IntArray
+    question: CodeArray
+    model_a: CodeArray
+    model_b: CodeArray
+    reviewer: CodeArray
     score: NDArray[np.int8]
     # Index of each reviewer among the contestants, -1 when it does not compete.
     reviewer_as_contestant: IntArray
@@ -76,8 +80,16 @@ class ReviewSet:
         return len(self.reviewers)
 
 
-def _categorize(column: pl.Series) -> tuple[IntArray, list[str]]:
-    """Codes of a column (-1 for null) and the name of each code."""
+@dataclass(frozen=True)
+class _Column:
+    """A column as small integer codes (-1 for null) and the name of each code."""
+
+    codes: NDArray[np.integer[Any]]
+    names: list[str]
+    has_null: bool
+
+
+def _categorize(column: pl.Series) -> _Column:
     if isinstance(column.dtype, pl.Enum):
         names = [str(v) for v in column.dtype.categories.to_list()]
         physical = column.to_physical()
@@ -86,52 +98,59 @@ def _categorize(column: pl.Series) -> tuple[IntArray, list[str]]:
         names = [str(v) for v in text.drop_nulls().unique().sort().to_list()]
         physical = text.cast(pl.Enum(names)).to_physical()
     if physical.null_count():
-        return physical.cast(pl.Int64).fill_null(-1).to_numpy(), names
-    return physical.to_numpy().astype(np.int64, copy=False), names
+        return _Column(physical.cast(pl.Int64).fill_null(-1).to_numpy(), names, True)
+    return _Column(physical.to_numpy(), names, False)
 
 
-def _present(codes: IntArray, names: Sequence[str]) -> list[str]:
-    """The names whose code occurs in `codes` (-1 = null, ignored), in code order."""
-    used = np.bincount(codes + 1, minlength=len(names) + 1)[1:] > 0
-    return [name for name, flag in zip(names, used.tolist(), strict=True) if flag]
+def _present(column: _Column) -> list[str]:
+    """The names that occur in the column, in code order."""
+    codes = column.codes[column.codes >= 0] if column.has_null else column.codes
+    used = np.bincount(codes, minlength=len(column.names)) > 0
+    return [name for name, flag in zip(column.names, used.tolist(), strict=True) if flag]
 
 
-def _remap(codes: IntArray, names: Sequence[str], target: Sequence[str]) -> IntArray:
-    """Codes against `names` -> codes against `target` (-1 where absent or null)."""
-    if list(names) == list(target):
-        return codes
+def _lookup(
+    column: _Column, table: Mapping[str, int], default: int, null: int
+) -> NDArray[np.integer[Any]]:
+    """Map each code's name through `table` (`default` if absent, `null` for null)."""
+    values = [table.get(name, default) for name in column.names] + [null]
+    dtype = np.int8 if max(values, default=0) < 128 and min(values, default=0) >= -128 else np.int32
+    lookup = np.array(values, dtype=dtype)
+    codes = column.codes
+    if column.has_null:
+        codes = np.where(codes >= 0, codes, len(column.names))
+    out: NDArray[np.integer[Any]] = lookup[codes]
+    return out
+
+
+def _remap(column: _Column, target: Sequence[str]) -> CodeArray:
+    """Codes against `target` (-1 where absent or null)."""
+    if not column.has_null and column.names == list(target):
+        return column.codes.astype(np.int32)
     position = {name: i for i, name in enumerate(target)}
-    # The extra last entry serves code -1 (null).
-    table = np.array([position.get(name, -1) for name in names] + [-1], dtype=np.int64)
-    return table[codes]
+    return _lookup(column, position, -1, -1).astype(np.int32, copy=False)
 
 
-def _question_codes(column: pl.Series) -> tuple[IntArray, tuple[str, ...]]:
+def _question_codes(column: pl.Series) -> tuple[CodeArray, tuple[str, ...]]:
     """Dense question codes and the question id (as text) of each code."""
     if column.dtype.is_integer():
-        values = column.to_numpy().astype(np.int64)
+        values = column.to_numpy().astype(np.int64, copy=False)
         if values.size == 0:
-            return values, ()
+            return values.astype(np.int32), ()
         low, high = int(values.min()), int(values.max())
         if high - low < 4 * values.size + 1024:
             shifted = values - low if low else values
             present = np.bincount(shifted, minlength=high - low + 1) > 0
-            ids = np.flatnonzero(present) + low
-            ids_text = tuple(str(v) for v in ids.tolist())
+            ids_text = tuple(str(v) for v in (np.flatnonzero(present) + low).tolist())
             if present.all():
-                return shifted, ids_text
-            return (np.cumsum(present) - 1)[shifted], ids_text
+                return shifted.astype(np.int32), ids_text
+            remap = (np.cumsum(present) - 1).astype(np.int32)
+            return remap[shifted], ids_text
         uniq, inverse = np.unique(values, return_inverse=True)
-        return inverse.astype(np.int64).ravel(), tuple(str(v) for v in uniq.tolist())
-    codes, categories = _categorize(column)
-    used = _present(codes, categories)
-    return _remap(codes, categories, used), tuple(used)
-
-
-def _lookup(codes: IntArray, names: Sequence[str], table: dict[str, int], null: int) -> IntArray:
-    """Map codes (-1 = null) through a name -> value table (`null` for null codes)."""
-    values = np.array([table[name] for name in names] + [null], dtype=np.int64)
-    return values[codes]
+        return inverse.astype(np.int32).ravel(), tuple(str(v) for v in uniq.tolist())
+    categories = _categorize(column)
+    used = _present(categories)
+    return _remap(categories, used), tuple(used)
 
 
 def encode_reviews(
@@ -146,31 +165,32 @@ def encode_reviews(
     when present. When `contestants` / `reviewers` are given, rows naming any
     other model or reviewer are left out (a model dropped from the tournament
     leaves the leaderboard). Raises ValueError on a missing value, an unknown
-    verdict or a model reviewed against itself.
+    verdict or a model reviewed against itself. Columns may be strings or
+    polars Enums (the fast path: no string work at all).
     """
     missing = [c for c in REQUIRED_COLUMNS if c not in reviews.columns]
     if missing:
         raise ValueError(f"reviews frame lacks column(s): {', '.join(missing)}")
-    for column in ("question_id", "model_a", "model_b", "reviewer"):
-        if reviews[column].null_count():
-            raise ValueError(f"column {column!r} has a missing value")
-    a_codes, a_names = _categorize(reviews["model_a"])
-    b_codes, b_names = _categorize(reviews["model_b"])
-    r_codes, r_names = _categorize(reviews["reviewer"])
+    for name in ("question_id", "model_a", "model_b", "reviewer"):
+        if reviews[name].null_count():
+            raise ValueError(f"column {name!r} has a missing value")
+    column_a = _categorize(reviews["model_a"])
+    column_b = _categorize(reviews["model_b"])
+    column_r = _categorize(reviews["reviewer"])
     if contestants is None:
-        seen = set(_present(a_codes, a_names)) | set(_present(b_codes, b_names))
-        contestant_names = tuple(sorted(seen))
+        contestant_names = tuple(sorted(set(_present(column_a)) | set(_present(column_b))))
     else:
         contestant_names = tuple(dict.fromkeys(contestants))
     if reviewers is None:
-        reviewer_names = tuple(_present(r_codes, r_names))
+        reviewer_names = tuple(_present(column_r))
     else:
         reviewer_names = tuple(dict.fromkeys(reviewers))
-    model_a = _remap(a_codes, a_names, contestant_names)
-    model_b = _remap(b_codes, b_names, contestant_names)
-    reviewer = _remap(r_codes, r_names, reviewer_names)
-    filtered = contestants is not None or reviewers is not None
-    keep = (model_a >= 0) & (model_b >= 0) & (reviewer >= 0) if filtered else None
+    model_a = _remap(column_a, contestant_names)
+    model_b = _remap(column_b, contestant_names)
+    reviewer = _remap(column_r, reviewer_names)
+    keep = None
+    if contestants is not None or reviewers is not None:
+        keep = (model_a >= 0) & (model_b >= 0) & (reviewer >= 0)
     same = model_a == model_b
     if keep is not None:
         same &= keep
@@ -178,55 +198,53 @@ def encode_reviews(
         row = int(np.flatnonzero(same)[0])
         raise ValueError(f"model {contestant_names[model_a[row]]!r} is reviewed against itself")
 
-    v_codes, v_names = _categorize(reviews["verdict"])
-    v_used = _present(v_codes if keep is None else v_codes[keep], v_names)
-    unknown = [name for name in v_used if name not in _KNOWN_VERDICTS]
-    if unknown:
-        raise ValueError(f"unknown verdict {unknown[0]!r} (expected A, B, tie, invalid)")
-    # Kind of each review: 0 counted, 1 unreadable verdict, 2 no verdict (failed call).
-    kind_of = {n: _VERDICT_KIND.get(n, 0) for n in v_names}
-    if "status" in reviews.columns:
-        s_codes, s_names = _categorize(reviews["status"])
-        status_of = {n: _STATUS_KIND.get(n, 0) for n in s_names}
-        kind = np.maximum(
-            _lookup(v_codes, v_names, kind_of, 2), _lookup(s_codes, s_names, status_of, 0)
+    verdicts = _categorize(reviews["verdict"])
+    unknown = [name for name in verdicts.names if name not in _KNOWN_VERDICTS]
+    if unknown:  # an unknown category may still be unused: look closer
+        used = _present(
+            verdicts
+            if keep is None
+            else _Column(verdicts.codes[keep], verdicts.names, verdicts.has_null)
         )
-    else:
-        kind = _lookup(v_codes, v_names, kind_of, 2)
+        unknown = [name for name in used if name not in _KNOWN_VERDICTS]
+        if unknown:
+            raise ValueError(f"unknown verdict {unknown[0]!r} (expected A, B, tie, invalid)")
+    outcome = _lookup(verdicts, _OUTCOME_OF_VERDICT, _INVALID, _FAILED)
+    if "status" in reviews.columns:
+        status = _categorize(reviews["status"])
+        outcome = np.maximum(outcome, _lookup(status, _OUTCOME_OF_STATUS, 0, 0))
     if keep is not None:
-        kind = np.where(keep, kind, 3)
-    counts = np.bincount(kind, minlength=4)
-    n_invalid, n_failed = int(counts[1]), int(counts[2])
-    counted = kind == 0
-    everything = bool(counts[0] == kind.size)
+        outcome[~keep] = _LEFT_OUT
+    tally = np.bincount(outcome, minlength=_LEFT_OUT + 1)
+    n_counted = int(tally[:_INVALID].sum())
+    counted = None if n_counted == outcome.size else outcome < _INVALID
 
     n_rev = len(reviewer_names)
-    row_reviewer = reviewer if keep is None else np.where(keep, reviewer, n_rev)
-    per_kind = np.bincount(row_reviewer * 4 + kind, minlength=4 * (n_rev + 1))
-    per_kind = per_kind[: 4 * n_rev].reshape(n_rev, 4) if n_rev else np.zeros((0, 4), np.int64)
-    answered = (per_kind[:, 0] + per_kind[:, 1]).astype(np.int64)
-    invalid_per = per_kind[:, 1].astype(np.int64)
+    kept = reviewer if keep is None else reviewer[keep]
+    rows_per_reviewer = np.bincount(kept, minlength=n_rev).astype(np.int64)
+    invalid_per = np.bincount(reviewer[outcome == _INVALID], minlength=n_rev).astype(np.int64)
+    failed_per = np.bincount(reviewer[outcome == _FAILED], minlength=n_rev).astype(np.int64)
     position = {name: i for i, name in enumerate(contestant_names)}
     as_contestant = np.array([position.get(name, -1) for name in reviewer_names], dtype=np.int64)
     question_column = reviews["question_id"]
-    question, questions = _question_codes(
-        question_column if everything else question_column.filter(pl.Series(counted))
-    )
-    scores = _lookup(v_codes, v_names, {n: _SCORE_OF_VERDICT.get(n, 0) for n in v_names}, 0)
-    select = slice(None) if everything else counted
+    if counted is not None:
+        question_column = question_column.filter(pl.Series(counted))
+    question, questions = _question_codes(question_column)
+    counted_outcome = outcome if counted is None else outcome[counted]
+    score: NDArray[np.int8] = counted_outcome.astype(np.int8) - np.int8(1)
     return ReviewSet(
         contestants=contestant_names,
         reviewers=reviewer_names,
         questions=questions,
         question=question,
-        model_a=model_a[select],
-        model_b=model_b[select],
-        reviewer=reviewer[select],
-        score=scores[select].astype(np.int8),
+        model_a=model_a if counted is None else model_a[counted],
+        model_b=model_b if counted is None else model_b[counted],
+        reviewer=reviewer if counted is None else reviewer[counted],
+        score=score,
         reviewer_as_contestant=as_contestant,
-        n_rows=int(counts[:3].sum()),
-        n_invalid=n_invalid,
-        n_failed=n_failed,
+        n_rows=int(tally[:_LEFT_OUT].sum()),
+        n_invalid=int(tally[_INVALID]),
+        n_failed=int(tally[_FAILED]),
         invalid_per_reviewer=invalid_per,
-        answered_per_reviewer=answered,
+        answered_per_reviewer=rows_per_reviewer - failed_per,
     )

@@ -208,6 +208,8 @@ def build_leaderboard(
         raise LeaderboardInputError(
             "arena leaderboard", "", "give a run directory or a reviews file"
         )
+    if target is not None and not target.exists():
+        raise LeaderboardInputError(target, "", "no such run directory or reviews file")
     if target is not None and reviews_file is not None and not target.is_dir():
         raise LeaderboardInputError(target, "", "give the reviews file once (here or --reviews)")
     human = None if human_file is None else load_reviews_file(human_file)

@@ -76,3 +76,18 @@ def test_rank_correlation_ignores_missing() -> None:
 
     corr = rank_correlation(np.array([1.0, 2.0, np.nan, 3.0]), np.array([1.0, 2.0, 5.0, 3.0]))
     assert corr.kendall_tau == pytest.approx(1.0)
+
+
+def test_rank_statistics_match_scipy() -> None:
+    import numpy as np
+    from scipy.stats import kendalltau, spearmanr
+
+    from arena.rank import kendall_tau, spearman_rho
+
+    rng = np.random.default_rng(4)
+    for _ in range(20):
+        x = rng.integers(0, 5, size=9).astype(float)  # with ties
+        y = rng.integers(0, 5, size=9).astype(float)
+        if len(set(x)) > 1 and len(set(y)) > 1:
+            assert kendall_tau(x, y) == pytest.approx(kendalltau(x, y).statistic)
+            assert spearman_rho(x, y) == pytest.approx(spearmanr(x, y).statistic)

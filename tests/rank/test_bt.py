@@ -33,7 +33,9 @@ WINS = np.array(
 
 
 def _choix(wins: np.ndarray) -> np.ndarray:
-    data = [(i, j) for i in range(len(wins)) for j in range(len(wins)) for _ in range(int(wins[i, j]))]
+    data = [
+        (i, j) for i in range(len(wins)) for j in range(len(wins)) for _ in range(int(wins[i, j]))
+    ]
     params = choix.opt_pairwise(len(wins), data, alpha=0.0, method="BFGS", tol=1e-12)
     return params - params.mean()
 

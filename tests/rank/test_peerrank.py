@@ -129,3 +129,9 @@ def test_unknown_verdict_is_an_error(bad: str) -> None:
 def test_self_battle_is_an_error() -> None:
     with pytest.raises(ValueError, match="against itself"):
         encode_reviews(frame([("q1", "X", "X", "J", "A")]))
+
+
+def test_unknown_verdict_of_a_left_out_model_is_ignored() -> None:
+    rows = [("q1", "X", "Y", "J", "A"), ("q1", "X", "Old", "J", "???")]
+    rs = encode_reviews(frame(rows), contestants=["X", "Y"])
+    assert rs.n_rows == 1 and rs.score.tolist() == [-1]

@@ -1,0 +1,193 @@
+"""Operations under cron: every exit code through the wrapper script, signals, kill -9."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from arena.store import RunLock
+from arena.store._lock import LOCK_NAME
+from tests.conftest import small_tournament
+
+REPO = Path(__file__).resolve().parents[2]
+WRAPPER = REPO / "scripts" / "arena-nightly.sh"
+STAMP = re.compile(r"^\[\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\] ")
+
+pytestmark = pytest.mark.slow
+
+
+@dataclass
+class Ended:
+    """A finished process: exit code, stdout, stderr."""
+
+    code: int
+    out: str
+    err: str
+
+    def summary(self) -> dict[str, Any]:
+        """The JSON summary line of `arena run --json`."""
+        data: dict[str, Any] = json.loads(self.out.strip().splitlines()[-1])
+        return data
+
+
+def _slow(folder: Path) -> Path:
+    folder.mkdir()
+    return small_tournament(folder, models=3, questions=4, sim={"latency_mean": 0.1},
+                            extra={"providers": {"sim": {"type": "sim",
+                                                         "limits": {"max_concurrency": 2}}}})
+
+
+def _rows(out: Path) -> int:
+    log = out / "log"
+    return sum(f.read_bytes().count(b"\n") for f in log.glob("*.jsonl")) if log.is_dir() else 0
+
+
+def _signal_when_running(targets: list[tuple[subprocess.Popen[str], Path, int]]) -> None:
+    """Send each process its signal once its run has logged a few rows."""
+    deadline = time.monotonic() + 120
+    waiting = list(targets)
+    while waiting:
+        for target in list(waiting):
+            proc, out, sig = target
+            if _rows(out) >= 5:
+                proc.send_signal(sig)
+                waiting.remove(target)
+            else:
+                assert proc.poll() is None, f"{out}: the run ended before it was signalled"
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+
+
+def _shim(folder: Path) -> Path:
+    """An `arena` executable for the wrapper: this interpreter's arena."""
+    shim = folder / "arena"
+    shim.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m arena "$@"\n')
+    shim.chmod(0o755)
+    return shim
+
+
+@pytest.fixture(scope="module")
+def ended(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Ended]]:
+    """Every exit-code scenario, started at once (they spend most time importing)."""
+    root = tmp_path_factory.mktemp("ops")
+    env_file = root / "keys.env"
+    env_file.write_text("# API keys\nexport OPENAI_API_KEY='sk-test'\n")
+    env = {**os.environ, "ARENA_BIN": str(_shim(root)), "ARENA_ENV_FILE": str(env_file)}
+
+    def start(yaml_path: Path, *args: str, direct: bool = False) -> subprocess.Popen[str]:
+        cmd = ([sys.executable, "-m", "arena", "run", str(yaml_path), "--json"] if direct
+               else [str(WRAPPER), str(yaml_path), *args])
+        return subprocess.Popen(cmd, cwd=REPO, env=env, text=True, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE)
+
+    dirs = {name: root / name for name in ("ok", "bad", "partial", "budget", "locked")}
+    for folder in dirs.values():
+        folder.mkdir()
+    bad = small_tournament(dirs["bad"])
+    bad.write_text(bad.read_text().replace("contestants:", "contestant:"))
+    priced = {"prices": {f"m{i}": {"input": 1000.0, "output": 1000.0} for i in range(3)},
+              "models": {f"m{i}": {"provider": "sim", "max_tokens": 64} for i in range(3)}}
+    flaky = {"retry": {"max_attempts": 1, "backoff_base": 0.0, "backoff_max": 0.0}}
+    (dirs["locked"] / "out").mkdir()
+    lock = RunLock(dirs["locked"] / "out")
+    lock.acquire()
+    procs = {
+        "ok": start(small_tournament(dirs["ok"], models=3, questions=2)),
+        "bad": start(bad),
+        "partial": start(small_tournament(dirs["partial"], sim={"failure_rate": 0.5},
+                                          extra=flaky)),
+        "budget": start(small_tournament(dirs["budget"], extra=priced), "--budget", "0.5"),
+        "locked": start(small_tournament(dirs["locked"])),
+        "sigterm": start(_slow(root / "sigterm")),
+        "sigint": start(_slow(root / "sigint"), direct=True),
+        "sigkill": start(_slow(root / "sigkill"), direct=True),
+    }
+    try:
+        _signal_when_running([
+            (procs["sigterm"], root / "sigterm" / "out", signal.SIGTERM),  # to the wrapper
+            (procs["sigint"], root / "sigint" / "out", signal.SIGINT),
+            (procs["sigkill"], root / "sigkill" / "out", signal.SIGKILL),
+        ])
+        results = {name: Ended(p.wait(timeout=180), *p.communicate())
+                   for name, p in procs.items()}
+    finally:
+        lock.release()
+        for p in procs.values():
+            if p.poll() is None:
+                p.kill()
+    # The next night after kill -9: the lock it held does not block.
+    assert (root / "sigkill" / "out" / LOCK_NAME).exists()
+    rerun = start(root / "sigkill" / "t.yaml")
+    results["after_sigkill"] = Ended(rerun.wait(timeout=180), *rerun.communicate())
+    results["root"] = Ended(0, str(root), "")
+    yield results
+
+
+@pytest.mark.parametrize(
+    ("scenario", "code"),
+    [("ok", 0), ("bad", 2), ("partial", 3), ("budget", 4), ("locked", 75), ("sigterm", 143),
+     ("sigint", 130), ("after_sigkill", 0)],
+)
+def test_exit_code(ended: dict[str, Ended], scenario: str, code: int) -> None:
+    result = ended[scenario]
+    assert result.code == code, result.err[-2000:]
+    if code not in (2, 75):
+        assert result.summary()["exit_code"] == code
+
+
+def test_wrapper_logs_with_timestamps_and_prints_the_summary(ended: dict[str, Ended]) -> None:
+    ok = ended["ok"]
+    lines = ok.err.strip().splitlines()
+    assert lines[0].endswith("(time limit 6h)") and lines[-1].endswith("exit code 0")
+    assert all(STAMP.match(line) for line in lines), ok.err  # arena's progress lines too
+    assert any("arena-nightly" not in line for line in lines)
+    summary = ok.summary()
+    assert (summary["new"], summary["stale"], summary["retried"]) == (42, 0, 0)
+
+
+def test_interrupted_and_budget_runs_are_resumable(ended: dict[str, Ended]) -> None:
+    for name in ("sigterm", "sigint"):
+        summary = ended[name].summary()
+        assert summary["interrupted"] and summary["pending"] > 0
+    budget = ended["budget"].summary()
+    assert budget["budget_stopped"] and 0 < budget["spent_usd"] <= 0.5
+    assert budget["pending"] > 0
+    assert "another arena run" in ended["locked"].err
+    assert "contestant" in ended["bad"].err
+    after = ended["after_sigkill"].summary()
+    assert after["skipped"] > 0 and after["pending"] == 0
+
+
+def test_wrapper_loads_the_env_file_and_keeps_a_timed_out_exit_code(tmp_path: Path) -> None:
+    fake = tmp_path / "fake-arena"
+    fake.write_text('#!/bin/sh\necho "$*|$OPENAI_API_KEY|$OTHER"\n'
+                    'if [ -n "$SLEEP" ]; then trap "exit 143" TERM; sleep "$SLEEP" & wait; fi\n'
+                    'exit "${CODE:-0}"\n')
+    fake.chmod(0o755)
+    env_file = tmp_path / "env"
+    env_file.write_text('OPENAI_API_KEY="sk-1 2"\n\n# c\nexport OTHER=x=y\n')
+    env = {**os.environ, "ARENA_BIN": str(fake), "ARENA_ENV_FILE": str(env_file)}
+
+    def wrap(*args: str, **extra: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([str(WRAPPER), *args], env={**env, **extra}, text=True,
+                              capture_output=True, timeout=60)
+
+    done = wrap("t.yaml", "--budget", "3", CODE="3")
+    assert done.returncode == 3
+    assert done.stdout.strip() == "run t.yaml --budget 3 --json|sk-1 2|x=y"
+    assert wrap("t.yaml", SLEEP="30", ARENA_TIMEOUT="1").returncode == 143
+    assert wrap("t.yaml", ARENA_ENV_FILE=str(tmp_path / "missing")).returncode == 2
+    env_file.write_text("not a key line\n")
+    assert wrap("t.yaml").returncode == 2
+    assert wrap().returncode == 2
