@@ -33,8 +33,12 @@ QUESTIONS = 20
 def write_tournament(root: Path, models: int) -> Path:
     """The benchmark tournament with `models` sim contestants (reviewers: the same)."""
     (root / "q.jsonl").write_text(
-        "\n".join(json.dumps({"id": f"q{i}", "text": f"Benchmark question {i}?"})
-                  for i in range(QUESTIONS)) + "\n")
+        "\n".join(
+            json.dumps({"id": f"q{i}", "text": f"Benchmark question {i}?"})
+            for i in range(QUESTIONS)
+        )
+        + "\n"
+    )
     names = [f"model{i}" for i in range(models)]
     cfg = {
         "name": "bench-incremental",
@@ -42,8 +46,10 @@ def write_tournament(root: Path, models: int) -> Path:
         "questions": "q.jsonl",
         "output": str(root / "out"),
         "providers": {"sim": {"type": "sim"}},
-        "models": {n: {"provider": "sim", "sim": {"skill": i / 2, "answer_words": 30}}
-                   for i, n in enumerate(names)},
+        "models": {
+            n: {"provider": "sim", "sim": {"skill": i / 2, "answer_words": 30}}
+            for i, n in enumerate(names)
+        },
         "contestants": names,
     }
     path = root / "t.yaml"
@@ -84,17 +90,24 @@ def main() -> int:
     n = MODELS
     expected = QUESTIONS * (1 + 2 * n * (n + 1) + n * (n - 1) * 1)
     assert expected == full_calls(n + 1) - full_calls(n)
-    print(f"8 models: {first['planned']} calls; + model{n}: plan said "
-          f"{plan['total']['pending']} to run, the run made {made} and skipped "
-          f"{second['skipped']} in {seconds:.2f}s", file=sys.stderr)
-    print(json.dumps({
-        "full_calls": full_calls(n + 1),
-        "incremental_calls": made,
-        "expected_incremental_calls": expected,
-        "incremental_seconds": round(seconds, 3),
-        "first_run_calls": first["planned"],
-        "skipped_calls": second["skipped"],
-    }))
+    print(
+        f"8 models: {first['planned']} calls; + model{n}: plan said "
+        f"{plan['total']['pending']} to run, the run made {made} and skipped "
+        f"{second['skipped']} in {seconds:.2f}s",
+        file=sys.stderr,
+    )
+    print(
+        json.dumps(
+            {
+                "full_calls": full_calls(n + 1),
+                "incremental_calls": made,
+                "expected_incremental_calls": expected,
+                "incremental_seconds": round(seconds, 3),
+                "first_run_calls": first["planned"],
+                "skipped_calls": second["skipped"],
+            }
+        )
+    )
     return 0 if made == expected == plan["total"]["pending"] else 1
 
 

@@ -20,14 +20,29 @@ from arena.store import LockHeld, RunLock
 
 @click.command("retry-failed")
 @click.argument("directory", metavar="DIR", type=click.Path(path_type=Path))
-@click.option("--config", "config_file", type=click.Path(path_type=Path), default=None,
-              help="Tournament YAML (default: the one DIR's last run recorded in tournament.json).")
-@click.option("--json", "as_json", is_flag=True,
-              help="Print a final JSON summary on stdout (for scripts and monitoring).")
-@click.option("--budget", type=float, default=None, metavar="USD",
-              help="Stop starting calls before spend plus reservations exceed USD (exit 4).")
-def retry_failed_cmd(directory: Path, config_file: Path | None, as_json: bool,
-                     budget: float | None) -> None:
+@click.option(
+    "--config",
+    "config_file",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Tournament YAML (default: the one DIR's last run recorded in tournament.json).",
+)
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="Print a final JSON summary on stdout (for scripts and monitoring).",
+)
+@click.option(
+    "--budget",
+    type=float,
+    default=None,
+    metavar="USD",
+    help="Stop starting calls before spend plus reservations exceed USD (exit 4).",
+)
+def retry_failed_cmd(
+    directory: Path, config_file: Path | None, as_json: bool, budget: float | None
+) -> None:
     """Run again only the answers and reviews of DIR logged as failed.
 
     Also runs the reviews a failed answer kept from running; nothing new or
@@ -60,12 +75,17 @@ def retry_failed_cmd(directory: Path, config_file: Path | None, as_json: bool,
             else:
                 summary = asyncio.run(_run(t, budget, _PlainProgress(), signals, **options))
             code = exit_code(summary, signals)
-            history = snapshot_history(t, plan, code, "retry-failed")
+            # Nothing retried, nothing new to remember.
+            history = snapshot_history(t, plan, code, "retry-failed") if retry.size else None
     except LockHeld as exc:
         fail(str(exc), Exit.LOCKED)
     report: dict[str, Any] = summary.to_json()
-    report.update(retried=start.count("failed"), unblocked=blocked, exit_code=int(code),
-                  output=str(t.output_dir))
+    report.update(
+        retried=start.count("failed"),
+        unblocked=blocked,
+        exit_code=int(code),
+        output=str(t.output_dir),
+    )
     if as_json:
         click.echo(json.dumps(report))
     else:

@@ -29,8 +29,13 @@ _COLUMNS = ("stage", "provider", "planned", *STATES, "spent_usd")
 
 @click.command("status")
 @click.argument("directory", metavar="DIR", type=click.Path(path_type=Path))
-@click.option("--config", "config_file", type=click.Path(path_type=Path), default=None,
-              help="Tournament YAML to compare against (default: the one DIR's last run used).")
+@click.option(
+    "--config",
+    "config_file",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Tournament YAML to compare against (default: the one DIR's last run used).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the status as JSON.")
 def status_cmd(directory: Path, config_file: Path | None, as_json: bool) -> None:
     """Planned, done, invalid, failed, stale and pending calls of DIR, per stage and provider.
@@ -49,8 +54,10 @@ def status_cmd(directory: Path, config_file: Path | None, as_json: bool) -> None
         ):
             frame = read_plan(directory)
             if frame is None:
-                fail(f"{directory}: no tournament YAML recorded or found and no plan.parquet; "
-                     "pass --config FILE")
+                fail(
+                    f"{directory}: no tournament YAML recorded or found and no plan.parquet; "
+                    "pass --config FILE"
+                )
             source = "plan.parquet"
         else:
             t = load_for_directory(directory, config_file)
@@ -58,8 +65,7 @@ def status_cmd(directory: Path, config_file: Path | None, as_json: bool) -> None
     except ConfigError as exc:
         fail(str(exc))
     report = status_report(frame, RunLog(directory))
-    data: dict[str, Any] = {"directory": str(directory), "plan_source": source,
-                            **report.to_json()}
+    data: dict[str, Any] = {"directory": str(directory), "plan_source": source, **report.to_json()}
     if as_json:
         click.echo(json.dumps(data))
         return
@@ -73,13 +79,17 @@ def status_cmd(directory: Path, config_file: Path | None, as_json: bool) -> None
     Console(width=None if sys.stdout.isatty() else 160).print(table)
     for stage, rows in report.outside_plan.items():
         if rows["stale"] or rows["unused"]:
-            click.echo(f"{stage}: {rows['stale']} logged rows are stale (superseded by the "
-                       f"current plan), {rows['unused']} belong to models or questions no "
-                       "longer in it; neither is used.")
+            click.echo(
+                f"{stage}: {rows['stale']} logged rows are stale (superseded by the "
+                f"current plan), {rows['unused']} belong to models or questions no "
+                "longer in it; neither is used."
+            )
     for other in report.other_tables:
-        click.echo(f"{other['table']} ({other['provider']}): rows ok {other['rows_ok']}, "
-                   f"invalid {other['rows_invalid']}, failed {other['rows_failed']}, "
-                   f"spent ${other['spent_usd']:.4f}")
+        click.echo(
+            f"{other['table']} ({other['provider']}): rows ok {other['rows_ok']}, "
+            f"invalid {other['rows_invalid']}, failed {other['rows_failed']}, "
+            f"spent ${other['spent_usd']:.4f}"
+        )
 
 
 def _cells(row: dict[str, Any]) -> list[str]:

@@ -6,6 +6,7 @@ Importing this package registers the discussion stage of `arena run`.
 """
 
 from arena.config import DiscussionConfig
+from arena.discuss._board import DiscussionTable, discussion_block, discussion_tables
 from arena.discuss._choose import choose_leader, discussant_pairs, top2
 from arena.discuss._outcome import Outcome, agreed_verdicts, apply_discussions
 from arena.discuss._prompt import (
@@ -59,6 +60,7 @@ __all__ = [
     "DiscussionStage",
     "DiscussionState",
     "DiscussionStats",
+    "DiscussionTable",
     "LoggedReview",
     "ModelStance",
     "Outcome",
@@ -71,11 +73,13 @@ __all__ = [
     "choose_leader",
     "discuss_existing",
     "discussant_pairs",
+    "discussion_block",
     "discussion_context",
     "discussion_id",
     "discussion_report",
     "discussion_stage",
     "discussion_stats",
+    "discussion_tables",
     "load_templates",
     "mirror_verdict",
     "ranking_reviews",

@@ -15,6 +15,7 @@ even if the top two reviewers changed since.
 from __future__ import annotations
 
 import asyncio
+import time
 from collections import Counter, defaultdict
 from typing import Any
 
@@ -43,6 +44,8 @@ __all__ = ["DiscussionStage", "discussion_id", "discussion_stage"]
 
 _Key = tuple[str, str, str]  # (question id, model A, model B)
 _DONE = (CallStatus.OK.value, CallStatus.INVALID.value)
+# A dispatch waits this many times as long as the last read of the reviews table took.
+_READ_SPACING = 4.0
 
 
 def discussion_id(t: Tournament, battle: Battle, context: str, leader: str, follower: str) -> str:
@@ -116,6 +119,7 @@ class DiscussionStage(Stage):
         self.top: list[str] | None = None
         self.results: Counter[str] = Counter()
         self._dispatching = False
+        self._read_seconds = 0.0  # how long the last read of the reviews table took
         self._pipeline: Pipeline | None = None
         self._logged: dict[str, dict[str, dict[str, Any]]] = {}
         self._logged_pairs: dict[str, list[tuple[str, str]]] = {}
@@ -230,16 +234,21 @@ class DiscussionStage(Stage):
     def _refresh_reviews(self, needed: set[str]) -> None:
         if needed <= self._reviews.keys() or self._log is None:
             return
+        start = time.monotonic()
         frame = self._log.read("reviews").filter(pl.col("status").is_in(_DONE))
         for rid, text, verdict in frame.select("id", "text", "verdict").iter_rows():
             if rid in needed:
                 self._reviews[rid] = LoggedReview(rid, text or "", Verdict(verdict))
+        self._read_seconds = time.monotonic() - start
 
     def _discussant(self, name: str) -> Discussant:
         return Discussant(name, self.t.provider_of(name), self.t.provider_model_id(name))
 
     async def _dispatch(self) -> None:
-        await asyncio.sleep(0)  # let reviews that arrive together be dispatched together
+        # Battles selected meanwhile are dispatched together, with one read of
+        # the reviews table; waiting a few times as long as a read takes keeps
+        # the reads (which block the loop) to a small share of the run.
+        await asyncio.sleep(_READ_SPACING * self._read_seconds)
         self._dispatching = False
         batch, self.queue = self.queue, []
         pipeline = self._pipeline

@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
+from typing import ClassVar
 
 from arena.config import ModelConfig, ProviderConfig
 from arena.types import GenerateRequest, GenerateResult
@@ -20,7 +21,17 @@ class Provider(ABC):
     the scheduler's governor does all waiting, in one place, for every
     provider. A subclass may assume that `generate` is only called while the
     governor admits the call, and that `close` is called once at the end.
+
+    A subclass whose calls go to a server that enforces its own limits sets
+    `over_network = True` (the SDK providers do). The governor then runs the
+    first attempt alone and admits the rest once it has an answer (a wrong key
+    costs one request; calls admitted while a cold SDK client starts up do not
+    reach the API at once), and keeps bursts to half a second of the
+    configured rates, so that delivery jitter cannot overdraw the server's
+    own (about one second) bucket.
     """
+
+    over_network: ClassVar[bool] = False
 
     def __init__(self, name: str, config: ProviderConfig, models: Mapping[str, ModelConfig],
                  seed: int) -> None:

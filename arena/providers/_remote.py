@@ -38,6 +38,7 @@ class RemoteProvider(Provider):
 
     default_key_env: ClassVar[str]
     label: ClassVar[str]  # the API's name in messages
+    over_network: ClassVar[bool] = True
 
     def __init__(
         self, name: str, config: ProviderConfig, models: Mapping[str, ModelConfig], seed: int

@@ -2,7 +2,8 @@
 
 `P(i beats j) = 1 / (1 + 10^((R_j - R_i)/400))`, fitted on aggregated pair
 counts `M[i, j]` (weighted wins of `i` over `j`, a tie half a win each way) with
-scipy's L-BFGS-B. The MLE exists only when, inside each connected part of the
+scipy's L-BFGS-B; bootstrap refits start at that solution and take batched
+Newton steps on the same likelihood. The MLE exists only when, inside each connected part of the
 comparison graph, every model beats and is beaten along some path (the "beats"
 digraph is strongly connected). Disconnected parts are fitted separately; a
 part that is connected but not strongly connected (someone wins or loses

@@ -55,23 +55,28 @@ def _run_orders(
     target: FloatArray,
     n_models: int,
 ) -> FloatArray:
-    """Final ratings (orders, C) in nats above start of Elo along each column of `order_index`."""
-    steps, orders = order_index.shape
+    """Final ratings (orders, C), in nats above the start, along each row of `order_index`."""
+    orders, steps = order_index.shape
     offsets = np.arange(orders, dtype=np.int64) * n_models
     ratings = np.zeros(orders * n_models)
+    take = ratings.take
     for start in range(0, steps, _CHUNK_STEPS):
-        index = order_index[start : start + _CHUNK_STEPS]
-        pos_a = a[index] + offsets
-        pos_b = b[index] + offsets
+        index = np.ascontiguousarray(order_index[:, start : start + _CHUNK_STEPS].T)
         step_gain = gain[index]
-        step_target = target[index]
-        for t in range(index.shape[0]):
-            ia = pos_a[t]
-            ib = pos_b[t]
-            expected = expit(ratings[ia] - ratings[ib])
-            delta = step_gain[t] * (step_target[t] - expected)
-            ratings[ia] += delta
-            ratings[ib] -= delta
+        # delta = gain * (target - expected) = gain_target - gain * expected
+        rows = zip(
+            a[index] + offsets,
+            b[index] + offsets,
+            step_gain,
+            step_gain * target[index],
+            strict=True,
+        )
+        for pos_a, pos_b, g, g_target in rows:
+            rating_a = take(pos_a)
+            rating_b = take(pos_b)
+            delta = g_target - g * expit(rating_a - rating_b)
+            ratings[pos_a] = rating_a + delta
+            ratings[pos_b] = rating_b - delta
     return ratings.reshape(orders, n_models)
 
 
@@ -111,9 +116,9 @@ def weighted_elo(
     remaining = orders
     while remaining > 0:
         size = min(per_group, remaining)
-        group = np.empty((n, size), dtype=np.int32)
-        for column in range(size):
-            group[:, column] = rng.permutation(n)
+        group = np.empty((size, n), dtype=np.int32)
+        for row in range(size):
+            group[row] = rng.permutation(n)
         groups.append(group)
         remaining -= size
     battled = np.bincount(rs.model_a, minlength=rs.n_models) + np.bincount(

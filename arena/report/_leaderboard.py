@@ -200,7 +200,8 @@ def build_leaderboard(
 
     `path` is a run directory or a reviews file; `reviews_file` supplies the
     reviews instead of the run's log (a run directory then still gives the
-    contestants and sim skills). Raises LeaderboardInputError for bad input.
+    contestants and sim skills; any reviewer counts). Raises
+    LeaderboardInputError for bad input.
     """
     opts = options or LeaderboardOptions()
     target = None if path is None else Path(path)
@@ -230,7 +231,8 @@ def build_leaderboard(
         assert file is not None
         reviews, source = load_reviews_file(file), str(file)
         if reviews_file is not None and target is not None:
-            source = f"{file} (tournament {target})"
+            # Judgments from elsewhere: the run's contestants, whoever judged.
+            source, reviewers = f"{file} (tournament {target})", None
     try:
         return rank_frame(
             reviews,

@@ -56,13 +56,16 @@ class GovernorClosed(Exception):
 class _Bucket:
     """A token bucket whose level may go negative (debt from settled usage)."""
 
-    __slots__ = ("configured", "rate", "capacity", "level", "stamp", "min_capacity")
+    __slots__ = ("configured", "rate", "capacity", "level", "stamp", "min_capacity", "burst")
 
-    def __init__(self, per_minute: float, min_capacity: float, now: float) -> None:
+    def __init__(
+        self, per_minute: float, min_capacity: float, now: float, burst_seconds: float = 1.0
+    ) -> None:
         self.configured = per_minute
         self.min_capacity = min_capacity
+        self.burst = burst_seconds
         self.rate = per_minute / 60.0
-        self.capacity = max(min_capacity, self.rate)
+        self.capacity = max(min_capacity, self.rate * burst_seconds)
         self.level = self.capacity
         self.stamp = now
 
@@ -81,7 +84,7 @@ class _Bucket:
     def set_fraction(self, fraction: float, now: float) -> None:
         self.refill(now)
         self.rate = self.configured * fraction / 60.0
-        self.capacity = max(self.min_capacity, self.rate)
+        self.capacity = max(self.min_capacity, self.rate * self.burst)
         self.level = min(self.level, self.capacity)
 
     def lower_to(self, remaining: float, now: float) -> None:
@@ -110,7 +113,11 @@ class Governor:
     """Admits one provider's calls within its concurrency, rpm and tpm limits.
 
     Use it from one event loop thread. Every admitted `Permit` must be settled
-    once with `settle` (the scheduler does it in a `finally`).
+    once with `settle` (the scheduler does it in a `finally`). With
+    `probe_first`, the first call runs alone: the others are admitted once an
+    attempt has been sent and settled. `burst_seconds` sizes the buckets: how
+    many seconds of the rate may go out at once after a quiet spell (see
+    `Provider.over_network`).
     """
 
     def __init__(
@@ -119,6 +126,8 @@ class Governor:
         *,
         clock: Clock = time.monotonic,
         sleep: Sleep = asyncio.sleep,
+        probe_first: bool = False,
+        burst_seconds: float = 1.0,
     ) -> None:
         limits = limits or Limits()
         if limits.max_concurrency is not None and limits.max_concurrency < 1:
@@ -126,14 +135,17 @@ class Governor:
         for name, value in (("rpm", limits.rpm), ("tpm", limits.tpm)):
             if value is not None and not (value > 0 and math.isfinite(value)):
                 raise ValueError(f"{name} must be a positive number, got {value}")
+        if not (burst_seconds > 0 and math.isfinite(burst_seconds)):
+            raise ValueError(f"burst_seconds must be a positive number, got {burst_seconds}")
         self.limits = limits
         self._clock = clock
         self._sleep = sleep
         now = clock()
         self._max_concurrency = limits.max_concurrency or 0  # 0: unlimited
-        self._requests = _Bucket(limits.rpm, 1.0, now) if limits.rpm else None
-        self._tokens = _Bucket(limits.tpm, 1.0, now) if limits.tpm else None
+        self._requests = _Bucket(limits.rpm, 1.0, now, burst_seconds) if limits.rpm else None
+        self._tokens = _Bucket(limits.tpm, 1.0, now, burst_seconds) if limits.tpm else None
         self._in_flight = 0
+        self._probing = probe_first  # until an attempt has been sent and settled
         self._queue: deque[_Waiter] = deque()
         self._paused_until = -math.inf
         self._timer: asyncio.Task[None] | None = None
@@ -229,6 +241,8 @@ class Governor:
             return
         permit.settled = True
         self._in_flight -= 1
+        if sent:
+            self._probing = False
         now = self._clock()
         if self._tokens is not None:
             self._tokens.refill(now)
@@ -248,6 +262,8 @@ class Governor:
         self._drain()
 
     def _slot_free(self) -> bool:
+        if self._probing:
+            return self._in_flight == 0
         return self._max_concurrency == 0 or self._in_flight < self._max_concurrency
 
     def _delay(self, tokens: int, now: float) -> float:

@@ -34,6 +34,10 @@ from arena.types import (
 
 log = logging.getLogger(__name__)
 
+# Burst allowance of providers that call a server enforcing its own limits:
+# half its presumed one-second bucket, as a margin for delivery jitter.
+NETWORK_BURST_SECONDS = 0.5
+
 OutcomeStatus = Literal["ok", "failed", "deferred", "stopped", "budget"]
 HaltReason = Literal["stopped", "budget"]
 
@@ -100,7 +104,15 @@ class Scheduler:
         self._halted: HaltReason | None = None
         self._states = {
             name: _ProviderState(
-                name, provider, Governor(limits.get(name), clock=clock, sleep=sleep)
+                name,
+                provider,
+                Governor(
+                    limits.get(name),
+                    clock=clock,
+                    sleep=sleep,
+                    probe_first=provider.over_network,
+                    burst_seconds=NETWORK_BURST_SECONDS if provider.over_network else 1.0,
+                ),
             )
             for name, provider in providers.items()
         }

@@ -11,7 +11,6 @@ import yaml
 from click.testing import CliRunner, Result
 
 from arena.cli import main
-from arena.cli._leaderboard import leaderboard
 from arena.config import load_tournament
 from arena.engine import build_plan
 
@@ -39,7 +38,7 @@ def as_json(*args: str) -> dict[str, Any]:
 
 def board_cli(*args: str) -> Result:
     """`arena leaderboard` in this process."""
-    return CliRunner().invoke(leaderboard, list(args), catch_exceptions=False)
+    return cli("leaderboard", *args)
 
 
 def edit_yaml(path: Path, change: Callable[[dict[str, Any]], None]) -> None:

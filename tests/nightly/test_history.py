@@ -31,14 +31,16 @@ def test_each_completed_run_appends_a_snapshot(three_runs: Path) -> None:
     ids = snapshot_ids(history)
     assert len(ids) == 3
     models = [history.filter(pl.col("snapshot") == s)["model"].to_list() for s in ids]
-    assert [sorted(m) for m in models] == [["m0", "m1", "m2"], ["m0", "m1", "m2", "m3"],
-                                           ["m0", "m2", "m3"]]
+    assert [sorted(m) for m in models] == [
+        ["m0", "m1", "m2"],
+        ["m0", "m1", "m2", "m3"],
+        ["m0", "m2", "m3"],
+    ]
     firsts = history.unique("snapshot", keep="first").sort("at")
     assert firsts["command"].to_list() == ["run"] * 3
     assert firsts["config_hash"].n_unique() == 3
     assert firsts["calls_open"].to_list() == [0, 0, 0]
-    assert firsts["calls_planned"].to_list() == [3 * (3 + 6 * 3), 3 * (4 + 12 * 4),
-                                                 3 * (3 + 6 * 3)]
+    assert firsts["calls_planned"].to_list() == [3 * (3 + 6 * 3), 3 * (4 + 12 * 4), 3 * (3 + 6 * 3)]
     assert (history["bt_ci_low"] <= history["bt"]).all()
     assert (history["bt"] <= history["bt_ci_high"]).all()
     # The last snapshot holds exactly what `arena leaderboard` shows now.
@@ -81,12 +83,24 @@ def test_diff_shows_rank_moves_rating_changes_and_dropped_models(three_runs: Pat
 
 def test_diff_of_known_snapshots() -> None:
     def board(*names: str) -> dict[str, object]:
-        models = [{"model": n, "bt": 1100.0 - 50 * i, "bt_ci_low": 1000.0 - 50 * i,
-                   "bt_ci_high": 1200.0 - 50 * i} for i, n in enumerate(names)]
+        models = [
+            {
+                "model": n,
+                "bt": 1100.0 - 50 * i,
+                "bt_ci_low": 1000.0 - 50 * i,
+                "bt_ci_high": 1200.0 - 50 * i,
+            }
+            for i, n in enumerate(names)
+        ]
         return {"models": models, "counts": {"reviews": 10, "invalid": 0, "failed": 0}}
 
-    common = {"command": "run", "config_hash": "h", "n_questions": 1, "calls_planned": 1,
-              "calls_open": 0}
+    common = {
+        "command": "run",
+        "config_hash": "h",
+        "n_questions": 1,
+        "calls_planned": 1,
+        "calls_open": 0,
+    }
     rows = snapshot_rows(board("a", "b", "c"), at=1.0, **common)  # type: ignore[arg-type]
     rows += snapshot_rows(board("c", "a", "d"), at=2.0, **common)  # type: ignore[arg-type]
     history = pl.DataFrame(rows)

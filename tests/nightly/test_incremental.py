@@ -101,8 +101,9 @@ def test_changed_model_params_make_exactly_its_rows_stale(tmp_path: Path) -> Non
     t = load_tournament(yaml_path)
     states = classify(plan_frame(t, build_plan(t)), RunLog(tmp_path / "out"))
     stale = states.filter(pl.col("state") == "stale")
-    involves_m1 = pl.any_horizontal(pl.col(c) == "m1" for c in ("model", "model_a", "model_b",
-                                                              "reviewer")).fill_null(False)
+    involves_m1 = pl.any_horizontal(
+        pl.col(c) == "m1" for c in ("model", "model_a", "model_b", "reviewer")
+    ).fill_null(False)
     assert set(stale["id"]) == set(states.filter(involves_m1)["id"])
     assert set(states.filter(~involves_m1)["state"]) == {"done"}
     # m1's 2 answers; 2 questions x (4 ordered pairs with m1 x 3 reviewers

@@ -43,9 +43,13 @@ class Ended:
 
 def _slow(folder: Path) -> Path:
     folder.mkdir()
-    return small_tournament(folder, models=3, questions=4, sim={"latency_mean": 0.1},
-                            extra={"providers": {"sim": {"type": "sim",
-                                                         "limits": {"max_concurrency": 2}}}})
+    return small_tournament(
+        folder,
+        models=3,
+        questions=4,
+        sim={"latency_mean": 0.1},
+        extra={"providers": {"sim": {"type": "sim", "limits": {"max_concurrency": 2}}}},
+    )
 
 
 def _rows(out: Path) -> int:
@@ -86,18 +90,24 @@ def ended(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Ended]
     env = {**os.environ, "ARENA_BIN": str(_shim(root)), "ARENA_ENV_FILE": str(env_file)}
 
     def start(yaml_path: Path, *args: str, direct: bool = False) -> subprocess.Popen[str]:
-        cmd = ([sys.executable, "-m", "arena", "run", str(yaml_path), "--json"] if direct
-               else [str(WRAPPER), str(yaml_path), *args])
-        return subprocess.Popen(cmd, cwd=REPO, env=env, text=True, stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE)
+        cmd = (
+            [sys.executable, "-m", "arena", "run", str(yaml_path), "--json"]
+            if direct
+            else [str(WRAPPER), str(yaml_path), *args]
+        )
+        return subprocess.Popen(
+            cmd, cwd=REPO, env=env, text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+        )
 
     dirs = {name: root / name for name in ("ok", "bad", "partial", "budget", "locked")}
     for folder in dirs.values():
         folder.mkdir()
     bad = small_tournament(dirs["bad"])
     bad.write_text(bad.read_text().replace("contestants:", "contestant:"))
-    priced = {"prices": {f"m{i}": {"input": 1000.0, "output": 1000.0} for i in range(3)},
-              "models": {f"m{i}": {"provider": "sim", "max_tokens": 64} for i in range(3)}}
+    priced = {
+        "prices": {f"m{i}": {"input": 1000.0, "output": 1000.0} for i in range(3)},
+        "models": {f"m{i}": {"provider": "sim", "max_tokens": 64} for i in range(3)},
+    }
     flaky = {"retry": {"max_attempts": 1, "backoff_base": 0.0, "backoff_max": 0.0}}
     (dirs["locked"] / "out").mkdir()
     lock = RunLock(dirs["locked"] / "out")
@@ -105,8 +115,7 @@ def ended(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Ended]
     procs = {
         "ok": start(small_tournament(dirs["ok"], models=3, questions=2)),
         "bad": start(bad),
-        "partial": start(small_tournament(dirs["partial"], sim={"failure_rate": 0.5},
-                                          extra=flaky)),
+        "partial": start(small_tournament(dirs["partial"], sim={"failure_rate": 0.5}, extra=flaky)),
         "budget": start(small_tournament(dirs["budget"], extra=priced), "--budget", "0.5"),
         "locked": start(small_tournament(dirs["locked"])),
         "sigterm": start(_slow(root / "sigterm")),
@@ -114,13 +123,14 @@ def ended(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Ended]
         "sigkill": start(_slow(root / "sigkill"), direct=True),
     }
     try:
-        _signal_when_running([
-            (procs["sigterm"], root / "sigterm" / "out", signal.SIGTERM),  # to the wrapper
-            (procs["sigint"], root / "sigint" / "out", signal.SIGINT),
-            (procs["sigkill"], root / "sigkill" / "out", signal.SIGKILL),
-        ])
-        results = {name: Ended(p.wait(timeout=180), *p.communicate())
-                   for name, p in procs.items()}
+        _signal_when_running(
+            [
+                (procs["sigterm"], root / "sigterm" / "out", signal.SIGTERM),  # to the wrapper
+                (procs["sigint"], root / "sigint" / "out", signal.SIGINT),
+                (procs["sigkill"], root / "sigkill" / "out", signal.SIGKILL),
+            ]
+        )
+        results = {name: Ended(p.wait(timeout=180), *p.communicate()) for name, p in procs.items()}
     finally:
         lock.release()
         for p in procs.values():
@@ -136,8 +146,16 @@ def ended(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Ended]
 
 @pytest.mark.parametrize(
     ("scenario", "code"),
-    [("ok", 0), ("bad", 2), ("partial", 3), ("budget", 4), ("locked", 75), ("sigterm", 143),
-     ("sigint", 130), ("after_sigkill", 0)],
+    [
+        ("ok", 0),
+        ("bad", 2),
+        ("partial", 3),
+        ("budget", 4),
+        ("locked", 75),
+        ("sigterm", 143),
+        ("sigint", 130),
+        ("after_sigkill", 0),
+    ],
 )
 def test_exit_code(ended: dict[str, Ended], scenario: str, code: int) -> None:
     result = ended[scenario]
@@ -171,17 +189,20 @@ def test_interrupted_and_budget_runs_are_resumable(ended: dict[str, Ended]) -> N
 
 def test_wrapper_loads_the_env_file_and_keeps_a_timed_out_exit_code(tmp_path: Path) -> None:
     fake = tmp_path / "fake-arena"
-    fake.write_text('#!/bin/sh\necho "$*|$OPENAI_API_KEY|$OTHER"\n'
-                    'if [ -n "$SLEEP" ]; then trap "exit 143" TERM; sleep "$SLEEP" & wait; fi\n'
-                    'exit "${CODE:-0}"\n')
+    fake.write_text(
+        '#!/bin/sh\necho "$*|$OPENAI_API_KEY|$OTHER"\n'
+        'if [ -n "$SLEEP" ]; then trap "exit 143" TERM; sleep "$SLEEP" & wait; fi\n'
+        'exit "${CODE:-0}"\n'
+    )
     fake.chmod(0o755)
     env_file = tmp_path / "env"
     env_file.write_text('OPENAI_API_KEY="sk-1 2"\n\n# c\nexport OTHER=x=y\n')
     env = {**os.environ, "ARENA_BIN": str(fake), "ARENA_ENV_FILE": str(env_file)}
 
     def wrap(*args: str, **extra: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([str(WRAPPER), *args], env={**env, **extra}, text=True,
-                              capture_output=True, timeout=60)
+        return subprocess.run(
+            [str(WRAPPER), *args], env={**env, **extra}, text=True, capture_output=True, timeout=60
+        )
 
     done = wrap("t.yaml", "--budget", "3", CODE="3")
     assert done.returncode == 3

@@ -10,20 +10,46 @@ import arena.nightly
 
 def test_public_names() -> None:
     assert set(arena.nightly.__all__) == {
-        "HISTORY_SCHEMA", "HISTORY_TABLE", "PLAN_FILE", "PLAN_SCHEMA", "STATES",
-        "HistoryView", "ModelChange", "PlanChanged", "RunStart", "StatusReport",
-        "append_history", "call_states", "classify", "current_rows", "diff_snapshots",
-        "failed_only", "history_view", "load_for_directory", "plan_changes", "plan_frame",
-        "read_history", "read_plan", "record_history", "recorded_config", "snapshot_ids",
-        "snapshot_rows", "start_run", "status_report", "write_plan",
+        "HISTORY_SCHEMA",
+        "HISTORY_TABLE",
+        "PLAN_FILE",
+        "PLAN_SCHEMA",
+        "STATES",
+        "HistoryView",
+        "ModelChange",
+        "PlanChanged",
+        "RunStart",
+        "StatusReport",
+        "append_history",
+        "call_states",
+        "classify",
+        "current_rows",
+        "diff_snapshots",
+        "failed_only",
+        "history_view",
+        "load_for_directory",
+        "plan_changes",
+        "plan_frame",
+        "read_history",
+        "read_plan",
+        "record_history",
+        "recorded_config",
+        "snapshot_ids",
+        "snapshot_rows",
+        "start_run",
+        "status_report",
+        "write_plan",
     }
     for name in arena.nightly.__all__:
         assert getattr(arena.nightly, name) is not None
 
 
 def test_importing_it_loads_neither_the_engine_nor_the_report() -> None:
-    code = ("import sys, arena.nightly; "
-            "print(sorted(m for m in ('arena.engine', 'arena.report') if m in sys.modules))")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True).stdout
+    code = (
+        "import sys, arena.nightly; "
+        "print(sorted(m for m in ('arena.engine', 'arena.report') if m in sys.modules))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout
     assert out.strip() == "[]"

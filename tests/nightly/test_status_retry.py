@@ -9,7 +9,14 @@ from typing import Any
 
 import polars as pl
 
-from arena.nightly import PLAN_FILE, current_rows, read_plan, status_report, write_plan
+from arena.nightly import (
+    PLAN_FILE,
+    current_rows,
+    read_history,
+    read_plan,
+    status_report,
+    write_plan,
+)
 from arena.nightly._planfile import PLAN_SCHEMA
 from arena.store import RunLog
 from tests.conftest import small_tournament
@@ -52,18 +59,29 @@ def test_status_counts_every_state_per_stage_and_provider_and_sums_spend(
         schema=PLAN_SCHEMA,
     )
     key_r3 = {"model_a": "x", "model_b": "y", "reviewer": "z", **ans}
-    asyncio.run(_write(tmp_path, [
-        ("answers", _call("a1", "ok", "p1", 0.5, model="x", **ans)),
-        ("answers", _call("a2", "failed", "p1", 0.25, model="y", **ans)),
-        ("answers", _call("a3-old", "ok", "p2", 1.0, model="z", **ans)),  # stale: a3
-        ("answers", _call("gone", "ok", "p3", 2.0, model="w", **ans)),  # removed model
-        ("reviews", _call("r1", "ok", "p1", 0.125, model_a="x", model_b="y", reviewer="x",
-                          **ans)),
-        ("reviews", _call("r2", "invalid", "p1", 0.125, model_a="y", model_b="x",
-                          reviewer="x", **ans)),
-        ("reviews", _call("r3-old", "ok", "p2", 4.0, **key_r3)),  # stale: r3
-        ("reviews", _call("r3-older", "failed", "p2", 8.0, **key_r3)),
-    ]))
+    asyncio.run(
+        _write(
+            tmp_path,
+            [
+                ("answers", _call("a1", "ok", "p1", 0.5, model="x", **ans)),
+                ("answers", _call("a2", "failed", "p1", 0.25, model="y", **ans)),
+                ("answers", _call("a3-old", "ok", "p2", 1.0, model="z", **ans)),  # stale: a3
+                ("answers", _call("gone", "ok", "p3", 2.0, model="w", **ans)),  # removed model
+                (
+                    "reviews",
+                    _call("r1", "ok", "p1", 0.125, model_a="x", model_b="y", reviewer="x", **ans),
+                ),
+                (
+                    "reviews",
+                    _call(
+                        "r2", "invalid", "p1", 0.125, model_a="y", model_b="x", reviewer="x", **ans
+                    ),
+                ),
+                ("reviews", _call("r3-old", "ok", "p2", 4.0, **key_r3)),  # stale: r3
+                ("reviews", _call("r3-older", "failed", "p2", 8.0, **key_r3)),
+            ],
+        )
+    )
     report = status_report(plan, RunLog(tmp_path))
     rows = {(r["stage"], r["provider"]): r for r in report.rows}
     states = ("planned", "done", "invalid", "failed", "stale", "pending", "spent_usd")
@@ -73,8 +91,10 @@ def test_status_counts_every_state_per_stage_and_provider_and_sums_spend(
     assert [rows["reviews", "p1"][k] for k in states] == [2, 1, 1, 0, 0, 0, 0.25]
     assert [rows["reviews", "p2"][k] for k in states] == [2, 0, 0, 0, 1, 1, 12.0]
     assert report.total["planned"] == 7 and report.total["spent_usd"] == 16.0
-    assert report.outside_plan == {"answers": {"stale": 1, "unused": 1},
-                                   "reviews": {"stale": 2, "unused": 0}}
+    assert report.outside_plan == {
+        "answers": {"stale": 1, "unused": 1},
+        "reviews": {"stale": 2, "unused": 0},
+    }
 
 
 def test_retry_failed_reruns_only_failed_calls_and_the_reviews_they_blocked(
@@ -101,8 +121,11 @@ def test_retry_failed_reruns_only_failed_calls_and_the_reviews_they_blocked(
     assert after["failed"] == after["stale"] == after["pending"] == 0
     kept = RunLog(out).read("reviews").join(ok_before.select("id", "run_id"), on="id")
     assert (kept["run_id"] == kept["run_id_right"]).all()  # nothing done was redone
+    snapshots = read_history(out)["snapshot"].n_unique()
+    assert snapshots == 2  # the first run and the retry
     again = json.loads(cli("retry-failed", str(out), "--json").stdout)
     assert again["planned"] == 0 and again["exit_code"] == 0
+    assert read_history(out)["snapshot"].n_unique() == snapshots  # a no-op adds nothing
 
     # A new contestant is new work for `arena run`, not a retry.
     edit_yaml(yaml_path, add_model("m3", 0.0))
@@ -115,8 +138,7 @@ def test_retry_failed_needs_a_recorded_config_or_config_option(tmp_path: Path) -
     result = cli("retry-failed", str(tmp_path))
     assert result.exit_code == 2 and "--config" in result.output
     yaml_path = small_tournament(tmp_path, models=2, questions=1)
-    result = cli("retry-failed", str(tmp_path / "elsewhere"), "--config", str(yaml_path),
-                 "--json")
+    result = cli("retry-failed", str(tmp_path / "elsewhere"), "--config", str(yaml_path), "--json")
     assert result.exit_code == 0, result.output
     assert (tmp_path / "elsewhere" / PLAN_FILE).is_file()
 

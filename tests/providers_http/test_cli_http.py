@@ -1,4 +1,4 @@
-"""`arena run` and `arena plan` over HTTP: three provider types, budget, kill -9, bad input, leaks."""
+"""`arena run` and `arena plan` over HTTP: three APIs, budget, kill -9, bad input, key leaks."""
 
 from __future__ import annotations
 

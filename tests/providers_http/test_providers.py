@@ -185,7 +185,8 @@ def test_missing_key_and_bad_base_url_are_reported_before_any_call(
     ptype: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.delenv("ARENA_TEST_UNSET_KEY", raising=False)
-    config = ProviderConfig(type=ptype, base_url="localhost:8000", api_key_env="ARENA_TEST_UNSET_KEY")
+    config = ProviderConfig(type=ptype, base_url="localhost:8000",
+                            api_key_env="ARENA_TEST_UNSET_KEY")
     provider = create_provider("mine", config, {}, 0)
     problems = provider.check_ready()
     assert len(problems) == 2

@@ -89,3 +89,24 @@ def test_not_a_run_directory(tmp_path: Path) -> None:
         build_leaderboard(tmp_path)
     with pytest.raises(LeaderboardInputError, match="no such"):
         build_leaderboard(tmp_path / "missing")
+
+
+def test_reviews_file_against_a_run_directory(tmp_path: Path) -> None:
+    skills = {"m0": 0.0, "m1": 1.0}
+    run = write_run(tmp_path / "run", frame([]), contestants=list(skills), skills=skills)
+    path = tmp_path / "outside.csv"
+    frame(
+        [
+            ("q1", "m0", "m1", "ext", "B"),
+            ("q1", "m1", "m0", "ext", "A"),
+            ("q1", "m1", "other", "ext", "A"),  # not a contestant of the run
+        ]
+    ).drop("status").write_csv(path)
+    board = build_leaderboard(run, reviews_file=path, options=FAST)
+    data = leaderboard_dict(board)
+    # The run's contestants only; any reviewer.
+    assert data["counts"]["reviews"] == 2
+    assert data["reviewer_weights"] == {"ext": 1.0}
+    assert [m["model"] for m in data["models"]] == ["m1", "m0"]
+    assert data["true_order"] == ["m1", "m0"]
+    assert "tournament" in board.source

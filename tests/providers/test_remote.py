@@ -1,0 +1,100 @@
+"""Helpers of the SDK providers: retry hints, classification, redaction, URLs."""
+
+from __future__ import annotations
+
+import email.utils
+
+import httpx2
+import openai
+import pytest
+
+from arena.config import ProviderConfig
+from arena.providers import create_provider
+from arena.providers._remote import (
+    QUOTA_RETRY_AFTER,
+    RemoteProvider,
+    base_url_problem,
+    classify_status,
+    google_error_reasons,
+    parse_duration,
+    retry_after_from_headers,
+    retry_delay_from_google_body,
+)
+from arena.providers.openai import OpenAIProvider
+from arena.types import ErrorKind
+
+
+def test_retry_after_prefers_milliseconds_then_seconds_then_dates() -> None:
+    assert retry_after_from_headers({"Retry-After-Ms": "250", "retry-after": "3"}) == 0.25
+    assert retry_after_from_headers({"retry-after": "3"}) == 3.0
+    date = email.utils.formatdate(1000.0 + 42, usegmt=True)
+    assert retry_after_from_headers({"retry-after": date}, now=1000.0) == pytest.approx(42)
+    assert retry_after_from_headers({"retry-after": "soon"}) is None
+    assert retry_after_from_headers({"retry-after-ms": "-5", "retry-after": "1"}) == 1.0
+    assert retry_after_from_headers({}) is None
+
+
+def test_google_retry_delay_and_reasons() -> None:
+    body = {"error": {"code": 429, "status": "RESOURCE_EXHAUSTED", "details": [
+        {"@type": "type.googleapis.com/google.rpc.QuotaFailure", "violations": []},
+        {"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "37s"},
+    ]}}
+    assert retry_delay_from_google_body(body) == 37.0
+    assert retry_delay_from_google_body([body]) == 37.0
+    assert parse_duration("0.020s") == pytest.approx(0.02)
+    assert parse_duration({"seconds": 2, "nanos": 500_000_000}) == 2.5
+    assert parse_duration("2m") is None
+    info = {"error": {"details": [{"@type": "type.googleapis.com/google.rpc.ErrorInfo",
+                                   "reason": "API_KEY_INVALID"}]}}
+    assert google_error_reasons(info) == {"API_KEY_INVALID"}
+
+
+@pytest.mark.parametrize(("status", "kind"), [
+    (429, ErrorKind.RATE_LIMIT), (401, ErrorKind.AUTH), (403, ErrorKind.AUTH),
+    (400, ErrorKind.PERMANENT), (404, ErrorKind.PERMANENT), (422, ErrorKind.PERMANENT),
+    (408, ErrorKind.TRANSIENT), (500, ErrorKind.TRANSIENT), (503, ErrorKind.TRANSIENT),
+    (529, ErrorKind.TRANSIENT),
+])
+def test_status_classification(status: int, kind: ErrorKind) -> None:
+    assert classify_status(status) is kind
+
+
+def test_base_url_problems() -> None:
+    assert base_url_problem(None) is None
+    assert base_url_problem("http://localhost:8000/v1") is None
+    assert base_url_problem("https://api.example.com") is None
+    for bad in ("localhost:8000", "ftp://host", "http://", "http://host:99999"):
+        assert base_url_problem(bad) is not None, bad
+
+
+def _openai(monkeypatch: pytest.MonkeyPatch, key: str = "sk-secret-key-123456") -> RemoteProvider:
+    monkeypatch.setenv("ARENA_TEST_KEY", key)
+    provider = create_provider("o", ProviderConfig(type="openai", api_key_env="ARENA_TEST_KEY"),
+                               {}, 0)
+    assert isinstance(provider, OpenAIProvider)
+    return provider
+
+
+def test_messages_never_carry_the_key_or_a_masked_echo(monkeypatch: pytest.MonkeyPatch) -> None:
+    provider = _openai(monkeypatch)
+    text = provider.redact("bad key sk-secret-key-123456 (shown as sk-sec***3456)")
+    assert "sk-secret-key-123456" not in text and "***" not in text
+    assert len(provider.redact("x" * 1000)) == 300
+
+
+def test_openai_insufficient_quota_defers_instead_of_retrying(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    provider = _openai(monkeypatch)
+    response = httpx2.Response(
+        429, headers={"retry-after": "1"},
+        request=httpx2.Request("POST", "https://api.openai.com/v1/chat/completions"))
+    body = {"message": "You exceeded your current quota.", "type": "insufficient_quota",
+            "code": "insufficient_quota"}
+    exc = openai.RateLimitError("Error code: 429", response=response, body=body)
+    assert isinstance(provider, OpenAIProvider)
+    error = provider._status_error(exc)
+    assert error.kind is ErrorKind.RATE_LIMIT and error.retry_after == QUOTA_RETRY_AFTER
+    plain = openai.RateLimitError("Error code: 429", response=response,
+                                  body={"message": "slow down", "code": "rate_limit_exceeded"})
+    assert provider._status_error(plain).retry_after == 1.0
