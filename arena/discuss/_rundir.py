@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import polars as pl
 
 from arena.discuss._outcome import apply_discussions
-from arena.discuss._schema import TABLE
+from arena.discuss._schema import DISCUSSION_REVIEWER, TABLE
 from arena.discuss._state import DiscussionState, read_state
 from arena.discuss._stats import DiscussionStats, discussion_stats
 from arena.store import RunLog
@@ -23,6 +24,13 @@ class DiscussionReport:
     state: DiscussionState
     stats: DiscussionStats
     reviews: pl.DataFrame  # the reviews with the agreed verdicts applied (see apply_discussions)
+    discussions: pl.DataFrame  # the discussions table (every context)
+
+    def reviewers(self, base: Sequence[str] | None) -> list[str] | None:
+        """The reviewers to rank `reviews` with: `base`, plus `(discussion)` for `add`."""
+        if base is None or self.state.outcome != "add":
+            return None if base is None else list(base)
+        return [*base, DISCUSSION_REVIEWER]
 
 
 def read_discussions(directory: Path) -> pl.DataFrame | None:
@@ -45,7 +53,7 @@ def discussion_report(directory: Path, reviews: pl.DataFrame) -> DiscussionRepor
         weight=state.weight,
         context=state.context,
     )
-    return DiscussionReport(state, discussion_stats(table, state.context), adjusted)
+    return DiscussionReport(state, discussion_stats(table, state.context), adjusted, table)
 
 
 def ranking_reviews(directory: Path, reviews: pl.DataFrame) -> pl.DataFrame:
