@@ -26,6 +26,7 @@ from arena.discuss._protocol import (
     LoggedReview,
     Settings,
     battle_id,
+    logged_calls,
     row_id,
     run_discussion,
 )
@@ -81,6 +82,7 @@ __all__ = [
     "discussion_stats",
     "discussion_tables",
     "load_templates",
+    "logged_calls",
     "mirror_verdict",
     "ranking_reviews",
     "read_discussions",

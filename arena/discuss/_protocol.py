@@ -45,6 +45,7 @@ __all__ = [
     "LoggedReview",
     "Settings",
     "battle_id",
+    "logged_calls",
     "row_id",
     "run_discussion",
 ]
@@ -152,8 +153,20 @@ class Channel(Protocol):
         ...
 
     def count(self, what: str) -> None:
-        """Count a call: planned, then skipped / completed / invalid / failed / deferred."""
+        """Count a call: `planned` before each new call, then completed / invalid / failed /
+        deferred; `skipped` for a call already logged (planned ahead: see `logged_calls`)."""
         ...
+
+
+def logged_calls(logged: Mapping[str, Mapping[str, Any]]) -> int:
+    """How many logged rows of a discussion a rerun reuses as calls (counted `skipped`)."""
+    return sum(
+        1
+        for row in logged.values()
+        if row.get("kind") in ("initial", "turn")
+        and row.get("status") in _DONE
+        and row.get("review_id") is None
+    )
 
 
 @dataclass(frozen=True)
@@ -214,10 +227,10 @@ class _Run:
         rid = row_id(self.spec.id, kind, turn, who.name, attempt)
         io = self.io
         row = self.logged.get(rid)
-        io.count("planned")
         if row is not None and row.get("status") in _DONE:
             io.count("skipped")
             return _Said(str(row["text"]), Verdict(str(row["preference"])))
+        io.count("planned")
         outcome = await io.call(who.provider, request)
         if outcome.status not in ("ok", "failed"):
             if outcome.status == "deferred":

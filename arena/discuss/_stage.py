@@ -5,11 +5,13 @@ as soon as every reviewer has judged a battle (and, for the `inconsistent`
 trigger, its mirror), the battle's triggers are computed, and a selected battle
 is discussed at once. There is no barrier between reviews and discussions.
 
-`top2` discussants are computed once per run, when first needed, from the
-reviews known at that moment (with a resumed run: every review in the log).
-A battle that already has discussions in the log (same context) keeps their
-discussants and leaders, so an interrupted discussion resumes where it stopped
-even if the top two reviewers changed since.
+`top2` discussants are the two reviewers with the highest PeerRank weights
+at the moment a battle is dispatched, computed from the reviews known then
+(recomputed when reviews arrived since; in a resumed run every review in the
+log is known before the first dispatch). A battle that already has
+discussions in the log (same context) keeps their discussants and leaders, so
+an interrupted discussion resumes where it stopped even if the top two
+reviewers changed since.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from arena.discuss._protocol import (
     DiscussionSpec,
     LoggedReview,
     Settings,
+    logged_calls,
     run_discussion,
 )
 from arena.discuss._schema import TABLE
@@ -117,6 +120,8 @@ class DiscussionStage(Stage):
         self.evaluated: set[_Key] = set()
         self.queue: list[tuple[Battle, str]] = []
         self.top: list[str] | None = None
+        self._known = 0  # verdicts seen so far
+        self._top_known = -1  # verdicts seen when `top` was computed
         self.results: Counter[str] = Counter()
         self._dispatching = False
         self._read_seconds = 0.0  # how long the last read of the reviews table took
@@ -158,6 +163,7 @@ class DiscussionStage(Stage):
                 call.question, call.model_a, call.model_b, call.answer_a_id, call.answer_b_id
             )
         self.verdicts[key][call.reviewer] = verdict.value
+        self._known += 1
         self._check(key)
         self._check((key[0], key[2], key[1]))
 
@@ -194,7 +200,8 @@ class DiscussionStage(Stage):
     # -- dispatch --------------------------------------------------------------
 
     def _top2(self) -> list[str]:
-        if self.top is None:
+        if self.top is None or self._top_known != self._known:
+            self._top_known = self._known
             rows = [
                 (k[0], k[1], k[2], r, v) for k, by in self.verdicts.items() for r, v in by.items()
             ]
@@ -269,7 +276,7 @@ class DiscussionStage(Stage):
                 needed.update(ids.values())
                 planned.append((battle, trigger, pair, ids))
         self._refresh_reviews(needed)
-        channel = _Channel(pipeline, self.name)
+        specs: list[DiscussionSpec] = []
         for battle, trigger, (leader, follower), ids in planned:
             did = discussion_id(self.t, battle, self.settings.context, leader, follower)
             spec = DiscussionSpec(
@@ -282,6 +289,14 @@ class DiscussionStage(Stage):
                 answer_b=tuple(pipeline.answers[battle.answer_b_id]),
                 reuse={n: self._reviews[i] for n, i in ids.items() if i in self._reviews},
             )
+            specs.append(spec)
+        # Calls already logged are planned here at once (the discussions count
+        # them skipped as they replay them), so progress does not report every one.
+        reused = sum(logged_calls(self._logged.get(spec.id, {})) for spec in specs)
+        if reused:
+            pipeline.add_planned(self.name, reused)
+        channel = _Channel(pipeline, self.name)
+        for spec in specs:
             pipeline.spawn(self._discuss(spec, channel))
 
     async def _discuss(self, spec: DiscussionSpec, channel: _Channel) -> None:

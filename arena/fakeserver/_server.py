@@ -242,7 +242,8 @@ def bind_socket(host: str, port: int) -> socket.socket:
 
 async def start_site(app: web.Application, sock: socket.socket) -> web.AppRunner:
     """Serve `app` on `sock`; cancel handlers whose client went away (hangs, drops)."""
-    runner = web.AppRunner(app, handler_cancellation=True, access_log=None)
+    # A short shutdown: requests held by a "hang" fault are not worth waiting for.
+    runner = web.AppRunner(app, handler_cancellation=True, access_log=None, shutdown_timeout=1.0)
     await runner.setup()
     await web.SockSite(runner, sock).start()
     return runner

@@ -1,14 +1,16 @@
 """OpenAI chat completions, and OpenAI-compatible servers (vLLM, Ollama, llama.cpp).
 
-With no `base_url` the request limits the answer with `max_completion_tokens`
-(what OpenAI's current models accept); with a `base_url` it sends
-`max_tokens`, which every compatible server understands.
+Against OpenAI itself (no `base_url`, or one on api.openai.com) the request
+limits the answer with `max_completion_tokens`, what OpenAI's current models
+accept; against any other server it sends `max_tokens`, which every
+compatible server understands.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from typing import Any
+from urllib.parse import urlsplit
 
 import openai
 from openai.types.chat import ChatCompletion, ChatCompletionMessageParam
@@ -34,6 +36,8 @@ class OpenAIProvider(RemoteProvider):
     ) -> None:
         super().__init__(name, config, models, seed)
         self._client: openai.AsyncOpenAI | None = None
+        url = config.base_url
+        self._official = url is None or urlsplit(url).hostname == "api.openai.com"
 
     def client(self) -> openai.AsyncOpenAI:
         """The SDK client, built on first use."""
@@ -64,7 +68,7 @@ class OpenAIProvider(RemoteProvider):
                 messages.append({"role": "user", "content": m.content})
         create = self.client().chat.completions.with_raw_response.create
         try:
-            if self.config.base_url is None:
+            if self._official:
                 raw = await create(
                     model=request.model,
                     messages=messages,

@@ -12,6 +12,7 @@ import numpy as np
 import polars as pl
 from numpy.typing import NDArray
 
+from arena.discuss import discussion_block, discussion_report
 from arena.rank import (
     Agreement,
     Ranking,
@@ -61,6 +62,7 @@ class Leaderboard:
     agreement: Agreement | None = None
     cost_usd: float | None = None
     warnings: list[str] = field(default_factory=list)
+    discussion: dict[str, Any] | None = None  # docs/discussion.md (the JSON `discussion`)
 
     @property
     def contestants(self) -> tuple[str, ...]:
@@ -233,19 +235,42 @@ def build_leaderboard(
         if reviews_file is not None and target is not None:
             # Judgments from elsewhere: the run's contestants, whoever judged.
             source, reviewers = f"{file} (tournament {target})", None
+    # A run's discussions: rank with their agreed verdicts, and report both rankings.
+    discussed = None
+    if reviews_file is None and target is not None and target.is_dir():
+        discussed = discussion_report(target, reviews)
+    extra = None if discussed is None else discussed.discussions
     try:
-        return rank_frame(
-            reviews,
+        board = rank_frame(
+            reviews if discussed is None else discussed.reviews,
             source=source,
             options=opts,
             contestants=contestants,
-            reviewers=reviewers,
+            reviewers=reviewers if discussed is None else discussed.reviewers(reviewers),
             sim_skill=skills,
             human=human,
-            cost_usd=_cost([reviews, answers]),
+            cost_usd=_cost([reviews, answers, extra]),
         )
+        if discussed is not None:
+            plain = rank_frame(reviews, source=source, options=opts, contestants=contestants,
+                               reviewers=reviewers, sim_skill=skills)
+            tau = plain.kendall_tau
+            board.discussion = discussion_block(
+                discussed, *_by_model(board), *_by_model(plain),
+                None if tau is None else {k: _number(v) for k, v in tau.items()},
+            )
+        return board
     except ValueError as exc:
         raise LeaderboardInputError(source, "", str(exc)) from None
+
+
+def _by_model(board: Leaderboard) -> tuple[list[str], dict[str, dict[str, float | None]]]:
+    """Models best first, and each model's score in every ranking."""
+    names = board.contestants
+    scores = {name: board.scores(name) for name in RANKINGS}
+    return [names[i] for i in board.order], {
+        names[i]: {k: _number(v[i]) for k, v in scores.items()} for i in range(len(names))
+    }
 
 
 def _number(value: float | int | np.floating[Any] | np.integer[Any]) -> float | None:
@@ -309,6 +334,8 @@ def leaderboard_dict(board: Leaderboard) -> dict[str, Any]:
         out["bt_components"] = [[names[i] for i in p] for p in parts]
     if board.warnings:
         out["warnings"] = list(board.warnings)
+    if board.discussion is not None:
+        out["discussion"] = board.discussion
     return out
 
 

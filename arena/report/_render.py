@@ -16,6 +16,7 @@ from rich import box
 from rich.console import Console, JustifyMethod
 from rich.table import Table
 
+from arena.discuss import discussion_tables
 from arena.report._leaderboard import RANKINGS, Leaderboard, leaderboard_dict
 
 __all__ = ["render_json", "render_markdown", "render_table"]
@@ -156,6 +157,9 @@ def _sections(board: Leaderboard) -> tuple[list[str], list[_Section], list[str]]
                 [f"Rank correlation with the human win rates: {corr}."],
             )
         )
+    if board.discussion is not None:  # docs/discussion.md
+        sections += [_Section(d.title, d.header, d.rows, d.notes)
+                     for d in discussion_tables(board.discussion)]
     footer = []
     if board.cost_usd is not None:
         footer.append(f"Total cost: ${board.cost_usd:.4f}")
