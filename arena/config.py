@@ -117,6 +117,9 @@ class RetryConfig(_Strict):
     max_attempts: int = Field(default=5, ge=1)
     backoff_base: float = Field(default=0.5, ge=0)
     backoff_max: float = Field(default=30.0, ge=0)
+    # A retry hint longer than this (a daily quota, say) defers the provider's
+    # remaining calls: the run ends partial and resumable (exit 3).
+    max_retry_after: float = Field(default=300.0, gt=0)
 
 
 class PriceConfig(_Strict):

@@ -89,7 +89,7 @@ class Scheduler:
         retry: RetryConfig,
         budget_usd: float | None = None,
         prices: PriceTable | None = None,
-        max_retry_after: float = 300.0,
+        max_retry_after: float | None = None,
         *,
         clock: Clock = time.monotonic,
         sleep: Sleep = asyncio.sleep,
@@ -98,7 +98,9 @@ class Scheduler:
         self._retry = retry
         self._prices = prices if prices is not None else PriceTable()
         self._budget = Budget(budget_usd)
-        self._max_retry_after = max_retry_after
+        self._max_retry_after = (
+            retry.max_retry_after if max_retry_after is None else max_retry_after
+        )
         self._clock = clock
         self._rng = rng if rng is not None else random.Random()
         self._halted: HaltReason | None = None
