@@ -26,7 +26,7 @@ from arena.engine import build_plan, run_tournament
 MODELS = 8
 QUESTIONS = 45  # 8*45 answers + 45*8*7*8 reviews = 20,520 calls
 LATENCY = 0.05
-CONCURRENCY = 200
+CONCURRENCY = 64
 RPM = 60_000.0
 
 
