@@ -1,37 +1,57 @@
-"""The `arena` command line."""
+"""The `arena` command line.
+
+Commands are imported on first use, so `arena run` does not pay for the
+imports of `arena fake-server` or `arena batcheval`.
+"""
 
 from __future__ import annotations
 
+import importlib
+
 import click
 
-from arena.cli._batcheval import batcheval_cmd
 from arena.cli._common import Exit
-from arena.cli._discuss import discuss_cmd
-from arena.cli._fake_server import fake_server_cmd
-from arena.cli._leaderboard import leaderboard
-from arena.cli._plan import plan_cmd
-from arena.cli._retry import retry_failed_cmd
-from arena.cli._run import run_cmd
-from arena.cli._status import status_cmd
+
+# command name -> "module:attribute"
+COMMANDS: dict[str, str] = {
+    "run": "arena.cli._run:run_cmd",
+    "plan": "arena.cli._plan:plan_cmd",
+    "leaderboard": "arena.cli._leaderboard:leaderboard",
+    "status": "arena.cli._status:status_cmd",
+    "retry-failed": "arena.cli._retry:retry_failed_cmd",
+    "discuss": "arena.cli._discuss:discuss_cmd",
+    "batcheval": "arena.cli._batcheval:batcheval_cmd",
+    "fake-server": "arena.cli._fake_server:fake_server_cmd",
+}
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class LazyGroup(click.Group):
+    """A click group that imports a command's module only when it is needed."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(set(super().list_commands(ctx)) | set(COMMANDS))
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        target = COMMANDS.get(cmd_name)
+        if target is None:
+            return super().get_command(ctx, cmd_name)
+        module_name, _, attr = target.partition(":")
+        command = getattr(importlib.import_module(module_name), attr)
+        if not isinstance(command, click.Command):
+            raise TypeError(f"{target} is not a click command")
+        return command
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="arena")
 def main() -> None:
     """Rank chat models by letting them review each other.
 
     Typical use: `arena plan T.yaml` to see what a run will cost, `arena run
-    T.yaml` to run or resume it, `arena leaderboard runs/NAME` to rank.
+    T.yaml` to run or resume it, `arena leaderboard runs/NAME` to rank,
+    `arena status runs/NAME` to see what is done. Exit codes: 0 complete,
+    2 bad input, 3 partial, 4 budget reached, 75 locked, 130/143 interrupted.
     """
 
 
-main.add_command(run_cmd)
-main.add_command(plan_cmd)
-main.add_command(leaderboard)
-main.add_command(batcheval_cmd)
-main.add_command(discuss_cmd)
-main.add_command(status_cmd)
-main.add_command(retry_failed_cmd)
-main.add_command(fake_server_cmd)
-
-__all__ = ["Exit", "main"]
+__all__ = ["COMMANDS", "Exit", "LazyGroup", "main"]

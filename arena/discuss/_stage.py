@@ -38,7 +38,7 @@ from arena.discuss._protocol import (
 from arena.discuss._schema import TABLE
 from arena.discuss._state import DiscussionState, discussion_context, write_state
 from arena.discuss._triggers import battle_triggers
-from arena.engine import Pipeline, ReviewCall, Stage, register_stage, review_context, review_id
+from arena.pipeline import Pipeline, ReviewCall, Stage, review_context, review_id
 from arena.scheduler import CallOutcome
 from arena.store import RunLog
 from arena.types import CallStatus, GenerateRequest, Verdict, stable_id
@@ -309,4 +309,3 @@ def discussion_stage(t: Tournament) -> DiscussionStage | None:
     return DiscussionStage(t) if t.config.discussion is not None else None
 
 
-register_stage(discussion_stage)

@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from arena.config import Tournament, parse_config
 from arena.discuss._prompt import load_templates
 from arena.discuss._stage import DiscussionStage
-from arena.engine import (
+from arena.pipeline import (
     Pipeline,
     Plan,
     ProgressFn,

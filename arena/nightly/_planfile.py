@@ -17,7 +17,7 @@ import polars as pl
 
 if TYPE_CHECKING:
     from arena.config import Tournament
-    from arena.engine import Plan
+    from arena.pipeline import Plan
 
 __all__ = [
     "PLAN_FILE",

@@ -20,7 +20,7 @@ from arena.store import RunLog
 
 if TYPE_CHECKING:
     from arena.config import Tournament
-    from arena.engine import Plan
+    from arena.pipeline import Plan
 
 __all__ = [
     "PlanChanged",
