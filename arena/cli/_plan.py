@@ -3,25 +3,33 @@
 from __future__ import annotations
 
 import json
+import math
 import sys
 from collections import Counter
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import click
+import polars as pl
 from rich.console import Console
 from rich.table import Table
 
+from arena.batcheval import load_template, render_prompt, tournament_samples
 from arena.cli._common import fail, load_or_exit
-from arena.config import ConfigError
-from arena.engine import build_plan, load_done
+from arena.config import BatchEvalConfig, ConfigError, DiscussionConfig, Tournament
+from arena.discuss import discussion_context, load_templates
+from arena.engine import AnswerCall, build_plan, load_done
 from arena.nightly import call_states
+from arena.nightly._status import batcheval_states, discussion_counts
 from arena.scheduler import PriceTable, price_table
 from arena.store import RunLog
 from arena.types import Usage, estimate_tokens
 
 # State of a call not done -> the plan column that counts it.
 _TO_RUN = {"pending": "new", "stale": "stale", "failed": "failed"}
+_COLUMNS = ("provider", "model", "answers", "reviews", "batcheval", "calls", "done", "pending",
+            "new", "stale", "failed", "est_tokens", "est_cost_usd")
 
 
 @click.command("plan")
@@ -32,17 +40,24 @@ _TO_RUN = {"pending": "new", "stale": "stale", "failed": "failed"}
 def plan_cmd(file: Path, out: Path | None, as_json: bool) -> None:
     """Show the calls FILE needs per provider and model, and how many are already done."""
     t = load_or_exit(file, out)
+    batcheval_template = context = None
     try:
         prices = price_table(t)
+        if t.config.batcheval is not None:
+            batcheval_template = load_template(t.config.batcheval, t.path)
+        if t.config.discussion is not None:
+            templates = load_templates(t.config.discussion, t.path)
+            context = discussion_context(t, t.config.discussion, templates)
     except ConfigError as exc:
         fail(str(exc))
     plan = build_plan(t)
     done_answers: dict[str, list[str]] = {}
     done_reviews: set[str] = set()
     states: dict[str, str] = {}  # id -> done / invalid / failed / stale / pending
-    if (t.output_dir / "log").is_dir():
-        done_answers, done_reviews = load_done(RunLog(t.output_dir))
-        states = call_states(t, plan, RunLog(t.output_dir))
+    log = RunLog(t.output_dir) if (t.output_dir / "log").is_dir() else None
+    if log is not None:
+        done_answers, done_reviews = load_done(log)
+        states = call_states(t, plan, log)
     rows: dict[tuple[str, str], Counter[str]] = {}
 
     def bump(model: str, what: str, n: int = 1) -> None:
@@ -71,38 +86,130 @@ def plan_cmd(file: Path, out: Path | None, as_json: bool) -> None:
                  template_tokens + answers_tokens + t.config.review.max_tokens)
             bump(r.reviewer, "est_in", template_tokens + answers_tokens)
             bump(r.reviewer, "est_out", t.config.review.max_tokens)
+    batcheval = None
+    if t.config.batcheval is not None and batcheval_template is not None:
+        cfg = t.config.batcheval
+        batches = batcheval_states(t, [(a.id, a.question, a.model) for a in plan.answers], log)
+        tokens = _batch_tokens(t, cfg, batcheval_template, plan.answers)
+        for scorer, criterion, state in batches.select("scorer", "criterion", "state").iter_rows():
+            bump(scorer, "batcheval")
+            if state in ("done", "invalid"):  # logged with a result: not asked again
+                bump(scorer, "done")
+            else:
+                bump(scorer, _TO_RUN[state])
+                bump(scorer, "est_tokens", sum(tokens[criterion]))
+                bump(scorer, "est_in", tokens[criterion][0])
+                bump(scorer, "est_out", tokens[criterion][1])
+        batcheval = {
+            "calls": batches.height,
+            "rounds": cfg.rounds,
+            "batches_per_round": batches.filter(pl.col("round") == 1)["batch_index"].n_unique(),
+            "criteria": len(cfg.criteria),
+            "scorers": len(cfg.scorers),
+        }
+    discussion = None
+    if t.config.discussion is not None:
+        logged = None if log is None else discussion_counts(log, context)
+        discussion = _discussion_bound(t, t.config.discussion, logged)
     out_rows: list[dict[str, Any]] = []
     for (provider, model), c in sorted(rows.items()):
-        total = c["answers"] + c["reviews"]
+        total = c["answers"] + c["reviews"] + c["batcheval"]
         out_rows.append({
             "provider": provider, "model": model, "answers": c["answers"],
-            "reviews": c["reviews"], "calls": total, "done": c["done"],
+            "reviews": c["reviews"], "batcheval": c["batcheval"], "calls": total, "done": c["done"],
             "pending": total - c["done"], "new": c["new"], "stale": c["stale"],
             "failed": c["failed"], "est_tokens": c["est_tokens"],
             "est_cost_usd": _cost(prices, t.provider_model_id(model), c,
                                   free=t.config.providers[provider].type == "sim"),
         })
     totals = {k: sum(r[k] for r in out_rows)
-              for k in ("answers", "reviews", "calls", "done", "pending", "new", "stale",
-                        "failed", "est_tokens")}
+              for k in ("answers", "reviews", "batcheval", "calls", "done", "pending", "new",
+                        "stale", "failed", "est_tokens")}
     unpriced = [r["model"] for r in out_rows if r["est_cost_usd"] is None]
     totals["est_cost_usd"] = sum(r["est_cost_usd"] or 0.0 for r in out_rows)
     if as_json:
-        click.echo(json.dumps({"rows": out_rows, "total": totals, "unpriced": unpriced}))
+        click.echo(json.dumps({"rows": out_rows, "total": totals, "unpriced": unpriced,
+                               "batcheval": batcheval, "discussion": discussion}))
         return
     table = Table(title=f"Plan for {t.name} ({len(t.questions)} questions) -> {t.output_dir}")
-    for col in ("provider", "model", "answers", "reviews", "calls", "done", "pending", "new",
-                "stale", "failed", "est_tokens", "est_cost_usd"):
+    columns = [c for c in _COLUMNS if c != "batcheval" or batcheval is not None]
+    for col in columns:
         table.add_column(col, justify="left" if col in ("provider", "model") else "right")
     for row in out_rows:
-        table.add_row(*(_cell(v) for v in row.values()))
-    table.add_row("total", "", *(_cell(totals[k]) for k in totals), style="bold")
+        table.add_row(*(_cell(row[c]) for c in columns))
+    table.add_row("total", "", *(_cell(totals[k]) for k in columns[2:]), style="bold")
     # Piped or logged output has no width: do not squeeze the columns into 80.
     Console(width=None if sys.stdout.isatty() else 160).print(table)
     click.echo("est_tokens is an upper bound: prompts plus max_tokens for each pending call.")
     click.echo("est_cost_usd prices est_tokens with configs/prices.yaml and the YAML's `prices:`"
                + (f"; no price for: {', '.join(unpriced)} (counted as $0)." if unpriced else "."))
     click.echo("pending = new + stale (re-run: what they depend on changed) + failed (retried).")
+    if batcheval is not None:
+        click.echo(
+            f"batcheval: {batcheval['rounds']} rounds x {batcheval['batches_per_round']} batches "
+            f"x {batcheval['criteria']} criteria x {batcheval['scorers']} scorers = "
+            f"{batcheval['calls']} calls; est_tokens counts each twice (a batch with a missing "
+            "score is asked once more)."
+        )
+    if discussion is not None:
+        logged = discussion["logged"]
+        click.echo(
+            f"discussion: depends on triggers; at most {discussion['battles']} battles x "
+            f"{discussion['pairs']} pair(s) x 2 x ({discussion['max_turns']} turns + 2 initial "
+            f"reviews) = {discussion['max_calls']} calls, not in the table or the estimates"
+            + ("." if not logged else f"; logged: {logged['logged']} discussions "
+               f"({logged['agreed']} agreed, {logged['unresolved']} unresolved).")
+        )
+
+
+def _batch_tokens(
+    t: Tournament, cfg: BatchEvalConfig, template: str, answers: Sequence[AnswerCall]
+) -> dict[str, tuple[int, int]]:
+    """Upper-bound (input, output) tokens of one batch call per criterion, its re-ask included.
+
+    A batch holds at most ceil(n / batches) samples, each at most the largest
+    answer: its question and the contestant's max_tokens per turn.
+    """
+    if not answers:
+        return {c.name: (0, 0) for c in cfg.criteria}
+    size = math.ceil(len(answers) / math.ceil(len(answers) / cfg.batch_size))
+    first = cfg.criteria[0]
+    empty = len(render_prompt(template, first, []))
+    sample = 0
+    for a in answers:
+        turns = len(a.question.turns)
+        shown = tournament_samples([(a.id, a.question, a.model)], {a.id: [""] * turns})
+        chars = len(render_prompt(template, first, shown)) - empty
+        sample = max(sample, estimate_tokens(chars) + t.model(a.model).max_tokens * turns)
+    return {
+        c.name: (
+            2 * (estimate_tokens(len(render_prompt(template, c, []))) + size * sample),
+            2 * cfg.max_tokens,
+        )
+        for c in cfg.criteria
+    }
+
+
+def _discussion_bound(
+    t: Tournament, d: DiscussionConfig, logged: dict[str, int] | None
+) -> dict[str, Any]:
+    """The most calls discussions can make: every battle selected, every step asked twice.
+
+    Each ordered battle of the plan may be selected, and is discussed by each
+    pair of discussants; a discussion asks each discussant's initial review
+    and at most max_turns turns, and re-asks any of them once when its
+    preference cannot be read.
+    """
+    n = len(t.contestants)
+    pairs = math.comb(len(d.named_discussants()), 2) if isinstance(d.discussants, dict) else 1
+    battles = len(t.questions) * n * (n - 1)
+    return {
+        "battles": battles,
+        "pairs": pairs,
+        "max_turns": d.max_turns,
+        "max_calls": battles * pairs * 2 * (d.max_turns + 2),
+        "logged": logged,
+    }
 
 
 def _cost(prices: PriceTable, model_id: str, c: Counter[str], *, free: bool) -> float | None:

@@ -13,6 +13,7 @@ from rich.table import Table
 
 from arena.cli._common import fail
 from arena.config import ConfigError
+from arena.discuss import discussion_context, load_templates, read_state
 from arena.engine import build_plan
 from arena.nightly import (
     STATES,
@@ -22,6 +23,7 @@ from arena.nightly import (
     recorded_config,
     status_report,
 )
+from arena.nightly._status import batcheval_states
 from arena.store import RunLog
 
 _COLUMNS = ("stage", "provider", "planned", *STATES, "spent_usd")
@@ -42,12 +44,18 @@ def status_cmd(directory: Path, config_file: Path | None, as_json: bool) -> None
 
     The plan is the tournament YAML's as it is now (edits since the last run
     show up as stale and pending calls); when that YAML is gone, the plan the
-    last run wrote (DIR/plan.parquet). Spend sums cost_usd over every logged
+    last run wrote (DIR/plan.parquet). BatchEval batch calls are a stage when
+    the YAML is known; discussions, which depend on the reviews, are counted
+    as logged, agreed and unresolved. Spend sums cost_usd over every logged
     call, stale ones included. Reads only; works while `arena run` writes.
     """
     if not (directory / "log").is_dir():
         fail(f"{directory}: not a run directory (no log/)")
     source = "config"
+    batcheval = None
+    # Discussions of other settings than these are stale: the YAML's, else the last run's.
+    state = read_state(directory)
+    context = None if state is None else state.context
     try:
         if config_file is None and (
             (recorded := recorded_config(directory)) is None or not recorded.is_file()
@@ -61,10 +69,19 @@ def status_cmd(directory: Path, config_file: Path | None, as_json: bool) -> None
             source = "plan.parquet"
         else:
             t = load_for_directory(directory, config_file)
-            frame = plan_frame(t, build_plan(t))
+            plan = build_plan(t)
+            frame = plan_frame(t, plan)
+            if t.config.batcheval is not None:
+                answers = [(a.id, a.question, a.model) for a in plan.answers]
+                batcheval = batcheval_states(t, answers, RunLog(directory))
+            if t.config.discussion is not None:
+                templates = load_templates(t.config.discussion, t.path)
+                context = discussion_context(t, t.config.discussion, templates)
     except ConfigError as exc:
         fail(str(exc))
-    report = status_report(frame, RunLog(directory))
+    report = status_report(
+        frame, RunLog(directory), batcheval=batcheval, discussion_context=context
+    )
     data: dict[str, Any] = {"directory": str(directory), "plan_source": source, **report.to_json()}
     if as_json:
         click.echo(json.dumps(data))
@@ -80,10 +97,18 @@ def status_cmd(directory: Path, config_file: Path | None, as_json: bool) -> None
     for stage, rows in report.outside_plan.items():
         if rows["stale"] or rows["unused"]:
             click.echo(
-                f"{stage}: {rows['stale']} logged rows are stale (superseded by the "
+                f"{stage}: {rows['stale']} logged calls are stale (superseded by the "
                 f"current plan), {rows['unused']} belong to models or questions no "
                 "longer in it; neither is used."
             )
+    d = report.discussions
+    if any(d.values()):
+        click.echo(
+            f"discussions: {d['logged']} logged ({d['agreed']} agreed, {d['unresolved']} "
+            f"unresolved, {d['in_progress']} in progress), {d['calls']} calls "
+            f"({d['failed_calls']} failed)"
+            + (f"; {d['stale']} more under older settings, not used" if d["stale"] else "")
+        )
     for other in report.other_tables:
         click.echo(
             f"{other['table']} ({other['provider']}): rows ok {other['rows_ok']}, "

@@ -16,6 +16,7 @@ from typing import Any
 
 import polars as pl
 
+from arena.batcheval import TABLE as BATCHEVAL_TABLE
 from arena.config import ConfigError
 from arena.nightly import current_rows
 from arena.store import RunLog
@@ -49,6 +50,7 @@ class RunData:
     contestants: list[str] | None = None
     reviewers: list[str] | None = None
     sim_skill: dict[str, float] = field(default_factory=dict)
+    batcheval: pl.DataFrame | None = None  # the BatchEval log table (for its cost)
 
 
 def _where(kind: str, index: int) -> str:
@@ -220,7 +222,7 @@ def _sim_skills(tournament: dict[str, Any], contestants: list[str]) -> dict[str,
 
 
 def load_run(directory: str | Path) -> RunData:
-    """Read a run directory: `tournament.json` and the `reviews` / `answers` tables."""
+    """Read a run directory: `tournament.json`, the `reviews`, `answers`, `batcheval` tables."""
     root = Path(directory)
     if not root.is_dir():
         raise LeaderboardInputError(root, "", "no such run directory or reviews file")
@@ -234,14 +236,15 @@ def load_run(directory: str | Path) -> RunData:
         # Only rows of the current plan: stale rows and removed models are left out.
         reviews = current_rows(root, "reviews", log.read("reviews"))
         answers: pl.DataFrame | None = log.read("answers")
+        batcheval: pl.DataFrame | None = log.read(BATCHEVAL_TABLE)
     else:
         reviews = pl.DataFrame(
             schema={c: pl.String for c in (*IMPORT_COLUMNS, "verdict", "status")}
         )
-        answers = None
+        answers = batcheval = None
     contestants = None if tournament is None else tournament.get("contestants")
     reviewers = None if tournament is None else tournament.get("reviewers")
     if contestants is not None and reviewers is None:
         reviewers = list(contestants)
     skills = _sim_skills(tournament, contestants) if tournament and contestants else {}
-    return RunData(root, reviews, answers, tournament, contestants, reviewers, skills)
+    return RunData(root, reviews, answers, tournament, contestants, reviewers, skills, batcheval)

@@ -12,6 +12,7 @@ import numpy as np
 import polars as pl
 from numpy.typing import NDArray
 
+from arena.batcheval import batcheval_summary
 from arena.discuss import discussion_block, discussion_report
 from arena.rank import (
     Agreement,
@@ -63,6 +64,7 @@ class Leaderboard:
     cost_usd: float | None = None
     warnings: list[str] = field(default_factory=list)
     discussion: dict[str, Any] | None = None  # docs/discussion.md (the JSON `discussion`)
+    batcheval: dict[str, Any] | None = None  # docs/batcheval.md (the JSON `batcheval`)
 
     @property
     def contestants(self) -> tuple[str, ...]:
@@ -218,14 +220,15 @@ def build_leaderboard(
     human = None if human_file is None else load_reviews_file(human_file)
     contestants = reviewers = None
     skills: dict[str, float] = {}
-    answers = None
+    answers = scored = None
     if target is not None and target.is_dir():
         run = load_run(target)
-        contestants, reviewers, skills, answers = (
+        contestants, reviewers, skills, answers, scored = (
             run.contestants,
             run.reviewers,
             run.sim_skill,
             run.answers,
+            run.batcheval,
         )
         reviews, source = run.reviews, str(target)
     if reviews_file is not None or (target is not None and not target.is_dir()):
@@ -249,7 +252,7 @@ def build_leaderboard(
             reviewers=reviewers if discussed is None else discussed.reviewers(reviewers),
             sim_skill=skills,
             human=human,
-            cost_usd=_cost([reviews, answers, extra]),
+            cost_usd=_cost([reviews, answers, extra, scored]),
         )
         if discussed is not None:
             plain = rank_frame(reviews, source=source, options=opts, contestants=contestants,
@@ -259,9 +262,29 @@ def build_leaderboard(
                 discussed, *_by_model(board), *_by_model(plain),
                 None if tau is None else {k: _number(v) for k, v in tau.items()},
             )
+        if target is not None and target.is_dir():
+            board.batcheval = _batcheval_block(board, target, opts.seed)
         return board
     except ValueError as exc:
         raise LeaderboardInputError(source, "", str(exc)) from None
+
+
+def _batcheval_block(board: Leaderboard, run_dir: Path, seed: int) -> dict[str, Any] | None:
+    """The run's BatchEval scores of the board's contestants, correlated with its BT ratings."""
+    names = board.contestants
+    bt = board.scores("bt")
+    ratings = {names[i]: float(bt[i]) for i in range(len(names)) if not math.isnan(bt[i])}
+    block = batcheval_summary(run_dir, ratings, seed=seed)
+    if block is None:
+        return None
+    # Models left out of the leaderboard (removed since the scores were made) are left out here.
+    rank = {names[i]: k for k, i in enumerate(board.order)}
+    block["rows"] = sorted(
+        (r for r in block["rows"] if r["model"] in rank),
+        key=lambda r: (rank[r["model"]], r["criterion"]),
+    )
+    block["against"] = "bt"
+    return block if block["rows"] else None
 
 
 def _by_model(board: Leaderboard) -> tuple[list[str], dict[str, dict[str, float | None]]]:
@@ -336,6 +359,8 @@ def leaderboard_dict(board: Leaderboard) -> dict[str, Any]:
         out["warnings"] = list(board.warnings)
     if board.discussion is not None:
         out["discussion"] = board.discussion
+    if board.batcheval is not None:
+        out["batcheval"] = board.batcheval
     return out
 
 

@@ -3,7 +3,7 @@
 The table and markdown forms show the same sections, built once as rows of
 text: models (ordered by Bradley-Terry, with its 95% interval), reviewers and
 their diagnostics, the pairwise win-rate matrix, then the sim truth, human
-agreement, cost and warnings when there are any.
+agreement, discussions, BatchEval scores, cost and warnings when there are any.
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass
+from typing import Any
 
 from rich import box
 from rich.console import Console, JustifyMethod
@@ -29,7 +30,7 @@ _LABELS = {
 }
 
 
-_TEXT_COLUMNS = {"#", "model", "reviewer", "judge", "ranking", ""}
+_TEXT_COLUMNS = {"#", "model", "reviewer", "judge", "ranking", "criterion", ""}
 
 
 @dataclass
@@ -160,11 +161,57 @@ def _sections(board: Leaderboard) -> tuple[list[str], list[_Section], list[str]]
     if board.discussion is not None:  # docs/discussion.md
         sections += [_Section(d.title, d.header, d.rows, d.notes)
                      for d in discussion_tables(board.discussion)]
+    if board.batcheval is not None:  # docs/batcheval.md
+        sections += _batcheval_sections(board.batcheval)
     footer = []
     if board.cost_usd is not None:
         footer.append(f"Total cost: ${board.cost_usd:.4f}")
     footer.extend(f"Warning: {w}" for w in board.warnings)
     return intro, sections, footer
+
+
+def _batcheval_sections(block: dict[str, Any]) -> list[_Section]:
+    """The leaderboard's `batcheval` block: scores per model and criterion, then correlations."""
+    scores = _Section(
+        "BatchEval scores (mean answer score, 95% bootstrap CI over answers)",
+        ["model", "criterion", "mean", "95% CI", "answers", "unscored"],
+        [
+            [
+                r["model"],
+                r["criterion"],
+                _fmt(r["mean"], 2),
+                "-" if r["ci_low"] is None else f"[{r['ci_low']:.2f}, {r['ci_high']:.2f}]",
+                str(r["answers"]),
+                str(r["unscored_answers"]),
+            ]
+            for r in block["rows"]
+        ],
+        [
+            f"Scorers: {', '.join(block['scorers'])}. An answer's score is its mean over "
+            "rounds and scorers; unscored: answers without any score. Round scores that "
+            f"could not be read (left out): {block['unscored']}.",
+        ],
+    )
+    against = _LABELS.get(block["against"], block["against"])
+    correlation = _Section(
+        f"BatchEval means against the {against} ranking",
+        ["criterion", "models", "Pearson", "Spearman", "Kendall"],
+        [
+            [
+                c["criterion"],
+                str(c["n"]),
+                _fmt(c["pearson"]),
+                _fmt(c["spearman"]),
+                _fmt(c["kendall"]),
+            ]
+            for c in block["correlation"]
+        ],
+        [
+            "Correlation over the contestants of their BatchEval mean and their pairwise "
+            f"rating ({against}); '-' with fewer than 3 models or no spread."
+        ],
+    )
+    return [scores, correlation]
 
 
 def render_json(board: Leaderboard) -> str:
