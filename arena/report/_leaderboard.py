@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -257,6 +258,7 @@ def build_leaderboard(
         if discussed is not None:
             plain = rank_frame(reviews, source=source, options=opts, contestants=contestants,
                                reviewers=reviewers, sim_skill=skills)
+            _judge_diagnostics_from(board, plain)
             tau = plain.kendall_tau
             board.discussion = discussion_block(
                 discussed, *_by_model(board), *_by_model(plain),
@@ -267,6 +269,23 @@ def build_leaderboard(
         return board
     except ValueError as exc:
         raise LeaderboardInputError(source, "", str(exc)) from None
+
+
+def _judge_diagnostics_from(board: Leaderboard, plain: Leaderboard) -> None:
+    """Describe each judge by its own reviews, not by the discussion verdicts that replaced them.
+
+    The ratings use the discussed reviews; position bias, swap consistency,
+    self-preference and agreement are properties of the reviewers, so they
+    come from the reviews as written (weights stay those of the ranking).
+    """
+    weights = {d.reviewer: d.weight for d in board.ranking.diagnostics}
+    diagnostics = [
+        dataclasses.replace(d, weight=weights.get(d.reviewer, d.weight))
+        for d in plain.ranking.diagnostics
+    ]
+    board.ranking = dataclasses.replace(
+        board.ranking, diagnostics=diagnostics, fleiss_kappa=plain.ranking.fleiss_kappa
+    )
 
 
 def _batcheval_block(board: Leaderboard, run_dir: Path, seed: int) -> dict[str, Any] | None:

@@ -9,6 +9,7 @@ from typing import Any
 
 import polars as pl
 import pytest
+import yaml
 
 from arena.config import load_tournament
 from arena.discuss import (
@@ -125,3 +126,30 @@ def test_a_run_without_discussions_has_no_discussion_block(tmp_path: Path) -> No
     path = small_tournament(tmp_path, models=3, questions=2)
     asyncio.run(run_tournament(load_tournament(path)))
     assert "discussion" not in leaderboard_dict(build_leaderboard(tmp_path / "out", options=FAST))
+
+
+
+def test_judge_diagnostics_describe_the_reviews_as_written(tmp_path: Path) -> None:
+    from arena.report import rank_frame
+
+    yaml_path = small_tournament(
+        tmp_path, models=3, questions=4,
+        extra={"discussion": {"trigger": ["inconsistent"], "discussants": ["m0", "m1"],
+                              "outcome": "replace"}},
+    )
+    data = yaml.safe_load(yaml_path.read_text())
+    data["models"]["m2"]["sim"]["position_bias"] = 5.0  # m2 always prefers answer A
+    yaml_path.write_text(yaml.safe_dump(data))
+    t = load_tournament(yaml_path)
+    assert t.model("m2").sim is not None and t.model("m2").sim.position_bias == 5.0
+    asyncio.run(run_tournament(t))
+    discussed = leaderboard_dict(build_leaderboard(t.output_dir, options=FAST))
+    assert discussed["discussion"]["discussions"] > 0
+    raw = RunLog(t.output_dir).read("reviews")
+    plain = leaderboard_dict(rank_frame(raw, source="raw", options=FAST,
+                                        contestants=t.contestants, reviewers=t.reviewers))
+    by_reviewer = {d["reviewer"]: d for d in discussed["diagnostics"]["reviewers"]}
+    # the always-A reviewer is still seen as such, though its verdicts were replaced
+    assert by_reviewer["m2"]["position_a_share"] == 1.0
+    assert discussed["diagnostics"]["reviewers"] == plain["diagnostics"]["reviewers"]
+    assert discussed["diagnostics"]["fleiss_kappa"] == plain["diagnostics"]["fleiss_kappa"]
