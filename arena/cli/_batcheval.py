@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import signal
 import sys
 import time
 from pathlib import Path
@@ -23,10 +22,9 @@ from arena.batcheval import (
     preflight,
     run_standalone,
 )
-from arena.cli._common import Exit, fail
+from arena.cli._common import Exit, Interrupts, fail, signal_exit
 from arena.config import ConfigError
 from arena.engine import log_line
-from arena.scheduler import Scheduler
 from arena.store import LockHeld, RunLock
 
 
@@ -48,30 +46,18 @@ async def _run(
     setup: BatchEvalSetup,
     samples: tuple[Sample, ...],
     budget: float | None,
-    signals: list[int],
-    holder: dict[str, Scheduler],
+    interrupts: Interrupts,
 ) -> StageSummary:
-    loop = asyncio.get_running_loop()
-
-    def on_signal(signum: int) -> None:
-        signals.append(signum)
-        if "s" in holder:
-            holder["s"].stop()
-
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(sig, on_signal, sig)
+    interrupts.install()
     return await run_standalone(
-        setup,
-        samples,
-        budget_usd=budget,
-        progress=_Progress(),
-        on_scheduler=lambda s: holder.__setitem__("s", s),
+        setup, samples, budget_usd=budget, progress=_Progress(), on_scheduler=interrupts.attach
     )
 
 
 def _exit_code(summary: StageSummary, signals: list[int], budget_stopped: bool) -> Exit:
-    if signals:
-        return Exit.SIGTERM if signals[0] == signal.SIGTERM else Exit.SIGINT
+    interrupted = signal_exit(signals)
+    if interrupted is not None:
+        return interrupted
     if budget_stopped:
         return Exit.BUDGET
     if summary.failed or summary.pending:
@@ -173,13 +159,13 @@ def batcheval_cmd(
     if problems:
         fail("\n  ".join([f"{config_file}: cannot start:"] + problems))
     signals: list[int] = []
-    holder: dict[str, Scheduler] = {}
+    interrupts = Interrupts(signals)
     try:
         with RunLock(setup.output_dir):
-            summary = asyncio.run(_run(setup, samples, budget, signals, holder))
+            summary = asyncio.run(_run(setup, samples, budget, interrupts))
     except LockHeld as exc:
         fail(str(exc), Exit.LOCKED)
-    budget_stopped = "s" in holder and holder["s"].budget_exhausted
+    budget_stopped = interrupts.scheduler is not None and interrupts.scheduler.budget_exhausted
     code = _exit_code(summary, signals, budget_stopped)
     report = _report(setup, samples, summary, code)
     if fmt == "json":

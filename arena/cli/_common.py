@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import signal
 import sys
 from enum import IntEnum
 from pathlib import Path
@@ -10,6 +12,7 @@ from typing import NoReturn
 import click
 
 from arena.config import ConfigError, Tournament, load_tournament
+from arena.scheduler import Scheduler
 
 
 class Exit(IntEnum):
@@ -37,3 +40,40 @@ def load_or_exit(file: Path, out: Path | None = None) -> Tournament:
         return load_tournament(file, out)
     except ConfigError as exc:
         fail(str(exc))
+
+
+class Interrupts:
+    """SIGINT / SIGTERM during a run: stop starting calls and remember the signal.
+
+    `install` inside the running loop; pass `attach` as the run's
+    `on_scheduler`. The signals land in the caller's list, whose first entry
+    decides the exit code (130 / 143).
+    """
+
+    def __init__(self, signals: list[int]) -> None:
+        self.signals = signals
+        self.scheduler: Scheduler | None = None
+
+    def install(self) -> None:
+        """Handle SIGINT and SIGTERM on the running event loop."""
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, self._on_signal, sig)
+
+    def attach(self, scheduler: Scheduler) -> None:
+        """The run's scheduler, to stop on a signal."""
+        self.scheduler = scheduler
+        if self.signals:
+            scheduler.stop()
+
+    def _on_signal(self, signum: int) -> None:
+        self.signals.append(signum)
+        if self.scheduler is not None:
+            self.scheduler.stop()
+
+
+def signal_exit(signals: list[int]) -> Exit | None:
+    """The exit code of an interrupted run (None when no signal came)."""
+    if not signals:
+        return None
+    return Exit.SIGTERM if signals[0] == signal.SIGTERM else Exit.SIGINT

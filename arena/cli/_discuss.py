@@ -4,40 +4,27 @@ from __future__ import annotations
 
 import asyncio
 import json
-import signal
 import sys
 from pathlib import Path
 from typing import Any
 
 import click
 
-from arena.cli._common import Exit, fail
+from arena.cli._common import Exit, Interrupts, fail
 from arena.cli._run import _PlainProgress, exit_code
 from arena.config import ConfigError, Tournament
 from arena.discuss import TABLE as DISCUSSIONS
 from arena.discuss import TRIGGERS, discuss_existing, discussion_stats, read_state, with_discussion
 from arena.engine import RunSummary, preflight
 from arena.nightly import load_for_directory
-from arena.scheduler import Scheduler
 from arena.store import LockHeld, RunLock, RunLog
 
 
 async def _run(t: Tournament, budget: float | None, signals: list[int]) -> RunSummary:
-    loop = asyncio.get_running_loop()
-    holder: dict[str, Scheduler] = {}
-
-    def on_signal(signum: int) -> None:
-        signals.append(signum)
-        if "s" in holder:
-            holder["s"].stop()
-
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(sig, on_signal, sig)
+    interrupts = Interrupts(signals)
+    interrupts.install()
     return await discuss_existing(
-        t,
-        budget_usd=budget,
-        progress=_PlainProgress(),
-        on_scheduler=lambda s: holder.__setitem__("s", s),
+        t, budget_usd=budget, progress=_PlainProgress(), on_scheduler=interrupts.attach
     )
 
 

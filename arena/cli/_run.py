@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import signal
 import sys
 import time
 from pathlib import Path
@@ -13,7 +12,7 @@ from typing import Any
 import click
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from arena.cli._common import Exit, fail, load_or_exit
+from arena.cli._common import Exit, Interrupts, fail, load_or_exit, signal_exit
 from arena.config import Tournament
 from arena.engine import (
     Plan,
@@ -26,7 +25,6 @@ from arena.engine import (
 )
 from arena.nightly import record_history, start_run
 from arena.report import build_leaderboard, leaderboard_dict
-from arena.scheduler import Scheduler
 from arena.store import LockHeld, RunLock
 
 
@@ -48,19 +46,10 @@ class _PlainProgress:
 
 async def _run(t: Tournament, budget: float | None, progress: ProgressFn | None,
                signals: list[int], **options: Any) -> RunSummary:
-    loop = asyncio.get_running_loop()
-    holder: dict[str, Scheduler] = {}
-
-    def on_signal(signum: int) -> None:
-        signals.append(signum)
-        if "s" in holder:
-            holder["s"].stop()
-
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(sig, on_signal, sig)
+    interrupts = Interrupts(signals)
+    interrupts.install()
     summary = await run_tournament(
-        t, budget_usd=budget, progress=progress,
-        on_scheduler=lambda s: holder.__setitem__("s", s), **options,
+        t, budget_usd=budget, progress=progress, on_scheduler=interrupts.attach, **options
     )
     summary.interrupted = bool(signals)  # stopped by SIGINT / SIGTERM (exit 130 / 143)
     return summary
@@ -68,8 +57,9 @@ async def _run(t: Tournament, budget: float | None, progress: ProgressFn | None,
 
 def exit_code(summary: RunSummary, signals: list[int]) -> Exit:
     """The documented exit code for a finished run."""
-    if signals:
-        return Exit.SIGTERM if signals[0] == signal.SIGTERM else Exit.SIGINT
+    interrupted = signal_exit(signals)
+    if interrupted is not None:
+        return interrupted
     if summary.budget_stopped:
         return Exit.BUDGET
     if summary.failed or summary.pending:
