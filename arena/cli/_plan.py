@@ -20,8 +20,7 @@ from arena.cli._common import fail, load_or_exit
 from arena.config import BatchEvalConfig, ConfigError, DiscussionConfig, Tournament
 from arena.discuss import discussion_context, load_templates
 from arena.engine import AnswerCall, build_plan, load_done
-from arena.nightly import call_states
-from arena.nightly._status import batcheval_states, discussion_counts
+from arena.nightly import batcheval_states, call_states, discussion_counts
 from arena.scheduler import PriceTable, price_table
 from arena.store import RunLog
 from arena.types import Usage, estimate_tokens

@@ -17,13 +17,13 @@ from arena.discuss import discussion_context, load_templates, read_state
 from arena.engine import build_plan
 from arena.nightly import (
     STATES,
+    batcheval_states,
     load_for_directory,
     plan_frame,
     read_plan,
     recorded_config,
     status_report,
 )
-from arena.nightly._status import batcheval_states
 from arena.store import RunLog
 
 _COLUMNS = ("stage", "provider", "planned", *STATES, "spent_usd")

@@ -33,10 +33,19 @@ from arena.nightly._runs import (
     recorded_config,
     start_run,
 )
-from arena.nightly._status import STATES, StatusReport, classify, status_report
+from arena.nightly._status import (
+    BATCHEVAL_SCHEMA,
+    STATES,
+    StatusReport,
+    batcheval_states,
+    classify,
+    discussion_counts,
+    status_report,
+)
 from arena.nightly._views import HistoryView, history_view
 
 __all__ = [
+    "BATCHEVAL_SCHEMA",
     "HISTORY_SCHEMA",
     "HISTORY_TABLE",
     "PLAN_FILE",
@@ -48,10 +57,12 @@ __all__ = [
     "RunStart",
     "StatusReport",
     "append_history",
+    "batcheval_states",
     "call_states",
     "classify",
     "current_rows",
     "diff_snapshots",
+    "discussion_counts",
     "failed_only",
     "history_view",
     "load_for_directory",

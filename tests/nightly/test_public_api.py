@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
+from pathlib import Path
 
 import arena.nightly
 
 
 def test_public_names() -> None:
     assert set(arena.nightly.__all__) == {
+        "BATCHEVAL_SCHEMA",
         "HISTORY_SCHEMA",
         "HISTORY_TABLE",
         "PLAN_FILE",
@@ -21,10 +24,12 @@ def test_public_names() -> None:
         "RunStart",
         "StatusReport",
         "append_history",
+        "batcheval_states",
         "call_states",
         "classify",
         "current_rows",
         "diff_snapshots",
+        "discussion_counts",
         "failed_only",
         "history_view",
         "load_for_directory",
@@ -53,3 +58,13 @@ def test_importing_it_loads_neither_the_engine_nor_the_report() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     ).stdout
     assert out.strip() == "[]"
+
+
+def test_the_cli_uses_only_the_public_names() -> None:
+    cli = Path(arena.nightly.__file__).resolve().parent.parent / "cli"
+    private = [
+        path.name
+        for path in sorted(cli.glob("*.py"))
+        if re.search(r"^\s*(from|import) arena\.nightly\._", path.read_text(), re.M)
+    ]
+    assert private == []
