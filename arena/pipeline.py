@@ -292,7 +292,7 @@ class Pipeline:
 
     def _base_row(self, call_id: str, provider: str, outcomes: list[CallOutcome]) -> dict[str, Any]:
         last = outcomes[-1]
-        usage = [o.result.usage for o in outcomes if o.result is not None]
+        usage = [o.usage for o in outcomes]  # billed tokens, failed attempts included
         return {
             "id": call_id,
             "provider": provider,

@@ -94,12 +94,16 @@ class ProviderError(Exception):
         *,
         retry_after: float | None = None,
         status: int | None = None,
+        usage: Usage | None = None,
     ) -> None:
         super().__init__(message)
         self.kind = kind
         self.message = message
         self.retry_after = retry_after
         self.status = status
+        # Tokens the provider billed for a response that was still unusable
+        # (empty, refused, cut): they count toward cost and budget.
+        self.usage = usage
 
     def __str__(self) -> str:
         code = f" (HTTP {self.status})" if self.status is not None else ""

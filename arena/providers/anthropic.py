@@ -88,17 +88,20 @@ class AnthropicProvider(RemoteProvider):
         text = "".join(
             block.text for block in message.content or [] if getattr(block, "type", "") == "text"
         )
-        if not text.strip():
-            raise self.empty_error(message.stop_reason, permanent_reasons=PERMANENT_EMPTY)
         usage = message.usage
         prompt = (
             usage.input_tokens
             + (usage.cache_creation_input_tokens or 0)
             + (usage.cache_read_input_tokens or 0)
         )
+        billed = Usage(input_tokens=prompt, output_tokens=usage.output_tokens)
+        if not text.strip():
+            error = self.empty_error(message.stop_reason, permanent_reasons=PERMANENT_EMPTY)
+            error.usage = billed
+            raise error
         return GenerateResult(
             text=text,
-            usage=Usage(input_tokens=prompt, output_tokens=usage.output_tokens),
+            usage=billed,
             rate_headers=lower_headers(headers),
         )
 

@@ -137,10 +137,16 @@ class GeminiProvider(RemoteProvider):
         candidate = candidates[0]
         parts = candidate.content.parts if candidate.content is not None else None
         text = "".join(p.text for p in parts or [] if p.text and not p.thought)
+        meta = response.usage_metadata
         if not text.strip():
             finish = _name(candidate.finish_reason) if candidate.finish_reason else None
-            raise self.empty_error(finish, permanent_reasons=PERMANENT_EMPTY)
-        meta = response.usage_metadata
+            error = self.empty_error(finish, permanent_reasons=PERMANENT_EMPTY)
+            error.usage = Usage(
+                input_tokens=(meta.prompt_token_count or 0) if meta else 0,
+                output_tokens=((meta.candidates_token_count or 0)
+                               + (meta.thoughts_token_count or 0)) if meta else 0,
+            )
+            raise error
         usage = Usage(
             input_tokens=(meta.prompt_token_count or 0) if meta else 0,
             # Thinking tokens are billed as output.

@@ -101,18 +101,22 @@ class OpenAIProvider(RemoteProvider):
             raise self.fail(ErrorKind.TRANSIENT, "malformed response: no choices")
         choice = completion.choices[0]
         text = choice.message.content or ""
+        usage = completion.usage
+        billed = Usage(
+            input_tokens=usage.prompt_tokens if usage else 0,
+            output_tokens=usage.completion_tokens if usage else 0,
+        )
         if not text.strip():
             refusal = getattr(choice.message, "refusal", None)
             if refusal:
-                raise self.fail(ErrorKind.PERMANENT, f"the model refused: {refusal}", status=200)
-            raise self.empty_error(choice.finish_reason, permanent_reasons=PERMANENT_EMPTY)
-        usage = completion.usage
+                error = self.fail(ErrorKind.PERMANENT, f"the model refused: {refusal}", status=200)
+            else:
+                error = self.empty_error(choice.finish_reason, permanent_reasons=PERMANENT_EMPTY)
+            error.usage = billed
+            raise error
         return GenerateResult(
             text=text,
-            usage=Usage(
-                input_tokens=usage.prompt_tokens if usage else 0,
-                output_tokens=usage.completion_tokens if usage else 0,
-            ),
+            usage=billed,
             rate_headers=lower_headers(headers),
         )
 

@@ -52,9 +52,10 @@ class CallOutcome:
     error_kind: ErrorKind | None
     attempts: int
     latency_s: float
-    cost_usd: float
+    cost_usd: float  # every attempt's cost, failed-but-billed ones included
     started_at: float  # epoch seconds
     finished_at: float  # epoch seconds
+    usage: Usage = Usage(0, 0)  # tokens billed over every attempt
 
     @property
     def ok(self) -> bool:
@@ -185,13 +186,14 @@ class Scheduler:
         )
         attempts = 0
         latency = 0.0
+        spent = 0.0
+        billed = Usage(0, 0)
 
         def finish(
             status: OutcomeStatus,
             error: str | None = None,
             kind: ErrorKind | None = None,
             result: GenerateResult | None = None,
-            cost: float = 0.0,
         ) -> CallOutcome:
             return CallOutcome(
                 status=status,
@@ -200,9 +202,10 @@ class Scheduler:
                 error_kind=kind,
                 attempts=attempts,
                 latency_s=latency,
-                cost_usd=cost,
+                cost_usd=spent,
                 started_at=started_at,
                 finished_at=started_at + max(0.0, self._clock() - start),
+                usage=billed,
             )
 
         while True:
@@ -224,11 +227,14 @@ class Scheduler:
                 return finish("budget", message)
 
             attempts += 1
-            result, error, latency, cost = await self._attempt(
+            result, error, latency, cost, used = await self._attempt(
                 state, request, permit, price_model, worst_cost
             )
+            spent += cost
+            billed = Usage(billed.input_tokens + used.input_tokens,
+                           billed.output_tokens + used.output_tokens)
             if result is not None:
-                return finish("ok", result=result, cost=cost)
+                return finish("ok", result=result)
             assert error is not None
 
             if error.kind is ErrorKind.AUTH:
@@ -256,30 +262,33 @@ class Scheduler:
         permit: Permit,
         price_model: str,
         worst_cost: float,
-    ) -> tuple[GenerateResult | None, ProviderError | None, float, float]:
-        """One generate() call -> (result, error, latency, cost); always settles."""
-        used_tokens = 0
+    ) -> tuple[GenerateResult | None, ProviderError | None, float, float, Usage]:
+        """One generate() call -> (result, error, latency, cost, usage); always settles."""
+        used = Usage(0, 0)
         cost = 0.0
         result: GenerateResult | None = None
         error: ProviderError | None = None
         began = self._clock()
         try:
             result = await state.provider.generate(request)
-            used_tokens = result.usage.total
-            cost = self._prices.cost(price_model, result.usage)
+            used = result.usage
         except ProviderError as exc:
             error = exc
+            if exc.usage is not None:  # billed although unusable
+                used = exc.usage
         except Exception as exc:  # a bug or an unclassified SDK error: retry it
             error = ProviderError(
                 ErrorKind.TRANSIENT, f"unexpected {type(exc).__name__} from provider: {exc}"
             )
         finally:
             latency = self._clock() - began
-            state.governor.settle(permit, used_tokens)
+            if used.total:
+                cost = self._prices.cost(price_model, used)
+            state.governor.settle(permit, used.total)
             self._budget.settle(worst_cost, cost)
         if result is not None:
             state.governor.record_success(result.rate_headers)
-        return result, error, latency, cost
+        return result, error, latency, cost, used
 
     # -- helpers -------------------------------------------------------------
 

@@ -132,6 +132,8 @@ def test_empty_answer_cut_at_max_tokens_is_permanent(
     err = _error(make_provider(server, ptype, monkeypatch), _request("fempty", max_tokens=5))
     assert err.kind is ErrorKind.PERMANENT
     assert "raise max_tokens" in str(err)
+    # the provider billed the prompt: the error carries that usage (cost, budget)
+    assert err.usage is not None and err.usage.input_tokens > 0
 
 
 def test_slow_answer_within_the_timeout_succeeds(

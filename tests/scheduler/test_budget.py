@@ -113,3 +113,21 @@ def test_failed_attempts_cost_nothing_and_model_key_picks_the_price() -> None:
         assert unpriced.cost_usd == 0.0
 
     run_virtual(main)
+
+
+def test_billed_failures_count_toward_cost_usage_and_budget() -> None:
+    async def main() -> None:
+        from arena.types import ErrorKind, ProviderError
+
+        billed_empty = ProviderError(ErrorKind.TRANSIENT, "empty response", status=200,
+                                     usage=Usage(100, 500))
+        fake = FakeProvider([billed_empty], default=ok(input_tokens=100, output_tokens=500))
+        sched = _scheduler(fake, 1.0)
+        outcome = await sched.call("p", REQ)
+        assert outcome.status == "ok" and outcome.attempts == 2
+        # both attempts were billed: the empty one and the good one
+        assert outcome.cost_usd == pytest.approx(2 * ACTUAL)
+        assert outcome.usage == Usage(200, 1000)
+        assert sched.spent_usd == pytest.approx(2 * ACTUAL)
+
+    run_virtual(main)

@@ -26,4 +26,5 @@ def test_call_outcome_fields_match_the_design() -> None:
         "cost_usd",
         "started_at",
         "finished_at",
+        "usage",
     ]
