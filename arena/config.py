@@ -211,6 +211,9 @@ class DiscussionConfig(_Strict):
     trigger: list[DiscussionTrigger] = Field(default_factory=_default_triggers, min_length=1)
     tie_margin: float = Field(default=0.0, ge=0, lt=1)  # |mean score| <= margin is a tie
     disagreement: float = Field(default=0.3, gt=0, le=1)  # share off the most common verdict
+    # inconsistent: more than this share of the reviewers contradict themselves
+    # under position swap (0: any one reviewer is enough).
+    inconsistent_share: float = Field(default=0.0, ge=0, lt=1)
     discussants: str | list[str] | dict[str, list[str]] = "top2"
     leader: str = "random"  # random | alternate | a model name
     max_turns: int = Field(default=4, ge=1)

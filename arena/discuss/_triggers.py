@@ -47,8 +47,9 @@ def battle_triggers(
     - tie: the mean score (-1 A, 0 tie, +1 B) is within `tie_margin` of 0;
     - disagreement: the share of verdicts other than the most common one is at
       least `disagreement`;
-    - inconsistent: some reviewer's verdicts on the two orders are not mirror
-      images of each other.
+    - inconsistent: more than `inconsistent_share` of the reviewers who judged
+      both orders give verdicts that are not mirror images of each other
+      (default 0: any one such reviewer).
     """
     valid = _valid(verdicts)
     fired: list[str] = []
@@ -63,7 +64,9 @@ def battle_triggers(
                 fired.append(trigger)
         elif trigger == "inconsistent" and mirror is not None:
             swapped = _valid(mirror)
-            if any(r in swapped and mirror_verdict(v) != swapped[r] for r, v in valid.items()):
+            both = [r for r in valid if r in swapped]
+            flipped = sum(1 for r in both if mirror_verdict(valid[r]) != swapped[r])
+            if flipped and flipped / len(both) > cfg.inconsistent_share + 1e-12:
                 fired.append(trigger)
     return tuple(fired)
 

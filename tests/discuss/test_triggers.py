@@ -129,8 +129,24 @@ def test_battle_triggers_without_a_known_mirror_skips_inconsistent() -> None:
     assert [mirror_verdict(v) for v in ("A", "B", "tie", "invalid")] == ["B", "A", "tie", "invalid"]
 
 
+def test_inconsistent_share_sets_how_many_reviewers_must_contradict_themselves() -> None:
+    # r1 flips (A both ways); r2, r3, r4 are consistent: 1 of 4 reviewers = 0.25
+    verdicts = {"r1": "A", "r2": "A", "r3": "B", "r4": "tie"}
+    mirror = {"r1": "A", "r2": "B", "r3": "A", "r4": "tie"}
+    assert battle_triggers(verdicts, mirror, _cfg(trigger="inconsistent")) == ("inconsistent",)
+    assert battle_triggers(
+        verdicts, mirror, _cfg(trigger="inconsistent", inconsistent_share=0.2)
+    ) == ("inconsistent",)
+    assert battle_triggers(verdicts, mirror, _cfg(trigger="inconsistent",
+                                                  inconsistent_share=0.25)) == ()
+    consistent = {"r1": "B", "r2": "A", "r3": "B", "r4": "tie"}
+    assert battle_triggers(consistent, mirror, _cfg(trigger="inconsistent")) == ()
+
+
 @pytest.mark.parametrize(
-    "bad", [{"trigger": "sometimes"}, {"trigger": []}, {"tie_margin": 1.0}, {"disagreement": 0}]
+    "bad",
+    [{"trigger": "sometimes"}, {"trigger": []}, {"tie_margin": 1.0}, {"disagreement": 0},
+     {"inconsistent_share": 1.0}],
 )
 def test_bad_trigger_settings_are_refused(bad: dict[str, Any]) -> None:
     with pytest.raises(ValueError):
