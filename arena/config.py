@@ -472,6 +472,8 @@ def read_yaml(path: Path) -> Any:
         raise ConfigError(path, "", "file not found") from None
     except OSError as exc:
         raise ConfigError(path, "", f"cannot read: {exc.strerror}") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(path, "", f"not UTF-8 text: {exc.reason} at byte {exc.start}") from None
     try:
         return yaml.load(text, Loader=_UniqueKeyLoader)
     except yaml.YAMLError as exc:
@@ -487,7 +489,13 @@ def load_questions(path: Path, config_file: Path) -> tuple[Question, ...]:
         raise ConfigError(config_file, "questions", f"questions file not found: {path}")
     questions: list[Question] = []
     seen: set[str] = set()
-    for lineno, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+    try:
+        content = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(path, "", f"not UTF-8 text: {exc.reason} at byte {exc.start}") from None
+    except OSError as exc:
+        raise ConfigError(path, "", f"cannot read: {exc.strerror}") from None
+    for lineno, line in enumerate(content.splitlines(), 1):
         if not line.strip():
             continue
         where = f"line {lineno}"
@@ -540,13 +548,22 @@ def load_tournament(path: str | Path, output: str | Path | None = None) -> Tourn
             raise ConfigError(p, "review.template", f"template file not found: {tpath}")
     else:
         tpath = DEFAULT_REVIEW_TEMPLATE
-    template = tpath.read_text(encoding="utf-8")
+    try:
+        template = tpath.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(p, "review.template", f"cannot read {tpath}: {exc}") from None
     for placeholder in ("{question}", "{answer_a}", "{answer_b}"):
         if placeholder not in template:
             raise ConfigError(
                 p, "review.template", f"template {tpath} lacks the placeholder {placeholder}"
             )
     out = Path(output) if output is not None else Path(cfg.output or f"runs/{cfg.name}")
+    for folder in (out, *out.parents):  # the output directory, or what would hold it
+        if folder.exists():
+            if not folder.is_dir():
+                key = "output" if output is None else "--out"
+                raise ConfigError(p, key, f"not a directory: {folder}")
+            break
     return Tournament(
         path=p,
         config=cfg,

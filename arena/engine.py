@@ -94,6 +94,16 @@ def preflight(t: Tournament) -> list[str]:
     return problems
 
 
+def unpriced_models(t: Tournament) -> list[str]:
+    """Models of real (non-sim) providers that have no price: free as far as a budget knows."""
+    prices = price_table(t)
+    return [
+        name for name in t.used_models()
+        if t.config.providers[t.provider_of(name)].type != "sim"
+        and t.provider_model_id(name) not in prices
+    ]
+
+
 async def run_tournament(
     t: Tournament,
     *,
@@ -169,5 +179,6 @@ __all__ = [
     "preflight",
     "run_tournament",
     "snapshot",
+    "unpriced_models",
     "write_snapshot",
 ]

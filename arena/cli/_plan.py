@@ -21,6 +21,7 @@ from arena.config import BatchEvalConfig, ConfigError, DiscussionConfig, Tournam
 from arena.discuss import discussion_context, load_templates
 from arena.engine import AnswerCall, build_plan, load_done
 from arena.nightly import batcheval_states, call_states, discussion_counts
+from arena.review import render_review_prompt
 from arena.scheduler import PriceTable, price_table
 from arena.store import RunLog
 from arena.types import Usage, estimate_tokens
@@ -73,17 +74,24 @@ def plan_cmd(file: Path, out: Path | None, as_json: bool) -> None:
             bump(a.model, "est_tokens", est + t.model(a.model).max_tokens * len(a.question.turns))
             bump(a.model, "est_in", est)
             bump(a.model, "est_out", t.model(a.model).max_tokens * len(a.question.turns))
-    template_tokens = estimate_tokens(len(t.review_template))
+    # The review prompt with empty answers (template, question, turn labels), per question.
+    prompt_tokens = {
+        q.id: estimate_tokens(len(render_review_prompt(
+            t.review_template, q, [""] * len(q.turns), [""] * len(q.turns))))
+        for q in t.questions
+    }
     for r in plan.reviews:
         bump(r.reviewer, "reviews")
         if r.id in done_reviews:
             bump(r.reviewer, "done")
         else:
             bump(r.reviewer, _TO_RUN[states.get(r.id, "pending")])
-            answers_tokens = 2 * t.model(r.model_a).max_tokens
-            bump(r.reviewer, "est_tokens",
-                 template_tokens + answers_tokens + t.config.review.max_tokens)
-            bump(r.reviewer, "est_in", template_tokens + answers_tokens)
+            # Both answers, each at most its contestant's max_tokens per turn.
+            answers_tokens = len(r.question.turns) * (
+                t.model(r.model_a).max_tokens + t.model(r.model_b).max_tokens)
+            review_in = prompt_tokens[r.question.id] + answers_tokens
+            bump(r.reviewer, "est_tokens", review_in + t.config.review.max_tokens)
+            bump(r.reviewer, "est_in", review_in)
             bump(r.reviewer, "est_out", t.config.review.max_tokens)
     batcheval = None
     if t.config.batcheval is not None and batcheval_template is not None:

@@ -22,6 +22,7 @@ from arena.engine import (
     log_line,
     preflight,
     run_tournament,
+    unpriced_models,
 )
 from arena.nightly import record_history, start_run
 from arena.report import build_leaderboard, leaderboard_dict
@@ -88,6 +89,11 @@ def run_cmd(file: Path, out: Path | None, as_json: bool, budget: float | None) -
     problems = preflight(t)
     if problems:
         fail("\n  ".join([f"{file}: cannot start:"] + problems))
+    if budget is not None:
+        for name in unpriced_models(t):
+            click.echo(f"arena: warning: no price for model '{name}' "
+                       f"({t.provider_model_id(name)}): its calls count as $0 against "
+                       "--budget; add it under `prices:` in the YAML", err=True)
     signals: list[int] = []
     try:
         with RunLock(t.output_dir):

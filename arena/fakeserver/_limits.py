@@ -84,9 +84,13 @@ class KeyLimiter:
             self.tokens.level -= need
         return None
 
-    def refund(self, tokens: int) -> None:
-        """Give back reserved tokens that were not used."""
-        if self.tokens is not None and tokens > 0:
+    def taken(self, tokens: int) -> float:
+        """Tokens `admit(tokens)` takes from the bucket (clipped to its capacity)."""
+        return min(float(tokens), self.tokens.capacity) if self.tokens is not None else 0.0
+
+    def refund(self, tokens: float) -> None:
+        """Give back reserved tokens that were not used (negative: charge usage beyond)."""
+        if self.tokens is not None and tokens != 0:
             self.tokens.refill(self._clock())
             self.tokens.level = min(self.tokens.capacity, self.tokens.level + tokens)
 

@@ -154,7 +154,8 @@ class FakeProviderServer:
             response, used = await self._answer(dialect, request, raw, key, model, greq, limiter)
             return response
         finally:
-            limiter.refund(reserved - used)
+            # Settle what admit() took (clipped to the bucket) against the real usage.
+            limiter.refund(limiter.taken(reserved) - used)
 
     def _draw_fault(self, key: str, model: str, raw: bytes, faults: FaultConfig) -> str | None:
         request_key = hashlib.blake2b(

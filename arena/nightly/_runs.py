@@ -143,7 +143,7 @@ def recorded_config(directory: str | os.PathLike[str]) -> Path | None:
     path = Path(directory) / "tournament.json"
     try:
         snapshot = json.loads(path.read_text(encoding="utf-8"))
-    except (FileNotFoundError, json.JSONDecodeError):
+    except (OSError, ValueError):  # missing, not a directory, unreadable, not JSON
         return None
     recorded = snapshot.get("config_path") if isinstance(snapshot, dict) else None
     return Path(recorded) if isinstance(recorded, str) else None

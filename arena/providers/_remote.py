@@ -72,7 +72,12 @@ class RemoteProvider(Provider):
     def redact(self, text: str) -> str:
         """`text` without the key (or any masked echo of a key), shortened."""
         if self._key:
-            text = text.replace(self._key, "[redacted]")
+            # Also the escaped forms an HTTP library quotes an illegal header value in
+            # (a key with a control character: "Illegal header value b'Bearer sk-..\\n..'").
+            escaped = self._key.encode("unicode_escape").decode("ascii")
+            as_bytes = repr(self._key.encode("utf-8", "backslashreplace"))[2:-1]
+            for form in dict.fromkeys((self._key, escaped, as_bytes)):
+                text = text.replace(form, "[redacted]")
         text = _MASKED_KEY_RE.sub("[redacted]", text)
         text = " ".join(text.split())
         if len(text) > MAX_MESSAGE_CHARS:

@@ -1,0 +1,23 @@
+"""Models without a price are named before a budgeted run (they would count as $0)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import yaml
+
+from arena.config import load_tournament
+from arena.engine import unpriced_models
+from tests.conftest import small_tournament
+
+
+def test_unpriced_real_models_are_listed_and_sim_models_are_free(tmp_path: Path) -> None:
+    path = small_tournament(tmp_path, models=2)
+    data = yaml.safe_load(path.read_text())
+    data["providers"]["oa"] = {"type": "openai", "base_url": "http://127.0.0.1:9/v1"}
+    data["models"]["mystery"] = {"provider": "oa", "model": "my-private-finetune"}
+    data["models"]["priced"] = {"provider": "oa", "model": "my-other-finetune"}
+    data["prices"] = {"my-other-finetune": {"input": 1.0, "output": 2.0}}
+    data["contestants"] = ["m0", "m1", "mystery", "priced"]
+    path.write_text(yaml.safe_dump(data))
+    assert unpriced_models(load_tournament(path)) == ["mystery"]
