@@ -168,7 +168,7 @@ class DiscussionStage(Stage):
         self._check((key[0], key[2], key[1]))
 
     async def finish(self) -> None:
-        """Start whatever is still queued (normally nothing: dispatch runs as battles arrive)."""
+        """Start whatever is still queued: top2 discussions, which wait for every review."""
         if self.queue and not self._dispatching:
             self._schedule()
 
@@ -190,7 +190,11 @@ class DiscussionStage(Stage):
         )
         if fired:
             self.queue.append((self.battles[key], ",".join(fired)))
-            self._schedule()
+            if self.cfg.discussants != "top2":
+                self._schedule()
+            # top2 waits for `finish`, when every review is in: the pair then
+            # comes from the tournament's PeerRank weights, not from whichever
+            # reviews happened to arrive first, so a run is reproducible.
 
     def _schedule(self) -> None:
         if not self._dispatching and self._pipeline is not None:
