@@ -508,6 +508,9 @@ def load_questions(path: Path, config_file: Path) -> tuple[Question, ...]:
         qid = obj.get("question_id", obj.get("id"))
         if qid is None or str(qid) == "":
             raise ConfigError(path, f"{where}: question_id", "missing 'question_id' or 'id'")
+        if isinstance(qid, bool) or not isinstance(qid, (str, int)):
+            raise ConfigError(path, f"{where}: question_id",
+                              f"must be a string or an integer, not {type(qid).__name__}")
         if "turns" in obj:
             turns = obj["turns"]
             if not isinstance(turns, list) or not turns or not all(

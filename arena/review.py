@@ -28,15 +28,19 @@ def render_answer(question: Question, answer_turns: Sequence[str]) -> str:
     return "\n\n".join(parts)
 
 
+_PLACEHOLDER_RE = re.compile(r"\{(question|answer_a|answer_b)\}")
+
+
 def render_review_prompt(
     template: str, question: Question, answer_a: Sequence[str], answer_b: Sequence[str]
 ) -> str:
-    """Fill the review template (plain replacement: answers may contain braces)."""
-    return (
-        template.replace("{question}", render_question(question))
-        .replace("{answer_a}", render_answer(question, answer_a))
-        .replace("{answer_b}", render_answer(question, answer_b))
-    )
+    """Fill the review template in one pass: text inside answers is never substituted."""
+    values = {
+        "question": render_question(question),
+        "answer_a": render_answer(question, answer_a),
+        "answer_b": render_answer(question, answer_b),
+    }
+    return _PLACEHOLDER_RE.sub(lambda m: values[m.group(1)], template)
 
 
 def parse_verdict(text: str) -> Verdict:

@@ -33,3 +33,11 @@ def test_multi_turn_prompt_shows_whole_conversation() -> None:
     assert "Turn 1: first?" in question and "Turn 2: second?" in question
     assert "User: second?\nAssistant: a2" in a
     assert "b1 {x}" in b  # braces in answers are kept verbatim
+
+
+def test_placeholders_inside_answers_are_not_substituted() -> None:
+    q = Question("1", ("Explain {answer_b} templates",))
+    prompt = render_review_prompt("Q: {question}\nA: {answer_a}\nB: {answer_b}", q,
+                                  ["I mention {answer_b} and {question}"], ["second"])
+    assert prompt == ("Q: Explain {answer_b} templates\n"
+                      "A: I mention {answer_b} and {question}\nB: second")

@@ -218,7 +218,9 @@ def _other_table(log: RunLog, table: str) -> list[dict[str, Any]]:
     schema = TABLES[table]
     if not {"status", "provider", "cost_usd"} <= set(schema.names):
         return []
-    frame = log.read(table)
+    # Rows without a provider are bookkeeping (a discussion's final verdict,
+    # a reused review), not calls.
+    frame = log.read(table).filter(pl.col("provider").is_not_null())
     if not frame.height:
         return []
     rows: list[dict[str, Any]] = []

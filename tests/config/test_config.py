@@ -91,6 +91,7 @@ def test_duplicate_yaml_key_is_rejected(tmp_path: Path) -> None:
         ("", "no questions"),
         ('{"id": "a", "text": "x"}\n{"id": "a", "text": "y"}\n', "duplicate question id"),
         ('{"text": "x"}\n', "missing 'question_id'"),
+        ('{"id": {"x": 1}, "text": "x"}\n', "must be a string or an integer"),
         ('{"id": 1, "turns": []}\n', "non-empty list"),
         ("not json\n", "invalid JSON"),
     ],
