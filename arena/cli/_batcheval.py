@@ -22,7 +22,7 @@ from arena.batcheval import (
     preflight,
     run_standalone,
 )
-from arena.cli._common import Exit, Interrupts, fail, signal_exit
+from arena.cli._common import Exit, Interrupts, budget_option, fail, signal_exit
 from arena.config import ConfigError
 from arena.engine import log_line
 from arena.store import LockHeld, RunLock
@@ -131,13 +131,7 @@ def _table(report: dict[str, Any]) -> Table:
     show_default=True,
     help="How to print the final scores on stdout.",
 )
-@click.option(
-    "--budget",
-    type=float,
-    default=None,
-    metavar="USD",
-    help="Stop starting calls before spend plus reservations exceed USD (exit 4).",
-)
+@budget_option
 def batcheval_cmd(
     samples_file: Path, config_file: Path, out: Path | None, fmt: str, budget: float | None
 ) -> None:

@@ -10,7 +10,14 @@ from typing import Any
 
 import click
 
-from arena.cli._common import Exit, Interrupts, fail
+from arena.cli._common import (
+    Exit,
+    Interrupts,
+    budget_option,
+    fail,
+    json_summary_option,
+    recorded_config_option,
+)
 from arena.cli._run import _PlainProgress, exit_code
 from arena.config import ConfigError, Tournament
 from arena.discuss import TABLE as DISCUSSIONS
@@ -38,26 +45,9 @@ async def _run(t: Tournament, budget: float | None, signals: list[int]) -> RunSu
     help="Which battles to discuss (repeatable); default: the YAML's "
     "discussion.trigger, else tie and inconsistent.",
 )
-@click.option(
-    "--config",
-    "config_file",
-    type=click.Path(path_type=Path),
-    default=None,
-    help="Tournament YAML (default: the one DIR's last run recorded in tournament.json).",
-)
-@click.option(
-    "--json",
-    "as_json",
-    is_flag=True,
-    help="Print a final JSON summary on stdout (for scripts and monitoring).",
-)
-@click.option(
-    "--budget",
-    type=float,
-    default=None,
-    metavar="USD",
-    help="Stop starting calls before spend plus reservations exceed USD (exit 4).",
-)
+@recorded_config_option
+@json_summary_option
+@budget_option
 def discuss_cmd(
     directory: Path,
     triggers: tuple[str, ...],

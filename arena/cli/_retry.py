@@ -10,7 +10,13 @@ from typing import Any
 
 import click
 
-from arena.cli._common import Exit, fail
+from arena.cli._common import (
+    Exit,
+    budget_option,
+    fail,
+    json_summary_option,
+    recorded_config_option,
+)
 from arena.cli._run import _PlainProgress, _run, _run_with_bars, exit_code, snapshot_history
 from arena.config import ConfigError
 from arena.engine import build_plan, preflight
@@ -20,26 +26,9 @@ from arena.store import LockHeld, RunLock
 
 @click.command("retry-failed")
 @click.argument("directory", metavar="DIR", type=click.Path(path_type=Path))
-@click.option(
-    "--config",
-    "config_file",
-    type=click.Path(path_type=Path),
-    default=None,
-    help="Tournament YAML (default: the one DIR's last run recorded in tournament.json).",
-)
-@click.option(
-    "--json",
-    "as_json",
-    is_flag=True,
-    help="Print a final JSON summary on stdout (for scripts and monitoring).",
-)
-@click.option(
-    "--budget",
-    type=float,
-    default=None,
-    metavar="USD",
-    help="Stop starting calls before spend plus reservations exceed USD (exit 4).",
-)
+@recorded_config_option
+@json_summary_option
+@budget_option
 def retry_failed_cmd(
     directory: Path, config_file: Path | None, as_json: bool, budget: float | None
 ) -> None:

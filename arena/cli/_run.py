@@ -12,7 +12,15 @@ from typing import Any
 import click
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from arena.cli._common import Exit, Interrupts, fail, load_or_exit, signal_exit
+from arena.cli._common import (
+    Exit,
+    Interrupts,
+    budget_option,
+    fail,
+    json_summary_option,
+    load_or_exit,
+    signal_exit,
+)
 from arena.config import Tournament
 from arena.engine import (
     Plan,
@@ -72,10 +80,8 @@ def exit_code(summary: RunSummary, signals: list[int]) -> Exit:
 @click.argument("file", type=click.Path(path_type=Path))
 @click.option("--out", type=click.Path(path_type=Path), default=None,
               help="Output directory (default: the YAML's `output`, else runs/<name>).")
-@click.option("--json", "as_json", is_flag=True,
-              help="Print a final JSON summary on stdout (for scripts and monitoring).")
-@click.option("--budget", type=float, default=None, metavar="USD",
-              help="Stop starting calls before spend plus reservations exceed USD (exit 4).")
+@json_summary_option
+@budget_option
 def run_cmd(file: Path, out: Path | None, as_json: bool, budget: float | None) -> None:
     """Run or resume the tournament in FILE.
 
