@@ -56,6 +56,13 @@ class RemoteProvider(Provider):
                 f"providers.{self.name}: no API key for {self.label}: "
                 f"set the environment variable {self.key_env}"
             )
+        elif not self._key.isascii() or not self._key.isprintable() or " " in self._key:
+            # Such a key cannot go into an HTTP header: every call would fail
+            # before reaching the provider (and be retried as a glitch).
+            problems.append(
+                f"providers.{self.name}: the API key in {self.key_env} contains spaces, "
+                "control or non-ASCII characters (a paste error?)"
+            )
         url_problem = base_url_problem(self.config.base_url)
         if url_problem is not None:
             problems.append(f"providers.{self.name}.base_url: {url_problem}")

@@ -98,3 +98,16 @@ def test_openai_insufficient_quota_defers_instead_of_retrying(
     plain = openai.RateLimitError("Error code: 429", response=response,
                                   body={"message": "slow down", "code": "rate_limit_exceeded"})
     assert provider._status_error(plain).retry_after == 1.0
+
+
+@pytest.mark.parametrize("key", ["sk-abc\ndef", "sk-abc def", "sk-abcé"])
+def test_a_key_that_cannot_be_sent_is_refused_before_any_call(
+    monkeypatch: pytest.MonkeyPatch, key: str
+) -> None:
+    monkeypatch.setenv("ARENA_TEST_BAD_KEY", key)
+    provider = create_provider(
+        "oa", ProviderConfig(type="openai", api_key_env="ARENA_TEST_BAD_KEY"), {}, 0
+    )
+    (problem,) = provider.check_ready()
+    assert "ARENA_TEST_BAD_KEY" in problem and "control or non-ASCII" in problem
+    assert key not in problem
