@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import signal
 import sys
+from collections.abc import Mapping, Sequence
 from enum import IntEnum
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn
 
 import click
 
@@ -92,3 +94,23 @@ recorded_config_option = click.option(
     "--config", "config_file", type=click.Path(path_type=Path), default=None,
     help="Tournament YAML (default: the one DIR's last run recorded in tournament.json).",
 )
+
+
+def report_and_exit(
+    report: Mapping[str, Any],
+    as_json: bool,
+    line: str,
+    errors: Sequence[str],
+    code: Exit,
+    notes: Sequence[str] = (),
+) -> NoReturn:
+    """End a command that ran calls: the JSON report or a summary line, errors, exit code."""
+    if as_json:
+        click.echo(json.dumps(report))
+    else:
+        click.echo(line, err=True)
+        for err in errors:
+            click.echo(f"arena: {err}", err=True)
+    for note in notes:
+        click.echo(f"arena: {note}", err=True)
+    sys.exit(int(code))

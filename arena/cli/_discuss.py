@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import json
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +15,7 @@ from arena.cli._common import (
     fail,
     json_summary_option,
     recorded_config_option,
+    report_and_exit,
 )
 from arena.cli._run import _PlainProgress, exit_code
 from arena.config import ConfigError, Tournament
@@ -92,16 +91,10 @@ def discuss_cmd(
         "errors": summary.errors,
         **stats.to_json(),
     }
-    if as_json:
-        click.echo(json.dumps(report))
-    else:
-        click.echo(
-            f"{t.name}: discussions {stats.discussions} (agreed {stats.agreed}, unresolved "
-            f"{stats.unresolved}, in progress {stats.in_progress}); calls "
-            + ", ".join(f"{k} {v}" for k, v in sorted(calls.items()))
-            + f" ({summary.wall_seconds:.1f}s) -> {t.output_dir}",
-            err=True,
-        )
-        for err in summary.errors:
-            click.echo(f"arena: {err}", err=True)
-    sys.exit(int(code))
+    line = (
+        f"{t.name}: discussions {stats.discussions} (agreed {stats.agreed}, unresolved "
+        f"{stats.unresolved}, in progress {stats.in_progress}); calls "
+        + ", ".join(f"{k} {v}" for k, v in sorted(calls.items()))
+        + f" ({summary.wall_seconds:.1f}s) -> {t.output_dir}"
+    )
+    report_and_exit(report, as_json, line, summary.errors, code)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -16,6 +15,7 @@ from arena.cli._common import (
     fail,
     json_summary_option,
     recorded_config_option,
+    report_and_exit,
 )
 from arena.cli._run import _PlainProgress, _run, _run_with_bars, exit_code, snapshot_history
 from arena.config import ConfigError
@@ -75,18 +75,11 @@ def retry_failed_cmd(
         exit_code=int(code),
         output=str(t.output_dir),
     )
-    if as_json:
-        click.echo(json.dumps(report))
-    else:
-        click.echo(
-            f"{t.name}: retried {report['retried']} failed calls and {blocked} reviews they "
-            f"blocked: completed {summary.completed}, invalid {summary.invalid}, failed "
-            f"{summary.failed}, pending {summary.pending} ({summary.wall_seconds:.1f}s) "
-            f"-> {t.output_dir}",
-            err=True,
-        )
-        for err in summary.errors:
-            click.echo(f"arena: {err}", err=True)
-    if history is not None:
-        click.echo(f"arena: {history}", err=True)
-    sys.exit(int(code))
+    line = (
+        f"{t.name}: retried {report['retried']} failed calls and {blocked} reviews they "
+        f"blocked: completed {summary.completed}, invalid {summary.invalid}, failed "
+        f"{summary.failed}, pending {summary.pending} ({summary.wall_seconds:.1f}s) "
+        f"-> {t.output_dir}"
+    )
+    report_and_exit(report, as_json, line, summary.errors, code,
+                    [history] if history is not None else [])

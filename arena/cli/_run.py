@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import sys
 import time
 from pathlib import Path
@@ -19,6 +18,7 @@ from arena.cli._common import (
     fail,
     json_summary_option,
     load_or_exit,
+    report_and_exit,
     signal_exit,
 )
 from arena.config import Tournament
@@ -117,21 +117,14 @@ def run_cmd(file: Path, out: Path | None, as_json: bool, budget: float | None) -
     report.update(start.to_json())  # new / stale / retried calls at the start
     report["exit_code"] = int(code)
     report["output"] = str(t.output_dir)
-    if as_json:
-        click.echo(json.dumps(report))
-    else:
-        click.echo(
-            f"{t.name}: planned {summary.planned}, skipped {summary.skipped}, "
-            f"completed {summary.completed}, invalid {summary.invalid}, "
-            f"failed {summary.failed}, pending {summary.pending} "
-            f"({summary.wall_seconds:.1f}s) -> {t.output_dir}",
-            err=True,
-        )
-        for err in summary.errors:
-            click.echo(f"arena: {err}", err=True)
-    if history is not None:
-        click.echo(f"arena: {history}", err=True)
-    sys.exit(int(code))
+    line = (
+        f"{t.name}: planned {summary.planned}, skipped {summary.skipped}, "
+        f"completed {summary.completed}, invalid {summary.invalid}, "
+        f"failed {summary.failed}, pending {summary.pending} "
+        f"({summary.wall_seconds:.1f}s) -> {t.output_dir}"
+    )
+    report_and_exit(report, as_json, line, summary.errors, code,
+                    [history] if history is not None else [])
 
 
 def snapshot_history(t: Tournament, plan: Plan, code: Exit, command: str) -> str | None:
