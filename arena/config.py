@@ -483,18 +483,15 @@ def read_yaml(path: Path) -> Any:
         raise ConfigError(path, where, f"invalid YAML: {problem}") from None
 
 
-def load_questions(path: Path, config_file: Path) -> tuple[Question, ...]:
-    """Read a questions JSONL file in any of the supported shapes."""
-    if not path.is_file():
-        raise ConfigError(config_file, "questions", f"questions file not found: {path}")
-    questions: list[Question] = []
-    seen: set[str] = set()
+def read_jsonl_objects(path: Path) -> list[tuple[str, dict[str, Any]]]:
+    """(`line N`, object) for each non-blank line of a JSONL file; ConfigError names the line."""
     try:
         content = path.read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:
         raise ConfigError(path, "", f"not UTF-8 text: {exc.reason} at byte {exc.start}") from None
     except OSError as exc:
         raise ConfigError(path, "", f"cannot read: {exc.strerror}") from None
+    objects: list[tuple[str, dict[str, Any]]] = []
     for lineno, line in enumerate(content.splitlines(), 1):
         if not line.strip():
             continue
@@ -505,6 +502,17 @@ def load_questions(path: Path, config_file: Path) -> tuple[Question, ...]:
             raise ConfigError(path, where, f"invalid JSON: {exc.msg}") from None
         if not isinstance(obj, dict):
             raise ConfigError(path, where, "each line must be a JSON object")
+        objects.append((where, obj))
+    return objects
+
+
+def load_questions(path: Path, config_file: Path) -> tuple[Question, ...]:
+    """Read a questions JSONL file in any of the supported shapes."""
+    if not path.is_file():
+        raise ConfigError(config_file, "questions", f"questions file not found: {path}")
+    questions: list[Question] = []
+    seen: set[str] = set()
+    for where, obj in read_jsonl_objects(path):
         qid = obj.get("question_id", obj.get("id"))
         if qid is None or str(qid) == "":
             raise ConfigError(path, f"{where}: question_id", "missing 'question_id' or 'id'")

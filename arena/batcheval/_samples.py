@@ -7,7 +7,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from arena.config import ConfigError
+from arena.config import ConfigError, read_jsonl_objects
 
 __all__ = ["Sample", "load_samples"]
 
@@ -34,20 +34,7 @@ def load_samples(path: Path) -> tuple[Sample, ...]:
         raise ConfigError(path, "", "samples file not found")
     samples: list[Sample] = []
     seen: set[str] = set()
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(path, "", f"cannot read: {exc}") from None
-    for lineno, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        where = f"line {lineno}"
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise ConfigError(path, where, f"invalid JSON: {exc.msg}") from None
-        if not isinstance(obj, dict):
-            raise ConfigError(path, where, "each line must be a JSON object")
+    for where, obj in read_jsonl_objects(path):
         sid = obj.get("id")
         if sid is None or isinstance(sid, bool | dict | list) or str(sid) == "":
             raise ConfigError(path, f"{where}: id", "missing 'id' (a string or a number)")
