@@ -218,7 +218,6 @@ class Pipeline:
             done = sum(v for k, v in self.stage_counts[stage].items() if k != "deferred")
             self.progress(stage, done, self.totals.get(stage, done))
 
-    _count = count
 
     def spawn(self, coro: Any) -> None:
         """Run a coroutine as part of this run (the run waits for it)."""
@@ -226,7 +225,6 @@ class Pipeline:
         self.tasks.add(task)
         task.add_done_callback(self.tasks.discard)
 
-    _spawn = spawn
 
     def _answer_ready(self, call: AnswerCall, turns: list[str]) -> None:
         for stage in self.stages:
@@ -243,13 +241,13 @@ class Pipeline:
             await stage.start(self)
         for call in self.plan.answers:
             if call.id in self.answers:
-                self._count("answers", "skipped")
+                self.count("answers", "skipped")
                 self._answer_ready(call, self.answers[call.id])
             else:
-                self._spawn(self._answer(call))
+                self.spawn(self._answer(call))
         for review in self.plan.reviews:
             if review.id in self.done_reviews:
-                self._count("reviews", "skipped")
+                self.count("reviews", "skipped")
                 if review.id in self.done_verdicts:
                     self._review_ready(review, self.done_verdicts[review.id])
             else:
@@ -281,12 +279,12 @@ class Pipeline:
         if missing:
             self.waiting[missing[0]].append(review)
         else:
-            self._spawn(self._review(review))
+            self.spawn(self._review(review))
 
     def _record_unlogged(self, stage: str, outcome: CallOutcome) -> None:
         # stopped / deferred / budget: nothing is logged, the call stays pending.
         if outcome.status == "deferred":
-            self._count(stage, "deferred")
+            self.count(stage, "deferred")
             if outcome.error and outcome.error not in self.summary.errors:
                 self.summary.errors.append(outcome.error)
 
@@ -339,12 +337,12 @@ class Pipeline:
         await self.writer.write("answers", row)
         if last.status == "ok":
             self.answers[call.id] = turns
-            self._count("answers", "completed")
+            self.count("answers", "completed")
             self._answer_ready(call, turns)
             for review in self.waiting.pop(call.id, []):
                 self._maybe_start(review)
         else:
-            self._count("answers", "failed")
+            self.count("answers", "failed")
 
     async def _review(self, call: ReviewCall) -> None:
         reviewer = call.reviewer
@@ -380,13 +378,13 @@ class Pipeline:
             row.update(status=status.value, error=None, text=outcome.result.text,
                        verdict=verdict.value)
             await self.writer.write("reviews", row)
-            self._count("reviews", "invalid" if status is CallStatus.INVALID else "completed")
+            self.count("reviews", "invalid" if status is CallStatus.INVALID else "completed")
             self._review_ready(call, verdict)
         else:
             row.update(status=CallStatus.FAILED.value, error=outcome.error, text=None,
                        verdict=None)
             await self.writer.write("reviews", row)
-            self._count("reviews", "failed")
+            self.count("reviews", "failed")
 
 
 def load_done(log: RunLog) -> tuple[dict[str, list[str]], set[str]]:
