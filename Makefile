@@ -22,6 +22,7 @@ test: install
 
 lint: install
 	$(BIN)/ruff check arena tests benchmarks
+	$(BIN)/ruff format --check arena tests benchmarks
 	$(BIN)/mypy
 
 bench: install

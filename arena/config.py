@@ -236,8 +236,10 @@ class DiscussionConfig(_Strict):
     ) -> str | list[str] | dict[str, list[str]]:
         if isinstance(v, str):
             if v != "top2":
-                raise ValueError(f"unknown discussant '{v}' (use two model names, top2 "
-                                 "or {all-pairs: [names]})")
+                raise ValueError(
+                    f"unknown discussant '{v}' (use two model names, top2 "
+                    "or {all-pairs: [names]})"
+                )
         elif isinstance(v, list):
             if len(v) != 2 or v[0] == v[1]:
                 raise ValueError("name exactly two different models")
@@ -326,8 +328,7 @@ class Tournament:
     def used_models(self) -> list[str]:
         """Contestants, reviewers, then BatchEval scorers, each once, in config order."""
         scorers = self.config.batcheval.scorers if self.config.batcheval else []
-        discussants = (self.config.discussion.named_discussants()
-                       if self.config.discussion else [])
+        discussants = self.config.discussion.named_discussants() if self.config.discussion else []
         return list(dict.fromkeys(self.contestants + self.reviewers + scorers + discussants))
 
     def model_fingerprint(self, name: str) -> dict[str, Any]:
@@ -434,9 +435,12 @@ def _check_discussion(cfg: TournamentConfig, d: DiscussionConfig, file: str | Pa
     if d.leader not in ("random", "alternate"):
         pool = d.named_discussants() or (cfg.reviewers or cfg.contestants)
         if d.leader not in pool:
-            raise ConfigError(file, "discussion.leader",
-                              f"'{d.leader}' is not random, alternate or one of the "
-                              f"discussants ({', '.join(pool)})")
+            raise ConfigError(
+                file,
+                "discussion.leader",
+                f"'{d.leader}' is not random, alternate or one of the "
+                f"discussants ({', '.join(pool)})",
+            )
 
 
 KNOWN_PROVIDER_TYPES = {"sim", "openai", "anthropic", "gemini"}
@@ -517,12 +521,17 @@ def load_questions(path: Path, config_file: Path) -> tuple[Question, ...]:
         if qid is None or str(qid) == "":
             raise ConfigError(path, f"{where}: question_id", "missing 'question_id' or 'id'")
         if isinstance(qid, bool) or not isinstance(qid, (str, int)):
-            raise ConfigError(path, f"{where}: question_id",
-                              f"must be a string or an integer, not {type(qid).__name__}")
+            raise ConfigError(
+                path,
+                f"{where}: question_id",
+                f"must be a string or an integer, not {type(qid).__name__}",
+            )
         if "turns" in obj:
             turns = obj["turns"]
-            if not isinstance(turns, list) or not turns or not all(
-                isinstance(t, str) and t.strip() for t in turns
+            if (
+                not isinstance(turns, list)
+                or not turns
+                or not all(isinstance(t, str) and t.strip() for t in turns)
             ):
                 raise ConfigError(path, f"{where}: turns", "must be a non-empty list of strings")
         else:
@@ -583,4 +592,3 @@ def load_tournament(path: str | Path, output: str | Path | None = None) -> Tourn
         review_template_path=tpath,
         output_dir=out,
     )
-

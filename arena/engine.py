@@ -98,7 +98,8 @@ def unpriced_models(t: Tournament) -> list[str]:
     """Models of real (non-sim) providers that have no price: free as far as a budget knows."""
     prices = price_table(t)
     return [
-        name for name in t.used_models()
+        name
+        for name in t.used_models()
         if t.config.providers[t.provider_of(name)].type != "sim"
         and t.provider_model_id(name) not in prices
     ]
@@ -128,20 +129,40 @@ async def run_tournament(
     done_verdicts = load_verdicts(log) if stages else {}
     providers = make_providers(t)
     limits = {name: t.config.providers[name].limits.to_limits() for name in providers}
-    scheduler = Scheduler(providers, limits, t.config.retry, budget_usd=budget_usd,
-                          prices=price_table(t))
+    scheduler = Scheduler(
+        providers, limits, t.config.retry, budget_usd=budget_usd, prices=price_table(t)
+    )
     if on_scheduler is not None:
         on_scheduler(scheduler)
     try:
         async with log.writer(compact_every=compact_every) as writer:
-            pipeline = Pipeline(t, plan, scheduler, writer, done_answers, done_reviews, progress,
-                                stages, done_verdicts)
+            pipeline = Pipeline(
+                t,
+                plan,
+                scheduler,
+                writer,
+                done_answers,
+                done_reviews,
+                progress,
+                stages,
+                done_verdicts,
+            )
             summary = await pipeline.run()
             # The BatchEval stage (docs/batcheval.md), when configured: it scores
             # every answer once no answer is pending.
-            stage = None if not extra_stages else await score_tournament(
-                t, [(a.id, a.question, a.model) for a in plan.answers], pipeline.answers,
-                scheduler, writer, log, run_id=pipeline.run_id, progress=progress,
+            stage = (
+                None
+                if not extra_stages
+                else await score_tournament(
+                    t,
+                    [(a.id, a.question, a.model) for a in plan.answers],
+                    pipeline.answers,
+                    scheduler,
+                    writer,
+                    log,
+                    run_id=pipeline.run_id,
+                    progress=progress,
+                )
             )
             if stage is not None:
                 for key, value in stage.counts().items():

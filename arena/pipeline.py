@@ -130,9 +130,7 @@ def make_providers(t: Tournament) -> dict[str, Provider]:
     for pname in sorted(used):
         pcfg = t.config.providers[pname]
         models = {
-            t.provider_model_id(m): t.model(m)
-            for m in t.config.models
-            if t.provider_of(m) == pname
+            t.provider_model_id(m): t.model(m) for m in t.config.models if t.provider_of(m) == pname
         }
         providers[pname] = create_provider(pname, pcfg, models, t.config.seed)
     return providers
@@ -173,7 +171,6 @@ class Stage:
 StageFactory = Callable[[Tournament], "Stage | None"]
 
 
-
 class Pipeline:
     """Runs a plan's pending calls through the scheduler into the log."""
 
@@ -203,8 +200,7 @@ class Pipeline:
         self.tasks: set[asyncio.Task[None]] = set()
         self.stages = list(stages or [])
         self.done_verdicts = done_verdicts or {}
-        self.totals: dict[str, int] = {"answers": len(plan.answers),
-                                       "reviews": len(plan.reviews)}
+        self.totals: dict[str, int] = {"answers": len(plan.answers), "reviews": len(plan.reviews)}
 
     def add_planned(self, stage: str, n: int) -> None:
         """A stage announces n more planned calls."""
@@ -218,13 +214,11 @@ class Pipeline:
             done = sum(v for k, v in self.stage_counts[stage].items() if k != "deferred")
             self.progress(stage, done, self.totals.get(stage, done))
 
-
     def spawn(self, coro: Any) -> None:
         """Run a coroutine as part of this run (the run waits for it)."""
         task = asyncio.get_running_loop().create_task(coro)
         self.tasks.add(task)
         task.add_done_callback(self.tasks.discard)
-
 
     def _answer_ready(self, call: AnswerCall, turns: list[str]) -> None:
         for stage in self.stages:
@@ -274,8 +268,9 @@ class Pipeline:
         return s
 
     def _maybe_start(self, review: ReviewCall) -> None:
-        missing = [aid for aid in (review.answer_a_id, review.answer_b_id)
-                   if aid not in self.answers]
+        missing = [
+            aid for aid in (review.answer_a_id, review.answer_b_id) if aid not in self.answers
+        ]
         if missing:
             self.waiting[missing[0]].append(review)
         else:
@@ -375,14 +370,14 @@ class Pipeline:
         if outcome.status == "ok" and outcome.result is not None:
             verdict = parse_verdict(outcome.result.text)
             status = CallStatus.INVALID if verdict is Verdict.INVALID else CallStatus.OK
-            row.update(status=status.value, error=None, text=outcome.result.text,
-                       verdict=verdict.value)
+            row.update(
+                status=status.value, error=None, text=outcome.result.text, verdict=verdict.value
+            )
             await self.writer.write("reviews", row)
             self.count("reviews", "invalid" if status is CallStatus.INVALID else "completed")
             self._review_ready(call, verdict)
         else:
-            row.update(status=CallStatus.FAILED.value, error=outcome.error, text=None,
-                       verdict=None)
+            row.update(status=CallStatus.FAILED.value, error=outcome.error, text=None, verdict=None)
             await self.writer.write("reviews", row)
             self.count("reviews", "failed")
 
@@ -405,9 +400,7 @@ def load_verdicts(log: RunLog) -> dict[str, Verdict]:
     if not df.height:
         return {}
     df = df.filter(df["status"] != CallStatus.FAILED.value)
-    return {i: Verdict(v) for i, v in zip(df["id"].to_list(), df["verdict"].to_list(),
-                                          strict=True)}
-
+    return {i: Verdict(v) for i, v in zip(df["id"].to_list(), df["verdict"].to_list(), strict=True)}
 
 
 __all__ = [

@@ -49,9 +49,19 @@ def start_server(root: Path) -> tuple[subprocess.Popen[str], str]:
     config = {"limits": {"rpm": LIMIT_RPM}, "models": {"bench": {"answer_words": 10}}}
     (root / "fake.yaml").write_text(yaml.safe_dump(config))
     proc = subprocess.Popen(
-        [sys.executable, "-m", "arena", "fake-server", "--port", "0", "--config",
-         str(root / "fake.yaml")],
-        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+        [
+            sys.executable,
+            "-m",
+            "arena",
+            "fake-server",
+            "--port",
+            "0",
+            "--config",
+            str(root / "fake.yaml"),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
     )
     assert proc.stdout is not None
     first = proc.stdout.readline()
@@ -80,17 +90,20 @@ async def one_run(url: str, client_rpm: float, key: str) -> dict[str, Any]:
     provider = create_provider(
         "bench", ProviderConfig(type="openai", base_url=f"{url}/v1", api_key_env=KEY_ENV), {}, 0
     )
-    scheduler = Scheduler({"bench": provider},
-                          {"bench": Limits(max_concurrency=CONCURRENCY, rpm=client_rpm)},
-                          RetryConfig())
+    scheduler = Scheduler(
+        {"bench": provider},
+        {"bench": Limits(max_concurrency=CONCURRENCY, rpm=client_rpm)},
+        RetryConfig(),
+    )
     start = time.monotonic()
     finished: list[float] = []
     statuses: dict[str, int] = {}
     n = 0
 
     async def call(i: int) -> None:
-        request = GenerateRequest(model="bench", messages=(Message("user", f"Question {i}?"),),
-                                  max_tokens=64)
+        request = GenerateRequest(
+            model="bench", messages=(Message("user", f"Question {i}?"),), max_tokens=64
+        )
         outcome = await scheduler.call("bench", request)
         statuses[outcome.status] = statuses.get(outcome.status, 0) + 1
         if outcome.ok:
@@ -130,27 +143,33 @@ def main() -> None:
                 results[label] = asyncio.run(one_run(url, LIMIT_RPM * factor, f"key-{label}"))
                 results[label]["429"] = server_stats(url)["counts"].get("status.429", 0)
                 r = results[label]
-                print(f"{label}: client at {LIMIT_RPM * factor:.0f} rpm, server at "
-                      f"{LIMIT_RPM:.0f}: {r['rpm']:.0f} rpm steady, {r['ok']} ok, "
-                      f"{r['429']} 429s, {r['failed']} failed, {r['wall_s']:.1f}s",
-                      file=sys.stderr)
+                print(
+                    f"{label}: client at {LIMIT_RPM * factor:.0f} rpm, server at "
+                    f"{LIMIT_RPM:.0f}: {r['rpm']:.0f} rpm steady, {r['ok']} ok, "
+                    f"{r['429']} 429s, {r['failed']} failed, {r['wall_s']:.1f}s",
+                    file=sys.stderr,
+                )
         finally:
             proc.terminate()
             proc.wait(timeout=10)
     m, o = results["matched"], results["over"]
-    print(json.dumps({
-        "limit_rpm": LIMIT_RPM,
-        "matched_rpm": round(m["rpm"], 1),
-        "matched_429": m["429"],
-        "matched_failed": m["failed"],
-        "over_rpm": round(o["rpm"], 1),
-        "over_429": o["429"],
-        "over_failed": o["failed"],
-        "matched_calls": m["ok"],
-        "over_calls": o["ok"],
-        "run_seconds": RUN_SECONDS,
-        "warmup_seconds": WARMUP_SECONDS,
-    }))
+    print(
+        json.dumps(
+            {
+                "limit_rpm": LIMIT_RPM,
+                "matched_rpm": round(m["rpm"], 1),
+                "matched_429": m["429"],
+                "matched_failed": m["failed"],
+                "over_rpm": round(o["rpm"], 1),
+                "over_429": o["429"],
+                "over_failed": o["failed"],
+                "matched_calls": m["ok"],
+                "over_calls": o["ok"],
+                "run_seconds": RUN_SECONDS,
+                "warmup_seconds": WARMUP_SECONDS,
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -32,8 +32,12 @@ RPM = 60_000.0
 
 def write_tournament(root: Path, latency: float, limits: dict[str, float]) -> Path:
     (root / "q.jsonl").write_text(
-        "\n".join(json.dumps({"id": f"q{i}", "text": f"Benchmark question {i}?"})
-                  for i in range(QUESTIONS)) + "\n")
+        "\n".join(
+            json.dumps({"id": f"q{i}", "text": f"Benchmark question {i}?"})
+            for i in range(QUESTIONS)
+        )
+        + "\n"
+    )
     names = [f"model{i}" for i in range(MODELS)]
     cfg = {
         "name": "bench",
@@ -41,9 +45,13 @@ def write_tournament(root: Path, latency: float, limits: dict[str, float]) -> Pa
         "questions": "q.jsonl",
         "output": str(root / "out"),
         "providers": {"sim": {"type": "sim", "limits": limits}},
-        "models": {n: {"provider": "sim", "sim": {"skill": float(i), "latency_mean": latency,
-                                                  "answer_words": 30}}
-                   for i, n in enumerate(names)},
+        "models": {
+            n: {
+                "provider": "sim",
+                "sim": {"skill": float(i), "latency_mean": latency, "answer_words": 30},
+            }
+            for i, n in enumerate(names)
+        },
         "contestants": names,
     }
     path = root / "t.yaml"
@@ -55,8 +63,9 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp) / "limited"
         root.mkdir()
-        t = load_tournament(write_tournament(root, LATENCY,
-                                             {"max_concurrency": CONCURRENCY, "rpm": RPM}))
+        t = load_tournament(
+            write_tournament(root, LATENCY, {"max_concurrency": CONCURRENCY, "rpm": RPM})
+        )
         calls = build_plan(t).size
         start = time.perf_counter()
         summary = asyncio.run(run_tournament(t, compact_every=5000))
@@ -84,8 +93,11 @@ def main() -> None:
         "zero_latency_calls_per_cpu_second": round(calls / cpu, 1),
         "zero_latency_wall_seconds": round(wall0, 3),
     }
-    print(f"{calls} calls, latency {LATENCY}s, concurrency {CONCURRENCY}, rpm {RPM:.0f}: "
-          f"wall {wall:.2f}s vs lower bound {lower:.2f}s", file=sys.stderr)
+    print(
+        f"{calls} calls, latency {LATENCY}s, concurrency {CONCURRENCY}, rpm {RPM:.0f}: "
+        f"wall {wall:.2f}s vs lower bound {lower:.2f}s",
+        file=sys.stderr,
+    )
     print(json.dumps(result))
 
 

@@ -26,8 +26,9 @@ def small_tournament(
     qlines = []
     for i in range(questions):
         if multi_turn and i == 0:
-            qlines.append({"question_id": i, "category": "x", "turns": [f"Q{i} part one?",
-                                                                       "And part two?"]})
+            qlines.append(
+                {"question_id": i, "category": "x", "turns": [f"Q{i} part one?", "And part two?"]}
+            )
         else:
             qlines.append({"id": f"q{i}", "text": f"Question number {i}?"})
     (tmp / "q.jsonl").write_text("\n".join(json.dumps(q) for q in qlines) + "\n")

@@ -27,8 +27,9 @@ def test_parse_verdict(text: str, verdict: Verdict) -> None:
 
 def test_multi_turn_prompt_shows_whole_conversation() -> None:
     q = Question("1", ("first?", "second?"))
-    prompt = render_review_prompt("{question}|{answer_a}|{answer_b}", q, ["a1", "a2"],
-                                  ["b1 {x}", "b2"])
+    prompt = render_review_prompt(
+        "{question}|{answer_a}|{answer_b}", q, ["a1", "a2"], ["b1 {x}", "b2"]
+    )
     question, a, b = prompt.split("|")
     assert "Turn 1: first?" in question and "Turn 2: second?" in question
     assert "User: second?\nAssistant: a2" in a
@@ -37,7 +38,12 @@ def test_multi_turn_prompt_shows_whole_conversation() -> None:
 
 def test_placeholders_inside_answers_are_not_substituted() -> None:
     q = Question("1", ("Explain {answer_b} templates",))
-    prompt = render_review_prompt("Q: {question}\nA: {answer_a}\nB: {answer_b}", q,
-                                  ["I mention {answer_b} and {question}"], ["second"])
-    assert prompt == ("Q: Explain {answer_b} templates\n"
-                      "A: I mention {answer_b} and {question}\nB: second")
+    prompt = render_review_prompt(
+        "Q: {question}\nA: {answer_a}\nB: {answer_b}",
+        q,
+        ["I mention {answer_b} and {question}"],
+        ["second"],
+    )
+    assert prompt == (
+        "Q: Explain {answer_b} templates\nA: I mention {answer_b} and {question}\nB: second"
+    )

@@ -83,15 +83,23 @@ def signal_exit(signals: list[int]) -> Exit | None:
 
 # Options shared by the commands that run calls.
 json_summary_option = click.option(
-    "--json", "as_json", is_flag=True,
+    "--json",
+    "as_json",
+    is_flag=True,
     help="Print a final JSON summary on stdout (for scripts and monitoring).",
 )
 budget_option = click.option(
-    "--budget", type=float, default=None, metavar="USD",
+    "--budget",
+    type=float,
+    default=None,
+    metavar="USD",
     help="Stop starting calls before spend plus reservations exceed USD (exit 4).",
 )
 recorded_config_option = click.option(
-    "--config", "config_file", type=click.Path(path_type=Path), default=None,
+    "--config",
+    "config_file",
+    type=click.Path(path_type=Path),
+    default=None,
     help="Tournament YAML (default: the one DIR's last run recorded in tournament.json).",
 )
 

@@ -19,10 +19,20 @@ if TYPE_CHECKING:
 
 @click.command("fake-server")
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
-@click.option("--port", type=click.IntRange(0, 65535), default=8765, show_default=True,
-              help="Port to listen on (0: any free port; the URL is printed).")
-@click.option("--config", "config_file", type=click.Path(path_type=Path), default=None,
-              help="YAML with accepted keys, per-key limits, sim models and faults.")
+@click.option(
+    "--port",
+    type=click.IntRange(0, 65535),
+    default=8765,
+    show_default=True,
+    help="Port to listen on (0: any free port; the URL is printed).",
+)
+@click.option(
+    "--config",
+    "config_file",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="YAML with accepted keys, per-key limits, sim models and faults.",
+)
 def fake_server_cmd(host: str, port: int, config_file: Path | None) -> None:
     """Serve fake OpenAI, Anthropic and Gemini APIs answered by the simulator.
 
@@ -38,8 +48,11 @@ def fake_server_cmd(host: str, port: int, config_file: Path | None) -> None:
     try:
         from arena.fakeserver import bind_socket, load_fake_config
     except ImportError as exc:
-        fail(f"fake-server needs a missing package ({exc.name}); "
-             "install it with: pip install 'arena[providers]'", Exit.ERROR)
+        fail(
+            f"fake-server needs a missing package ({exc.name}); "
+            "install it with: pip install 'arena[providers]'",
+            Exit.ERROR,
+        )
     try:
         config = load_fake_config(config_file)
     except ConfigError as exc:
@@ -57,11 +70,13 @@ async def _serve(config: FakeServerConfig, sock: socket.socket, host: str) -> No
     runner = await start_site(FakeProviderServer(config).app(), sock)
     port = sock.getsockname()[1]
     url = f"http://{'[' + host + ']' if ':' in host else host}:{port}"
-    click.echo(f"arena fake-server: listening on {url}\n"
-               f"  openai     base_url: {url}/v1\n"
-               f"  anthropic  base_url: {url}\n"
-               f"  gemini     base_url: {url}\n"
-               f"  stats      GET {url}/fake/stats")
+    click.echo(
+        f"arena fake-server: listening on {url}\n"
+        f"  openai     base_url: {url}/v1\n"
+        f"  anthropic  base_url: {url}\n"
+        f"  gemini     base_url: {url}\n"
+        f"  stats      GET {url}/fake/stats"
+    )
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):

@@ -28,14 +28,31 @@ from arena.types import Usage, estimate_tokens
 
 # State of a call not done -> the plan column that counts it.
 _TO_RUN = {"pending": "new", "stale": "stale", "failed": "failed"}
-_COLUMNS = ("provider", "model", "answers", "reviews", "batcheval", "calls", "done", "pending",
-            "new", "stale", "failed", "est_tokens", "est_cost_usd")
+_COLUMNS = (
+    "provider",
+    "model",
+    "answers",
+    "reviews",
+    "batcheval",
+    "calls",
+    "done",
+    "pending",
+    "new",
+    "stale",
+    "failed",
+    "est_tokens",
+    "est_cost_usd",
+)
 
 
 @click.command("plan")
 @click.argument("file", type=click.Path(path_type=Path))
-@click.option("--out", type=click.Path(path_type=Path), default=None,
-              help="Output directory to compare against (default: as `arena run`).")
+@click.option(
+    "--out",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Output directory to compare against (default: as `arena run`).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the plan as JSON.")
 def plan_cmd(file: Path, out: Path | None, as_json: bool) -> None:
     """Show the calls FILE needs per provider and model, and how many are already done."""
@@ -76,8 +93,11 @@ def plan_cmd(file: Path, out: Path | None, as_json: bool) -> None:
             bump(a.model, "est_out", t.model(a.model).max_tokens * len(a.question.turns))
     # The review prompt with empty answers (template, question, turn labels), per question.
     prompt_tokens = {
-        q.id: estimate_tokens(len(render_review_prompt(
-            t.review_template, q, [""] * len(q.turns), [""] * len(q.turns))))
+        q.id: estimate_tokens(
+            len(
+                render_review_prompt(t.review_template, q, [""] * len(q.turns), [""] * len(q.turns))
+            )
+        )
         for q in t.questions
     }
     for r in plan.reviews:
@@ -88,7 +108,8 @@ def plan_cmd(file: Path, out: Path | None, as_json: bool) -> None:
             bump(r.reviewer, _TO_RUN[states.get(r.id, "pending")])
             # Both answers, each at most its contestant's max_tokens per turn.
             answers_tokens = len(r.question.turns) * (
-                t.model(r.model_a).max_tokens + t.model(r.model_b).max_tokens)
+                t.model(r.model_a).max_tokens + t.model(r.model_b).max_tokens
+            )
             review_in = prompt_tokens[r.question.id] + answers_tokens
             bump(r.reviewer, "est_tokens", review_in + t.config.review.max_tokens)
             bump(r.reviewer, "est_in", review_in)
@@ -121,22 +142,57 @@ def plan_cmd(file: Path, out: Path | None, as_json: bool) -> None:
     out_rows: list[dict[str, Any]] = []
     for (provider, model), c in sorted(rows.items()):
         total = c["answers"] + c["reviews"] + c["batcheval"]
-        out_rows.append({
-            "provider": provider, "model": model, "answers": c["answers"],
-            "reviews": c["reviews"], "batcheval": c["batcheval"], "calls": total, "done": c["done"],
-            "pending": total - c["done"], "new": c["new"], "stale": c["stale"],
-            "failed": c["failed"], "est_tokens": c["est_tokens"],
-            "est_cost_usd": _cost(prices, t.provider_model_id(model), c,
-                                  free=t.config.providers[provider].type == "sim"),
-        })
-    totals = {k: sum(r[k] for r in out_rows)
-              for k in ("answers", "reviews", "batcheval", "calls", "done", "pending", "new",
-                        "stale", "failed", "est_tokens")}
+        out_rows.append(
+            {
+                "provider": provider,
+                "model": model,
+                "answers": c["answers"],
+                "reviews": c["reviews"],
+                "batcheval": c["batcheval"],
+                "calls": total,
+                "done": c["done"],
+                "pending": total - c["done"],
+                "new": c["new"],
+                "stale": c["stale"],
+                "failed": c["failed"],
+                "est_tokens": c["est_tokens"],
+                "est_cost_usd": _cost(
+                    prices,
+                    t.provider_model_id(model),
+                    c,
+                    free=t.config.providers[provider].type == "sim",
+                ),
+            }
+        )
+    totals = {
+        k: sum(r[k] for r in out_rows)
+        for k in (
+            "answers",
+            "reviews",
+            "batcheval",
+            "calls",
+            "done",
+            "pending",
+            "new",
+            "stale",
+            "failed",
+            "est_tokens",
+        )
+    }
     unpriced = [r["model"] for r in out_rows if r["est_cost_usd"] is None]
     totals["est_cost_usd"] = sum(r["est_cost_usd"] or 0.0 for r in out_rows)
     if as_json:
-        click.echo(json.dumps({"rows": out_rows, "total": totals, "unpriced": unpriced,
-                               "batcheval": batcheval, "discussion": discussion}))
+        click.echo(
+            json.dumps(
+                {
+                    "rows": out_rows,
+                    "total": totals,
+                    "unpriced": unpriced,
+                    "batcheval": batcheval,
+                    "discussion": discussion,
+                }
+            )
+        )
         return
     table = Table(title=f"Plan for {t.name} ({len(t.questions)} questions) -> {t.output_dir}")
     columns = [c for c in _COLUMNS if c != "batcheval" or batcheval is not None]
@@ -148,8 +204,10 @@ def plan_cmd(file: Path, out: Path | None, as_json: bool) -> None:
     # Piped or logged output has no width: do not squeeze the columns into 80.
     Console(width=None if sys.stdout.isatty() else 160).print(table)
     click.echo("est_tokens is an upper bound: prompts plus max_tokens for each pending call.")
-    click.echo("est_cost_usd prices est_tokens with configs/prices.yaml and the YAML's `prices:`"
-               + (f"; no price for: {', '.join(unpriced)} (counted as $0)." if unpriced else "."))
+    click.echo(
+        "est_cost_usd prices est_tokens with configs/prices.yaml and the YAML's `prices:`"
+        + (f"; no price for: {', '.join(unpriced)} (counted as $0)." if unpriced else ".")
+    )
     click.echo("pending = new + stale (re-run: what they depend on changed) + failed (retried).")
     if batcheval is not None:
         click.echo(
@@ -164,8 +222,12 @@ def plan_cmd(file: Path, out: Path | None, as_json: bool) -> None:
             f"discussion: depends on triggers; at most {discussion['battles']} battles x "
             f"{discussion['pairs']} pair(s) x 2 x ({discussion['max_turns']} turns + 2 initial "
             f"reviews) = {discussion['max_calls']} calls, not in the table or the estimates"
-            + ("." if not logged else f"; logged: {logged['logged']} discussions "
-               f"({logged['agreed']} agreed, {logged['unresolved']} unresolved).")
+            + (
+                "."
+                if not logged
+                else f"; logged: {logged['logged']} discussions "
+                f"({logged['agreed']} agreed, {logged['unresolved']} unresolved)."
+            )
         )
 
 

@@ -81,5 +81,6 @@ def retry_failed_cmd(
         f"{summary.failed}, pending {summary.pending} ({summary.wall_seconds:.1f}s) "
         f"-> {t.output_dir}"
     )
-    report_and_exit(report, as_json, line, summary.errors, code,
-                    [history] if history is not None else [])
+    report_and_exit(
+        report, as_json, line, summary.errors, code, [history] if history is not None else []
+    )

@@ -53,8 +53,13 @@ class _PlainProgress:
             log_line(" ".join(f"{k} {d}/{t}" for k, (d, t) in sorted(self.state.items())))
 
 
-async def _run(t: Tournament, budget: float | None, progress: ProgressFn | None,
-               signals: list[int], **options: Any) -> RunSummary:
+async def _run(
+    t: Tournament,
+    budget: float | None,
+    progress: ProgressFn | None,
+    signals: list[int],
+    **options: Any,
+) -> RunSummary:
     interrupts = Interrupts(signals)
     interrupts.install()
     summary = await run_tournament(
@@ -78,8 +83,12 @@ def exit_code(summary: RunSummary, signals: list[int]) -> Exit:
 
 @click.command("run")
 @click.argument("file", type=click.Path(path_type=Path))
-@click.option("--out", type=click.Path(path_type=Path), default=None,
-              help="Output directory (default: the YAML's `output`, else runs/<name>).")
+@click.option(
+    "--out",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Output directory (default: the YAML's `output`, else runs/<name>).",
+)
 @json_summary_option
 @budget_option
 def run_cmd(file: Path, out: Path | None, as_json: bool, budget: float | None) -> None:
@@ -97,9 +106,12 @@ def run_cmd(file: Path, out: Path | None, as_json: bool, budget: float | None) -
         fail("\n  ".join([f"{file}: cannot start:"] + problems))
     if budget is not None:
         for name in unpriced_models(t):
-            click.echo(f"arena: warning: no price for model '{name}' "
-                       f"({t.provider_model_id(name)}): its calls count as $0 against "
-                       "--budget; add it under `prices:` in the YAML", err=True)
+            click.echo(
+                f"arena: warning: no price for model '{name}' "
+                f"({t.provider_model_id(name)}): its calls count as $0 against "
+                "--budget; add it under `prices:` in the YAML",
+                err=True,
+            )
     signals: list[int] = []
     try:
         with RunLock(t.output_dir):
@@ -123,8 +135,9 @@ def run_cmd(file: Path, out: Path | None, as_json: bool, budget: float | None) -
         f"failed {summary.failed}, pending {summary.pending} "
         f"({summary.wall_seconds:.1f}s) -> {t.output_dir}"
     )
-    report_and_exit(report, as_json, line, summary.errors, code,
-                    [history] if history is not None else [])
+    report_and_exit(
+        report, as_json, line, summary.errors, code, [history] if history is not None else []
+    )
 
 
 def snapshot_history(t: Tournament, plan: Plan, code: Exit, command: str) -> str | None:
@@ -136,10 +149,15 @@ def snapshot_history(t: Tournament, plan: Plan, code: Exit, command: str) -> str
     )
 
 
-def _run_with_bars(t: Tournament, budget: float | None, signals: list[int],
-                   **options: Any) -> RunSummary:
-    columns = (TextColumn("{task.description:>8}"), BarColumn(), MofNCompleteColumn(),
-               TimeElapsedColumn())
+def _run_with_bars(
+    t: Tournament, budget: float | None, signals: list[int], **options: Any
+) -> RunSummary:
+    columns = (
+        TextColumn("{task.description:>8}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+    )
     with Progress(*columns, transient=False) as bars:
         tasks: dict[str, Any] = {}
 

@@ -311,5 +311,3 @@ class DiscussionStage(Stage):
 def discussion_stage(t: Tournament) -> DiscussionStage | None:
     """The stage factory `arena run` uses: a stage when the tournament has a discussion section."""
     return DiscussionStage(t) if t.config.discussion is not None else None
-
-

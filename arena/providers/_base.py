@@ -33,8 +33,9 @@ class Provider(ABC):
 
     over_network: ClassVar[bool] = False
 
-    def __init__(self, name: str, config: ProviderConfig, models: Mapping[str, ModelConfig],
-                 seed: int) -> None:
+    def __init__(
+        self, name: str, config: ProviderConfig, models: Mapping[str, ModelConfig], seed: int
+    ) -> None:
         self.name = name
         self.config = config
         self.models = dict(models)  # provider-side model id -> its config
@@ -86,8 +87,9 @@ class ProviderUnavailable(Exception):
     """A provider type is unknown or its SDK is not installed."""
 
 
-def create_provider(name: str, config: ProviderConfig, models: Mapping[str, ModelConfig],
-                    seed: int) -> Provider:
+def create_provider(
+    name: str, config: ProviderConfig, models: Mapping[str, ModelConfig], seed: int
+) -> Provider:
     """Instantiate the provider registered for `config.type`."""
     target = _REGISTRY.get(config.type)
     if target is None:

@@ -143,8 +143,11 @@ class GeminiProvider(RemoteProvider):
             error = self.empty_error(finish, permanent_reasons=PERMANENT_EMPTY)
             error.usage = Usage(
                 input_tokens=(meta.prompt_token_count or 0) if meta else 0,
-                output_tokens=((meta.candidates_token_count or 0)
-                               + (meta.thoughts_token_count or 0)) if meta else 0,
+                output_tokens=(
+                    (meta.candidates_token_count or 0) + (meta.thoughts_token_count or 0)
+                )
+                if meta
+                else 0,
             )
             raise error
         usage = Usage(

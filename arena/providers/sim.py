@@ -161,9 +161,7 @@ class SimProvider(Provider):
         if params.latency_mean > 0 or params.latency_sd > 0:
             await asyncio.sleep(max(0.0, luck.gauss(params.latency_mean, params.latency_sd)))
         if params.failure_rate > 0 and luck.random() < params.failure_rate:
-            raise ProviderError(
-                ErrorKind.TRANSIENT, "simulated transient server error", status=503
-            )
+            raise ProviderError(ErrorKind.TRANSIENT, "simulated transient server error", status=503)
         text = self.respond(request, params, prompt, key)
         usage = Usage(
             input_tokens=estimate_tokens(request.prompt_chars()),
@@ -177,8 +175,7 @@ class SimProvider(Provider):
         if is_batcheval_prompt(last):
             return score_batch(self.seed, request.model, params, last, key, self._attempts[key])
         if is_discussion_prompt(last):
-            return discussion_turn(self.seed, request.model, params, last, key,
-                                   self._attempts[key])
+            return discussion_turn(self.seed, request.model, params, last, key, self._attempts[key])
         signed = find_signatures(last)
         authors = list(dict.fromkeys(s.author for s in signed))
         if len(authors) >= 2:

@@ -256,12 +256,20 @@ def build_leaderboard(
             cost_usd=_cost([reviews, answers, extra, scored]),
         )
         if discussed is not None:
-            plain = rank_frame(reviews, source=source, options=opts, contestants=contestants,
-                               reviewers=reviewers, sim_skill=skills)
+            plain = rank_frame(
+                reviews,
+                source=source,
+                options=opts,
+                contestants=contestants,
+                reviewers=reviewers,
+                sim_skill=skills,
+            )
             _judge_diagnostics_from(board, plain)
             tau = plain.kendall_tau
             board.discussion = discussion_block(
-                discussed, *_by_model(board), *_by_model(plain),
+                discussed,
+                *_by_model(board),
+                *_by_model(plain),
                 None if tau is None else {k: _number(v) for k, v in tau.items()},
             )
         if target is not None and target.is_dir():

@@ -159,8 +159,10 @@ def _sections(board: Leaderboard) -> tuple[list[str], list[_Section], list[str]]
             )
         )
     if board.discussion is not None:  # docs/discussion.md
-        sections += [_Section(d.title, d.header, d.rows, d.notes)
-                     for d in discussion_tables(board.discussion)]
+        sections += [
+            _Section(d.title, d.header, d.rows, d.notes)
+            for d in discussion_tables(board.discussion)
+        ]
     if board.batcheval is not None:  # docs/batcheval.md
         sections += _batcheval_sections(board.batcheval)
     footer = []

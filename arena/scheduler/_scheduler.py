@@ -231,8 +231,9 @@ class Scheduler:
                 state, request, permit, price_model, worst_cost
             )
             spent += cost
-            billed = Usage(billed.input_tokens + used.input_tokens,
-                           billed.output_tokens + used.output_tokens)
+            billed = Usage(
+                billed.input_tokens + used.input_tokens, billed.output_tokens + used.output_tokens
+            )
             if result is not None:
                 return finish("ok", result=result)
             assert error is not None

@@ -128,14 +128,20 @@ def test_a_run_without_discussions_has_no_discussion_block(tmp_path: Path) -> No
     assert "discussion" not in leaderboard_dict(build_leaderboard(tmp_path / "out", options=FAST))
 
 
-
 def test_judge_diagnostics_describe_the_reviews_as_written(tmp_path: Path) -> None:
     from arena.report import rank_frame
 
     yaml_path = small_tournament(
-        tmp_path, models=3, questions=4,
-        extra={"discussion": {"trigger": ["inconsistent"], "discussants": ["m0", "m1"],
-                              "outcome": "replace"}},
+        tmp_path,
+        models=3,
+        questions=4,
+        extra={
+            "discussion": {
+                "trigger": ["inconsistent"],
+                "discussants": ["m0", "m1"],
+                "outcome": "replace",
+            }
+        },
     )
     data = yaml.safe_load(yaml_path.read_text())
     data["models"]["m2"]["sim"]["position_bias"] = 5.0  # m2 always prefers answer A
@@ -146,8 +152,11 @@ def test_judge_diagnostics_describe_the_reviews_as_written(tmp_path: Path) -> No
     discussed = leaderboard_dict(build_leaderboard(t.output_dir, options=FAST))
     assert discussed["discussion"]["discussions"] > 0
     raw = RunLog(t.output_dir).read("reviews")
-    plain = leaderboard_dict(rank_frame(raw, source="raw", options=FAST,
-                                        contestants=t.contestants, reviewers=t.reviewers))
+    plain = leaderboard_dict(
+        rank_frame(
+            raw, source="raw", options=FAST, contestants=t.contestants, reviewers=t.reviewers
+        )
+    )
     by_reviewer = {d["reviewer"]: d for d in discussed["diagnostics"]["reviewers"]}
     # the always-A reviewer is still seen as such, though its verdicts were replaced
     assert by_reviewer["m2"]["position_a_share"] == 1.0

@@ -167,14 +167,22 @@ def test_top2_runs_are_reproducible_whatever_order_reviews_arrive_in(tmp_path: P
         root.mkdir()
         # Random latencies shuffle the order in which reviews arrive.
         path = small_tournament(
-            root, models=4, questions=4,
-            sim={"judge_noise": 0.8, "position_bias": 0.4, "latency_mean": 0.004,
-                 "latency_sd": 0.004},
+            root,
+            models=4,
+            questions=4,
+            sim={
+                "judge_noise": 0.8,
+                "position_bias": 0.4,
+                "latency_mean": 0.004,
+                "latency_sd": 0.004,
+            },
             extra={"discussion": section},
         )
         _run(path)
-        tables.append(_table(root / "out").select(
-            "id", "discussion_id", "turn", "speaker", "leader", "text", "preference", "verdict"
-        ))
+        tables.append(
+            _table(root / "out").select(
+                "id", "discussion_id", "turn", "speaker", "leader", "text", "preference", "verdict"
+            )
+        )
     assert tables[0].height > 0
     assert tables[0].equals(tables[1])

@@ -137,16 +137,23 @@ def test_inconsistent_share_sets_how_many_reviewers_must_contradict_themselves()
     assert battle_triggers(
         verdicts, mirror, _cfg(trigger="inconsistent", inconsistent_share=0.2)
     ) == ("inconsistent",)
-    assert battle_triggers(verdicts, mirror, _cfg(trigger="inconsistent",
-                                                  inconsistent_share=0.25)) == ()
+    assert (
+        battle_triggers(verdicts, mirror, _cfg(trigger="inconsistent", inconsistent_share=0.25))
+        == ()
+    )
     consistent = {"r1": "B", "r2": "A", "r3": "B", "r4": "tie"}
     assert battle_triggers(consistent, mirror, _cfg(trigger="inconsistent")) == ()
 
 
 @pytest.mark.parametrize(
     "bad",
-    [{"trigger": "sometimes"}, {"trigger": []}, {"tie_margin": 1.0}, {"disagreement": 0},
-     {"inconsistent_share": 1.0}],
+    [
+        {"trigger": "sometimes"},
+        {"trigger": []},
+        {"tie_margin": 1.0},
+        {"disagreement": 0},
+        {"inconsistent_share": 1.0},
+    ],
 )
 def test_bad_trigger_settings_are_refused(bad: dict[str, Any]) -> None:
     with pytest.raises(ValueError):

@@ -33,8 +33,9 @@ def test_ids_are_stable_and_follow_their_dependencies(tmp_path: Path) -> None:
     data["output"] = str(tmp_path / "elsewhere")  # where results go is not a dependency
     path.write_text(yaml.safe_dump(data))
     second = build_plan(load_tournament(path))
-    changed_answers = {a.model for a, b in zip(first.answers, second.answers, strict=True)
-                       if a.id != b.id}
+    changed_answers = {
+        a.model for a, b in zip(first.answers, second.answers, strict=True) if a.id != b.id
+    }
     assert changed_answers == {"m1"}
     for a, b in zip(first.reviews, second.reviews, strict=True):
         touches_m1 = "m1" in (a.model_a, a.model_b, a.reviewer)

@@ -20,8 +20,9 @@ from tests.conftest import small_tournament
 
 
 def arena(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "arena", *args], capture_output=True,
-                          text=True, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "arena", *args], capture_output=True, text=True, timeout=timeout
+    )
 
 
 def run_json(*args: str) -> tuple[int, dict[str, Any]]:
@@ -59,7 +60,9 @@ def test_full_run_logs_every_call_then_resume_skips_all(tmp_path: Path) -> None:
 
 def test_failures_and_malformed_verdicts_are_recorded(tmp_path: Path) -> None:
     yaml_path = small_tournament(
-        tmp_path, models=3, questions=4,
+        tmp_path,
+        models=3,
+        questions=4,
         sim={"failure_rate": 0.6, "malformed_rate": 0.3},
         extra={"retry": {"max_attempts": 2, "backoff_base": 0.0, "backoff_max": 0.0}},
     )
@@ -68,9 +71,12 @@ def test_failures_and_malformed_verdicts_are_recorded(tmp_path: Path) -> None:
     assert summary["failed"] > 0 and summary["invalid"] > 0
     log = RunLog(tmp_path / "out")
     reviews, answers = log.read("reviews"), log.read("answers")
-    failed = pl.concat([reviews.select("status", "error", "attempts"),
-                        answers.select("status", "error", "attempts")]
-                       ).filter(pl.col("status") == "failed")
+    failed = pl.concat(
+        [
+            reviews.select("status", "error", "attempts"),
+            answers.select("status", "error", "attempts"),
+        ]
+    ).filter(pl.col("status") == "failed")
     assert failed.height == summary["failed"]
     assert failed["error"].str.contains("503").all()
     assert (failed["attempts"] == 2).all()
@@ -81,10 +87,13 @@ def test_failures_and_malformed_verdicts_are_recorded(tmp_path: Path) -> None:
 
 
 def _slow_tournament(tmp_path: Path) -> Path:
-    return small_tournament(tmp_path, models=4, questions=6,
-                            sim={"latency_mean": 0.03, "failure_rate": 0.05},
-                            extra={"providers": {"sim": {"type": "sim",
-                                                         "limits": {"max_concurrency": 4}}}})
+    return small_tournament(
+        tmp_path,
+        models=4,
+        questions=6,
+        sim={"latency_mean": 0.03, "failure_rate": 0.05},
+        extra={"providers": {"sim": {"type": "sim", "limits": {"max_concurrency": 4}}}},
+    )
 
 
 def _journal_rows(out: Path) -> int:
@@ -111,8 +120,12 @@ def test_kill_9_then_resume_equals_uninterrupted(tmp_path: Path) -> None:
     code, ref_summary = run_json(str(ref_yaml))
     assert ref_summary["pending"] == 0
 
-    proc = subprocess.Popen([sys.executable, "-m", "arena", "run", str(kill_yaml), "--json"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "arena", "run", str(kill_yaml), "--json"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     _wait_for_rows(kill_dir / "out", 60, proc)
     proc.send_signal(signal.SIGKILL)
     proc.wait()
@@ -121,8 +134,10 @@ def test_kill_9_then_resume_equals_uninterrupted(tmp_path: Path) -> None:
     code2, resumed = run_json(str(kill_yaml))
     assert code2 == code
     assert resumed["skipped"] > 0
-    assert resumed["completed"] + resumed["invalid"] + resumed["failed"] + resumed[
-        "skipped"] == resumed["planned"]
+    assert (
+        resumed["completed"] + resumed["invalid"] + resumed["failed"] + resumed["skipped"]
+        == resumed["planned"]
+    )
 
     after_answers = RunLog(kill_dir / "out").read("answers")
     ref_answers = RunLog(ref_dir / "out").read("answers")
@@ -131,12 +146,16 @@ def test_kill_9_then_resume_equals_uninterrupted(tmp_path: Path) -> None:
     assert after["id"].is_unique().all()
     cols = ["id", "status", "verdict", "text"]
     assert after.select(cols).equals(ref.select(cols))
-    assert after_answers.sort("id").select("id", "answer_turns").equals(
-        ref_answers.sort("id").select("id", "answer_turns"))
+    assert (
+        after_answers.sort("id")
+        .select("id", "answer_turns")
+        .equals(ref_answers.sort("id").select("id", "answer_turns"))
+    )
     # nothing logged before the kill was paid for again
     kept = before.filter(pl.col("status") != "failed")
     redone = after.join(kept.select("id", "run_id"), on="id").filter(
-        pl.col("run_id") != pl.col("run_id_right"))
+        pl.col("run_id") != pl.col("run_id_right")
+    )
     assert redone.height == 0
 
 
@@ -144,8 +163,12 @@ def test_kill_9_then_resume_equals_uninterrupted(tmp_path: Path) -> None:
 @pytest.mark.parametrize(("sig", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
 def test_signal_stops_cleanly_and_is_resumable(tmp_path: Path, sig: int, code: int) -> None:
     yaml_path = _slow_tournament(tmp_path)
-    proc = subprocess.Popen([sys.executable, "-m", "arena", "run", str(yaml_path), "--json"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "arena", "run", str(yaml_path), "--json"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     _wait_for_rows(tmp_path / "out", 20, proc)
     proc.send_signal(sig)
     out, _ = proc.communicate(timeout=60)

@@ -20,10 +20,15 @@ from arena.fakeserver import FakeServer, FakeServerConfig, ServerLimits, load_fa
 from arena.fakeserver._limits import KeyLimiter
 
 
-def _post(url: str, body: dict[str, Any], headers: dict[str, str]) -> tuple[int, dict[str, str],
-                                                                           Any]:
-    request = urllib.request.Request(url, data=json.dumps(body).encode(), method="POST",
-                                     headers={"Content-Type": "application/json", **headers})
+def _post(
+    url: str, body: dict[str, Any], headers: dict[str, str]
+) -> tuple[int, dict[str, str], Any]:
+    request = urllib.request.Request(
+        url,
+        data=json.dumps(body).encode(),
+        method="POST",
+        headers={"Content-Type": "application/json", **headers},
+    )
     try:
         with urllib.request.urlopen(request, timeout=10) as response:
             return response.status, dict(response.headers), json.load(response)
@@ -93,8 +98,12 @@ def test_gemini_rate_limit_carries_retry_info() -> None:
 def test_anthropic_rejects_sampling_parameters_on_the_new_api_version() -> None:
     with FakeServer() as server:
         url = server.url + "/v1/messages"
-        body = {"model": "m", "max_tokens": 50, "temperature": 0.5,
-                "messages": [{"role": "user", "content": "hi"}]}
+        body = {
+            "model": "m",
+            "max_tokens": 50,
+            "temperature": 0.5,
+            "messages": [{"role": "user", "content": "hi"}],
+        }
         status, _, error = _post(url, body, {"x-api-key": "k", "anthropic-version": "2026-10-21"})
         assert status == 400 and error["error"]["type"] == "invalid_request_error"
         status, _, ok = _post(url, body, {"x-api-key": "k", "anthropic-version": "2023-06-01"})
@@ -110,8 +119,12 @@ def test_bad_config_exits_2(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_command_prints_its_url_serves_and_stops_on_sigterm() -> None:
-    proc = subprocess.Popen([sys.executable, "-m", "arena", "fake-server", "--port", "0"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "arena", "fake-server", "--port", "0"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert proc.stdout is not None
         first = proc.stdout.readline()

@@ -12,8 +12,11 @@ from arena.fakeserver import FakeServer, FakeServerConfig
 def _status(url: str, text: str) -> int:
     body = {"model": "m", "messages": [{"role": "user", "content": text}], "max_tokens": 1000}
     request = urllib.request.Request(
-        url + "/v1/chat/completions", data=json.dumps(body).encode(), method="POST",
-        headers={"Authorization": "Bearer k", "Content-Type": "application/json"})
+        url + "/v1/chat/completions",
+        data=json.dumps(body).encode(),
+        method="POST",
+        headers={"Authorization": "Bearer k", "Content-Type": "application/json"},
+    )
     try:
         with urllib.request.urlopen(request, timeout=10) as response:
             return int(response.status)

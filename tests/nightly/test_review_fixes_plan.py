@@ -17,7 +17,8 @@ from tests.nightly._support import cli
 def test_review_estimate_counts_both_answers_and_every_turn(tmp_path: Path) -> None:
     path = small_tournament(tmp_path, models=2, questions=1)
     (tmp_path / "q.jsonl").write_text(
-        json.dumps({"question_id": "q0", "turns": ["One?", "Two?", "Three?"]}) + "\n")
+        json.dumps({"question_id": "q0", "turns": ["One?", "Two?", "Three?"]}) + "\n"
+    )
     cfg = yaml.safe_load(path.read_text())
     cfg["models"]["m0"]["max_tokens"] = 10
     cfg["models"]["m1"]["max_tokens"] = 500

@@ -35,26 +35,46 @@ def test_retry_after_prefers_milliseconds_then_seconds_then_dates() -> None:
 
 
 def test_google_retry_delay_and_reasons() -> None:
-    body = {"error": {"code": 429, "status": "RESOURCE_EXHAUSTED", "details": [
-        {"@type": "type.googleapis.com/google.rpc.QuotaFailure", "violations": []},
-        {"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "37s"},
-    ]}}
+    body = {
+        "error": {
+            "code": 429,
+            "status": "RESOURCE_EXHAUSTED",
+            "details": [
+                {"@type": "type.googleapis.com/google.rpc.QuotaFailure", "violations": []},
+                {"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "37s"},
+            ],
+        }
+    }
     assert retry_delay_from_google_body(body) == 37.0
     assert retry_delay_from_google_body([body]) == 37.0
     assert parse_duration("0.020s") == pytest.approx(0.02)
     assert parse_duration({"seconds": 2, "nanos": 500_000_000}) == 2.5
     assert parse_duration("2m") is None
-    info = {"error": {"details": [{"@type": "type.googleapis.com/google.rpc.ErrorInfo",
-                                   "reason": "API_KEY_INVALID"}]}}
+    info = {
+        "error": {
+            "details": [
+                {"@type": "type.googleapis.com/google.rpc.ErrorInfo", "reason": "API_KEY_INVALID"}
+            ]
+        }
+    }
     assert google_error_reasons(info) == {"API_KEY_INVALID"}
 
 
-@pytest.mark.parametrize(("status", "kind"), [
-    (429, ErrorKind.RATE_LIMIT), (401, ErrorKind.AUTH), (403, ErrorKind.AUTH),
-    (400, ErrorKind.PERMANENT), (404, ErrorKind.PERMANENT), (422, ErrorKind.PERMANENT),
-    (408, ErrorKind.TRANSIENT), (500, ErrorKind.TRANSIENT), (503, ErrorKind.TRANSIENT),
-    (529, ErrorKind.TRANSIENT),
-])
+@pytest.mark.parametrize(
+    ("status", "kind"),
+    [
+        (429, ErrorKind.RATE_LIMIT),
+        (401, ErrorKind.AUTH),
+        (403, ErrorKind.AUTH),
+        (400, ErrorKind.PERMANENT),
+        (404, ErrorKind.PERMANENT),
+        (422, ErrorKind.PERMANENT),
+        (408, ErrorKind.TRANSIENT),
+        (500, ErrorKind.TRANSIENT),
+        (503, ErrorKind.TRANSIENT),
+        (529, ErrorKind.TRANSIENT),
+    ],
+)
 def test_status_classification(status: int, kind: ErrorKind) -> None:
     assert classify_status(status) is kind
 
@@ -69,8 +89,9 @@ def test_base_url_problems() -> None:
 
 def _openai(monkeypatch: pytest.MonkeyPatch, key: str = "sk-secret-key-123456") -> RemoteProvider:
     monkeypatch.setenv("ARENA_TEST_KEY", key)
-    provider = create_provider("o", ProviderConfig(type="openai", api_key_env="ARENA_TEST_KEY"),
-                               {}, 0)
+    provider = create_provider(
+        "o", ProviderConfig(type="openai", api_key_env="ARENA_TEST_KEY"), {}, 0
+    )
     assert isinstance(provider, OpenAIProvider)
     return provider
 
@@ -87,16 +108,24 @@ def test_openai_insufficient_quota_defers_instead_of_retrying(
 ) -> None:
     provider = _openai(monkeypatch)
     response = httpx2.Response(
-        429, headers={"retry-after": "1"},
-        request=httpx2.Request("POST", "https://api.openai.com/v1/chat/completions"))
-    body = {"message": "You exceeded your current quota.", "type": "insufficient_quota",
-            "code": "insufficient_quota"}
+        429,
+        headers={"retry-after": "1"},
+        request=httpx2.Request("POST", "https://api.openai.com/v1/chat/completions"),
+    )
+    body = {
+        "message": "You exceeded your current quota.",
+        "type": "insufficient_quota",
+        "code": "insufficient_quota",
+    }
     exc = openai.RateLimitError("Error code: 429", response=response, body=body)
     assert isinstance(provider, OpenAIProvider)
     error = provider._status_error(exc)
     assert error.kind is ErrorKind.RATE_LIMIT and error.retry_after == QUOTA_RETRY_AFTER
-    plain = openai.RateLimitError("Error code: 429", response=response,
-                                  body={"message": "slow down", "code": "rate_limit_exceeded"})
+    plain = openai.RateLimitError(
+        "Error code: 429",
+        response=response,
+        body={"message": "slow down", "code": "rate_limit_exceeded"},
+    )
     assert provider._status_error(plain).retry_after == 1.0
 
 

@@ -48,8 +48,9 @@ def _verdicts(p: SimProvider, reviewer: str, first: str, second: str, n: int = 6
 
 
 def test_reviewer_prefers_the_better_answer() -> None:
-    p = _provider(strong=SimParams(skill=2.0), weak=SimParams(skill=-2.0),
-                  judge=SimParams(judge_noise=0.3))
+    p = _provider(
+        strong=SimParams(skill=2.0), weak=SimParams(skill=-2.0), judge=SimParams(judge_noise=0.3)
+    )
     v1 = _verdicts(p, "judge", "strong", "weak")
     v2 = _verdicts(p, "judge", "weak", "strong")
     assert v1.count(Verdict.A) >= 55
@@ -58,9 +59,12 @@ def test_reviewer_prefers_the_better_answer() -> None:
 
 def test_position_bias_and_self_preference() -> None:
     even = dict(skill=0.0, answer_noise=0.0)
-    p = _provider(x=SimParams(**even), y=SimParams(**even),
-                  biased=SimParams(position_bias=3.0, judge_noise=0.1),
-                  selfish=SimParams(**even, self_preference=3.0, judge_noise=0.1))
+    p = _provider(
+        x=SimParams(**even),
+        y=SimParams(**even),
+        biased=SimParams(position_bias=3.0, judge_noise=0.1),
+        selfish=SimParams(**even, self_preference=3.0, judge_noise=0.1),
+    )
     assert _verdicts(p, "biased", "x", "y").count(Verdict.A) == 60
     assert _verdicts(p, "selfish", "y", "selfish").count(Verdict.B) == 60
 

@@ -15,8 +15,11 @@ from arena.fakeserver import FakeServer, FakeServerConfig
 from arena.providers import Provider, create_provider
 
 TYPES = ("openai", "anthropic", "gemini")
-KEY_ENV = {"openai": "TEST_OPENAI_KEY", "anthropic": "TEST_ANTHROPIC_KEY",
-           "gemini": "TEST_GEMINI_KEY"}
+KEY_ENV = {
+    "openai": "TEST_OPENAI_KEY",
+    "anthropic": "TEST_ANTHROPIC_KEY",
+    "gemini": "TEST_GEMINI_KEY",
+}
 KEYS = {t: f"key-{t}-0123" for t in TYPES}
 FORBIDDEN_KEY = "key-forbidden-4567"
 # A key per provider type with a 1 request/minute limit (separate buckets).
@@ -65,13 +68,23 @@ def base_url(server: FakeServer, provider_type: str) -> str:
     return server.url + "/v1" if provider_type == "openai" else server.url
 
 
-def make_provider(server: FakeServer, provider_type: str, monkeypatch: pytest.MonkeyPatch,
-                  *, key: str | None = None, timeout: float = 5.0) -> Provider:
+def make_provider(
+    server: FakeServer,
+    provider_type: str,
+    monkeypatch: pytest.MonkeyPatch,
+    *,
+    key: str | None = None,
+    timeout: float = 5.0,
+) -> Provider:
     """A provider of `provider_type` pointed at the fake server, its key in the env."""
     env = KEY_ENV[provider_type]
     monkeypatch.setenv(env, key if key is not None else KEYS[provider_type])
-    config = ProviderConfig(type=provider_type, base_url=base_url(server, provider_type),
-                            api_key_env=env, timeout=timeout)
+    config = ProviderConfig(
+        type=provider_type,
+        base_url=base_url(server, provider_type),
+        api_key_env=env,
+        timeout=timeout,
+    )
     return create_provider(f"p_{provider_type}", config, {}, 0)
 
 
@@ -85,12 +98,21 @@ def write_tournament(
     extra: dict[str, Any] | None = None,
 ) -> Path:
     """A tournament over the fake server: one contestant per provider type by default."""
-    (root / "q.jsonl").write_text("\n".join(
-        json.dumps({"id": f"q{i}", "text": f"HTTP question number {i}?"})
-        for i in range(questions)) + "\n")
+    (root / "q.jsonl").write_text(
+        "\n".join(
+            json.dumps({"id": f"q{i}", "text": f"HTTP question number {i}?"})
+            for i in range(questions)
+        )
+        + "\n"
+    )
     providers = providers or {
-        f"p_{t}": {"type": t, "base_url": base_url(server, t), "api_key_env": KEY_ENV[t],
-                   "limits": {"max_concurrency": 4}, "timeout": 5}
+        f"p_{t}": {
+            "type": t,
+            "base_url": base_url(server, t),
+            "api_key_env": KEY_ENV[t],
+            "limits": {"max_concurrency": 4},
+            "timeout": 5,
+        }
         for t in TYPES
     }
     models = models or {"alpha": "p_openai", "beta": "p_anthropic", "gamma": "p_gemini"}

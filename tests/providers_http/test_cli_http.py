@@ -32,8 +32,11 @@ pytestmark = pytest.mark.filterwarnings(
     "ignore:Inheritance class AiohttpClientSession:DeprecationWarning"
 )
 
-PRICES = {"alpha": {"input": 100.0, "output": 200.0}, "beta": {"input": 50.0, "output": 100.0},
-          "gamma": {"input": 10.0, "output": 20.0}}
+PRICES = {
+    "alpha": {"input": 100.0, "output": 200.0},
+    "beta": {"input": 50.0, "output": 100.0},
+    "gamma": {"input": 10.0, "output": 20.0},
+}
 
 
 def _arena(*args: str) -> Result:
@@ -61,7 +64,8 @@ def test_mixed_tournament_over_http_with_plan_costs_and_logged_costs(
     assert {r["provider"] for r in plan["rows"]} == {f"p_{t}" for t in TYPES}
     assert all(r["est_cost_usd"] > 0 for r in plan["rows"]) and plan["unpriced"] == []
     assert plan["total"]["est_cost_usd"] == pytest.approx(
-        sum(r["est_cost_usd"] for r in plan["rows"]))
+        sum(r["est_cost_usd"] for r in plan["rows"])
+    )
 
     result = _arena("run", str(path), "--json")
     summary = _summary(result)
@@ -119,17 +123,23 @@ def test_missing_keys_are_all_listed_and_nothing_is_called(
     ("provider", "message"),
     [
         ({"type": "mistral"}, "unknown provider type 'mistral'"),
-        ({"type": "openai", "base_url": "localhost:8000/v1", "api_key_env": KEY_ENV["openai"]},
-         "providers.p.base_url: 'localhost:8000/v1' is not an http(s) URL"),
+        (
+            {"type": "openai", "base_url": "localhost:8000/v1", "api_key_env": KEY_ENV["openai"]},
+            "providers.p.base_url: 'localhost:8000/v1' is not an http(s) URL",
+        ),
     ],
 )
 def test_unknown_type_and_bad_base_url_exit_2(
-    tmp_path: Path, server: FakeServer, monkeypatch: pytest.MonkeyPatch,
-    provider: dict[str, Any], message: str,
+    tmp_path: Path,
+    server: FakeServer,
+    monkeypatch: pytest.MonkeyPatch,
+    provider: dict[str, Any],
+    message: str,
 ) -> None:
     set_keys(monkeypatch)
-    path = write_tournament(tmp_path, server, providers={"p": provider},
-                            models={"alpha": "p", "beta": "p"})
+    path = write_tournament(
+        tmp_path, server, providers={"p": provider}, models={"alpha": "p", "beta": "p"}
+    )
     result = _arena("run", str(path))
     assert result.exit_code == 2
     assert message in result.stderr
@@ -153,8 +163,12 @@ def test_kill_9_then_resume_over_http_equals_an_uninterrupted_run(
     set_keys(monkeypatch)
     slow = {"slow_a": "p_openai", "slow_b": "p_anthropic", "slow_c": "p_gemini"}
     providers = {
-        f"p_{t}": {"type": t, "base_url": base_url(server, t), "api_key_env": KEY_ENV[t],
-                   "limits": {"max_concurrency": 1}}
+        f"p_{t}": {
+            "type": t,
+            "base_url": base_url(server, t),
+            "api_key_env": KEY_ENV[t],
+            "limits": {"max_concurrency": 1},
+        }
         for t in TYPES
     }
     ref_dir, kill_dir = tmp_path / "ref", tmp_path / "kill"
@@ -164,9 +178,13 @@ def test_kill_9_then_resume_over_http_equals_an_uninterrupted_run(
     killed = write_tournament(kill_dir, server, models=slow, providers=providers, questions=4)
     assert _arena("run", str(ref), "--json").exit_code == 0
 
-    proc = subprocess.Popen([sys.executable, "-m", "arena", "run", str(killed), "--json"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env=_subprocess_env())
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "arena", "run", str(killed), "--json"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=_subprocess_env(),
+    )
     deadline = time.monotonic() + 60
     while _journal_rows(kill_dir / "out") < 20:
         assert proc.poll() is None, proc.communicate()
@@ -183,13 +201,24 @@ def test_kill_9_then_resume_over_http_equals_an_uninterrupted_run(
     assert resumed["skipped"] == before.height
     after, expected = RunLog(kill_dir / "out"), RunLog(ref_dir / "out")
     cols = ["id", "status", "verdict", "text"]
-    assert after.read("reviews").sort("id").select(cols).equals(
-        expected.read("reviews").sort("id").select(cols))
-    assert after.read("answers").sort("id").select("id", "answer_turns").equals(
-        expected.read("answers").sort("id").select("id", "answer_turns"))
+    assert (
+        after.read("reviews")
+        .sort("id")
+        .select(cols)
+        .equals(expected.read("reviews").sort("id").select(cols))
+    )
+    assert (
+        after.read("answers")
+        .sort("id")
+        .select("id", "answer_turns")
+        .equals(expected.read("answers").sort("id").select("id", "answer_turns"))
+    )
     # Nothing logged before the kill was paid for again.
-    redone = _calls(kill_dir / "out").join(before.select("id", "run_id"), on="id").filter(
-        pl.col("run_id") != pl.col("run_id_right"))
+    redone = (
+        _calls(kill_dir / "out")
+        .join(before.select("id", "run_id"), on="id")
+        .filter(pl.col("run_id") != pl.col("run_id_right"))
+    )
     assert redone.height == 0
 
 
@@ -200,8 +229,13 @@ def test_auth_failure_gives_one_message_and_the_key_never_leaks(
     path = write_tournament(tmp_path, server)
     env = _subprocess_env()
     env[KEY_ENV["anthropic"]] = CANARY  # rejected by the server
-    proc = subprocess.run([sys.executable, "-m", "arena", "run", str(path), "--json"],
-                          capture_output=True, text=True, env=env, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-m", "arena", "run", str(path), "--json"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
     assert proc.returncode == 3, proc.stderr
     assert proc.stderr.count("authentication failed") == 1, proc.stderr
     calls = _calls(tmp_path / "out")

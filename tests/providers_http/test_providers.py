@@ -29,9 +29,9 @@ pytestmark = [
 ]
 
 
-def _request(model: str, text: str = "What is the capital of France?", **kw: Any) -> (
-    GenerateRequest
-):
+def _request(
+    model: str, text: str = "What is the capital of France?", **kw: Any
+) -> GenerateRequest:
     return GenerateRequest(model=model, messages=(Message("user", text),), **kw)
 
 
@@ -56,14 +56,21 @@ def test_answer_and_usage_match_the_simulator(
 ) -> None:
     request = GenerateRequest(
         model="alpha",
-        messages=(Message("user", f"Turn one ({ptype})?"), Message("assistant", "An answer."),
-                  Message("user", "Turn two?")),
+        messages=(
+            Message("user", f"Turn one ({ptype})?"),
+            Message("assistant", "An answer."),
+            Message("user", "Turn two?"),
+        ),
         system="Be brief.",
         max_tokens=300,
     )
     result = _generate(make_provider(server, ptype, monkeypatch), request)
-    sim = create_provider("sim", ProviderConfig(type="sim"), {"alpha": ModelConfig(
-        provider="sim", sim=SimParams(skill=2.0, answer_words=20))}, 5)
+    sim = create_provider(
+        "sim",
+        ProviderConfig(type="sim"),
+        {"alpha": ModelConfig(provider="sim", sim=SimParams(skill=2.0, answer_words=20))},
+        5,
+    )
     expected = asyncio.run(sim.generate(request))
     assert result.text == expected.text
     assert [s.author for s in find_signatures(result.text)] == ["alpha"]
@@ -93,8 +100,9 @@ def test_rate_limit_from_the_servers_own_limits_carries_its_hint(
     server.reset()
     provider = make_provider(server, ptype, monkeypatch, key=RPM1_KEYS[ptype])
     _generate(provider, _request("alpha", "first"))
-    err = _error(make_provider(server, ptype, monkeypatch, key=RPM1_KEYS[ptype]),
-                 _request("alpha", "second"))
+    err = _error(
+        make_provider(server, ptype, monkeypatch, key=RPM1_KEYS[ptype]), _request("alpha", "second")
+    )
     assert err.kind is ErrorKind.RATE_LIMIT and err.status == 429
     # 1 request/minute: the next one fits in about 60 seconds.
     assert err.retry_after is not None and 55 <= err.retry_after <= 61
@@ -114,11 +122,18 @@ def test_rate_limit_from_the_servers_own_limits_carries_its_hint(
     ],
 )
 def test_faults_are_classified(
-    ptype: str, server: FakeServer, monkeypatch: pytest.MonkeyPatch,
-    model: str, kind: ErrorKind, status: int | None, words: str,
+    ptype: str,
+    server: FakeServer,
+    monkeypatch: pytest.MonkeyPatch,
+    model: str,
+    kind: ErrorKind,
+    status: int | None,
+    words: str,
 ) -> None:
-    err = _error(make_provider(server, ptype, monkeypatch, timeout=0.5),
-                 _request(model, f"fault {model}", max_tokens=500))
+    err = _error(
+        make_provider(server, ptype, monkeypatch, timeout=0.5),
+        _request(model, f"fault {model}", max_tokens=500),
+    )
     assert err.kind is kind, err
     assert err.status == status
     assert words in str(err).lower()
@@ -139,8 +154,9 @@ def test_empty_answer_cut_at_max_tokens_is_permanent(
 def test_slow_answer_within_the_timeout_succeeds(
     ptype: str, server: FakeServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    result = _generate(make_provider(server, ptype, monkeypatch, timeout=5),
-                       _request("fslow", f"slow {ptype}"))
+    result = _generate(
+        make_provider(server, ptype, monkeypatch, timeout=5), _request("fslow", f"slow {ptype}")
+    )
     assert find_signatures(result.text)
 
 
@@ -176,8 +192,9 @@ def test_auth_failures(
 def test_unreachable_server_is_transient(ptype: str, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(KEY_ENV[ptype], KEYS[ptype])
     # Port 9 (discard) on localhost: nothing listens there in a test sandbox.
-    config = ProviderConfig(type=ptype, base_url="http://127.0.0.1:9", api_key_env=KEY_ENV[ptype],
-                            timeout=2)
+    config = ProviderConfig(
+        type=ptype, base_url="http://127.0.0.1:9", api_key_env=KEY_ENV[ptype], timeout=2
+    )
     err = _error(create_provider("p", config, {}, 0), _request("alpha"))
     assert err.kind is ErrorKind.TRANSIENT
     assert "connection error" in str(err)
@@ -187,8 +204,9 @@ def test_missing_key_and_bad_base_url_are_reported_before_any_call(
     ptype: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.delenv("ARENA_TEST_UNSET_KEY", raising=False)
-    config = ProviderConfig(type=ptype, base_url="localhost:8000",
-                            api_key_env="ARENA_TEST_UNSET_KEY")
+    config = ProviderConfig(
+        type=ptype, base_url="localhost:8000", api_key_env="ARENA_TEST_UNSET_KEY"
+    )
     provider = create_provider("mine", config, {}, 0)
     problems = provider.check_ready()
     assert len(problems) == 2
@@ -199,8 +217,11 @@ def test_missing_key_and_bad_base_url_are_reported_before_any_call(
 
 
 def test_default_key_variable(ptype: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    default = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY",
-               "gemini": "GEMINI_API_KEY"}[ptype]
+    default = {
+        "openai": "OPENAI_API_KEY",
+        "anthropic": "ANTHROPIC_API_KEY",
+        "gemini": "GEMINI_API_KEY",
+    }[ptype]
     monkeypatch.delenv(default, raising=False)
     provider = create_provider("d", ProviderConfig(type=ptype), {}, 0)
     assert default in provider.check_ready()[0]

@@ -12,7 +12,8 @@ from arena.types import GenerateRequest, Message, ProviderError
 from tests.providers_http.conftest import make_provider
 
 pytestmark = pytest.mark.filterwarnings(
-    "ignore:Inheritance class AiohttpClientSession:DeprecationWarning")
+    "ignore:Inheritance class AiohttpClientSession:DeprecationWarning"
+)
 
 # The HTTP library refuses the header and quotes it escaped: b'Bearer sk-..\n..'.
 KEY = "sk-LEAK-first-half\nLEAK-second-half"
@@ -21,8 +22,9 @@ KEY = "sk-LEAK-first-half\nLEAK-second-half"
 def _error(provider: Provider) -> ProviderError:
     async def run() -> ProviderError:
         try:
-            await provider.generate(GenerateRequest(model="alpha",
-                                                    messages=(Message("user", "hi"),)))
+            await provider.generate(
+                GenerateRequest(model="alpha", messages=(Message("user", "hi"),))
+            )
         except ProviderError as exc:
             return exc
         finally:

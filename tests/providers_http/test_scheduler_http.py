@@ -40,12 +40,23 @@ def _run(provider: Provider, main: Callable[[], Awaitable[T]]) -> T:
     return asyncio.run(wrapped())
 
 
-def _scheduler(server: FakeServer, ptype: str, monkeypatch: pytest.MonkeyPatch, *,
-               key: str | None = None, limits: Limits | None = None,
-               prices: PriceTable | None = None) -> tuple[Scheduler, Provider]:
+def _scheduler(
+    server: FakeServer,
+    ptype: str,
+    monkeypatch: pytest.MonkeyPatch,
+    *,
+    key: str | None = None,
+    limits: Limits | None = None,
+    prices: PriceTable | None = None,
+) -> tuple[Scheduler, Provider]:
     provider = make_provider(server, ptype, monkeypatch, key=key)
-    sched = Scheduler({"p": provider}, {"p": limits or Limits(max_concurrency=4)}, RETRY,
-                      prices=prices, max_retry_after=60.0)
+    sched = Scheduler(
+        {"p": provider},
+        {"p": limits or Limits(max_concurrency=4)},
+        RETRY,
+        prices=prices,
+        max_retry_after=60.0,
+    )
     return sched, provider
 
 
@@ -75,8 +86,11 @@ def test_long_retry_hint_defers_the_provider(
     sched, provider = _scheduler(server, ptype, monkeypatch)
 
     async def main() -> list[CallOutcome]:
-        return list(await asyncio.gather(
-            *(sched.call("p", _request("fquota", f"quota {ptype} {i}")) for i in range(6))))
+        return list(
+            await asyncio.gather(
+                *(sched.call("p", _request("fquota", f"quota {ptype} {i}")) for i in range(6))
+            )
+        )
 
     outcomes = _run(provider, main)
     assert {o.status for o in outcomes} == {"deferred"}
@@ -84,16 +98,22 @@ def test_long_retry_hint_defers_the_provider(
 
 
 def test_auth_failure_stops_the_providers_calls_with_one_message(
-    ptype: str, server: FakeServer, monkeypatch: pytest.MonkeyPatch,
+    ptype: str,
+    server: FakeServer,
+    monkeypatch: pytest.MonkeyPatch,
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     server.reset()
-    sched, provider = _scheduler(server, ptype, monkeypatch, key=CANARY,
-                                 limits=Limits(max_concurrency=8))
+    sched, provider = _scheduler(
+        server, ptype, monkeypatch, key=CANARY, limits=Limits(max_concurrency=8)
+    )
 
     async def main() -> list[CallOutcome]:
-        return list(await asyncio.gather(
-            *(sched.call("p", _request("alpha", f"auth {ptype} {i}")) for i in range(20))))
+        return list(
+            await asyncio.gather(
+                *(sched.call("p", _request("alpha", f"auth {ptype} {i}")) for i in range(20))
+            )
+        )
 
     with caplog.at_level(logging.ERROR, logger="arena.scheduler"):
         outcomes = _run(provider, main)
@@ -124,8 +144,9 @@ def test_governor_resyncs_from_rate_headers(
 ) -> None:
     server.reset()
     # The client thinks it may send 600/min; the key allows 1/min and says so in headers.
-    sched, provider = _scheduler(server, ptype, monkeypatch, key=RPM1_KEYS[ptype],
-                       limits=Limits(max_concurrency=1, rpm=600))
+    sched, provider = _scheduler(
+        server, ptype, monkeypatch, key=RPM1_KEYS[ptype], limits=Limits(max_concurrency=1, rpm=600)
+    )
     outcome = _run(provider, lambda: sched.call("p", _request("alpha", f"sync {ptype}")))
     assert outcome.ok
     available = sched.governor("p").requests_available

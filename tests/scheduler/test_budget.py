@@ -119,8 +119,9 @@ def test_billed_failures_count_toward_cost_usage_and_budget() -> None:
     async def main() -> None:
         from arena.types import ErrorKind, ProviderError
 
-        billed_empty = ProviderError(ErrorKind.TRANSIENT, "empty response", status=200,
-                                     usage=Usage(100, 500))
+        billed_empty = ProviderError(
+            ErrorKind.TRANSIENT, "empty response", status=200, usage=Usage(100, 500)
+        )
         fake = FakeProvider([billed_empty], default=ok(input_tokens=100, output_tokens=500))
         sched = _scheduler(fake, 1.0)
         outcome = await sched.call("p", REQ)

@@ -86,8 +86,13 @@ def test_scheduler_probes_network_providers_so_a_wrong_key_costs_one_request() -
             [ProviderError(ErrorKind.AUTH, "invalid x-api-key", status=401)], latency=1.0
         )
         loop = asyncio.get_running_loop()
-        sched = Scheduler({"bad": bad}, {"bad": Limits(max_concurrency=10, rpm=600)},
-                          RetryConfig(), clock=loop.time, rng=random.Random(1))
+        sched = Scheduler(
+            {"bad": bad},
+            {"bad": Limits(max_concurrency=10, rpm=600)},
+            RetryConfig(),
+            clock=loop.time,
+            rng=random.Random(1),
+        )
         outcomes = await asyncio.gather(*(sched.call("bad", request()) for _ in range(10)))
         assert bad.calls == 1
         assert all(o.status == "failed" and o.error_kind is ErrorKind.AUTH for o in outcomes)
