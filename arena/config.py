@@ -17,6 +17,8 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    StrictFloat,
+    StrictInt,
     ValidationError,
     field_validator,
     model_validator,
@@ -258,6 +260,38 @@ class DiscussionConfig(_Strict):
         return list(self.discussants["all-pairs"])
 
 
+class SamplingConfig(_Strict):
+    """Which review calls of the full plan a run makes (docs/sampling.md)."""
+
+    strategy: Literal["full", "uniform", "adaptive"] = "full"
+    # A float in (0, 1]: that share of the full plan's review calls; an
+    # integer: that number of review calls. Required unless strategy is full.
+    budget: StrictInt | StrictFloat | None = None
+    # Adaptive only: rounds after the seed round, the seed round's share of the
+    # budget, and whether to stop once every adjacent pair is separated.
+    rounds: int = Field(default=5, ge=1, le=100)
+    seed_share: float = Field(default=0.3, gt=0, le=1)
+    stop_when_separated: bool = False
+
+    @model_validator(mode="after")
+    def _budget_fits_strategy(self) -> SamplingConfig:
+        if self.strategy == "full":
+            if self.budget is not None:
+                raise ValueError("budget: only a sampled strategy (uniform, adaptive) takes one")
+            return self
+        if self.budget is None:
+            raise ValueError(f"budget: strategy {self.strategy} needs a budget")
+        if isinstance(self.budget, float):
+            if not (0.0 < self.budget <= 1.0):
+                raise ValueError(
+                    f"budget: a share must be in (0, 1], got {self.budget} "
+                    "(write an integer for a number of review calls)"
+                )
+        elif self.budget < 2:
+            raise ValueError(f"budget: a number of review calls must be at least 2, got {self.budget}")
+        return self
+
+
 class TournamentConfig(_Strict):
     """The tournament YAML, as written by the user."""
 
@@ -273,6 +307,7 @@ class TournamentConfig(_Strict):
     seed: int = 0
     batcheval: BatchEvalConfig | None = None  # off unless the section is present
     discussion: DiscussionConfig | None = None  # off unless the section is present
+    sampling: SamplingConfig = Field(default_factory=SamplingConfig)
     # Per provider-side model id; overrides configs/prices.yaml (arena.scheduler.price_table).
     prices: dict[str, PriceConfig] = Field(default_factory=dict)
 

@@ -1,0 +1,20 @@
+"""Sampled review designs: `uniform` and `adaptive` (docs/sampling.md).
+
+A planner-layer package: it chooses which review calls of the full plan a run
+makes. `Grid` and `balanced_units` describe designs as masks over the full
+grid of units (question x unordered pair x reviewer); `fit_design` and
+`choose_round` are the adaptive rule.
+"""
+
+from arena.sampling._adaptive import DesignFit, allocate, choose_round, fit_design
+from arena.sampling._design import Grid, balanced_units, pick_in_pair
+
+__all__ = [
+    "DesignFit",
+    "Grid",
+    "allocate",
+    "balanced_units",
+    "choose_round",
+    "fit_design",
+    "pick_in_pair",
+]
