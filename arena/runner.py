@@ -307,7 +307,7 @@ class Planner(ABC):
 def default_window(limits: Mapping[str, Limits], unlimited: int = 256) -> int:
     """Calls in flight a run allows: four times the providers' total concurrency.
 
-    A provider without `max_concurrency` counts as `unlimited` / 4; the window
+    A provider without `max_concurrency` adds `unlimited` calls; the window
     is at least 64.
     """
     total = sum(
@@ -341,6 +341,8 @@ class Runner:
         self.ctx = RunContext(self.run_id, log, self.stats, scheduler)
         self.max_in_flight = 0  # the most calls in flight at once (for tests and benchmarks)
         self._in_flight: set[asyncio.Task[CallResult]] = set()
+        self._finished: deque[asyncio.Task[CallResult]] = deque()  # ended, not yet delivered
+        self._wake = asyncio.Event()
         self._ready: deque[Call] = deque()  # dependencies met, waiting for room
         self._parked: dict[str, list[Call]] = defaultdict(list)  # missing id -> calls
         self._done: set[Planner] = set()
@@ -354,10 +356,10 @@ class Runner:
             while True:
                 self._fill()
                 if self._in_flight:
-                    finished, _ = await asyncio.wait(
-                        self._in_flight, return_when=asyncio.FIRST_COMPLETED
-                    )
-                    for task in finished:
+                    await self._wake.wait()
+                    self._wake.clear()
+                    while self._finished:
+                        task = self._finished.popleft()
                         self._in_flight.discard(task)
                         self._deliver(task.result())
                     continue
@@ -398,8 +400,13 @@ class Runner:
                 self._parked[missing[0]].append(call)
                 continue
             task = asyncio.get_running_loop().create_task(self._execute(call))
+            task.add_done_callback(self._ended)
             self._in_flight.add(task)
             self.max_in_flight = max(self.max_in_flight, len(self._in_flight))
+
+    def _ended(self, task: asyncio.Task[CallResult]) -> None:
+        self._finished.append(task)
+        self._wake.set()
 
     def _deliver(self, result: CallResult) -> None:
         if result.status in ("ok", "invalid"):
