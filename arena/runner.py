@@ -249,9 +249,10 @@ class RunStats:
         )
         out.pending = out.planned - out.skipped - out.completed - out.failed - out.invalid
         for name, s in self.stages.items():
-            counts = s.full() if name in self.full_report else s.nonzero()
-            if counts or s.planned:
-                out.by_stage[name] = counts
+            if name in self.full_report:
+                out.by_stage[name] = s.full()
+            elif s.nonzero():
+                out.by_stage[name] = s.nonzero()
         return out
 
 
