@@ -173,23 +173,35 @@ class AllPairsPlanner(Planner):
                 self.answers[rid] = list(turns)
             elif status == CallStatus.FAILED.value:
                 self.failed_answers.add(rid)
-        done_reviews = ctx.log.ids(
-            "reviews", statuses={CallStatus.OK.value, CallStatus.INVALID.value}
-        )
         stats = ctx.stats
         stats.plan("answers", len(self.plan.answers))
-        stats.plan("reviews", len(self.plan.reviews))
         for a in self.plan.answers:
             if a.id in self.answers:
                 stats.skip("answers")
             else:
                 self._todo.append(a)
         ctx.mark_logged(list(self.answers))
+        self.start_reviews(ctx)
+
+    def start_reviews(self, ctx: RunContext) -> None:
+        """Count the plan's reviews and queue those not logged yet.
+
+        A sampled design (arena.sampling) overrides this to queue only the
+        reviews it selects, and adds more with `queue_review` as rounds end.
+        """
+        done_reviews = ctx.log.ids(
+            "reviews", statuses={CallStatus.OK.value, CallStatus.INVALID.value}
+        )
+        ctx.stats.plan("reviews", len(self.plan.reviews))
         for r in self.plan.reviews:
             if r.id in done_reviews:
-                stats.skip("reviews")
+                ctx.stats.skip("reviews")
             else:
                 self._maybe_ready(r)
+
+    def queue_review(self, review: ReviewCall) -> None:
+        """Ask for a review (once both of its answers are logged)."""
+        self._maybe_ready(review)
 
     def _maybe_ready(self, review: ReviewCall) -> None:
         missing = [a for a in (review.answer_a_id, review.answer_b_id) if a not in self.answers]

@@ -176,6 +176,8 @@ class RunSummary:
     wall_seconds: float = 0.0
     by_stage: dict[str, dict[str, int]] = field(default_factory=dict)
     errors: list[str] = field(default_factory=list)
+    # A sampled design (arena.sampling): strategy, budget, calls spent, rounds.
+    sampling: dict[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)

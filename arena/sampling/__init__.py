@@ -8,8 +8,18 @@ grid of units (question x unordered pair x reviewer); `fit_design` and
 
 from arena.sampling._adaptive import DesignFit, allocate, choose_round, fit_design
 from arena.sampling._design import Grid, balanced_units, pick_in_pair
+from arena.sampling._planner import (
+    SAMPLING_TABLE,
+    SampledPlanner,
+    SamplingBudget,
+    sampling_budget,
+)
 
 __all__ = [
+    "SAMPLING_TABLE",
+    "SampledPlanner",
+    "SamplingBudget",
+    "sampling_budget",
     "DesignFit",
     "Grid",
     "allocate",

@@ -24,7 +24,7 @@ from numpy.typing import NDArray
 
 from arena.rank import ReviewSet, encode_reviews, fit_log_strengths, peerrank, tally_reviews
 from arena.rank._bt import ELO_PER_NAT
-from arena.sampling._design import Grid, _coverage, pick_in_pair
+from arena.sampling._design import Grid, _coverage, _fill, pick_in_pair
 
 __all__ = ["DesignFit", "allocate", "choose_round", "fit_design"]
 
@@ -186,25 +186,7 @@ def allocate(score: FloatArray, capacity: IntArray, n: int) -> IntArray:
     Largest remainders, deterministic; what a full pair cannot take is spread
     over the others in the same proportion.
     """
-    out = np.zeros(score.size, dtype=np.int64)
-    left = min(n, int(capacity.sum()))
-    open_ = capacity > 0
-    while left > 0 and open_.any():
-        s = np.where(open_, score, 0.0)
-        if s.sum() <= 0:
-            s = open_.astype(np.float64)
-        share = s / s.sum() * left
-        whole = np.floor(share).astype(np.int64)
-        rest = left - int(whole.sum())
-        if rest > 0:
-            order = np.lexsort((np.arange(score.size), -(share - whole)))
-            whole[order[:rest]] += 1
-        room = capacity - out
-        take = np.minimum(whole, room)
-        out += take
-        left -= int(take.sum())
-        open_ = (capacity - out) > 0
-    return out
+    return _fill(score, capacity, n)
 
 
 def choose_round(

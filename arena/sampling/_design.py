@@ -129,33 +129,63 @@ def pick_in_pair(
 
 
 def balanced_units(
-    grid: Grid, n: int, rng: np.random.Generator, selected: BoolArray | None = None
+    grid: Grid,
+    n: int,
+    rng: np.random.Generator,
+    selected: BoolArray | None = None,
+    *,
+    pairs: IntArray | None = None,
 ) -> IntArray:
     """About `n` new units spread evenly over pairs, then reviewers, then questions.
 
-    Every pair gets `n // P` units (the remainder goes to randomly chosen
-    pairs); inside a pair, reviewers take turns in a random order and each
-    takes a question the pair has been judged on least. With `selected`, the
-    units already chosen are kept out and counted as coverage.
+    The pairs (all, or those in `pairs`) are filled towards equal totals
+    (ties broken at random); inside a pair, reviewers take turns in a random
+    order and each takes a question the pair has been judged on least. With
+    `selected`, the units already chosen are kept out and counted.
     """
     chosen = np.zeros(grid.size, dtype=np.bool_) if selected is None else selected.copy()
-    n = min(n, int((~chosen).sum()))
-    per_pair = np.full(grid.n_pairs, n // grid.n_pairs, dtype=np.int64)
-    extra = rng.permutation(grid.n_pairs)[: n % grid.n_pairs]
-    per_pair[extra] += 1
     cover = _coverage(grid, chosen)
+    have = cover.sum(axis=1)
+    capacity = grid.n_questions * grid.n_reviewers - have
+    if pairs is not None:
+        allowed = np.zeros(grid.n_pairs, dtype=np.bool_)
+        allowed[pairs] = True
+        capacity = np.where(allowed, capacity, 0)
+    n = min(n, int(capacity.sum()))
+    in_play = capacity > 0
+    target = (have[in_play].sum() + n) / max(int(in_play.sum()), 1)
+    deficit = np.where(in_play, np.maximum(target - have, 0.0), 0.0)
+    jitter = rng.random(grid.n_pairs) * 1e-6  # random tie-breaks in the remainders
+    per_pair = _fill(deficit + np.where(in_play, jitter, 0.0), capacity, n)
     picked: list[IntArray] = []
-    for pair in range(grid.n_pairs):
-        want = int(per_pair[pair])
-        taken = _round_robin(grid, chosen, pair, want, rng, cover)
+    for pair in np.flatnonzero(per_pair).tolist():
+        taken = _round_robin(grid, chosen, pair, int(per_pair[pair]), rng, cover)
         chosen[taken] = True
         picked.append(taken)
     out = np.concatenate(picked) if picked else np.zeros(0, dtype=np.int64)
-    short = n - out.size
-    if short > 0:  # some pairs ran out of units: fill from the rest at random
-        free = np.flatnonzero(~chosen)
-        out = np.concatenate([out, rng.choice(free, size=min(short, free.size), replace=False)])
     return np.sort(out)
+
+
+def _fill(score: NDArray[np.float64], capacity: IntArray, n: int) -> IntArray:
+    """Split `n` over pairs in proportion to `score`, within capacity (largest remainders)."""
+    out = np.zeros(score.size, dtype=np.int64)
+    left = min(n, int(capacity.sum()))
+    open_ = capacity > 0
+    while left > 0 and open_.any():
+        s = np.where(open_, score, 0.0)
+        if s.sum() <= 0:
+            s = open_.astype(np.float64)
+        share = s / s.sum() * left
+        whole = np.floor(share).astype(np.int64)
+        rest = left - int(whole.sum())
+        if rest > 0:
+            order = np.lexsort((np.arange(score.size), -(share - whole)))
+            whole[order[:rest]] += 1
+        take = np.minimum(whole, capacity - out)
+        out += take
+        left -= int(take.sum())
+        open_ = (capacity - out) > 0
+    return out
 
 
 def _round_robin(
