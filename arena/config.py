@@ -20,6 +20,7 @@ from pydantic import (
     StrictFloat,
     StrictInt,
     ValidationError,
+    ValidationInfo,
     field_validator,
     model_validator,
 )
@@ -294,30 +295,34 @@ class SamplingConfig(_Strict):
     strategy: Literal["full", "uniform", "adaptive"] = "full"
     # A float in (0, 1]: that share of the full plan's review calls; an
     # integer: that number of review calls. Required unless strategy is full.
-    budget: StrictInt | StrictFloat | None = None
+    budget: StrictInt | StrictFloat | None = Field(default=None, validate_default=True)
     # Adaptive only: rounds after the seed round, the seed round's share of the
     # budget, and whether to stop once every adjacent pair is separated.
     rounds: int = Field(default=5, ge=1, le=100)
     seed_share: float = Field(default=0.3, gt=0, le=1)
     stop_when_separated: bool = False
 
-    @model_validator(mode="after")
-    def _budget_fits_strategy(self) -> SamplingConfig:
-        if self.strategy == "full":
-            if self.budget is not None:
-                raise ValueError("budget: only a sampled strategy (uniform, adaptive) takes one")
-            return self
-        if self.budget is None:
-            raise ValueError(f"budget: strategy {self.strategy} needs a budget")
-        if isinstance(self.budget, float):
-            if not (0.0 < self.budget <= 1.0):
+    @field_validator("budget")
+    @classmethod
+    def _budget_fits_strategy(
+        cls, budget: int | float | None, info: ValidationInfo
+    ) -> int | float | None:
+        strategy = info.data.get("strategy", "full")
+        if strategy == "full":
+            if budget is not None:
+                raise ValueError("only a sampled strategy (uniform, adaptive) takes a budget")
+            return budget
+        if budget is None:
+            raise ValueError(f"strategy {strategy} needs a budget (a share or a number of calls)")
+        if isinstance(budget, float):
+            if not (0.0 < budget <= 1.0):
                 raise ValueError(
-                    f"budget: a share must be in (0, 1], got {self.budget} "
+                    f"a share must be in (0, 1], got {budget} "
                     "(write an integer for a number of review calls)"
                 )
-        elif self.budget < 2:
-            raise ValueError(f"budget: a number of review calls must be at least 2, got {self.budget}")
-        return self
+        elif budget < 2:
+            raise ValueError(f"a number of review calls must be at least 2, got {budget}")
+        return budget
 
 
 class TournamentConfig(_Strict):
