@@ -14,6 +14,7 @@ from arena.sampling._planner import (
     SamplingBudget,
     sampling_budget,
 )
+from arena.sampling._status import design_status
 
 __all__ = [
     "SAMPLING_TABLE",
@@ -24,6 +25,7 @@ __all__ = [
     "Grid",
     "allocate",
     "balanced_units",
+    "design_status",
     "choose_round",
     "fit_design",
     "pick_in_pair",
