@@ -7,15 +7,16 @@ Importing this package registers the discussion stage of `arena run`.
 
 from arena.config import DiscussionConfig
 from arena.discuss._board import DiscussionTable, discussion_block, discussion_tables
-from arena.discuss._choose import choose_leader, discussant_pairs, top2
+from arena.discuss._choose import choose_leader, discussant_pairs, ranked_reviewers, top2
 from arena.discuss._outcome import Outcome, agreed_verdicts, apply_discussions
 from arena.discuss._prompt import (
     DEFAULT_ROLE_TEMPLATE,
     DEFAULT_TEMPLATE,
     Templates,
     load_templates,
+    render_messages,
+    render_opening,
     render_role,
-    render_turn,
 )
 from arena.discuss._protocol import (
     Battle,
@@ -86,9 +87,11 @@ __all__ = [
     "mirror_verdict",
     "ranking_reviews",
     "read_discussions",
+    "ranked_reviewers",
     "read_state",
+    "render_messages",
+    "render_opening",
     "render_role",
-    "render_turn",
     "row_id",
     "run_discussion",
     "select_battles",
