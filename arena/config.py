@@ -447,8 +447,6 @@ def _check_discussion(cfg: TournamentConfig, d: DiscussionConfig, file: str | Pa
     for name in d.temperatures:
         if name not in cfg.models:
             raise ConfigError(file, f"discussion.temperatures.{name}", "not a configured model")
-    if not d.allow_contestants:
-        _check_eligible(cfg, d, reviewers, file)
     if d.leader not in ("random", "alternate"):
         pool = d.named_discussants() or (cfg.reviewers or cfg.contestants)
         if d.leader not in pool:
@@ -458,6 +456,8 @@ def _check_discussion(cfg: TournamentConfig, d: DiscussionConfig, file: str | Pa
                 f"'{d.leader}' is not random, alternate or one of the "
                 f"discussants ({', '.join(pool)})",
             )
+    if not d.allow_contestants:
+        _check_eligible(cfg, d, reviewers, file)
 
 
 def _check_eligible(

@@ -140,6 +140,7 @@ def test_judge_diagnostics_describe_the_reviews_as_written(tmp_path: Path) -> No
                 "trigger": ["inconsistent"],
                 "discussants": ["m0", "m1"],
                 "outcome": "replace",
+                "allow_contestants": True,
             }
         },
     )

@@ -44,6 +44,7 @@ def test_discusses_every_selected_battle_once_and_resumes(tmp_path: Path) -> Non
         "trigger": ["tie", "inconsistent"],
         "discussants": ["m0", "m1"],
         "leader": "alternate",
+        "allow_contestants": True,
     }
     path = _yaml(tmp_path, section)
     summary = _run(path)
@@ -85,7 +86,9 @@ def test_top2_uses_the_peerrank_weights_of_the_reviews_logged(tmp_path: Path) ->
     _run(path)  # reviews only
     out = tmp_path / "out"
     reviews = RunLog(out).read("reviews")
-    path.write_text(path.read_text() + "discussion:\n  trigger: [inconsistent]\n")
+    path.write_text(
+        path.read_text() + "discussion:\n  trigger: [inconsistent]\n  allow_contestants: true\n"
+    )
     _run(path)  # every review is replayed before the first battle is dispatched
     finals = _table(out).filter(pl.col("kind") == "final")
     assert finals.height > 0
@@ -101,6 +104,7 @@ def test_all_pairs_discuss_each_battle_and_a_named_leader_leads(tmp_path: Path) 
         "discussants": {"all-pairs": ["m0", "m1", "m2"]},
         "leader": "m2",
         "max_turns": 2,
+        "allow_contestants": True,
     }
     path = _yaml(tmp_path, section)
     _run(path)
@@ -126,7 +130,11 @@ def test_discussants_that_are_not_reviewers_write_their_own_initial_reviews(tmp_
                 },
                 "judge": {"provider": "sim", "sim": {"skill": 2.0}},
             },
-            "discussion": {"trigger": "inconsistent", "discussants": ["judge", "m0"]},
+            "discussion": {
+                "trigger": "inconsistent",
+                "discussants": ["judge", "m0"],
+                "allow_contestants": True,
+            },
         },
     )
     summary = _run(path)
@@ -139,7 +147,8 @@ def test_discussants_that_are_not_reviewers_write_their_own_initial_reviews(tmp_
 
 
 def test_arena_discuss_on_an_existing_run(tmp_path: Path) -> None:
-    path = _yaml(tmp_path, None)
+    # five reviewers: the default top2 leaves three to discuss each battle
+    path = small_tournament(tmp_path, models=5, questions=2, sim={"judge_noise": 0.8})
     _run(path)
     out = tmp_path / "out"
     runner = CliRunner()
