@@ -11,7 +11,14 @@ from arena.batcheval._aggregate import (
     running_means,
     win_rates,
 )
-from arena.batcheval._compose import STRATEGIES, Strategy, compose_round
+from arena.batcheval._compose import (
+    COMPOSITIONS,
+    STRATEGIES,
+    Composition,
+    Strategy,
+    compose_round,
+    ordering_scores,
+)
 from arena.batcheval._parse import parse_scores
 from arena.batcheval._prompt import (
     DEFAULT_TEMPLATES,
@@ -47,6 +54,7 @@ from arena.batcheval._tournament import (
 from arena.config import BatchEvalConfig, CriterionConfig, ScaleConfig
 
 __all__ = [
+    "COMPOSITIONS",
     "DEFAULT_TEMPLATES",
     "REQUIRED_PLACEHOLDERS",
     "SCORES_FILE",
@@ -58,6 +66,7 @@ __all__ = [
     "BatchEvalConfig",
     "BatchEvalFileConfig",
     "BatchEvalSetup",
+    "Composition",
     "BatchEvalStage",
     "CriterionConfig",
     "Sample",
@@ -77,6 +86,7 @@ __all__ = [
     "load_setup",
     "load_template",
     "mean_and_spread",
+    "ordering_scores",
     "parse_scores",
     "preflight",
     "read_scores",
