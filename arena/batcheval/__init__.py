@@ -22,9 +22,11 @@ from arena.batcheval._compose import (
 from arena.batcheval._parse import parse_scores
 from arena.batcheval._prompt import (
     DEFAULT_TEMPLATES,
+    PROCEDURE_PLACEHOLDERS,
     REQUIRED_PLACEHOLDERS,
     load_template,
     render_prompt,
+    sample_format,
     score_format,
 )
 from arena.batcheval._samples import Sample, load_samples
@@ -56,6 +58,7 @@ from arena.config import BatchEvalConfig, CriterionConfig, ScaleConfig
 __all__ = [
     "COMPOSITIONS",
     "DEFAULT_TEMPLATES",
+    "PROCEDURE_PLACEHOLDERS",
     "REQUIRED_PLACEHOLDERS",
     "SCORES_FILE",
     "SCORES_SCHEMA",
@@ -93,6 +96,7 @@ __all__ = [
     "render_prompt",
     "run_standalone",
     "running_means",
+    "sample_format",
     "score_format",
     "score_tournament",
     "scores_frame",
