@@ -19,6 +19,7 @@ from arena.batcheval._compose import (
     compose_round,
     ordering_scores,
 )
+from arena.batcheval._human import ALL_SCORERS, HumanScores, human_agreement, load_human_scores
 from arena.batcheval._parse import parse_scores
 from arena.batcheval._prompt import (
     DEFAULT_TEMPLATES,
@@ -56,6 +57,7 @@ from arena.batcheval._tournament import (
 from arena.config import BatchEvalConfig, CriterionConfig, ScaleConfig
 
 __all__ = [
+    "ALL_SCORERS",
     "COMPOSITIONS",
     "DEFAULT_TEMPLATES",
     "PROCEDURE_PLACEHOLDERS",
@@ -72,6 +74,7 @@ __all__ = [
     "Composition",
     "BatchEvalStage",
     "CriterionConfig",
+    "HumanScores",
     "Sample",
     "SampleScore",
     "ScaleConfig",
@@ -85,7 +88,9 @@ __all__ = [
     "compose_round",
     "contestant_scores",
     "correlations",
+    "human_agreement",
     "load_samples",
+    "load_human_scores",
     "load_setup",
     "load_template",
     "mean_and_spread",

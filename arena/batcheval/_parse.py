@@ -69,8 +69,8 @@ def parse_scores(text: str, n: int, low: float, high: float) -> list[float | Non
         after = clean[one_stage[-1].end() :]
         block = _from_labelled_region(after, n)
         if block is None:
-            found = [(int(m.group(1)), float(m.group(2))) for m in one_stage]
-            return _validate(found, n, low, high)
+            lines = [(int(m.group(1)), float(m.group(2))) for m in one_stage]
+            return _validate(lines, n, low, high)
     found = _from_labelled_region(clean, n)
     if found is None:
         found = _from_table(clean) or _pairs(clean) or None

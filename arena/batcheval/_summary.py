@@ -9,6 +9,7 @@ from typing import Any
 import polars as pl
 
 from arena.batcheval._aggregate import bootstrap_ci, correlations, win_rates
+from arena.batcheval._human import HumanScores, human_agreement
 from arena.batcheval._schema import SCORES_FILE
 from arena.batcheval._scores import read_scores
 from arena.store import RunLog
@@ -75,11 +76,15 @@ def batcheval_summary(
     *,
     n_boot: int = 2000,
     seed: int = 0,
+    human: HumanScores | None = None,
 ) -> dict[str, Any] | None:
     """BatchEval results of a tournament run directory; None when it has none.
 
     `pairwise` is the pairwise rating per contestant (higher is better) to
     correlate with; by default the plain win rate from the reviews table.
+    With `human` scores (keyed by `question_id` and `model`, or by answer id),
+    `human` holds their per-answer Pearson and Spearman correlations with the
+    BatchEval scores, per criterion, with bootstrap intervals.
     """
     run_dir = Path(run_dir)
     scores = read_scores(run_dir / SCORES_FILE)
@@ -105,4 +110,5 @@ def batcheval_summary(
         "against": against,
         "pairwise": ranking,
         "unscored": int(scores["rounds_missing"].sum()),
+        "human": None if human is None else human_agreement(scores, human, seed=seed),
     }
