@@ -48,7 +48,7 @@ from arena.batcheval._standalone import (
     preflight,
     run_standalone,
 )
-from arena.batcheval._summary import batcheval_summary, contestant_scores
+from arena.batcheval._summary import batcheval_summary, contestant_scores, run_human_scores
 from arena.batcheval._tournament import (
     batcheval_preflight,
     score_tournament,
@@ -100,6 +100,7 @@ __all__ = [
     "read_scores",
     "render_prompt",
     "run_standalone",
+    "run_human_scores",
     "running_means",
     "sample_format",
     "score_format",

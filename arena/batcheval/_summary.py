@@ -9,13 +9,14 @@ from typing import Any
 import polars as pl
 
 from arena.batcheval._aggregate import bootstrap_ci, correlations, win_rates
-from arena.batcheval._human import HumanScores, human_agreement
+from arena.batcheval._human import HumanScores, human_agreement, load_human_scores
 from arena.batcheval._schema import SCORES_FILE
 from arena.batcheval._scores import read_scores
+from arena.config import ConfigError
 from arena.store import RunLog
 from arena.types import CallStatus
 
-__all__ = ["batcheval_summary", "contestant_scores"]
+__all__ = ["batcheval_summary", "contestant_scores", "run_human_scores"]
 
 
 def contestant_scores(
@@ -68,6 +69,17 @@ def _pairwise_win_rates(run_dir: Path) -> dict[str, float]:
             )
         )
     )
+
+
+def run_human_scores(run_dir: str | Path, path: str | Path) -> HumanScores:
+    """Human scores of a run's answers (`question_id`, `model` or answer `id`); ConfigError if bad.
+
+    The criteria are those of the run's BatchEval scores.
+    """
+    scores = read_scores(Path(run_dir) / SCORES_FILE)
+    if scores is None or scores.height == 0:
+        raise ConfigError(path, "", f"the run {run_dir} has no BatchEval scores to compare with")
+    return load_human_scores(Path(path), sorted(set(scores["criterion"].to_list())))
 
 
 def batcheval_summary(
