@@ -6,7 +6,12 @@ Importing this package registers the discussion stage of `arena run`.
 """
 
 from arena.config import DiscussionConfig
-from arena.discuss._board import DiscussionTable, discussion_block, discussion_tables
+from arena.discuss._board import (
+    DiscussionTable,
+    discussion_block,
+    discussion_footer,
+    discussion_tables,
+)
 from arena.discuss._choose import choose_leader, discussant_pairs, ranked_reviewers, top2
 from arena.discuss._outcome import Outcome, agreed_verdicts, apply_discussions
 from arena.discuss._prompt import (
@@ -77,6 +82,7 @@ __all__ = [
     "discussant_pairs",
     "discussion_block",
     "discussion_context",
+    "discussion_footer",
     "discussion_id",
     "discussion_report",
     "discussion_stage",

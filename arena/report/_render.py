@@ -17,7 +17,7 @@ from rich import box
 from rich.console import Console, JustifyMethod
 from rich.table import Table
 
-from arena.discuss import discussion_tables
+from arena.discuss import discussion_footer, discussion_tables
 from arena.report._leaderboard import RANKINGS, Leaderboard, leaderboard_dict
 
 __all__ = ["render_json", "render_markdown", "render_table"]
@@ -168,6 +168,8 @@ def _sections(board: Leaderboard) -> tuple[list[str], list[_Section], list[str]]
     footer = []
     if board.cost_usd is not None:
         footer.append(f"Total cost: ${board.cost_usd:.4f}")
+    if board.discussion is not None:
+        footer.extend(discussion_footer(board.discussion))
     footer.extend(f"Warning: {w}" for w in board.warnings)
     return intro, sections, footer
 

@@ -76,6 +76,11 @@ def test_replace_changes_the_leaderboard_and_both_rankings_are_shown(tmp_path: P
     assert board["reviewer_weights"].keys() == {"r1", "r2"}
     text = render_markdown(build_leaderboard(out, options=FAST))
     assert "## Discussions" in text and "## Rankings with and without discussion outcomes" in text
+    # the footer says plainly what replace did, and that unresolved ones changed nothing
+    assert (
+        "in each of the 4 agreed discussion(s), two discussants' shared verdict overwrote the "
+        "verdicts of every reviewer of that battle; 1 unresolved discussion(s) changed nothing"
+    ) in " ".join(text.split())
 
 
 def test_add_counts_the_weight_as_reviews_by_the_discussion_reviewer(tmp_path: Path) -> None:
