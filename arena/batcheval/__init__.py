@@ -1,7 +1,7 @@
 """BatchEval: per-answer quality scores, many answers per prompt, over several rounds.
 
-See docs/batcheval.md for the YAML section and the `arena batcheval` command,
-and ../shared/ALGORITHMS.md ("BatchEval") for the method.
+See docs/batcheval.md for the method (the paper's protocol by default, arena's
+variants as options), the YAML section and the `arena batcheval` command.
 """
 
 from arena.batcheval._aggregate import (

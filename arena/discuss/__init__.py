@@ -1,7 +1,8 @@
 """PeerDiscussion: two reviewers discuss disputed battles to a shared verdict.
 
-See docs/discussion.md for the YAML section, the `arena discuss` command and
-the log table, and ../shared/ALGORITHMS.md ("PeerDiscussion") for the method.
+See docs/discussion.md for the method (the PRD paper's protocol by default, and
+arena's variants as options), the YAML section, the `arena discuss` command and
+the log table.
 Importing this package registers the discussion stage of `arena run`.
 """
 
