@@ -20,7 +20,7 @@ from arena.batcheval._compose import (
     ordering_scores,
 )
 from arena.batcheval._human import ALL_SCORERS, HumanScores, human_agreement, load_human_scores
-from arena.batcheval._parse import parse_scores
+from arena.batcheval._parse import one_generation, parse_scores
 from arena.batcheval._prompt import (
     DEFAULT_TEMPLATES,
     PROCEDURE_PLACEHOLDERS,
@@ -94,6 +94,7 @@ __all__ = [
     "load_setup",
     "load_template",
     "mean_and_spread",
+    "one_generation",
     "ordering_scores",
     "parse_scores",
     "preflight",

@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 import re
 
-__all__ = ["parse_scores"]
+__all__ = ["one_generation", "parse_scores"]
 
 _NUMBER = r"[-+]?\d+(?:\.\d+)?|[-+]?\.\d+"
 
@@ -168,3 +168,18 @@ def _table_pairs(table: list[list[str]]) -> list[tuple[int, float]]:
         if len(indices) == 1 and value is not None:
             pairs.append((int(indices[0].group(1)), float(value.group(1))))
     return pairs
+
+
+def one_generation(
+    first: list[float | None], again: list[float | None] | None
+) -> list[float | None]:
+    """The scores a re-asked batch keeps: all from one reply, never a mix of the two.
+
+    Two replies may use the scale differently, so a batch keeps the scores of
+    the reply with more readable ones (the first reply on a tie, or when the
+    re-ask failed: `again` None); what that reply left unreadable stays None.
+    """
+    if again is None:
+        return list(first)
+    readable = sum(s is not None for s in first), sum(s is not None for s in again)
+    return list(again) if readable[1] > readable[0] else list(first)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from arena.batcheval import parse_scores
+from arena.batcheval import one_generation, parse_scores
 
 TWO_STAGE = """\
 Sample1: The response answers the question directly and cites the relevant rule.
@@ -280,3 +280,13 @@ ONE_STAGE_CORPUS: list[tuple[str, str, int, list[float | None]]] = [
 )
 def test_one_stage_outputs(text: str, n: int, expected: list[float | None]) -> None:
     assert parse_scores(text, n, 1, 3) == expected
+
+
+def test_a_reasked_batch_keeps_one_generation_of_scores() -> None:
+    first: list[float | None] = [2.0, None, 1.0]
+    assert one_generation(first, [2.5, 2.8, 1.2]) == [2.5, 2.8, 1.2]  # the re-ask, in full
+    assert one_generation(first, [None, 3.0, None]) == first  # the first has more
+    assert one_generation(first, [None, 3.0, 1.0]) == first  # a tie keeps the first
+    assert one_generation(first, None) == first  # the re-ask failed
+    # never a mix: no sample takes its score from the other reply
+    assert one_generation([None, None, 1.0], [2.0, 2.0, None]) == [2.0, 2.0, None]
