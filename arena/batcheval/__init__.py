@@ -35,6 +35,7 @@ from arena.batcheval._schema import SCORES_FILE, TABLE, TABLE_SCHEMA
 from arena.batcheval._scores import SCORES_SCHEMA, read_scores, scores_frame, write_scores
 from arena.batcheval._stage import (
     Batch,
+    BatchEvalPlanner,
     BatchEvalStage,
     SampleScore,
     Scorer,
@@ -50,8 +51,9 @@ from arena.batcheval._standalone import (
 )
 from arena.batcheval._summary import batcheval_summary, contestant_scores, run_human_scores
 from arena.batcheval._tournament import (
+    TournamentBatchEval,
     batcheval_preflight,
-    score_tournament,
+    batcheval_stage,
     tournament_samples,
 )
 from arena.config import BatchEvalConfig, CriterionConfig, ScaleConfig
@@ -70,6 +72,7 @@ __all__ = [
     "Batch",
     "BatchEvalConfig",
     "BatchEvalFileConfig",
+    "BatchEvalPlanner",
     "BatchEvalSetup",
     "Composition",
     "BatchEvalStage",
@@ -81,8 +84,10 @@ __all__ = [
     "Scorer",
     "StageSummary",
     "Strategy",
+    "TournamentBatchEval",
     "batch_id",
     "batcheval_preflight",
+    "batcheval_stage",
     "batcheval_summary",
     "bootstrap_ci",
     "compose_round",
@@ -105,7 +110,6 @@ __all__ = [
     "running_means",
     "sample_format",
     "score_format",
-    "score_tournament",
     "scores_frame",
     "tournament_samples",
     "win_rates",

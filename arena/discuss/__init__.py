@@ -40,7 +40,6 @@ from arena.discuss._protocol import (
 from arena.discuss._rundir import (
     DiscussionReport,
     discussion_report,
-    ranking_reviews,
     read_discussions,
 )
 from arena.discuss._schema import DISCUSSION_REVIEWER, STATE_FILE, TABLE, TABLE_SCHEMA
@@ -92,7 +91,6 @@ __all__ = [
     "load_templates",
     "logged_calls",
     "mirror_verdict",
-    "ranking_reviews",
     "read_discussions",
     "ranked_reviewers",
     "read_state",

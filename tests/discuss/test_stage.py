@@ -22,7 +22,8 @@ from arena.discuss import (
     select_battles,
     top2,
 )
-from arena.engine import build_plan, run_tournament
+from arena.engine import run_tournament
+from arena.pipeline import build_plan
 from arena.providers.sim import SimProvider
 from arena.store import RunLog
 from arena.types import GenerateRequest, GenerateResult
