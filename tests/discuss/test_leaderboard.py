@@ -91,6 +91,13 @@ def test_add_counts_the_weight_as_reviews_by_the_discussion_reviewer(tmp_path: P
     assert [m["model"] for m in light["models"]][0] == "y"
     assert [m["model"] for m in heavy["models"]][0] == "x"
     assert heavy["discussion"]["weight"] == 4
+    run_b = tmp_path / "b" / "run"
+    text = " ".join(render_markdown(build_leaderboard(run_b, options=FAST)).split())
+    assert (
+        "Discussions (outcome add): each of the 4 agreed discussion(s) added 4 review(s) by "
+        "the reviewer (discussion), next to the reviewers' own; 1 unresolved discussion(s) "
+        "changed nothing."
+    ) in text
 
 
 @pytest.fixture(scope="module")
