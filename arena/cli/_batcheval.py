@@ -109,7 +109,8 @@ def _report(
 def _table(report: dict[str, Any]) -> Table:
     table = Table(
         title=f"BatchEval {report['name']}: {report['samples']} samples, "
-        f"{report['rounds']} rounds, {report['strategy']} batches"
+        f"{report['rounds']} rounds, {report['strategy']} batches "
+        f"({report['composition']} composition), {report['procedure']}"
     )
     for col in ("id", "criterion", "scorer", "score", "spread", "rounds"):
         table.add_column(col, justify="left" if col in ("id", "criterion", "scorer") else "right")

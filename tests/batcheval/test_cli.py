@@ -165,6 +165,7 @@ def _crit(**kw: Any) -> dict[str, Any]:
             "batcheval: required key is missing",
         ),
         (None, _bad_config(template="missing.txt"), "batcheval.template: template file not found"),
+        (None, _bad_config(composition="balanced"), "batcheval.composition: Input should be"),
     ],
 )
 def test_bad_input_exits_2_with_the_reason(

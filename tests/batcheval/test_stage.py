@@ -103,6 +103,17 @@ def test_every_sample_scored_once_per_round_and_final_is_the_mean(tmp_path: Path
         assert row["rounds_scored"] + row["rounds_missing"] == 3
 
 
+def test_one_stage_scores_each_sample_after_its_analysis(tmp_path: Path) -> None:
+    summary = asyncio.run(run_standalone(_setup(tmp_path, procedure="one-stage"), _samples(6)))
+    log = _log(tmp_path)
+    critic = log.filter(pl.col("scorer") == "critic")  # never malformed: every score read
+    assert (critic["status"] == "ok").all() and critic["score"].null_count() == 0
+    assert critic["text"].str.contains("Analysis of Sample1:").all()
+    assert critic["text"].str.contains("Score of Sample1: ").all()
+    assert not critic["text"].str.contains("Float Scores").any()
+    assert summary.pending == summary.failed == 0
+
+
 def test_critic_is_called_by_its_provider_side_id(tmp_path: Path) -> None:
     asyncio.run(run_standalone(_setup(tmp_path), _samples(4)))
     assert set(_log(tmp_path).filter(pl.col("scorer") == "critic")["status"].to_list()) == {"ok"}
