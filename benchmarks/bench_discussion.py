@@ -29,7 +29,10 @@ vote by construction. The benchmark therefore reports every figure three ways:
 Prints a few lines per variant, then a final JSON line
 {"sim_gains": {...}, "no_sim_gains": {...}, "contestants_discuss": {...}}, each with
 "discussed", "agreed", "unresolved", "mean_turns", "with_contestant",
-"self_favoured", "accuracy_before", "accuracy_after", "tau_before", "tau_after".
+"self_favoured", "own_answer" (with one contestant discussing, whether its answer is
+the worse or the better one: n, error_before, error_after), "contestant_accuracy_before",
+"contestant_accuracy_after",
+"accuracy_before", "accuracy_after", "tau_before", "tau_after".
 """
 
 from __future__ import annotations
@@ -153,6 +156,10 @@ def run_variant(name: str, questions: int) -> dict[str, Any]:
     before = _weighted_verdicts(reviews, weights)
     finals = table.filter((pl.col("kind") == "final") & (pl.col("context") == state.context))
     right_before = right_after = with_contestant = own_wrong = own_agreed = 0
+    inside_before = inside_after = 0
+    cases = {"worse": 0, "better": 0}
+    wrong_before = {"worse": 0, "better": 0}
+    wrong_after = {"worse": 0, "better": 0}
     for row in finals.iter_rows(named=True):
         q, a, b = row["question_id"], row["model_a"], row["model_b"]
         truth = "A" if quality[row["answer_a_id"]] > quality[row["answer_b_id"]] else "B"
@@ -163,11 +170,20 @@ def run_variant(name: str, questions: int) -> dict[str, Any]:
         inside = {row["leader"], row["follower"]} & {a, b}
         if inside:
             with_contestant += 1
+            inside_before += old == truth
+            inside_after += new == truth
             if row["outcome"] == "agreed":
                 own_agreed += 1
                 # the verdict goes to a discussant's own answer, against the truth
                 own = {"A" if m == a else "B" for m in inside}
                 own_wrong += row["verdict"] in own and row["verdict"] != truth
+                if len(own) == 1:
+                    # one contestant discussing: is its answer the worse one? How often is
+                    # the verdict wrong then, and when its answer is the better one?
+                    side = "worse" if truth not in own else "better"
+                    cases[side] += 1
+                    wrong_before[side] += old != truth
+                    wrong_after[side] += row["verdict"] != truth
     adjusted = apply_discussions(reviews, table, outcome="replace", context=state.context)
     scores_after, _, _ = _weighted(adjusted)
     skills = np.array([MODELS[m][0] for m in MODELS])
@@ -180,6 +196,19 @@ def run_variant(name: str, questions: int) -> dict[str, Any]:
         "mean_turns": stats.mean_turns,
         "with_contestant": with_contestant,
         "self_favoured": own_wrong / own_agreed if own_agreed else None,
+        # agreed discussions with one contestant discussing, by whether its own answer is
+        # the worse or the better one: how many, and the error rate before / after
+        "own_answer": {
+            side: {
+                "n": cases[side],
+                "error_before": wrong_before[side] / cases[side] if cases[side] else None,
+                "error_after": wrong_after[side] / cases[side] if cases[side] else None,
+            }
+            for side in ("worse", "better")
+        },
+        # accuracy on the discussions a contestant took part in, before and after
+        "contestant_accuracy_before": inside_before / with_contestant if with_contestant else None,
+        "contestant_accuracy_after": inside_after / with_contestant if with_contestant else None,
         "accuracy_before": right_before / n,
         "accuracy_after": right_after / n,
         "tau_before": rank_correlation(scores_before, skills).kendall_tau,
@@ -194,8 +223,21 @@ def run_variant(name: str, questions: int) -> dict[str, Any]:
         f"  discussions: {stats.discussions} ({stats.agreed} agreed, {stats.unresolved} "
         f"unresolved; mean turns {stats.mean_turns:.2f}); with a contestant discussing: "
         f"{with_contestant}"
-        + ("" if result["self_favoured"] is None else f", self-favoured {own_wrong}/{own_agreed}")
+        + (
+            ""
+            if result["self_favoured"] is None
+            else f", self-favoured {own_wrong}/{own_agreed}; accuracy on those "
+            f"{result['contestant_accuracy_before']:.3f} before, "
+            f"{result['contestant_accuracy_after']:.3f} after"
+        )
     )
+    if with_contestant:
+        for side, c in result["own_answer"].items():
+            if c["n"]:
+                print(
+                    f"  one contestant discussing, its answer the {side} one: {c['n']} agreed, "
+                    f"error {c['error_before']:.3f} before, {c['error_after']:.3f} after"
+                )
     print(
         f"  accuracy on discussed battles {result['accuracy_before']:.3f} before, "
         f"{result['accuracy_after']:.3f} after; Kendall tau {result['tau_before']:.3f} before, "
