@@ -198,7 +198,13 @@ def _virtual_ties(pairs: FloatArray, compared: NDArray[np.bool_]) -> FloatArray:
 
 @dataclass(frozen=True, eq=False)
 class BTFit:
-    """Bradley-Terry ratings, bootstrap intervals and how the fit was made."""
+    """Bradley-Terry ratings, bootstrap intervals and how the fit was made.
+
+    A model that lost no weighted battle (no loss, no tie) has `ci_high = inf`:
+    its virtual ties keep the rating finite, but the data give no upper bound;
+    likewise `ci_low = -inf` for one that won nothing. `boot_rating` holds
+    every bootstrap round's ratings (rounds, C); NaN outside fitted parts.
+    """
 
     rating: FloatArray  # (C,), NaN for a model without any weighted battle
     ci_low: FloatArray
@@ -206,6 +212,7 @@ class BTFit:
     components: list[list[int]]  # connected parts, by model index
     regularised: list[int]  # parts (indices into components) given virtual ties
     bootstrap_rounds: int
+    boot_rating: FloatArray | None = None
 
 
 def fit_bradley_terry(
@@ -227,6 +234,7 @@ def fit_bradley_terry(
     components = comparison_components(pairs)
     regularised: list[int] = []
     rounds = 0 if bootstrap_pairs is None else bootstrap_pairs.shape[0]
+    boot_all = None if rounds == 0 else np.full((rounds, c), np.nan)
     for index, part in enumerate(components):
         if len(part) < 2:
             continue
@@ -245,6 +253,12 @@ def fit_bradley_terry(
         boot = np.where(broken[:, None, None], _virtual_ties(boot, compared), boot)
         start = np.repeat(theta, rounds, axis=0)
         boot_rating = _anchor(fit_log_strengths(boot, start), part_anchor)
+        assert boot_all is not None
+        boot_all[:, part] = boot_rating
         low[part] = np.percentile(boot_rating, 2.5, axis=0)
         high[part] = np.percentile(boot_rating, 97.5, axis=0)
-    return BTFit(rating, low, high, components, regularised, rounds)
+    won, lost = pairs.sum(axis=1), pairs.sum(axis=0)
+    fitted = ~np.isnan(rating) & (rounds > 0)
+    high[fitted & (lost <= 0) & (won > 0)] = np.inf
+    low[fitted & (won <= 0) & (lost > 0)] = -np.inf
+    return BTFit(rating, low, high, components, regularised, rounds, boot_all)
