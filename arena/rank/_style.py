@@ -167,7 +167,7 @@ def _groups(rs: ReviewSet, d: FloatArray) -> _Groups:
         a, b, dg = rs.model_a[first], rs.model_b[first], d[first]
     win = (1.0 - rs.score.astype(np.float64)) * 0.5
     cell = index.astype(np.int64) * r + rs.reviewer
-    value = np.bincount(cell, weights=win, minlength=g * r).reshape(g, r)
+    value = np.bincount(cell, weights=win, minlength=g * r).astype(np.float64).reshape(g, r)
     count: FloatArray = np.bincount(cell, minlength=g * r).astype(np.float64).reshape(g, r)
     return _Groups(
         question,
@@ -257,22 +257,15 @@ class _Fitter:
             tie = np.stack(extra_w, axis=1)
             won = np.hstack([won, 0.5 * tie])
             played = np.hstack([played, tie])
-            incidence = sp.hstack(
-                [
-                    self.incidence,
-                    sp.csr_matrix(
-                        (
-                            np.concatenate([np.ones(len(extra_a)), -np.ones(len(extra_a))]),
-                            (
-                                np.concatenate([extra_a, extra_b]),
-                                np.tile(np.arange(self.groups.a.size, a.size), 2),
-                            ),
-                        ),
-                        shape=(c, a.size),
-                    ),
-                ],
-                format="csr",
+            n_extra = len(extra_a)
+            virtual = sp.csr_matrix(
+                (
+                    np.concatenate([np.ones(n_extra), -np.ones(n_extra)]),
+                    (np.concatenate([extra_a, extra_b]), np.tile(np.arange(n_extra), 2)),
+                ),
+                shape=(c, n_extra),
             )
+            incidence = sp.hstack([self.incidence, virtual], format="csr")
             pair = sp.csr_matrix(
                 (np.ones(a.size), (np.arange(a.size), a * c + b)), shape=(a.size, c * c)
             )
