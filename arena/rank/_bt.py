@@ -126,7 +126,11 @@ class _PairData:
             curvature = pulled * (1.0 - p)
             hessian = 1.0 - curvature  # the centring term adds 1 everywhere
             hessian[:, diagonal, diagonal] += curvature.sum(axis=2)
-            step = np.linalg.solve(hessian, grad[:, :, None])[:, :, 0]
+            try:
+                step = np.linalg.solve(hessian, grad[:, :, None])[:, :, 0]
+            except np.linalg.LinAlgError:  # a part held together by vanishing weights
+                ridge = _RIDGE * np.eye(c)
+                step = np.linalg.solve(hessian + ridge, grad[:, :, None])[:, :, 0]
             size = np.abs(step).max(axis=1)
             # Long steps are cut to _MAX_STEP nats: safe far from the optimum.
             step *= np.minimum(1.0, _MAX_STEP / np.maximum(size, 1e-300))[:, None]
@@ -141,6 +145,16 @@ class _PairData:
 
 _MAX_STEP = 2.0
 _NEWTON_TOL = 1e-10
+_RIDGE = 1e-9
+# Pair wins below this share of a matrix's total are rounding remnants of a
+# zero weight: they count as no comparison at all.
+_NEGLIGIBLE = 1e-12
+
+
+def _drop_negligible(pairs: FloatArray) -> FloatArray:
+    total = pairs.sum(axis=(-2, -1), keepdims=True)
+    out: FloatArray = np.where(pairs > _NEGLIGIBLE * total, pairs, 0.0)
+    return out
 
 
 def _lbfgsb(data: _PairData, start: FloatArray) -> FloatArray:
@@ -231,6 +245,9 @@ def fit_bradley_terry(
     rating = np.full(c, np.nan)
     low = np.full(c, np.nan)
     high = np.full(c, np.nan)
+    pairs = _drop_negligible(pairs)
+    if bootstrap_pairs is not None:
+        bootstrap_pairs = _drop_negligible(bootstrap_pairs)
     components = comparison_components(pairs)
     regularised: list[int] = []
     rounds = 0 if bootstrap_pairs is None else bootstrap_pairs.shape[0]

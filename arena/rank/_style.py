@@ -48,6 +48,10 @@ _NEWTON_ITER = 60
 _MAX_STEP = 2.0
 # Keeps the Newton system solvable where zero-weight reviewers leave a part unlinked.
 _RIDGE = 1e-9
+# A weak prior on the coefficients (the likelihood is scaled to total weight 1):
+# negligible where the data identify them, and it keeps them finite where a
+# feature is confounded with the models (e.g. each model always writes alike).
+_COEF_RIDGE = 1e-6
 # Sets fitted together: bounds the (sets x groups) work arrays.
 _CHUNK_CELLS = 2_000_000
 
@@ -303,7 +307,7 @@ class _Fitter:
             curve = n * p * (1.0 - p)
             grad = np.empty((active.size, size))
             grad[:, :c] = np.asarray(incidence @ resid.T).T
-            grad[:, c:] = resid @ d
+            grad[:, c:] = resid @ d + _COEF_RIDGE * beta
             grad[:, :c] += theta @ self.centring + _RIDGE * theta
             hessian = np.zeros((active.size, size, size))
             cells = np.asarray(curve @ pair).reshape(-1, c, c)
@@ -317,7 +321,12 @@ class _Fitter:
                 hessian[:, :c, c + f] = cross
                 hessian[:, c + f, :c] = cross
                 hessian[:, c + f, c:] = weighted @ d
-            step = np.linalg.solve(hessian, grad[:, :, None])[:, :, 0]
+                hessian[:, c + f, c + f] += _COEF_RIDGE
+            try:
+                step = np.linalg.solve(hessian, grad[:, :, None])[:, :, 0]
+            except np.linalg.LinAlgError:  # parts linked only by vanishing weights
+                hessian += _COEF_RIDGE * np.eye(size)
+                step = np.linalg.solve(hessian, grad[:, :, None])[:, :, 0]
             longest = np.abs(step).max(axis=1)
             step *= np.minimum(1.0, _MAX_STEP / np.maximum(longest, 1e-300))[:, None]
             params[active] -= step

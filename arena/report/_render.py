@@ -34,7 +34,7 @@ _LABELS = {
 }
 
 
-_TEXT_COLUMNS = {"#", "rank CI", "model", "reviewer", "judge", "ranking", "criterion", ""}
+_TEXT_COLUMNS = {"#", "ranks", "model", "reviewer", "judge", "ranking", "criterion", ""}
 
 
 @dataclass
@@ -58,20 +58,16 @@ def _signed(value: float | None, digits: int = 3) -> str:
 
 
 def _interval(low: float, high: float, digits: int = 0) -> str:
+    """`low-high`; an open side (infinite bound) as `>=low` / `<=high`."""
     if math.isnan(low) or math.isnan(high):
         return "-"
-
-    def end(value: float) -> str:
-        return "inf" if math.isinf(value) else f"{value:.{digits}f}"
-
-    return f"{end(low)}-{end(high)}"
-
-
-def _with_interval(value: float, low: float, high: float, digits: int, ci_digits: int) -> str:
-    if math.isnan(value):
-        return "-"
-    interval = _interval(low, high, ci_digits)
-    return _fmt(value, digits) if interval == "-" else f"{_fmt(value, digits)} ({interval})"
+    if math.isinf(low) and math.isinf(high):
+        return "open"
+    if math.isinf(high):
+        return f">={low:.{digits}f}"
+    if math.isinf(low):
+        return f"<={high:.{digits}f}"
+    return f"{low:.{digits}f}-{high:.{digits}f}"
 
 
 def _rank_text(rank: int, group: int, groups: int) -> str:
@@ -112,19 +108,9 @@ def _model_section(board: Leaderboard) -> _Section:
                 _fmt(r.bt.rating[i], 0),
                 interval,
                 shares.get(i, ""),
-                _with_interval(elo[i], r.elo_ci[0, i], r.elo_ci[1, i], 0, 0),
-                _with_interval(
-                    r.peerrank.win_rate[i], r.win_rate_ci[0, i], r.win_rate_ci[1, i], 3, 2
-                ),
-                _with_interval(
-                    r.peerrank.weighted_win_rate[i],
-                    r.weighted_win_rate_ci[0, i],
-                    r.weighted_win_rate_ci[1, i],
-                    3,
-                    2,
-                ),
-                f"{r.counts.wins[i]}-{r.counts.ties[i]}-{r.counts.losses[i]}",
-                str(r.questions[i]),
+                _fmt(elo[i], 0),
+                _fmt(r.peerrank.win_rate[i]),
+                _fmt(r.peerrank.weighted_win_rate[i]),
             ]
         )
     rounds = r.bt.bootstrap_rounds
@@ -135,31 +121,63 @@ def _model_section(board: Leaderboard) -> _Section:
     if r.elo is None:
         elo_note = "Elo: not computed (--elo-orders 0)."
     else:
-        elo_note = f"Elo: weighted online Elo, mean of {r.elo.orders} random orders"
-        if not np.isnan(r.elo_ci[0]).all():
-            elo_note += (
-                f" (CI: {min(20, rounds)} bootstrap rounds of {max(1, r.elo.orders // 20)} "
-                "orders each, so it includes order noise)"
-            )
-        elo_note += "."
+        elo_note = f"Elo: weighted online Elo, mean of {r.elo.orders} random orders."
     weighting = "PeerRank weight" if r.weighting == "peerrank" else "an equal weight"
     notes = [
         f"BT: Bradley-Terry on the Elo scale, reviews weighted by {weighting}, {anchored} = 1000; "
         f"{ci_note}; * marks an interval resting on fewer than {MIN_QUESTIONS} questions or "
-        f"{MIN_BATTLES} battles; inf: no bound on that side (the model won or lost everything).",
+        f"{MIN_BATTLES} battles; >=x / <=x: no bound on the other side (the model lost or won "
+        "nothing).",
         "#: rank (tied ratings share it"
         + ("; g:n = rank n within comparison group g" if groups > 1 else "")
-        + "); rank CI: 1 + models whose interval lies entirely above, to models whose "
+        + "); ranks: from 1 + models whose interval lies entirely above, to models whose "
         "interval does not lie entirely below; >next: share of bootstrap rounds in which "
         "the model rates above the next one down.",
         f"{elo_note} win: win rate with equal reviewer weights; wtd win: PeerRank weighted "
-        "win rate (weighted mean); W-T-L: wins, ties, losses; q: questions with a battle.",
+        "win rate (weighted mean).",
     ]
     if r.style is None:
         notes.append(f"Style control: unavailable ({r.style_note}).")
     return _Section(
         "Models (ordered by Bradley-Terry)",
-        ["#", "rank CI", "model", "BT", "95% CI", ">next", "Elo", "win", "wtd win", "W-T-L", "q"],
+        ["#", "ranks", "model", "BT", "95% CI", ">next", "Elo", "win", "wtd win"],
+        rows,
+        notes,
+    )
+
+
+def _interval_section(board: Leaderboard) -> _Section:
+    """95% intervals of Elo and the win rates (BT's is in the models table), sample sizes."""
+    r = board.ranking
+    names = board.contestants
+    rows = [
+        [
+            names[i],
+            _interval(r.elo_ci[0, i], r.elo_ci[1, i]),
+            _interval(r.win_rate_ci[0, i], r.win_rate_ci[1, i], 3),
+            _interval(r.weighted_win_rate_ci[0, i], r.weighted_win_rate_ci[1, i], 3),
+            f"{r.counts.wins[i]}-{r.counts.ties[i]}-{r.counts.losses[i]}",
+            str(r.counts.battles[i]),
+            str(r.questions[i]),
+        ]
+        for i in board.order
+    ]
+    rounds = r.bt.bootstrap_rounds
+    notes = [
+        "W-T-L: wins, ties, losses; n: counted battles; q: questions with a battle."
+        if not rounds
+        else f"Intervals: the same bootstrap over questions ({rounds} rounds). W-T-L: wins, "
+        "ties, losses; n: counted battles; q: questions with a battle."
+    ]
+    if r.elo is not None and np.isfinite(r.elo_ci).any():
+        orders = max(1, r.elo.orders // 20)
+        notes.append(
+            f"Elo CI: {min(20, rounds)} of the rounds, each the mean of {orders} random "
+            f"order{'s' if orders > 1 else ''}, so it includes some order noise."
+        )
+    return _Section(
+        "95% intervals and sample sizes",
+        ["model", "Elo CI", "win CI", "wtd win CI", "W-T-L", "n", "q"],
         rows,
         notes,
     )
@@ -210,7 +228,7 @@ def _style_section(board: Leaderboard) -> _Section | None:
         notes.append(f"Not fitted (no variation): {', '.join(style.dropped)}.")
     return _Section(
         "Style control",
-        ["#", "rank CI", "model", "ctl BT", "95% CI", ">next", "BT", "moved"],
+        ["#", "ranks", "model", "ctl BT", "95% CI", ">next", "BT", "moved"],
         rows,
         notes,
     )
@@ -286,7 +304,8 @@ def _sections(board: Leaderboard) -> tuple[list[str], list[_Section], list[str]]
         [],
     )
     style = _style_section(board)
-    sections = [models, *([] if style is None else [style]), reviewers, pairwise, battles]
+    sections = [models, _interval_section(board), *([] if style is None else [style])]
+    sections += [reviewers, pairwise, battles]
     if board.true_order is not None and board.kendall_tau is not None:
         sections.append(
             _Section(

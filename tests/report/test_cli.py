@@ -63,7 +63,7 @@ def test_table_and_markdown(reviews_csv: Path) -> None:
     markdown = _invoke(str(reviews_csv), "--format", "markdown", *FAST)
     assert markdown.exit_code == 0
     assert markdown.output.startswith("# Leaderboard of")
-    assert "| # | rank CI | model | BT |" in markdown.output
+    assert "| # | ranks | model | BT |" in markdown.output
 
 
 def test_anchor(reviews_csv: Path) -> None:
