@@ -57,7 +57,10 @@ from arena.rank._peerrank import (
     win_counts,
 )
 from arena.rank._ranking import (
+    ELO_BOOTSTRAP_ORDERS,
+    ELO_BOOTSTRAP_STEPS,
     MIN_BATTLES,
+    MIN_ELO_ROUNDS,
     MIN_QUESTIONS,
     WEIGHTINGS,
     Ranking,
@@ -68,6 +71,9 @@ from arena.rank._ranking import (
 from arena.rank._style import StyleFit, answer_style, fit_style_control, length_bias
 
 __all__ = [
+    "ELO_BOOTSTRAP_ORDERS",
+    "ELO_BOOTSTRAP_STEPS",
+    "MIN_ELO_ROUNDS",
     "FixedPoint",
     "MIN_BATTLES",
     "MIN_QUESTIONS",

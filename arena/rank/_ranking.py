@@ -30,7 +30,10 @@ from arena.rank._peerrank import (
 from arena.rank._style import StyleFit, fit_style_control, length_bias
 
 __all__ = [
+    "ELO_BOOTSTRAP_ORDERS",
+    "ELO_BOOTSTRAP_STEPS",
     "MIN_BATTLES",
+    "MIN_ELO_ROUNDS",
     "MIN_QUESTIONS",
     "WEIGHTINGS",
     "RankOptions",
@@ -47,6 +50,12 @@ WEIGHTINGS = ("peerrank", "equal")
 # A model's intervals rest on too little data below these (flagged, never hidden).
 MIN_QUESTIONS = 5
 MIN_BATTLES = 10
+# The Elo interval's work cap (bootstrap rounds x reviews), and its fewest rounds.
+ELO_BOOTSTRAP_STEPS = 100_000
+# Random orders averaged in each Elo bootstrap round, and weight passes (at most).
+ELO_BOOTSTRAP_ORDERS = 20
+ELO_BOOTSTRAP_PASSES = 3
+MIN_ELO_ROUNDS = 10
 
 
 @dataclass(frozen=True)
@@ -54,8 +63,9 @@ class RankOptions:
     """Knobs of `rank_reviews`; the defaults are the documented ones.
 
     `weights`: "peerrank" (the fixed point) or "equal" (every reviewer the
-    same). `elo_bootstrap`: bootstrap rounds for the Elo interval, each the
-    mean of `max(1, elo_orders // 20)` random orders (0: no Elo interval).
+    same). `elo_bootstrap`: bootstrap rounds for the Elo interval (each the
+    mean of up to ELO_BOOTSTRAP_ORDERS random orders; capped by
+    ELO_BOOTSTRAP_STEPS; 0: no Elo interval).
     `style`: fit style control when the reviews carry answer lengths.
     """
 
@@ -93,6 +103,7 @@ class Ranking:
     win_rate_ci: FloatArray
     weighted_win_rate_ci: FloatArray
     elo_ci: FloatArray
+    elo_ci_rounds: int  # bootstrap rounds behind elo_ci (0: none)
     questions: IntArray  # (C,) questions in which each model has a counted battle
     pair_battles: IntArray  # (C, C) counted battles between i and j, both orders
     thin: NDArray[np.bool_]  # (C,) fewer than MIN_QUESTIONS questions or MIN_BATTLES battles
@@ -190,18 +201,34 @@ def _resampled(rs: ReviewSet, counts: FloatArray) -> ReviewSet:
 
 def _elo_interval(
     rs: ReviewSet, boot: _Bootstrap | None, opts: RankOptions, passes: int
-) -> FloatArray:
-    """Elo percentiles over `opts.elo_bootstrap` question-bootstrap rounds."""
-    if boot is None or opts.elo_bootstrap <= 0 or not opts.elo:
-        return np.full((2, rs.n_models), np.nan)
-    orders = max(1, opts.elo_orders // 20)
-    rounds = min(opts.elo_bootstrap, boot.counts.shape[0])
+) -> tuple[FloatArray, int]:
+    """Elo percentiles over question-bootstrap rounds, and the number of rounds used.
+
+    Online Elo is sequential: each round costs one step per review and pass,
+    whatever the number of orders (they run side by side). Each round runs at
+    most ELO_BOOTSTRAP_PASSES weight passes (the weights barely move after
+    that) and ELO_BOOTSTRAP_ORDERS orders; rounds are capped so that rounds x
+    reviews stays within ELO_BOOTSTRAP_STEPS; under MIN_ELO_ROUNDS rounds
+    there is no interval.
+    """
+    none = np.full((2, rs.n_models), np.nan)
+    if boot is None or opts.elo_bootstrap <= 0 or not opts.elo or rs.n_battles == 0:
+        return none, 0
+    affordable = ELO_BOOTSTRAP_STEPS // rs.n_battles
+    rounds = min(opts.elo_bootstrap, boot.counts.shape[0], affordable)
+    if rounds < MIN_ELO_ROUNDS:
+        return none, 0
     samples = np.empty((rounds, rs.n_models))
     for b in range(rounds):
         drawn = _resampled(rs, boot.counts[b])
-        result = weighted_elo(drawn, orders=orders, seed=opts.seed + 1 + b, max_passes=passes)
+        result = weighted_elo(
+            drawn,
+            orders=min(opts.elo_orders, ELO_BOOTSTRAP_ORDERS),
+            seed=opts.seed + 1 + b,
+            max_passes=min(passes, ELO_BOOTSTRAP_PASSES),
+        )
         samples[b] = result.rating
-    return _percentiles(samples, rs.n_models)
+    return _percentiles(samples, rs.n_models), rounds
 
 
 def _questions_per_model(rs: ReviewSet) -> IntArray:
@@ -265,6 +292,7 @@ def rank_reviews(rs: ReviewSet, options: RankOptions | None = None) -> Ranking:
     plain_rates = None
     if boot is not None:
         plain_rates = equal_win_rates(boot.tensors) if weighted else boot.weighted_scores
+    elo_ci, elo_rounds = _elo_interval(rs, boot, opts, passes)
     style, note = _style(rs, boot, opts, weighted)
     style_ranks = None
     if style is not None:
@@ -298,7 +326,8 @@ def rank_reviews(rs: ReviewSet, options: RankOptions | None = None) -> Ranking:
         ),
         win_rate_ci=_percentiles(plain_rates, c),
         weighted_win_rate_ci=_percentiles(None if boot is None else boot.weighted_scores, c),
-        elo_ci=_elo_interval(rs, boot, opts, passes),
+        elo_ci=elo_ci,
+        elo_ci_rounds=elo_rounds,
         questions=questions,
         pair_battles=pair_battles,
         thin=(questions < MIN_QUESTIONS) | (counts.battles < MIN_BATTLES),

@@ -14,13 +14,19 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
 from rich import box
 from rich.console import Console, JustifyMethod
 from rich.table import Table
 
 from arena.discuss import discussion_tables
-from arena.rank import MIN_BATTLES, MIN_QUESTIONS, RankTable
+from arena.rank import (
+    ELO_BOOTSTRAP_ORDERS,
+    ELO_BOOTSTRAP_STEPS,
+    MIN_BATTLES,
+    MIN_ELO_ROUNDS,
+    MIN_QUESTIONS,
+    RankTable,
+)
 from arena.report._leaderboard import STYLE_RANKING, Leaderboard, leaderboard_dict
 
 __all__ = ["render_json", "render_markdown", "render_table"]
@@ -169,11 +175,16 @@ def _interval_section(board: Leaderboard) -> _Section:
         else f"Intervals: the same bootstrap over questions ({rounds} rounds). W-T-L: wins, "
         "ties, losses; n: counted battles; q: questions with a battle."
     ]
-    if r.elo is not None and np.isfinite(r.elo_ci).any():
-        orders = max(1, r.elo.orders // 20)
+    if r.elo is not None and r.elo_ci_rounds:
         notes.append(
-            f"Elo CI: {min(20, rounds)} of the rounds, each the mean of {orders} random "
-            f"order{'s' if orders > 1 else ''}, so it includes some order noise."
+            f"Elo CI: the first {r.elo_ci_rounds} of those rounds, each with its own weight "
+            f"passes and {min(r.elo.orders, ELO_BOOTSTRAP_ORDERS)} random orders."
+        )
+    elif r.elo is not None and rounds:
+        notes.append(
+            f"No Elo CI: online Elo is sequential, so a bootstrap of it is run only while "
+            f"rounds x reviews stays within {ELO_BOOTSTRAP_STEPS:,} with at least "
+            f"{MIN_ELO_ROUNDS} rounds."
         )
     return _Section(
         "95% intervals and sample sizes",
