@@ -295,33 +295,41 @@ class _Fitter:
         size = c + k
         params = start.copy()
         diagonal = np.arange(c)
+        # Work in (groups, sets) layout: sparse products then need no transposes.
+        won_t = np.ascontiguousarray(won.T)
+        played_t = np.ascontiguousarray(played.T)
+        spread = incidence.T.tocsr()  # (G, C): theta -> theta_a - theta_b
+        pair_t = pair.T.tocsr()  # (C*C, G)
+        squares = np.einsum("gk,gl->klg", d, d).reshape(k * k, d.shape[0])  # (K*K, G)
         active = np.arange(params.shape[0])
         for _ in range(_NEWTON_ITER):
             if active.size == 0:
                 break
+            every = active.size == params.shape[0]
             theta, beta = params[active, :c], params[active, c:]
-            eta = theta[:, a] - theta[:, b] + beta @ d.T
+            eta = np.asarray(spread @ theta.T) + d @ beta.T  # (G, S)
             p = expit(eta)
-            w, n = won[active], played[active]
+            w = won_t if every else won_t[:, active]
+            n = played_t if every else played_t[:, active]
             resid = n * p - w
-            curve = n * p * (1.0 - p)
+            p *= 1.0 - p
+            curve = n * p
             grad = np.empty((active.size, size))
-            grad[:, :c] = np.asarray(incidence @ resid.T).T
-            grad[:, c:] = resid @ d + _COEF_RIDGE * beta
+            grad[:, :c] = np.asarray(incidence @ resid).T
+            grad[:, c:] = (d.T @ resid).T + _COEF_RIDGE * beta
             grad[:, :c] += theta @ self.centring + _RIDGE * theta
             hessian = np.zeros((active.size, size, size))
-            cells = np.asarray(curve @ pair).reshape(-1, c, c)
+            cells = np.asarray(pair_t @ curve).T.reshape(-1, c, c)
             sym = cells + np.swapaxes(cells, 1, 2)
             block = -sym
             block[:, diagonal, diagonal] += sym.sum(axis=2)
             hessian[:, :c, :c] = block + self.centring + _RIDGE * np.eye(c)
+            hessian[:, c:, c:] = (squares @ curve).T.reshape(active.size, k, k)
+            hessian[:, c:, c:] += _COEF_RIDGE * np.eye(k)
             for f in range(k):
-                weighted = curve * d[:, f]
-                cross = np.asarray(incidence @ weighted.T).T
+                cross = np.asarray(incidence @ (curve * d[:, f : f + 1])).T
                 hessian[:, :c, c + f] = cross
                 hessian[:, c + f, :c] = cross
-                hessian[:, c + f, c:] = weighted @ d
-                hessian[:, c + f, c + f] += _COEF_RIDGE
             try:
                 step = np.linalg.solve(hessian, grad[:, :, None])[:, :, 0]
             except np.linalg.LinAlgError:  # parts linked only by vanishing weights
