@@ -89,6 +89,25 @@ def test_weighted_mean_stops_the_flip_flop_and_stays_in_unit_interval() -> None:
         np.testing.assert_allclose(pr.win_rate, [0.25, 0.75, 0.5])
 
 
+def test_six_rows_where_the_count_denominator_gives_two() -> None:
+    rows: list[Row] = [
+        ("q0", "X", "Z", "J", "tie"),
+        ("q1", "X", "Y", "Z", "B"),
+        ("q2", "X", "Z", "Y", "tie"),
+        ("q3", "X", "Y", "Z", "B"),
+        ("q4", "Y", "X", "Z", "A"),
+        ("q5", "Z", "X", "J", "A"),
+    ]
+    # Y is judged only by Z: once Z's mean-normalised weight reaches 2, Y's
+    # "rate" (3 wins x 2 over 3 battles) is 2.
+    assert max(float(s.max()) for s, _ in _count_denominator(rows, 6)) == pytest.approx(2.0)
+    pr = peerrank(tally_reviews(encode_reviews(frame(rows)), per_question=False))
+    assert pr.converged
+    assert np.all((pr.weighted_win_rate >= 0) & (pr.weighted_win_rate <= 1))
+    # By hand: X 2 ties in 6 battles, Y 3 wins in 3, Z 2 ties and a win in 3.
+    np.testing.assert_allclose(pr.win_rate, [1 / 6, 1.0, 2 / 3])
+
+
 def test_balanced_design_keeps_the_published_arithmetic() -> None:
     # Every contestant meets every reviewer equally often: the weighted mean
     # equals the published sum / count formula at any weights.
