@@ -34,11 +34,13 @@ from arena.report._inputs import LeaderboardInputError, load_reviews_file, load_
 
 __all__ = [
     "RANKINGS",
+    "STYLE_RANKING",
     "Leaderboard",
     "LeaderboardOptions",
     "build_leaderboard",
     "leaderboard_dict",
     "rank_frame",
+    "with_answer_style",
 ]
 
 FloatArray = NDArray[np.float64]
