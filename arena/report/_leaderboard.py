@@ -32,6 +32,8 @@ from arena.rank import (
     rank_reviews,
 )
 from arena.report._inputs import LeaderboardInputError, load_reviews_file, load_run
+from arena.sampling import SAMPLING_TABLE
+from arena.store import RunLog
 
 __all__ = [
     "RANKINGS",
@@ -64,6 +66,9 @@ class LeaderboardOptions:
     seed: int = 0
     weights: str = "peerrank"
     exclude_self: bool = False
+    # Opponent-balanced win rates (rank.RankOptions.balanced); None: on for a
+    # run directory whose reviews come from a sampled design.
+    balanced: bool | None = None
 
 
 @dataclass(eq=False)
@@ -81,6 +86,7 @@ class Leaderboard:
     warnings: list[str] = field(default_factory=list)
     discussion: dict[str, Any] | None = None  # docs/discussion.md (the JSON `discussion`)
     batcheval: dict[str, Any] | None = None  # docs/batcheval.md (the JSON `batcheval`)
+    sampling: dict[str, Any] | None = None  # docs/sampling.md (the JSON `sampling`)
 
     @property
     def contestants(self) -> tuple[str, ...]:
@@ -237,6 +243,7 @@ def rank_frame(
             anchor=opts.anchor,
             elo=opts.elo_orders > 0,
             weights=opts.weights,
+            balanced=bool(opts.balanced),
         ),
     )
     board = Leaderboard(
@@ -350,6 +357,11 @@ def build_leaderboard(
         if reviews_file is not None and target is not None:
             # Judgments from elsewhere: the run's contestants, whoever judged.
             source, reviewers = f"{file} (tournament {target})", None
+    design = None
+    if target is not None and target.is_dir():
+        design = sampling_block(target, reviews)
+        if opts.balanced is None:
+            opts = dataclasses.replace(opts, balanced=design is not None)
     # A run's discussions: rank with their agreed verdicts, and report both rankings.
     discussed = None
     if reviews_file is None and target is not None and target.is_dir():
@@ -387,6 +399,9 @@ def build_leaderboard(
             )
         if target is not None and target.is_dir():
             board.batcheval = _batcheval_block(board, target, opts.seed, human_scores)
+        if design is not None:
+            design["balanced_win_rates"] = bool(opts.balanced)
+            board.sampling = design
         return board
     except ValueError as exc:
         raise LeaderboardInputError(source, "", str(exc)) from None
@@ -609,7 +624,34 @@ def leaderboard_dict(board: Leaderboard) -> dict[str, Any]:
         out["discussion"] = board.discussion
     if board.batcheval is not None:
         out["batcheval"] = board.batcheval
+    if board.sampling is not None:
+        out["sampling"] = board.sampling
     return out
+
+
+def sampling_block(directory: Path, reviews: pl.DataFrame) -> dict[str, Any] | None:
+    """A sampled run's design, from its `sampling` table (None for a full design).
+
+    `strategy`, the `rounds` selected, `units` and `selected_review_calls` (of the
+    current log), and `ranked_review_calls`: the reviews the leaderboard counts
+    that belong to selected units.
+    """
+    if not (directory / "log").is_dir():
+        return None
+    columns = ["round", "strategy", "review_ab_id", "review_ba_id"]
+    frame = RunLog(directory).read(SAMPLING_TABLE, columns=columns)
+    if frame.height == 0:
+        return None
+    selected = pl.concat([frame["review_ab_id"], frame["review_ba_id"]])
+    ranked = int(reviews["id"].is_in(selected.implode()).sum()) if reviews.height else 0
+    strategies = frame["strategy"].unique().to_list()
+    return {
+        "strategy": strategies[0] if len(strategies) == 1 else "mixed",
+        "rounds": int(frame["round"].n_unique()),
+        "units": frame.height,
+        "selected_review_calls": 2 * frame.height,
+        "ranked_review_calls": ranked,
+    }
 
 
 def _score_dict(score: AgreementScore) -> dict[str, Any]:

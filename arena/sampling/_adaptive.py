@@ -99,7 +99,7 @@ def fit_design(
     rs = encode_reviews(reviews, contestants=contestants, reviewers=reviewers)
     c, n_r = len(contestants), len(reviewers)
     tallies = tally_reviews(rs, per_question=False)
-    weights = peerrank(tallies).weights if rs.n_battles else np.full(n_r, 1.0 / n_r)
+    weights = peerrank(tallies, balanced=True).weights if rs.n_battles else np.full(n_r, 1.0 / n_r)
     mean_w = weights * n_r
     # Per-question weighted pair matrix: M[q, a, b] = weighted win value of a over b.
     value_a = (1.0 - rs.score.astype(np.float64)) / 2.0

@@ -116,6 +116,11 @@ def test_adaptive_run_spends_its_budget_in_logged_rounds(tmp_path: Path) -> None
     assert later["len"].max() > later["len"].min()
     # Answers are all made.
     assert log.read("answers").height == 50
+    board = _leaderboard(tmp_path / "out")
+    assert board["sampling"]["strategy"] == "adaptive"
+    assert board["sampling"]["ranked_review_calls"] == 0.2 * full
+    assert board["sampling"]["balanced_win_rates"] is True
+    assert all(0.0 <= m["weighted_win_rate"] <= 1.0 for m in board["models"])
     # A second run has nothing to do and selects nothing new.
     code, again, _ = _run(path)
     assert code == 0 and again["completed"] == 0 and again["skipped"] == again["planned"]
