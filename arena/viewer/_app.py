@@ -41,6 +41,7 @@ _STATIC = {
     "app.css": "text/css",
 }
 
+
 class _Live:
     """The run's data behind a lock, refreshed from the log at most once per REFRESH_SECONDS."""
 

@@ -75,9 +75,7 @@ def load_questions(directory: Path) -> tuple[dict[str, Question], str | None]:
         tournament = load_for_directory(directory, None)
     except ConfigError as exc:
         return {}, f"question texts unavailable: {exc}"
-    return {
-        q.id: Question(q.id, tuple(q.turns), q.category) for q in tournament.questions
-    }, None
+    return {q.id: Question(q.id, tuple(q.turns), q.category) for q in tournament.questions}, None
 
 
 def _signature(directory: Path) -> tuple[tuple[str, int, int], ...]:
@@ -147,6 +145,8 @@ class RunData:
         log = self._log
         reviews = current_rows(self.directory, "reviews", log.read("reviews"))
         categories = {qid: q.category for qid, q in self.questions.items()}
+        # Questions in the order of the questions file; unknown ones after, by id.
+        order = {qid: k for k, qid in enumerate(self.questions)}
         self.reviews = (
             reviews.select(_REVIEW_COLUMNS)
             .with_columns(
@@ -154,8 +154,12 @@ class RunData:
                 pl.col("question_id")
                 .replace_strict(categories, default=None, return_dtype=pl.String)
                 .alias("category"),
+                pl.col("question_id")
+                .replace_strict(order, default=len(order), return_dtype=pl.Int64)
+                .alias("_order"),
             )
-            .sort("question_id", "model_a", "model_b", "reviewer", "id")
+            .sort("_order", "question_id", "model_a", "model_b", "reviewer", "id")
+            .drop("_order")
         )
         answers = log.read("answers")
         self.answers = {row["id"]: row for row in answers.iter_rows(named=True)}
@@ -398,4 +402,3 @@ class RunData:
                 }
             )
         return out
-
