@@ -57,6 +57,12 @@ _MODEL_COLUMNS = (
     ("losses", "L", 0),
 )
 _KNOWN_MODEL_KEYS = {"model", "bt_ci_low", "bt_ci_high", *(k for k, _, _ in _MODEL_COLUMNS)}
+_RANKING_LABELS = {
+    "win_rate": "win rate",
+    "weighted_win_rate": "weighted win rate",
+    "elo": "Elo",
+    "bt": "Bradley-Terry",
+}
 _REVIEWER_COLUMNS = (
     ("weight", "weight", 3),
     ("position_a_share", "pos A", 3),
@@ -274,7 +280,10 @@ def _history(data: ReportData) -> str:
     if len(data.history) < 2:
         out.append(_p("One snapshot so far: lines appear after the next completed run."))
     else:
-        labels = [time.strftime("%m-%d %H:%M", time.localtime(s["at"])) for s in data.history]
+        labels = [
+            f"#{k} {time.strftime('%m-%d %H:%M', time.localtime(s['at']))}"
+            for k, s in enumerate(data.history, start=1)
+        ]
         names = list(dict.fromkeys(m for s in data.history for m in s["models"]))
         lines = {name: [s["models"].get(name) for s in data.history] for name in names}
         out.append(line_chart(labels, lines, css_id="history"))
@@ -300,6 +309,7 @@ def _batcheval(data: ReportData) -> str:
     block = data.board.batcheval
     if block is None:
         return ""
+    against = str(block["against"])
     rows = [
         [
             r["model"],
@@ -327,7 +337,7 @@ def _batcheval(data: ReportData) -> str:
             f"Scorers: {', '.join(block['scorers'])}. Mean answer score over rounds and "
             "scorers, bootstrap interval over answers."
         )
-        + f"<h3>Against the {_e(block['against'])} ranking</h3>"
+        + f"<h3>Against the {_e(_RANKING_LABELS.get(against, against))} ranking</h3>"
         + _table("", ["criterion", "models", "Pearson", "Spearman", "Kendall"], corr)
         + "</section>"
     )
