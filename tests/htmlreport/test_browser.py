@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests._chromium import Browser, skip_without_chromium
-from tests.viewer._support import PAYLOAD, cli, make_run
+from tests.viewer._support import PAYLOAD, cli, shared_run
 
 CHROMIUM = skip_without_chromium()
 
@@ -26,8 +26,8 @@ def browser() -> Iterator[Browser]:
 
 @pytest.fixture(scope="module")
 def report(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    run = make_run(tmp_path_factory.mktemp("run"))
-    out = run.parent / "report.html"
+    run = shared_run(tmp_path_factory)
+    out = tmp_path_factory.mktemp("report") / "report.html"
     result = cli(
         "report",
         str(run),

@@ -4,10 +4,17 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
+import signal
+import socket
+import subprocess
+import sys
+import threading
 from pathlib import Path
 from typing import Any
 
 import polars as pl
+import pytest
 import yaml
 from click.testing import CliRunner
 
@@ -83,3 +90,76 @@ def inject(directory: Path) -> None:
             await writer.write("reviews", review)
 
     asyncio.run(write())
+
+
+class Viewer:
+    """`arena view DIR --port 0` in a subprocess; its URL."""
+
+    def __init__(self, directory: Path) -> None:
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "arena", "view", str(directory), "--port", "0"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        assert self.process.stdout is not None
+        line = self.process.stdout.readline()
+        match = re.search(r"http://127\.0\.0\.1:\d+/", line)
+        if match is None:
+            self.close()
+            raise AssertionError(f"arena view did not start: {line!r}")
+        self.url = match.group(0)
+
+    def close(self) -> int:
+        """Stop it as Ctrl-C would; its exit code."""
+        self.process.send_signal(signal.SIGINT)
+        try:
+            return self.process.wait(10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            return self.process.wait()
+
+
+_RUNS: dict[str, Path] = {}
+
+
+def shared_run(factory: pytest.TempPathFactory) -> Path:
+    """One `make_run` per test session, shared by the modules that only read it."""
+    if "run" not in _RUNS:
+        _RUNS["run"] = make_run(factory.mktemp("shared-run"))
+    return _RUNS["run"]
+
+
+class ThreadedViewer:
+    """The viewer app of a run directory served from a thread of this process, on a free port."""
+
+    def __init__(self, directory: Path) -> None:
+        from aiohttp import web
+
+        from arena.viewer import RunData, make_app
+
+        self._loop = asyncio.new_event_loop()
+        sock = socket.socket()
+        sock.bind(("127.0.0.1", 0))
+        sock.listen(64)
+        self.url = f"http://127.0.0.1:{sock.getsockname()[1]}/"
+        self._runner = web.AppRunner(make_app(RunData(directory)), access_log=None)
+        ready = threading.Event()
+
+        def serve() -> None:
+            asyncio.set_event_loop(self._loop)
+            self._loop.run_until_complete(self._runner.setup())
+            self._loop.run_until_complete(web.SockSite(self._runner, sock).start())
+            ready.set()
+            self._loop.run_forever()
+            self._loop.run_until_complete(self._runner.cleanup())
+            self._loop.close()
+
+        self._thread = threading.Thread(target=serve, daemon=True)
+        self._thread.start()
+        ready.wait(30)
+
+    def close(self) -> None:
+        """Stop serving and join the thread."""
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(30)
