@@ -73,7 +73,8 @@ async def _secure(
     try:
         response: web.StreamResponse = await handler(request)
     except web.HTTPException as exc:
-        response = exc
+        exc.headers.update(_SECURITY_HEADERS)
+        raise
     response.headers.update(_SECURITY_HEADERS)
     return response
 
