@@ -2,7 +2,8 @@
 
 `Browser.launch()` starts the system's chromium (Debian's `chromium`;
 `ARENA_CHROMIUM` names another binary) with a fresh profile; nothing is ever
-downloaded. `page()` opens a tab whose console errors, uncaught exceptions
+downloaded. Without a browser the tests skip, unless ARENA_BROWSER_TESTS=required
+(.ci/run sets it), which makes them fail. `page()` opens a tab whose console errors, uncaught exceptions
 and failed loads are collected in `Page.errors`. `skip_without_chromium()`
 skips a test module with a clear reason when there is no browser.
 """
@@ -48,9 +49,11 @@ def chromium_path() -> str | None:
 
 
 def skip_without_chromium() -> str:
-    """The chromium binary, or skip the calling test module."""
+    """The chromium binary, or skip the calling test module (fail it under .ci/run)."""
     path = chromium_path()
     if path is None:
+        if os.environ.get("ARENA_BROWSER_TESTS") == "required":
+            pytest.fail(SKIP_REASON, pytrace=False)
         pytest.skip(SKIP_REASON, allow_module_level=True)
     return path
 
