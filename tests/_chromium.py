@@ -2,10 +2,10 @@
 
 `Browser.launch()` starts the system's chromium (Debian's `chromium`;
 `ARENA_CHROMIUM` names another binary) with a fresh profile; nothing is ever
-downloaded. Without a browser the tests skip, unless ARENA_BROWSER_TESTS=required
-(.ci/run sets it), which makes them fail. `page()` opens a tab whose console errors, uncaught exceptions
+downloaded. `page()` opens a tab whose console errors, uncaught exceptions
 and failed loads are collected in `Page.errors`. `skip_without_chromium()`
-skips a test module with a clear reason when there is no browser.
+skips a test module with a clear reason when there is no browser, or fails
+it when ARENA_BROWSER_TESTS=required (.ci/run sets it).
 """
 
 from __future__ import annotations
