@@ -43,20 +43,24 @@ _STATIC = {
 
 
 class _Live:
-    """The run's data behind a lock, refreshed from the log at most once per REFRESH_SECONDS."""
+    """The run's data, reloaded from the log in a worker thread while requests keep being served.
+
+    A reload starts at most once per REFRESH_SECONDS, on a request; until it
+    is done, requests see the previous snapshot (whole, never half-loaded).
+    """
 
     def __init__(self, data: RunData) -> None:
         self.data = data
-        self.lock = asyncio.Lock()
         self.checked = time.monotonic()
+        self.reload: asyncio.Task[bool] | None = None
 
-    async def current(self) -> RunData:
-        async with self.lock:
-            now = time.monotonic()
-            if now - self.checked >= REFRESH_SECONDS:
-                self.checked = now
-                await asyncio.to_thread(self.data.refresh)
-            return self.data
+    def current(self) -> RunData:
+        now = time.monotonic()
+        idle = self.reload is None or self.reload.done()
+        if idle and now - self.checked >= REFRESH_SECONDS:
+            self.checked = now
+            self.reload = asyncio.create_task(asyncio.to_thread(self.data.refresh))
+        return self.data
 
 
 _DATA = web.AppKey("data", _Live)
@@ -113,14 +117,14 @@ def _int(request: web.Request, name: str, default: int, low: int, high: int) -> 
 
 
 async def _facets(request: web.Request) -> web.Response:
-    data = await request.app[_DATA].current()
+    data = request.app[_DATA].current()
     return web.json_response(
         {"run": data.directory.name, "notes": list(data.notes), **data.facets()}
     )
 
 
 async def _reviews(request: web.Request) -> web.Response:
-    data = await request.app[_DATA].current()
+    data = request.app[_DATA].current()
     where = BattleFilter(
         model=request.query.get("model") or None,
         reviewer=request.query.get("reviewer") or None,
@@ -133,7 +137,7 @@ async def _reviews(request: web.Request) -> web.Response:
 
 
 async def _battle(request: web.Request) -> web.Response:
-    data = await request.app[_DATA].current()
+    data = request.app[_DATA].current()
     battle = data.battle(request.match_info["review_id"])
     if battle is None:
         raise web.HTTPNotFound(text="no such review")

@@ -60,6 +60,16 @@ class Question:
 
 
 @dataclass(frozen=True)
+class Snapshot:
+    """The log as read at one moment; replaced whole, so readers never see half a reload."""
+
+    reviews: pl.DataFrame
+    answers: dict[str, dict[str, Any]]
+    discussions: pl.DataFrame | None
+    facets: dict[str, list[str]]
+
+
+@dataclass(frozen=True)
 class BattleFilter:
     """Which reviews to list; None matches anything."""
 
@@ -116,6 +126,79 @@ def _number(value: Any) -> Any:
     return value
 
 
+def _facets(r: pl.DataFrame) -> dict[str, list[str]]:
+    def values(column: pl.Series) -> list[str]:
+        return sorted(str(v) for v in column.drop_nulls().unique().to_list())
+
+    models = sorted(set(values(r["model_a"])) | set(values(r["model_b"])))
+    return {
+        "models": models,
+        "reviewers": values(r["reviewer"]),
+        "verdicts": [v for v in VERDICTS if v in set(r["verdict"].unique().to_list())],
+        "categories": values(r["category"]),
+    }
+
+
+def _answer(snap: Snapshot, answer_id: str | None) -> dict[str, Any] | None:
+    row = None if answer_id is None else snap.answers.get(answer_id)
+    if row is None:
+        return None
+    return {
+        "id": row["id"],
+        "model": row["model"],
+        "status": row["status"],
+        "error": row["error"],
+        "turns": list(row["answer_turns"] or []),
+    }
+
+
+def _discussions(snap: Snapshot, question_id: str, pair: set[str]) -> list[dict[str, Any]]:
+    """The discussions of one battle (its question and pair of answers), turns in order."""
+    d = snap.discussions
+    if d is None or not pair:
+        return []
+    rows = d.filter(
+        (pl.col("question_id") == question_id)
+        & pl.col("answer_a_id").is_in(list(pair))
+        & pl.col("answer_b_id").is_in(list(pair))
+    )
+    out: list[dict[str, Any]] = []
+    for (discussion_id,), group in rows.group_by(["discussion_id"], maintain_order=True):
+        turns = sorted(
+            group.iter_rows(named=True),
+            key=lambda r: (_KIND_ORDER.get(r["kind"] or "", 3), r["turn"] or 0, r["id"]),
+        )
+        final = next((t for t in turns if t["kind"] == "final"), None)
+        first = turns[0]
+        out.append(
+            {
+                "discussion_id": discussion_id,
+                "model_a": first["model_a"],
+                "model_b": first["model_b"],
+                "leader": first["leader"],
+                "follower": first["follower"],
+                "trigger": first["trigger"],
+                "outcome": None if final is None else final["outcome"],
+                "verdict": None if final is None else final["verdict"],
+                "reason": None if final is None else final["reason"],
+                "turns": [
+                    {
+                        "kind": t["kind"],
+                        "turn": t["turn"],
+                        "speaker": t["speaker"],
+                        "status": t["status"],
+                        "error": t["error"],
+                        "preference": t["preference"],
+                        "text": t["text"],
+                    }
+                    for t in turns
+                    if t["kind"] != "final"
+                ],
+            }
+        )
+    return out
+
+
 class RunData:
     """The battles of one run directory, reloaded when its log changes."""
 
@@ -123,17 +206,25 @@ class RunData:
         self.directory = Path(directory)
         self._log = arena.open_log(self.directory) if (self.directory / "log").is_dir() else None
         self._signature: tuple[tuple[str, int, int], ...] | None = None
-        self.questions: dict[str, Question] = {}
         self.notes: list[str] = []
-        self.reviews = pl.DataFrame(
-            schema={**{c: pl.String for c in _REVIEW_COLUMNS}, "category": pl.String}
-        )
-        self.answers: dict[str, dict[str, Any]] = {}
-        self.discussions: pl.DataFrame | None = None
         self.questions, note = load_questions(self.directory)
         if note is not None:
             self.notes.append(note)
+        empty = pl.DataFrame(
+            schema={**{c: pl.String for c in _REVIEW_COLUMNS}, "category": pl.String}
+        )
+        self.snapshot = Snapshot(empty, {}, None, _facets(empty))
         self.refresh()
+
+    @property
+    def reviews(self) -> pl.DataFrame:
+        """Every review of the plan (verdict "failed" when the call failed), ordered for reading."""
+        return self.snapshot.reviews
+
+    @property
+    def answers(self) -> dict[str, dict[str, Any]]:
+        """Every logged answer row by id."""
+        return self.snapshot.answers
 
     def refresh(self) -> bool:
         """Reload the log if any of its files changed since the last load; True if it did."""
@@ -147,7 +238,7 @@ class RunData:
         categories = {qid: q.category for qid, q in self.questions.items()}
         # Questions in the order of the questions file; unknown ones after, by id.
         order = {qid: k for k, qid in enumerate(self.questions)}
-        self.reviews = (
+        reviews = (
             reviews.select(_REVIEW_COLUMNS)
             .with_columns(
                 _verdict_column(),
@@ -161,10 +252,11 @@ class RunData:
             .sort("_order", "question_id", "model_a", "model_b", "reviewer", "id")
             .drop("_order")
         )
-        answers = log.read("answers")
-        self.answers = {row["id"]: row for row in answers.iter_rows(named=True)}
+        answers = {row["id"]: row for row in log.read("answers").iter_rows(named=True)}
         discussions = log.read("discussions")
-        self.discussions = discussions if discussions.height else None
+        self.snapshot = Snapshot(
+            reviews, answers, discussions if discussions.height else None, _facets(reviews)
+        )
         self._signature = signature
         return True
 
@@ -172,18 +264,7 @@ class RunData:
 
     def facets(self) -> dict[str, list[str]]:
         """Every model, reviewer, verdict and category that occurs in the reviews."""
-        r = self.reviews
-
-        def values(column: pl.Series) -> list[str]:
-            return sorted(str(v) for v in column.drop_nulls().unique().to_list())
-
-        models = sorted(set(values(r["model_a"])) | set(values(r["model_b"])))
-        return {
-            "models": models,
-            "reviewers": values(r["reviewer"]),
-            "verdicts": [v for v in VERDICTS if v in set(r["verdict"].to_list())],
-            "categories": values(r["category"]),
-        }
+        return self.snapshot.facets
 
     def select(self, where: BattleFilter) -> pl.DataFrame:
         """The reviews that match a filter, in question, pair, reviewer order."""
@@ -221,16 +302,7 @@ class RunData:
 
     def answer(self, answer_id: str | None) -> dict[str, Any] | None:
         """An answer's model, turns, status and error (None when not logged)."""
-        row = None if answer_id is None else self.answers.get(answer_id)
-        if row is None:
-            return None
-        return {
-            "id": row["id"],
-            "model": row["model"],
-            "status": row["status"],
-            "error": row["error"],
-            "turns": list(row["answer_turns"] or []),
-        }
+        return _answer(self.snapshot, answer_id)
 
     def question(self, question_id: str) -> dict[str, Any]:
         """A question's turns and category (empty turns when the questions file is unavailable)."""
@@ -243,24 +315,32 @@ class RunData:
 
     def battle(self, review_id: str) -> dict[str, Any] | None:
         """The battle a review belongs to: question, answers, every review, every discussion."""
-        hit = self.reviews.filter(pl.col("id") == review_id)
+        snap = self.snapshot
+        hit = snap.reviews.filter(pl.col("id") == review_id)
         if hit.height == 0:
             return None
         row = hit.row(0, named=True)
-        return self._battle(row["question_id"], row["answer_a_id"], row["answer_b_id"], review_id)
+        return self._battle(
+            snap, row["question_id"], row["answer_a_id"], row["answer_b_id"], review_id
+        )
 
     def _battle(
-        self, question_id: str, first: str | None, second: str | None, focus: str | None = None
+        self,
+        snap: Snapshot,
+        question_id: str,
+        first: str | None,
+        second: str | None,
+        focus: str | None = None,
     ) -> dict[str, Any]:
         pair = [a for a in (first, second) if a is not None]
-        reviews = self.reviews.filter(
+        reviews = snap.reviews.filter(
             (pl.col("question_id") == question_id)
             & pl.col("answer_a_id").is_in(pair)
             & pl.col("answer_b_id").is_in(pair)
         )
         return {
             "question": self.question(question_id),
-            "answers": [self.answer(first), self.answer(second)],
+            "answers": [_answer(snap, first), _answer(snap, second)],
             "focus": focus,
             "reviews": [
                 {k: _number(v) for k, v in r.items()}
@@ -276,53 +356,8 @@ class RunData:
                     "answer_a_id",
                 ).iter_rows(named=True)
             ],
-            "discussions": self._discussions(question_id, set(pair)),
+            "discussions": _discussions(snap, question_id, set(pair)),
         }
-
-    def _discussions(self, question_id: str, pair: set[str]) -> list[dict[str, Any]]:
-        d = self.discussions
-        if d is None or not pair:
-            return []
-        rows = d.filter(
-            (pl.col("question_id") == question_id)
-            & pl.col("answer_a_id").is_in(list(pair))
-            & pl.col("answer_b_id").is_in(list(pair))
-        )
-        out: list[dict[str, Any]] = []
-        for (discussion_id,), group in rows.group_by(["discussion_id"], maintain_order=True):
-            turns = sorted(
-                group.iter_rows(named=True),
-                key=lambda r: (_KIND_ORDER.get(r["kind"] or "", 3), r["turn"] or 0, r["id"]),
-            )
-            final = next((t for t in turns if t["kind"] == "final"), None)
-            first = turns[0]
-            out.append(
-                {
-                    "discussion_id": discussion_id,
-                    "model_a": first["model_a"],
-                    "model_b": first["model_b"],
-                    "leader": first["leader"],
-                    "follower": first["follower"],
-                    "trigger": first["trigger"],
-                    "outcome": None if final is None else final["outcome"],
-                    "verdict": None if final is None else final["verdict"],
-                    "reason": None if final is None else final["reason"],
-                    "turns": [
-                        {
-                            "kind": t["kind"],
-                            "turn": t["turn"],
-                            "speaker": t["speaker"],
-                            "status": t["status"],
-                            "error": t["error"],
-                            "preference": t["preference"],
-                            "text": t["text"],
-                        }
-                        for t in turns
-                        if t["kind"] != "final"
-                    ],
-                }
-            )
-        return out
 
     # The battles worth reading first.
 
@@ -334,7 +369,8 @@ class RunData:
         minus the share of the most common vote. Ties are broken by the
         number of votes (more first), then by question and answer ids.
         """
-        counted = self.reviews.filter(pl.col("verdict").is_in(["A", "B", "tie"]))
+        snap = self.snapshot
+        counted = snap.reviews.filter(pl.col("verdict").is_in(["A", "B", "tie"]))
         if counted.height == 0 or limit <= 0:
             return []
         low = pl.min_horizontal("answer_a_id", "answer_b_id")
@@ -366,7 +402,7 @@ class RunData:
         )
         out = []
         for v in votes.iter_rows(named=True):
-            battle = self._battle(v["question_id"], v["low"], v["high"])
+            battle = self._battle(snap, v["question_id"], v["low"], v["high"])
             battle["dispute"] = float(v["dispute"])
             battle["votes"] = {"first": v["first"], "second": v["second"], "ties": v["ties"]}
             out.append(battle)

@@ -6,6 +6,7 @@ import json
 import socket
 import subprocess
 import sys
+import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -99,7 +100,11 @@ def test_picks_up_rows_written_while_serving(
             '{"id": "q0", "text": "Q?"}\n{"id": "q9", "text": "R?"}\n'
         )
         assert cli("run", str(yaml_path)).exit_code == 0
-        assert _json(viewer.url + "api/reviews")["total"] == 2 * 2 * 2
+        # The reload runs beside the requests: the new rows show up within a few requests.
+        deadline = time.monotonic() + 30
+        while _json(viewer.url + "api/reviews")["total"] != 2 * 2 * 2:
+            assert time.monotonic() < deadline, "the viewer never showed the new reviews"
+            time.sleep(0.05)
     finally:
         viewer.close()
 
