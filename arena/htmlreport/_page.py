@@ -46,22 +46,33 @@ pre { white-space: pre-wrap; overflow-wrap: anywhere; background: #f6f7f9; paddi
 nav a { margin-right: 1em; }
 """
 
+# Leaderboard columns: (header, JSON key, digits); a column shows when any model has its key.
+# "<key>_ci" is the interval of <key> from `<key>_ci_low` and `<key>_ci_high`.
 _MODEL_COLUMNS = (
-    ("bt", "BT", 0),
-    ("bt_ci", "95% CI", 0),
-    ("elo", "Elo", 0),
-    ("win_rate", "win", 3),
-    ("weighted_win_rate", "wtd win", 3),
-    ("wins", "W", 0),
-    ("ties", "T", 0),
-    ("losses", "L", 0),
+    ("rank CI", "rank_ci", 0),
+    ("BT", "bt", 0),
+    ("95% CI", "bt_ci", 0),
+    ("BT style", "bt_style", 0),
+    ("style CI", "bt_style_ci", 0),
+    ("style #", "style_rank", 0),
+    ("Elo", "elo", 0),
+    ("win", "win_rate", 3),
+    ("wtd win", "weighted_win_rate", 3),
+    ("W", "wins", 0),
+    ("T", "ties", 0),
+    ("L", "losses", 0),
+    ("battles", "battles", 0),
+    ("questions", "questions", 0),
+    ("beats next", "beats_next", 2),
 )
-_KNOWN_MODEL_KEYS = {"model", "bt_ci_low", "bt_ci_high", *(k for k, _, _ in _MODEL_COLUMNS)}
+# Fields shown some other way (or not at all: `group` is in the warnings).
+_SHOWN_ELSEWHERE = {"model", "rank", "rank_low", "rank_high", "few_data", "group"}
 _RANKING_LABELS = {
     "win_rate": "win rate",
     "weighted_win_rate": "weighted win rate",
     "elo": "Elo",
     "bt": "Bradley-Terry",
+    "bt_style": "Bradley-Terry, style-controlled",
 }
 _REVIEWER_COLUMNS = (
     ("weight", "weight", 3),
@@ -103,7 +114,8 @@ def _table(
 ) -> str:
     """A table whose first `text_columns` columns are text and the rest numbers."""
     head = "".join(
-        f"<th{'' if k < text_columns else ' class=num'}>{_e(h)}</th>" for k, h in enumerate(header)
+        f"<th>{_e(h)}</th>" if k < text_columns else f'<th class="num">{_e(h)}</th>'
+        for k, h in enumerate(header)
     )
     body = "".join(
         "<tr>" + "".join(_cell(v, k >= text_columns) for k, v in enumerate(row)) + "</tr>"
@@ -117,14 +129,33 @@ def _p(text: str, cls: str = "note") -> str:
     return f'<p class="{cls}">{_e(text)}</p>'
 
 
+def _interval(m: Mapping[str, Any], key: str, digits: int) -> str | None:
+    low, high = m.get(f"{key}_ci_low"), m.get(f"{key}_ci_high")
+    if low is None or high is None:
+        return None
+    return f"{_fmt(low, digits)}-{_fmt(high, digits)}"
+
+
+def _model_value(m: Mapping[str, Any], key: str, digits: int) -> str | None:
+    """The cell of a model row, None when the row does not have the field."""
+    if key == "rank_ci":
+        if "rank_low" not in m:
+            return None
+        return "-" if m["rank_low"] is None else f"{m['rank_low']}-{m['rank_high']}"
+    if key.endswith("_ci"):
+        return _interval(m, key[: -len("_ci")], digits)
+    if key not in m:
+        return None
+    return _fmt(m[key], digits)
+
+
 def _extra_keys(models: Sequence[Mapping[str, Any]]) -> list[str]:
-    """Model fields beyond the classic ones (newer leaderboards add some), in order."""
+    """Model fields no column shows (a newer leaderboard may add some), in order."""
+    known = {key for _, key, _ in _MODEL_COLUMNS} | _SHOWN_ELSEWHERE
     keys: list[str] = []
     for row in models:
         for key, value in row.items():
-            if key in _KNOWN_MODEL_KEYS or key in keys:
-                continue
-            if key.endswith(("_ci_low", "_ci_high")):
+            if key in known or key in keys or key.endswith(("_ci_low", "_ci_high")):
                 continue
             if value is None or isinstance(value, int | float | str | list):
                 keys.append(key)
@@ -133,27 +164,25 @@ def _extra_keys(models: Sequence[Mapping[str, Any]]) -> list[str]:
 
 def _leaderboard(data: ReportData) -> str:
     lb = data.leaderboard
-    models: list[dict[str, Any]] = lb["models"]
+    beats_next = {n["upper"]: n["share"] for n in lb.get("neighbours", [])}
+    models = [
+        {**m, "beats_next": beats_next[m["model"]]} if m["model"] in beats_next else m
+        for m in lb["models"]
+    ]
+    columns = [c for c in _MODEL_COLUMNS if any(_model_value(m, c[1], c[2]) for m in models)]
     extra = _extra_keys(models)
-    header = ["#", "model", *(label for _, label, _ in _MODEL_COLUMNS), *extra]
+    header = ["#", "model", *(label for label, _, _ in columns), *extra]
     rows = []
-    for rank, m in enumerate(models, start=1):
-        cells = [str(rank), m["model"]]
-        for key, _, digits in _MODEL_COLUMNS:
-            if key == "bt_ci":
-                cells.append(
-                    "-"
-                    if m.get("bt_ci_low") is None
-                    else f"{_fmt(m['bt_ci_low'], 0)}-{_fmt(m['bt_ci_high'], 0)}"
-                )
-            else:
-                cells.append(_fmt(m.get(key), digits))
+    for k, m in enumerate(models, start=1):
+        rank = str(k) if "rank" not in m else ("-" if m["rank"] is None else str(m["rank"]))
+        name = f"{m['model']} *" if m.get("few_data") else m["model"]
+        cells = [rank, name, *(_model_value(m, key, digits) or "-" for _, key, digits in columns)]
         for key in extra:
-            low, high = m.get(f"{key}_ci_low"), m.get(f"{key}_ci_high")
-            text = _fmt(m.get(key), 3 if isinstance(m.get(key), float) else 0)
-            if low is not None and high is not None:
-                text += f" [{_fmt(low)}, {_fmt(high)}]"
-            cells.append(text)
+            value = m.get(key)
+            cells.append(_fmt(value, 3 if isinstance(value, float) else 0))
+            interval = _interval(m, key, 3)
+            if interval is not None:
+                cells[-1] += f" [{interval}]"
         rows.append(cells)
     anchored = "the mean" if data.board.anchor is None else data.board.anchor
     notes = [
@@ -161,6 +190,19 @@ def _leaderboard(data: ReportData) -> str:
         f"{anchored} = 1000; CI: bootstrap over questions. Elo: weighted online Elo. "
         "win: win rate with equal reviewer weights; wtd win: PeerRank weighted win rate.",
     ]
+    if "rank_low" in models[0] if models else False:
+        notes.append(
+            "#: rank within its group of compared models ('-': no battles); rank CI: the "
+            "ranks the bootstrap intervals allow; beats next: share of bootstrap rounds in "
+            "which the model rates above the next one."
+        )
+    if any("bt_style" in m for m in models):
+        notes.append(
+            "BT style: Bradley-Terry with answer length and markdown as covariates (style "
+            "control); style #: its rank."
+        )
+    if any(m.get("few_data") for m in models):
+        notes.append("*: few questions or battles; its intervals rest on little data.")
     if "true_order" in lb:
         tau = ", ".join(f"{k} {_fmt(v)}" for k, v in lb.get("kendall_tau", {}).items())
         notes.append(f"Simulation truth: {' > '.join(lb['true_order'])}. Kendall tau vs it: {tau}.")
@@ -174,16 +216,17 @@ def _leaderboard(data: ReportData) -> str:
 
 def _interval_series(models: Sequence[Mapping[str, Any]]) -> list[tuple[str, Series]]:
     """(key, series) for every model field with an interval (`X_ci_low`, `X_ci_high`)."""
+    first = models[0] if models else {}
     keys = [
         k[: -len("_ci_low")]
-        for k in (models[0] if models else {})
-        if k.endswith("_ci_low") and f"{k[: -len('_ci_low')]}_ci_high" in models[0]
+        for k in first
+        if k.endswith("_ci_low") and f"{k[: -len('_ci_low')]}_ci_high" in first
     ]
     return [
         (
             key,
             Series(
-                label=key,
+                label=_RANKING_LABELS.get(key, key),
                 values=[m.get(key) for m in models],
                 low=[m.get(f"{key}_ci_low") for m in models],
                 high=[m.get(f"{key}_ci_high") for m in models],
@@ -193,22 +236,53 @@ def _interval_series(models: Sequence[Mapping[str, Any]]) -> list[tuple[str, Ser
     ]
 
 
+def _panel(key: str) -> str:
+    """Which chart a rating goes to: ratings on one scale share an axis."""
+    if key.startswith("bt"):
+        return "Bradley-Terry"
+    if key.endswith("win_rate"):
+        return "Win rates"
+    return _RANKING_LABELS.get(key, key)
+
+
+def _style(lb: Mapping[str, Any]) -> str:
+    style = lb.get("style_control")
+    if not style:
+        return ""
+    if not style.get("available"):
+        return _p(f"Style control unavailable: {style.get('reason') or 'no answer style'}.")
+    rows = [
+        [name, _fmt(c["coef"]), f"{_fmt(c['ci_low'])}-{_fmt(c['ci_high'])}"]
+        for name, c in style["coefficients"].items()
+    ]
+    return (
+        "<h3>Style control coefficients</h3>"
+        + _table("style", ["feature", "coefficient", "95% CI"], rows)
+        + _p(
+            "Log-odds of winning per unit of each normalised style difference between the "
+            "two answers (positive: the judges favour more of it), fitted with the ratings."
+        )
+    )
+
+
 def _charts(data: ReportData) -> str:
     models = data.leaderboard["models"]
     names = [m["model"] for m in models]
-    series = _interval_series(models)
-    # Ratings on the Elo scale (raw and style-controlled Bradley-Terry) share one axis.
-    ratings = [s for key, s in series if key.startswith("bt")]
-    others = [(key, s) for key, s in series if not key.startswith("bt")]
+    panels: dict[str, list[Series]] = {}
+    for key, series in _interval_series(models):
+        panels.setdefault(_panel(key), []).append(series)
     out = ['<section id="charts"><h2>Ratings with 95% intervals</h2>']
-    if ratings:
-        out.append(interval_chart(names, ratings, css_id="ratings"))
-    for key, s in others:
-        out.append(f"<h3>{_e(key)}</h3>")
-        out.append(interval_chart(names, [s], digits=3, css_id=f"chart-{key}"))
+    for title, series_list in panels.items():
+        css_id = (
+            "ratings" if title == "Bradley-Terry" else "chart-" + title.lower().replace(" ", "-")
+        )
+        digits = 3 if title == "Win rates" else 0
+        out.append(f"<h3>{_e(title)}</h3>")
+        out.append(interval_chart(names, series_list, digits=digits, css_id=css_id))
     out.append(
         _p("Dots: estimates; whiskers: bootstrap intervals over questions; models best first.")
     )
+    out.append(_style(data.leaderboard))
     out.append("</section>")
     return "".join(out)
 
@@ -218,7 +292,11 @@ def _pairwise(data: ReportData) -> str:
     names = [m["model"] for m in lb["models"]]
     return (
         '<section id="pairwise"><h2>Pairwise win rate</h2>'
-        + heatmap(names, lb["diagnostics"]["pairwise"], data.pair_counts)
+        + heatmap(
+            names,
+            lb["diagnostics"]["pairwise"],
+            lb["diagnostics"].get("pair_battles") or data.pair_counts,
+        )
         + _p(
             "Row beats column: share of the battles between the two won by the row model "
             "(ties count half); n: battles counted (both orders, every reviewer)."
@@ -238,7 +316,8 @@ def _reviewers(data: ReportData) -> str:
     for d in lb["diagnostics"]["reviewers"]:
         values = dict(d)
         values["weight"] = weights.get(d["reviewer"])
-        values.setdefault("length_bias", data.length_bias.get(d["reviewer"]))
+        if values.get("length_bias") is None:
+            values["length_bias"] = data.length_bias.get(d["reviewer"])
         cells = [d["reviewer"]]
         for key, _, digits in _REVIEWER_COLUMNS:
             value = values.get(key)
@@ -247,7 +326,12 @@ def _reviewers(data: ReportData) -> str:
                 cells[-1] = _fmt(value, digits)
         if agreement:
             a = agreement.get(d["reviewer"], {})
-            cells += [_fmt(a.get("accuracy")), _fmt(a.get("kappa"))]
+            accuracy = _fmt(a.get("accuracy"))
+            interval = _interval(a, "accuracy", 2)
+            cells += [
+                accuracy if interval is None else f"{accuracy} [{interval}]",
+                _fmt(a.get("kappa")),
+            ]
         rows.append(cells)
     notes = [
         "weight: PeerRank weight; pos A: share of decisive verdicts for the answer shown first; "

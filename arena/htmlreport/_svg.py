@@ -105,13 +105,14 @@ def interval_chart(
             f'<text x="{tx:.1f}" y="{height - 8}" text-anchor="middle" fill="#555">'
             f"{escape(_num(tick, digits if digits else 0 if abs(tick) >= 10 else 2))}</text>"
         )
+    lx = label_w
     for k, s in enumerate(series):
         colour = PALETTE[k % len(PALETTE)]
-        lx = label_w + k * 170
         parts.append(
             f'<circle cx="{lx + 6}" cy="14" r="5" fill="{colour}"/>'
             f'<text x="{lx + 16}" y="18">{escape(s.label)}</text>'
         )
+        lx += 40 + 7 * len(s.label)
     offsets = [(k - (len(series) - 1) / 2) * 7 for k in range(len(series))]
     for row, name in enumerate(names):
         cy = top + row * row_h + row_h / 2

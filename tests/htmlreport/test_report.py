@@ -81,26 +81,57 @@ def test_sections_and_rows(data: ReportData) -> None:
     assert page.count('<details class="battle"') == 12
 
 
-def test_new_leaderboard_fields_are_shown(data: ReportData) -> None:
-    """Fields a newer leaderboard adds (style control, rank intervals) appear unasked."""
+def test_rank_intervals_style_control_and_new_fields(data: ReportData) -> None:
+    """Rank intervals, style control, intervals of every figure, and fields not known yet."""
     board = dict(data.leaderboard)
-    board["models"] = [
-        {
-            **m,
-            "bt_style": m["bt"] - 10,
-            "bt_style_ci_low": m["bt"] - 40,
-            "bt_style_ci_high": m["bt"] + 20,
-            "rank_interval": [1, 2],
-        }
-        for m in data.leaderboard["models"]
+    models = []
+    for k, m in enumerate(data.leaderboard["models"]):
+        models.append(
+            {
+                **m,
+                "rank": k + 1,
+                "rank_low": 1,
+                "rank_high": k + 2,
+                "bt_style": m["bt"] - 10,
+                "bt_style_ci_low": m["bt"] - 40,
+                "bt_style_ci_high": m["bt"] + 20,
+                "style_rank": 3 - k,
+                "win_rate_ci_low": m["win_rate"] - 0.1,
+                "win_rate_ci_high": m["win_rate"] + 0.1,
+                "few_data": k == 2,
+                "surprise": 0.5,
+            }
+        )
+    board["models"] = models
+    names = [m["model"] for m in models]
+    board["neighbours"] = [
+        {"upper": names[0], "lower": names[1], "share": 0.97, "separated": True},
     ]
+    board["style_control"] = {
+        "available": True,
+        "coefficients": {"length": {"coef": 0.42, "ci_low": 0.3, "ci_high": 0.55, "scale": 1.0}},
+    }
+    board["diagnostics"] = {
+        **board["diagnostics"],
+        "pair_battles": {a: {b: 7 for b in names if b != a} for a in names},
+    }
     page = render_report(dataclasses.replace(data, leaderboard=board))
-    header = page.split('id="leaderboard"')[1].split("</thead>")[0]
-    assert "bt_style" in header and "rank_interval" in header
-    assert "<td>1-2</td>" in page or '<td class="num">1-2</td>' in page
-    chart = page.split('id="ratings"')[1].split("</svg>")[0]
-    assert chart.count('class="point"') == 6  # bt and bt_style for 3 models
-    assert ">bt_style<" in chart
+    table = page.split('id="leaderboard"')[1].split("</table>")[0]
+    header = table.split("</thead>")[0]
+    for column in ("rank CI", "BT style", "style CI", "style #", "beats next", "surprise"):
+        assert f">{column}<" in header, column
+    assert '<td class="num">1-3</td>' in table  # the second model's rank interval
+    assert '<td class="num">0.97</td>' in table
+    assert f"<td>{names[2]} *</td>" in table and "few questions or battles" in page
+    ratings = page.split('id="ratings"')[1].split("</svg>")[0]
+    assert ratings.count('class="point"') == 6  # raw and style-controlled, 3 models each
+    assert "Bradley-Terry, style-controlled" in ratings
+    assert page.split('id="chart-win-rates"')[1].split("</svg>")[0].count('class="whisker"') == 3
+    assert '<table id="style">' in page and ">0.420<" in page
+    assert page.split('id="heatmap"')[1].count("n=7") == 6
+    unavailable = dict(board, style_control={"available": False, "reason": "no answer texts"})
+    page = render_report(dataclasses.replace(data, leaderboard=unavailable))
+    assert "Style control unavailable: no answer texts." in page
 
 
 def test_charts_escape_and_skip_missing() -> None:
