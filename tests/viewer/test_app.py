@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import json
 import socket
-import subprocess
-import sys
 import time
 import urllib.error
 import urllib.request
@@ -115,14 +113,8 @@ def test_arena_view_command(run: Path) -> None:
         assert viewer.url.startswith("http://127.0.0.1:")
         assert _json(viewer.url + "api/facets")["run"] == run.name
         # The port is taken: a second viewer cannot listen there (exit 1).
-        port = viewer.url.rsplit(":", 1)[1].strip("/")
-        taken = subprocess.run(
-            [sys.executable, "-m", "arena", "view", str(run), "--port", port],
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
-        assert taken.returncode == 1 and "cannot listen on 127.0.0.1" in taken.stderr
+        taken = cli("view", str(run), "--port", viewer.url.rsplit(":", 1)[1].strip("/"))
+        assert taken.exit_code == 1 and "cannot listen on 127.0.0.1" in taken.output
     finally:
         assert viewer.close() == 0
 
