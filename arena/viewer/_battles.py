@@ -413,8 +413,10 @@ class RunData:
         if self._log is None:
             return []
         out = []
+        needed = ["status", "tokens_in", "tokens_out", "cost_usd"]
+        extra = {"discussions": ["kind"], "batcheval": ["batch_id"]}
         for table in ("answers", "reviews", "discussions", "batcheval"):
-            frame = self._log.read(table)
+            frame = self._log.read(table, columns=needed + extra.get(table, []))
             if table == "discussions":
                 frame = frame.filter(pl.col("kind") == "turn")
             if table == "batcheval":
