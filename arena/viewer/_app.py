@@ -11,6 +11,7 @@ from its log. Every response forbids inline scripts and any other origin
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from importlib import resources
 from typing import Any
@@ -20,6 +21,8 @@ from aiohttp import web
 from arena.viewer._battles import VERDICTS, BattleFilter, RunData
 
 __all__ = ["MAX_PER_PAGE", "PER_PAGE", "make_app"]
+
+_LOG = logging.getLogger(__name__)
 
 PER_PAGE = 50
 MAX_PER_PAGE = 500
@@ -45,22 +48,33 @@ _STATIC = {
 class _Live:
     """The run's data, reloaded from the log in a worker thread while requests keep being served.
 
-    A reload starts at most once per REFRESH_SECONDS, on a request; until it
-    is done, requests see the previous snapshot (whole, never half-loaded).
+    A check for changes starts on a request, at most once per REFRESH_SECONDS
+    and never sooner after a reload than twice the time that reload took (a
+    large log being written all the time is not reread back to back); until
+    it is done, requests see the previous snapshot (whole, never half-loaded).
     """
 
     def __init__(self, data: RunData) -> None:
         self.data = data
-        self.checked = time.monotonic()
-        self.reload: asyncio.Task[bool] | None = None
+        self.next_check = time.monotonic() + REFRESH_SECONDS
+        self.reload: asyncio.Task[None] | None = None
 
     def current(self) -> RunData:
-        now = time.monotonic()
         idle = self.reload is None or self.reload.done()
-        if idle and now - self.checked >= REFRESH_SECONDS:
-            self.checked = now
-            self.reload = asyncio.create_task(asyncio.to_thread(self.data.refresh))
+        if idle and time.monotonic() >= self.next_check:
+            self.next_check = float("inf")
+            self.reload = asyncio.create_task(self._refresh())
         return self.data
+
+    async def _refresh(self) -> None:
+        start = time.monotonic()
+        try:
+            await asyncio.to_thread(self.data.refresh)
+        except Exception as exc:  # noqa: BLE001 - keep serving the last snapshot
+            _LOG.warning("arena view: could not reload %s: %s", self.data.directory, exc)
+        finally:
+            took = time.monotonic() - start
+            self.next_check = time.monotonic() + max(REFRESH_SECONDS - took, took)
 
 
 _DATA = web.AppKey("data", _Live)
