@@ -76,7 +76,7 @@ def test_sections_and_rows(data: ReportData) -> None:
     table = page.split('id="leaderboard"')[1].split("</table>")[0]
     assert table.count("<tr>") == 1 + 3  # header and a row per model
     for m in data.leaderboard["models"]:
-        assert f"<td>{m['model']}</td>" in table
+        assert f"<td>{m['model']}</td>" in table or f"<td>{m['model']} *</td>" in table
         assert f">{m['bt']:.0f}<" in table
     assert page.count('<details class="battle"') == 12
 
@@ -99,6 +99,7 @@ def test_rank_intervals_style_control_and_new_fields(data: ReportData) -> None:
                 "win_rate_ci_low": m["win_rate"] - 0.1,
                 "win_rate_ci_high": m["win_rate"] + 0.1,
                 "few_data": k == 2,
+                "questions": 4,
                 "surprise": 0.5,
             }
         )
@@ -122,11 +123,13 @@ def test_rank_intervals_style_control_and_new_fields(data: ReportData) -> None:
         assert f">{column}<" in header, column
     assert '<td class="num">1-3</td>' in table  # the second model's rank interval
     assert '<td class="num">0.97</td>' in table
-    assert f"<td>{names[2]} *</td>" in table and "few questions or battles" in page
+    assert f"<td>{names[2]} *</td>" in table and f"<td>{names[1]}</td>" in table
+    assert "few questions or battles" in page
     ratings = page.split('id="ratings"')[1].split("</svg>")[0]
     assert ratings.count('class="point"') == 6  # raw and style-controlled, 3 models each
     assert "Bradley-Terry, style-controlled" in ratings
-    assert page.split('id="chart-win-rates"')[1].split("</svg>")[0].count('class="whisker"') == 3
+    win_rates = page.split('id="chart-win-rates"')[1].split("</svg>")[0]
+    assert win_rates.count(", win rate: ") == 3 and win_rates.count('class="whisker"') >= 3
     assert '<table id="style">' in page and ">0.420<" in page
     assert page.split('id="heatmap"')[1].count("n=7") == 6
     unavailable = dict(board, style_control={"available": False, "reason": "no answer texts"})
