@@ -130,9 +130,14 @@ def _p(text: str, cls: str = "note") -> str:
 
 
 def _interval(m: Mapping[str, Any], key: str, digits: int) -> str | None:
-    low, high = m.get(f"{key}_ci_low"), m.get(f"{key}_ci_high")
+    return _bounds(m.get(f"{key}_ci_low"), m.get(f"{key}_ci_high"), digits)
+
+
+def _bounds(low: float | None, high: float | None, digits: int) -> str | None:
     if low is None or high is None:
         return None
+    if low < 0 or high < 0:  # "a-b" would read as a minus sign
+        return f"[{_fmt(low, digits)}, {_fmt(high, digits)}]"
     return f"{_fmt(low, digits)}-{_fmt(high, digits)}"
 
 
@@ -252,7 +257,7 @@ def _style(lb: Mapping[str, Any]) -> str:
     if not style.get("available"):
         return _p(f"Style control unavailable: {style.get('reason') or 'no answer style'}.")
     rows = [
-        [name, _fmt(c["coef"]), f"{_fmt(c['ci_low'])}-{_fmt(c['ci_high'])}"]
+        [name, _fmt(c["coef"]), _bounds(c["ci_low"], c["ci_high"], 3) or "-"]
         for name, c in style["coefficients"].items()
     ]
     return (

@@ -103,7 +103,7 @@ def interval_chart(
             f'<line x1="{tx:.1f}" y1="{top - 6}" x2="{tx:.1f}" y2="{height - 24}" '
             'stroke="#e4e7ec"/>'
             f'<text x="{tx:.1f}" y="{height - 8}" text-anchor="middle" fill="#555">'
-            f"{escape(_num(tick, digits if digits else 0 if abs(tick) >= 10 else 2))}</text>"
+            f"{escape(_num(tick, 0 if abs(tick) >= 10 else 2))}</text>"
         )
     lx = label_w
     for k, s in enumerate(series):

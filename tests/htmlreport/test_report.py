@@ -110,7 +110,10 @@ def test_rank_intervals_style_control_and_new_fields(data: ReportData) -> None:
     ]
     board["style_control"] = {
         "available": True,
-        "coefficients": {"length": {"coef": 0.42, "ci_low": 0.3, "ci_high": 0.55, "scale": 1.0}},
+        "coefficients": {
+            "length": {"coef": 0.42, "ci_low": 0.3, "ci_high": 0.55, "scale": 1.0},
+            "bold": {"coef": -0.1, "ci_low": -0.25, "ci_high": 0.05, "scale": 1.0},
+        },
     }
     board["diagnostics"] = {
         **board["diagnostics"],
@@ -130,7 +133,8 @@ def test_rank_intervals_style_control_and_new_fields(data: ReportData) -> None:
     assert "Bradley-Terry, style-controlled" in ratings
     win_rates = page.split('id="chart-win-rates"')[1].split("</svg>")[0]
     assert win_rates.count(", win rate: ") == 3 and win_rates.count('class="whisker"') >= 3
-    assert '<table id="style">' in page and ">0.420<" in page
+    assert '<table id="style">' in page and ">0.420<" in page and ">0.300-0.550<" in page
+    assert ">[-0.250, 0.050]<" in page
     assert page.split('id="heatmap"')[1].count("n=7") == 6
     unavailable = dict(board, style_control={"available": False, "reason": "no answer texts"})
     page = render_report(dataclasses.replace(data, leaderboard=unavailable))
