@@ -143,7 +143,8 @@ class ThreadedViewer:
         sock.bind(("127.0.0.1", 0))
         sock.listen(64)
         self.url = f"http://127.0.0.1:{sock.getsockname()[1]}/"
-        self._runner = web.AppRunner(make_app(RunData(directory)), access_log=None)
+        self.data = RunData(directory)
+        self._runner = web.AppRunner(make_app(self.data), access_log=None)
         ready = threading.Event()
 
         def serve() -> None:

@@ -107,6 +107,32 @@ def test_picks_up_rows_written_while_serving(
         viewer.close()
 
 
+def test_a_failing_reload_keeps_the_last_snapshot(
+    run: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    monkeypatch.setattr(_app, "REFRESH_SECONDS", 0.0)
+    viewer = ThreadedViewer(run)
+    calls: list[int] = []
+
+    def broken() -> bool:
+        calls.append(1)
+        raise RuntimeError("the log moved")
+
+    monkeypatch.setattr(viewer.data, "refresh", broken)
+    try:
+        for _ in range(20):
+            assert _json(viewer.url + "api/reviews")["total"] == 72
+            if calls:
+                break
+            time.sleep(0.05)
+        assert calls
+        time.sleep(0.1)
+        assert _json(viewer.url + "api/reviews")["total"] == 72
+        assert "could not reload" in caplog.text
+    finally:
+        viewer.close()
+
+
 def test_arena_view_command(run: Path) -> None:
     viewer = Viewer(run)
     try:
