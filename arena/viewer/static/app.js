@@ -77,7 +77,11 @@ async function loadPage() {
     for (const key of ["question_id", "category", "model_a", "model_b", "reviewer", "verdict"]) {
       tr.appendChild(el("td", row[key] === null ? "" : row[key]));
     }
+    tr.tabIndex = 0;
     tr.addEventListener("click", () => showBattle(row.id));
+    tr.addEventListener("keydown", (event) => {
+      if (event.key === "Enter") showBattle(row.id);
+    });
     body.appendChild(tr);
   }
   document.getElementById("page-info").textContent =
