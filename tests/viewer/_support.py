@@ -55,7 +55,11 @@ def make_run(tmp: Path, *, runs: int = 2) -> Path:
         questions=4,
         sim={"judge_noise": 1.0},
         extra={
-            "discussion": {"trigger": ["tie", "inconsistent"], "discussants": "top2"},
+            "discussion": {
+                "trigger": ["tie", "inconsistent"],
+                "discussants": "top2",
+                "allow_contestants": True,
+            },
             "batcheval": {
                 "scorers": ["m0"],
                 "criteria": [
