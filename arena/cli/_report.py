@@ -52,6 +52,20 @@ __all__ = ["report_cmd"]
     help="Bootstrap rounds over questions for the intervals (0: none).",
 )
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of Elo and bootstrap.")
+@click.option(
+    "--weights",
+    "weighting",
+    type=click.Choice(["peerrank", "equal"]),
+    default="peerrank",
+    show_default=True,
+    help="Reviewer weights: the PeerRank fixed point, or every reviewer the same.",
+)
+@click.option(
+    "--no-self",
+    "no_self",
+    is_flag=True,
+    help="Leave out the reviews a reviewer made of battles it takes part in.",
+)
 def report_cmd(
     directory: Path,
     output: Path | None,
@@ -61,6 +75,8 @@ def report_cmd(
     elo_orders: int,
     bootstrap: int,
     seed: int,
+    weighting: str,
+    no_self: bool,
 ) -> None:
     """Write the report of run directory DIR as one HTML file that opens offline.
 
@@ -79,7 +95,12 @@ def report_cmd(
       arena report runs/demo -o demo.html --battles 30
     """
     options = LeaderboardOptions(
-        anchor=anchor, elo_orders=elo_orders, bootstrap=bootstrap, seed=seed
+        anchor=anchor,
+        elo_orders=elo_orders,
+        bootstrap=bootstrap,
+        seed=seed,
+        weights=weighting,
+        exclude_self=no_self,
     )
     try:
         data = build_report(directory, human_file=human_file, options=options, battles=battles)

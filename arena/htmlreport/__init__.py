@@ -12,13 +12,7 @@ import os
 import tempfile
 from pathlib import Path
 
-from arena.htmlreport._data import (
-    DEFAULT_BATTLES,
-    ReportData,
-    build_report,
-    length_bias,
-    pair_counts,
-)
+from arena.htmlreport._data import DEFAULT_BATTLES, ReportData, build_report
 from arena.htmlreport._page import render_report
 from arena.htmlreport._svg import Series, heatmap, interval_chart, line_chart
 
@@ -29,9 +23,7 @@ __all__ = [
     "build_report",
     "heatmap",
     "interval_chart",
-    "length_bias",
     "line_chart",
-    "pair_counts",
     "render_report",
     "write_report",
 ]

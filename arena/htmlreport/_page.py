@@ -297,11 +297,7 @@ def _pairwise(data: ReportData) -> str:
     names = [m["model"] for m in lb["models"]]
     return (
         '<section id="pairwise"><h2>Pairwise win rate</h2>'
-        + heatmap(
-            names,
-            lb["diagnostics"]["pairwise"],
-            lb["diagnostics"].get("pair_battles") or data.pair_counts,
-        )
+        + heatmap(names, lb["diagnostics"]["pairwise"], lb["diagnostics"]["pair_battles"])
         + _p(
             "Row beats column: share of the battles between the two won by the row model "
             "(ties count half); n: battles counted (both orders, every reviewer)."
@@ -321,8 +317,6 @@ def _reviewers(data: ReportData) -> str:
     for d in lb["diagnostics"]["reviewers"]:
         values = dict(d)
         values["weight"] = weights.get(d["reviewer"])
-        if values.get("length_bias") is None:
-            values["length_bias"] = data.length_bias.get(d["reviewer"])
         cells = [d["reviewer"]]
         for key, _, digits in _REVIEWER_COLUMNS:
             value = values.get(key)

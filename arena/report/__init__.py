@@ -15,17 +15,20 @@ from arena.report._inputs import (
 )
 from arena.report._leaderboard import (
     RANKINGS,
+    STYLE_RANKING,
     Leaderboard,
     LeaderboardOptions,
     build_leaderboard,
     leaderboard_dict,
     rank_frame,
+    with_answer_style,
 )
 from arena.report._render import render_json, render_markdown, render_table
 
 __all__ = [
     "IMPORT_COLUMNS",
     "RANKINGS",
+    "STYLE_RANKING",
     "Leaderboard",
     "LeaderboardInputError",
     "LeaderboardOptions",
@@ -40,4 +43,5 @@ __all__ = [
     "render_markdown",
     "render_table",
     "rows_csv",
+    "with_answer_style",
 ]

@@ -50,9 +50,17 @@ def test_report_opens_offline_and_runs_nothing(browser: Browser, report: Path) -
             await page.goto(report.as_uri())
             assert await page.eval(UNTOUCHED)
             assert await page.eval("document.querySelectorAll('#leaderboard tbody tr').length") == 3
-            # Charts: the rating intervals, the heatmap (6 off-diagonal cells), the history lines.
-            assert await page.eval("document.querySelectorAll('#ratings .point').length") == 3
-            assert await page.eval("document.querySelectorAll('#ratings .whisker').length") == 3
+            # Rank intervals, and the ratings raw and style-controlled.
+            header = await page.eval("document.querySelector('#leaderboard thead').innerText")
+            assert "rank CI" in header and "BT style" in header
+            # Charts: rating intervals (raw and style-controlled), win rates, Elo, the heatmap
+            # (6 off-diagonal cells), the history lines.
+            assert await page.eval("document.querySelectorAll('#ratings .point').length") == 6
+            assert await page.eval("document.querySelectorAll('#ratings .whisker').length") == 6
+            assert (
+                await page.eval("document.querySelectorAll('#chart-win-rates .point').length") == 6
+            )
+            assert await page.eval("!!document.getElementById('style')")
             assert await page.eval("document.querySelectorAll('#heatmap .cell').length") == 6
             assert await page.eval("document.querySelectorAll('#history .line').length") == 3
             for section in ("reviewers", "discussion", "batcheval", "calls-table", "battles"):

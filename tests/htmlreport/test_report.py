@@ -33,11 +33,10 @@ def test_report_data(data: ReportData) -> None:
     assert data.title == "small"
     assert data.leaderboard == leaderboard_dict(data.board)
     # Battles between two models, both orders, every reviewer: 4 questions x 2 x 3.
-    assert data.pair_counts == {
+    assert data.leaderboard["diagnostics"]["pair_battles"] == {
         a: {b: 24 for b in ("m0", "m1", "m2") if b != a} for a in ("m0", "m1", "m2")
     }
-    assert set(data.length_bias) == {"m0", "m1", "m2"}
-    assert all(v is None or 0 <= v <= 1 for v in data.length_bias.values())
+    assert data.leaderboard["style_control"]["available"]
     assert len(data.history) == 2 and set(data.history[0]["models"]) == {"m0", "m1", "m2"}
     assert len(data.battles) == 12
     assert {c["table"] for c in data.calls} == {"answers", "reviews", "discussions", "batcheval"}
@@ -182,6 +181,26 @@ def test_report_command(tmp_path_factory: pytest.TempPathFactory, tmp_path: Path
     assert str(out) in result.output
     page = out.read_text()
     assert "human accuracy" in page and "labelled battles" in page
+    # The leaderboard's judging choices: equal weights, no reviews of one's own battles.
+    equal = cli(
+        "report",
+        str(run),
+        "-o",
+        str(out),
+        "--weights",
+        "equal",
+        "--no-self",
+        "--battles",
+        "0",
+        "--bootstrap",
+        "0",
+        "--elo-orders",
+        "0",
+    )
+    assert equal.exit_code == 0, equal.output
+    reviewers = out.read_text().split('id="reviewers"')[1].split("</table>")[0]
+    weights = re.findall(r"<tr><td>m\d</td><td class=\"num\">([0-9.]+)</td>", reviewers)
+    assert len(weights) == 3 and len(set(weights)) == 1
     assert page.count('<details class="battle"') == 2
 
 

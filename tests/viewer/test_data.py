@@ -11,7 +11,6 @@ import polars as pl
 import pytest
 
 import arena
-from arena.htmlreport import length_bias
 from arena.viewer import BattleFilter, RunData
 from tests.viewer._support import PAYLOAD, cli, shared_run
 
@@ -136,11 +135,6 @@ def test_battle_and_disputed_known_answer(crafted: Path) -> None:
     assert top[0]["votes"] == {"first": 2, "second": 1, "ties": 1}
     assert top[1]["dispute"] == 0.0 and top[1]["votes"] == {"first": 0, "second": 2, "ties": 0}
     assert len(data.disputed(1)) == 1 and data.disputed(0) == []
-
-
-def test_length_bias_known_answer(crafted: Path) -> None:
-    # Decisive verdicts: r1 (short a1 wins), r2, r3 (a1 wins), r6, r7 (a4, the longer, wins).
-    assert length_bias(RunData(crafted)) == {"m0": pytest.approx(1 / 3), "m1": 1.0, "m2": None}
 
 
 def test_calls_per_stage(crafted: Path) -> None:
