@@ -12,7 +12,8 @@ Prints one line per run, then one JSON line: per strategy and budget, the
 share of review calls used, Kendall tau vs the full order and vs the truth,
 and the mean width of the 95% BT intervals, averaged over the seeds.
 
-    python benchmarks/bench_sampling.py [--seeds 5] [--questions 60]
+    python benchmarks/bench_sampling.py [--seeds 5] [--questions 60] [--first-seed 0]
+                                        [--budgets 0.1 0.3]
 
 The simulator's answers and verdicts depend only on the call (its prompt and
 the seed), so a sampled run's reviews are exactly the full run's reviews of the
@@ -108,11 +109,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=5)
     parser.add_argument("--questions", type=int, default=60)
+    parser.add_argument("--first-seed", type=int, default=0)
+    parser.add_argument("--budgets", type=float, nargs="+", default=list(BUDGETS))
     args = parser.parse_args()
     results: dict[str, list[dict[str, float]]] = {}
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
-        for seed in range(args.seeds):
+        for seed in range(args.first_seed, args.first_seed + args.seeds):
             full_path = write_tournament(root, seed, args.questions, {"strategy": "full"})
             full_summary, wall = run(full_path)
             full = board(full_path)
@@ -130,7 +133,7 @@ def main() -> None:
             }
             results.setdefault("full", []).append(row)
             print(f"seed {seed} full: {full_calls} review calls, {wall:.1f}s, {row}", flush=True)
-            for budget in BUDGETS:
+            for budget in args.budgets:
                 for strategy in ("uniform", "adaptive"):
                     sampling = {"strategy": strategy, "budget": budget}
                     path = write_tournament(root, seed, args.questions, sampling)
