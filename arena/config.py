@@ -93,6 +93,10 @@ class SimParams(_Strict):
     insight: float = Field(default=1.0, ge=0)
 
 
+# Sim settings that do not change what a call returns: not part of any id.
+SIM_RUN_ONLY = frozenset({"latency_mean", "latency_sd", "failure_rate"})
+
+
 class ModelConfig(_Strict):
     """One named model: which provider serves it and how it is called."""
 
@@ -101,6 +105,8 @@ class ModelConfig(_Strict):
     temperature: float = Field(default=0.7, ge=0)
     max_tokens: int = Field(default=1024, ge=1)
     sim: SimParams | None = None
+    # Any string; changing it forces new answers (a provider updated a floating alias).
+    revision: str | None = None
 
 
 class ReviewConfig(_Strict):
@@ -342,8 +348,11 @@ class Tournament:
             "temperature": m.temperature,
             "max_tokens": m.max_tokens,
         }
+        if m.revision is not None:
+            fp["revision"] = m.revision
         if m.sim is not None:
-            fp["sim"] = m.sim.model_dump()
+            # Latency and failures change when a call ends, never what it returns.
+            fp["sim"] = m.sim.model_dump(exclude=SIM_RUN_ONLY)
             fp["seed"] = self.config.seed
         return fp
 

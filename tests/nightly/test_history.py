@@ -75,7 +75,9 @@ def test_diff_shows_rank_moves_rating_changes_and_dropped_models(three_runs: Pat
         c = changes[name]
         assert c["status"] == "kept"
         assert c["rank_move"] == c["rank_before"] - c["rank_after"]
-        assert c["bt_change"] == pytest.approx(c["bt_after"] - c["bt_before"])
+        assert c["bt_change_raw"] == pytest.approx(c["bt_after"] - c["bt_before"])
+    # Anchored on the models ranked both times: their mean change is zero.
+    assert sum(changes[n]["bt_change"] for n in ("m0", "m2", "m3")) == pytest.approx(0, abs=1e-6)
     assert [c["model"] for c in data["models"]][-1] == "m1"  # dropped ones last
     text = board_cli(str(three_runs), "--diff").stdout
     assert "dropped" in text and "Changes since the previous snapshot" in text
@@ -106,8 +108,12 @@ def test_diff_of_known_snapshots() -> None:
     history = pl.DataFrame(rows)
     before, after = snapshot_ids(history)
     changes = {c.model: c for c in diff_snapshots(history, before, after)}
-    assert (changes["c"].rank_move, changes["c"].bt_change) == (2, 100.0)
-    assert (changes["a"].rank_move, changes["a"].bt_change) == (-1, -50.0)
+    assert (changes["c"].rank_move, changes["c"].bt_change_raw) == (2, 100.0)
+    assert (changes["a"].rank_move, changes["a"].bt_change_raw) == (-1, -50.0)
+    # Anchored on a and c (ranked both times): their mean moved +25.
+    assert (changes["c"].bt_change, changes["a"].bt_change) == (75.0, -75.0)
+    # c passed a; with intervals +-100 wide neither the order nor the ratings are sure.
+    assert changes["c"].rank_significant is False and changes["c"].rating_significant is False
     assert changes["d"].status == "new" and changes["d"].rank_move is None
     assert changes["b"].status == "dropped" and changes["b"].bt_after is None
 
