@@ -22,6 +22,7 @@ COMMANDS: dict[str, str] = {
     "discuss": "arena.cli._discuss:discuss_cmd",
     "batcheval": "arena.cli._batcheval:batcheval_cmd",
     "fake-server": "arena.cli._fake_server:fake_server_cmd",
+    "gc": "arena.cli._gc:gc_cmd",
 }
 
 

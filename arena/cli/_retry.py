@@ -18,6 +18,7 @@ from arena.cli._common import (
     report_and_exit,
 )
 from arena.cli._run import _PlainProgress, _run, _run_with_bars, exit_code, snapshot_history
+from arena.cli._record import output_of_dir, recorded
 from arena.config import ConfigError
 from arena.engine import build_plan, preflight
 from arena.nightly import PlanChanged, failed_only, load_for_directory, start_run
@@ -29,6 +30,7 @@ from arena.store import LockHeld, RunLock
 @recorded_config_option
 @json_summary_option
 @budget_option
+@recorded("retry-failed", output_of_dir)
 def retry_failed_cmd(
     directory: Path, config_file: Path | None, as_json: bool, budget: float | None
 ) -> None:

@@ -21,6 +21,7 @@ from arena.cli._common import (
     report_and_exit,
     signal_exit,
 )
+from arena.cli._record import output_of_yaml, recorded
 from arena.config import Tournament
 from arena.engine import (
     Plan,
@@ -91,6 +92,7 @@ def exit_code(summary: RunSummary, signals: list[int]) -> Exit:
 )
 @json_summary_option
 @budget_option
+@recorded("run", output_of_yaml)
 def run_cmd(file: Path, out: Path | None, as_json: bool, budget: float | None) -> None:
     """Run or resume the tournament in FILE.
 

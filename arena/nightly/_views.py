@@ -357,8 +357,9 @@ class HistoryView:
             for row in s.rows:
                 table.add_row(*row)
             tables.append((table, s))
-        if not console.is_terminal:
-            width = max(console.measure(t).maximum for t, _ in tables)
+        if not console.is_terminal:  # piped: as wide as the widest table needs
+            wide = Console(file=console.file, width=100_000, soft_wrap=False, color_system=None)
+            width = max(wide.measure(t).maximum for t, _ in tables)
             console = Console(
                 file=console.file, width=max(width, 80), soft_wrap=False, color_system=None
             )
