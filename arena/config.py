@@ -352,7 +352,7 @@ class Tournament:
             fp["revision"] = m.revision
         if m.sim is not None:
             # Latency and failures change when a call ends, never what it returns.
-            fp["sim"] = m.sim.model_dump(exclude=SIM_RUN_ONLY)
+            fp["sim"] = m.sim.model_dump(exclude=set(SIM_RUN_ONLY))
             fp["seed"] = self.config.seed
         return fp
 

@@ -18,7 +18,9 @@ __all__ = ["LAST_TWO", "show_history_or_diff"]
 LAST_TWO = "-"
 
 
-def show_history_or_diff(source: Path | None, diff: str | None, anchor: str | None, fmt: str) -> None:
+def show_history_or_diff(
+    source: Path | None, diff: str | None, anchor: str | None, fmt: str
+) -> None:
     """Print DIR's history (`diff` None) or a diff of two snapshots; exit 2 on bad input.
 
     Piped output is never cut to a terminal width.

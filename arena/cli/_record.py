@@ -27,7 +27,7 @@ from typing import Any, TypeVar
 
 import click
 
-__all__ = ["RUN_ID_ENV", "complete", "note_failure", "recorded"]
+__all__ = ["RUN_ID_ENV", "complete", "current_run_id", "note_failure", "recorded", "tag_option"]
 
 RUN_ID_ENV = "ARENA_RUN_ID"
 
@@ -100,6 +100,11 @@ def _count_snapshots(out: Path | None) -> int:
         return 0
 
 
+def current_run_id() -> str | None:
+    """The id of the recorded command running now (None outside one)."""
+    return None if _active is None else _active.run_id
+
+
 def note_failure(message: str) -> None:
     """Remember why a recorded command is about to exit early (called by `fail`)."""
     if _active is not None and _active.error is None:
@@ -143,7 +148,9 @@ def _exit_code(exc: SystemExit) -> int:
     return exc.code if isinstance(exc.code, int) else 1
 
 
-def recorded(command: str, output_of: Callable[[Mapping[str, Any]], Path | None]) -> Callable[[F], F]:
+def recorded(
+    command: str, output_of: Callable[[Mapping[str, Any]], Path | None]
+) -> Callable[[F], F]:
     """Record every end of a click command callback (see the module).
 
     `output_of` gives the run directory from the command's parameters, as
@@ -203,10 +210,11 @@ def output_of_yaml(kwargs: Mapping[str, Any]) -> Path | None:
         return None
     if not isinstance(data, dict):
         return None
-    if isinstance(data.get("output"), str) and data["output"]:
-        return Path(data["output"])
-    if isinstance(data.get("name"), str) and data["name"]:
-        return Path("runs") / data["name"]
+    output, name = data.get("output"), data.get("name")
+    if isinstance(output, str) and output:
+        return Path(output)
+    if isinstance(name, str) and name:
+        return Path("runs") / name
     return None
 
 
@@ -214,3 +222,24 @@ def output_of_dir(kwargs: Mapping[str, Any]) -> Path | None:
     """The run directory of `arena retry-failed DIR`."""
     return Path(kwargs["directory"])
 
+
+def _check_tag(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    if value is None:
+        return None
+    text = value.strip()
+    if not text or ".." in text or text.lstrip("-").isdigit() or len(text) > 64:
+        raise click.BadParameter(
+            "a tag is a short name, not a number, without '..' (it names the snapshot "
+            "for `arena leaderboard --diff A..B`)"
+        )
+    return text
+
+
+tag_option = click.option(
+    "--tag",
+    default=None,
+    metavar="NAME",
+    callback=_check_tag,
+    help="Name this run's history snapshot (for `arena leaderboard --diff NAME..`); a tagged "
+    "run adds a snapshot even when nothing changed.",
+)

@@ -17,8 +17,8 @@ from arena.cli._common import (
     recorded_config_option,
     report_and_exit,
 )
-from arena.cli._run import _PlainProgress, _run, _run_with_bars, exit_code, snapshot_history
 from arena.cli._record import output_of_dir, recorded
+from arena.cli._run import _PlainProgress, _run, _run_with_bars, exit_code, snapshot_history
 from arena.config import ConfigError
 from arena.engine import build_plan, preflight
 from arena.nightly import PlanChanged, failed_only, load_for_directory, start_run

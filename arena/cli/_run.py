@@ -21,7 +21,7 @@ from arena.cli._common import (
     report_and_exit,
     signal_exit,
 )
-from arena.cli._record import output_of_yaml, recorded
+from arena.cli._record import current_run_id, output_of_yaml, recorded, tag_option
 from arena.config import Tournament
 from arena.engine import (
     Plan,
@@ -33,7 +33,7 @@ from arena.engine import (
     run_tournament,
     unpriced_models,
 )
-from arena.nightly import record_history, start_run
+from arena.nightly import RunStart, record_history, start_run
 from arena.report import build_leaderboard, leaderboard_dict
 from arena.store import LockHeld, RunLock
 
@@ -92,8 +92,11 @@ def exit_code(summary: RunSummary, signals: list[int]) -> Exit:
 )
 @json_summary_option
 @budget_option
+@tag_option
 @recorded("run", output_of_yaml)
-def run_cmd(file: Path, out: Path | None, as_json: bool, budget: float | None) -> None:
+def run_cmd(
+    file: Path, out: Path | None, as_json: bool, budget: float | None, tag: str | None
+) -> None:
     """Run or resume the tournament in FILE.
 
     Every contestant answers every question; every ordered pair is judged by
@@ -124,7 +127,7 @@ def run_cmd(file: Path, out: Path | None, as_json: bool, budget: float | None) -
             else:
                 summary = asyncio.run(_run(t, budget, _PlainProgress(), signals, plan=plan))
             code = exit_code(summary, signals)
-            history = snapshot_history(t, plan, code, "run")
+            history = snapshot_history(t, plan, code, "run", start=start, tag=tag)
     except LockHeld as exc:
         fail(str(exc), Exit.LOCKED)
     report: dict[str, Any] = summary.to_json()
@@ -142,12 +145,26 @@ def run_cmd(file: Path, out: Path | None, as_json: bool, budget: float | None) -
     )
 
 
-def snapshot_history(t: Tournament, plan: Plan, code: Exit, command: str) -> str | None:
+def snapshot_history(
+    t: Tournament,
+    plan: Plan,
+    code: Exit,
+    command: str,
+    *,
+    start: RunStart | None = None,
+    tag: str | None = None,
+) -> str | None:
     """After a run that went through its plan (exit 0 or 3), append the leaderboard to history."""
     if code not in (Exit.OK, Exit.PARTIAL):
         return None
     return record_history(
-        t, plan, command, lambda: leaderboard_dict(build_leaderboard(t.output_dir))
+        t,
+        plan,
+        command,
+        lambda: leaderboard_dict(build_leaderboard(t.output_dir)),
+        start=start,
+        run_id=current_run_id(),
+        tag=tag,
     )
 
 

@@ -12,9 +12,9 @@ from arena.nightly._history import (
     append_history,
     diff_snapshots,
     read_history,
-    snapshot_ids,
     select_range,
     select_snapshot,
+    snapshot_ids,
     snapshot_rows,
 )
 from arena.nightly._planfile import (
@@ -25,6 +25,15 @@ from arena.nightly._planfile import (
     plan_frame,
     read_plan,
     write_plan,
+)
+from arena.nightly._report import (
+    EXIT_MEANINGS,
+    REPORTS_DIR,
+    failures_by_reason,
+    night_report,
+    report_markdown,
+    report_paths,
+    write_report,
 )
 from arena.nightly._runs import (
     PlanChanged,
@@ -44,15 +53,6 @@ from arena.nightly._status import (
     classify,
     discussion_counts,
     status_report,
-)
-from arena.nightly._report import (
-    EXIT_MEANINGS,
-    REPORTS_DIR,
-    failures_by_reason,
-    night_report,
-    report_markdown,
-    report_paths,
-    write_report,
 )
 from arena.nightly._views import HistoryView, change_phrases, history_view
 

@@ -194,9 +194,7 @@ def describe_changes(
             what = "review template and settings"
         out.append(f"{what} changed: {_count(reviews, 'review')} re-run")
     elif reviews or answers:
-        out.append(
-            f"re-run as stale: {_count(answers, 'answer')}, {_count(reviews, 'review')}"
-        )
+        out.append(f"re-run as stale: {_count(answers, 'answer')}, {_count(reviews, 'review')}")
     if before.get("extras_hash") != after.get("extras_hash"):
         out.append("discussion or BatchEval settings changed")
     gb, ga = before.get("git"), after.get("git")

@@ -233,7 +233,10 @@ class ModelChange:
 
     @property
     def rating_significant(self) -> bool | None:
-        """Whether the anchored change exceeds the 95% band of both intervals (None: no intervals)."""
+        """Whether the anchored change exceeds the 95% band of both intervals.
+
+        None without intervals (bootstrap off).
+        """
         change = self.bt_change
         if change is None or self.se_before is None or self.se_after is None:
             return None
@@ -288,12 +291,14 @@ def anchor_shift(
 ) -> float:
     """Offset of `after`'s ratings against `before`'s: the anchor model's change, else the
     mean change of the models rated in both (0 when none is)."""
-    common = [m for m in after if m in before and before[m] is not None and after[m] is not None]
-    if anchor is not None and anchor in common:
-        common = [anchor]
-    if not common:
-        return 0.0
-    return sum(float(after[m]) - float(before[m]) for m in common) / len(common)  # type: ignore[arg-type]
+    moves: dict[str, float] = {}
+    for model, now in after.items():
+        was = before.get(model)
+        if now is not None and was is not None:
+            moves[model] = now - was
+    if anchor is not None and anchor in moves:
+        return moves[anchor]
+    return sum(moves.values()) / len(moves) if moves else 0.0
 
 
 def diff_snapshots(
@@ -372,8 +377,7 @@ def diff_snapshots(
 def _snapshot_dates(history: pl.DataFrame) -> dict[str, str]:
     firsts = history.group_by("snapshot").agg(pl.col("at").min())
     return {
-        str(s): time.strftime("%Y-%m-%d", time.localtime(float(a)))
-        for s, a in firsts.iter_rows()
+        str(s): time.strftime("%Y-%m-%d", time.localtime(float(a))) for s, a in firsts.iter_rows()
     }
 
 
@@ -393,7 +397,9 @@ def select_snapshot(history: pl.DataFrame, spec: str) -> str:
             return ids[n - 1]
         if -len(ids) <= n <= -1:
             return ids[n]
-        raise ValueError(f"no snapshot {n}: there are {len(ids)} (1 to {len(ids)}, or -1 the latest)")
+        raise ValueError(
+            f"no snapshot {n}: there are {len(ids)} (1 to {len(ids)}, or -1 the latest)"
+        )
     dates = _snapshot_dates(history)
     on_day = [s for s in ids if dates[s] == text]
     if on_day:

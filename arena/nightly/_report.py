@@ -97,8 +97,13 @@ def failures_by_reason(directory: str | os.PathLike[str], since: float) -> list[
             key = (table, str(row["provider"]), _reason(row["error"]))
             entry = groups.setdefault(
                 key,
-                {"table": table, "provider": key[1], "reason": key[2], "count": 0,
-                 "example": row["error"]},
+                {
+                    "table": table,
+                    "provider": key[1],
+                    "reason": key[2],
+                    "count": 0,
+                    "example": row["error"],
+                },
             )
             entry["count"] += 1
     return sorted(groups.values(), key=lambda g: (-g["count"], g["table"], g["reason"]))
@@ -154,9 +159,7 @@ def night_report(
         "leaderboard": None,
         "diff": None,
     }
-    history = (
-        read_history(directory) if (directory / "log").is_dir() else pl.DataFrame()
-    )
+    history = read_history(directory) if (directory / "log").is_dir() else pl.DataFrame()
     if history.height:
         ids = snapshot_ids(history)
         report["snapshot_added"] = len(ids) > snapshots_at_start
@@ -264,7 +267,10 @@ def _write_atomic(path: Path, text: str) -> None:
 
 
 def write_report(directory: Path, report: Mapping[str, Any]) -> Path:
-    """Write the report's JSON and Markdown files (replacing a run's earlier ones); the JSON path."""
+    """Write the report's JSON and Markdown files (replacing the run's earlier ones).
+
+    Returns the JSON file's path.
+    """
     run_id = str(report["run"]["run_id"])
     json_path, md_path = report_paths(directory, run_id)
     json_path.parent.mkdir(parents=True, exist_ok=True)

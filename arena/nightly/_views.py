@@ -1,4 +1,4 @@
-"""`arena leaderboard DIR --history` and `--diff [A..B]`: the history table as tables, markdown, JSON."""
+"""`arena leaderboard DIR --history` and `--diff [A..B]`: the history as tables, markdown, JSON."""
 
 from __future__ import annotations
 
@@ -319,9 +319,7 @@ class HistoryView:
                 + f"; {NOT_SIGNIFICANT} = within chance (95%, from the bootstrap intervals)."
             )
         section = _Section(
-            "Changes between two snapshots"
-            if self.diff
-            else "Changes since the previous snapshot",
+            "Changes between two snapshots" if self.diff else "Changes since the previous snapshot",
             ["#", "model", "was", "move", "BT before", "BT now", "change"],
             rows,
             notes,
