@@ -10,8 +10,7 @@ import click
 import arena.batcheval  # noqa: F401  (registers its table)
 import arena.discuss  # noqa: F401  (registers its table)
 from arena.cli._common import Exit, fail
-from arena.nightly import HISTORY_TABLE
-from arena.nightly._gc import ARCHIVE_DIR, collect_garbage
+from arena.nightly import ARCHIVE_DIR, HISTORY_TABLE, collect_garbage
 from arena.store import LockHeld, RunLock
 
 

@@ -5,6 +5,7 @@ See docs/nightly.md. Nothing here imports the engine at run time, so that
 """
 
 from arena.nightly._attribution import describe_changes, results_hash, tournament_context
+from arena.nightly._gc import ARCHIVE_DIR, GcReport, collect_garbage
 from arena.nightly._history import (
     HISTORY_SCHEMA,
     HISTORY_TABLE,
@@ -57,6 +58,9 @@ from arena.nightly._status import (
 from arena.nightly._views import HistoryView, change_phrases, history_view
 
 __all__ = [
+    "ARCHIVE_DIR",
+    "GcReport",
+    "collect_garbage",
     "EXIT_MEANINGS",
     "REPORTS_DIR",
     "change_phrases",
