@@ -233,3 +233,41 @@ def test_wrapper_loads_the_env_file_and_keeps_a_timed_out_exit_code(tmp_path: Pa
     env_file.write_text("not a key line\n")
     assert wrap("t.yaml").returncode == 2
     assert wrap().returncode == 2
+
+
+def test_nights_through_the_documented_cron_line(tmp_path: Path) -> None:
+    """The cron line of docs/nightly.md, pointed at a temporary tree: every night a line."""
+    docs = (REPO / "docs" / "nightly.md").read_text()
+    cron = next(
+        line for line in docs.splitlines() if line.startswith("15 ") and "arena-nightly.sh" in line
+    )
+    command = cron.split(None, 5)[5]
+    home = tmp_path / "tournaments"
+    home.mkdir()
+    yaml_path = small_tournament(home, models=3, questions=2)
+    data = yaml_path.read_text().replace(f"output: {home / 'out'}\n", "")
+    assert "output:" not in data  # the default, runs/<name>, relative to the directory
+    (home / "nightly.yaml").write_text(data)
+    logs = tmp_path / "log"
+    logs.mkdir()
+    command = (
+        command.replace("/opt/arena/tournaments", str(home))
+        .replace("/opt/arena/scripts", str(REPO / "scripts"))
+        .replace("/opt/arena/.venv/bin/arena", str(_shim(tmp_path)))
+        .replace("/var/log/arena", str(logs))
+    )
+    env = {k: v for k, v in os.environ.items() if k != "ARENA_ENV_FILE"}
+    env["HOME"] = str(tmp_path)  # cron starts in the home directory
+    for night in range(2):
+        if night == 1:  # a typo in the YAML on the second night
+            bad = data.replace("contestants:", "contestant:")
+            (home / "nightly.yaml").write_text(bad)
+        subprocess.run(["sh", "-c", command], cwd=tmp_path, env=env, timeout=120, check=False)
+    lines = [json.loads(line) for line in (logs / "nightly.jsonl").read_text().splitlines()]
+    assert [line["exit_code"] for line in lines] == [0, 2]
+    assert len({line["run_id"] for line in lines}) == 2
+    run_dir = home / "runs" / "small"
+    assert lines[0]["output"] == "runs/small" and (run_dir / "log").is_dir()
+    reports = sorted(p.name for p in (run_dir / "reports").glob("*.json"))
+    assert reports == sorted(f"{line['run_id']}.json" for line in lines)
+    assert "contestants" in lines[1]["error"]
