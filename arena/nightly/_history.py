@@ -79,6 +79,9 @@ HISTORY_SCHEMA = pa.schema(
         pa.field("context", pa.string()),  # JSON: what the snapshot depends on (_attribution)
         pa.field("rerun_answers", pa.int64()),  # stale answers the run made again
         pa.field("rerun_reviews", pa.int64()),  # stale reviews the run made again
+        # The rank interval of the leaderboard, when it gives one (null otherwise).
+        pa.field("rank_low", pa.int64()),
+        pa.field("rank_high", pa.int64()),
     ]
 )
 
@@ -129,6 +132,8 @@ def snapshot_rows(
     for rank, entry in enumerate(models, 1):
         row = dict(common, id=f"{snapshot}:{entry['model']}", model=str(entry["model"]), rank=rank)
         row.update({k: _float(entry.get(k)) for k in RATING_FIELDS})
+        for k in ("rank_low", "rank_high"):
+            row[k] = None if entry.get(k) is None else int(entry[k])
         rows.append(row)
     return rows
 
@@ -201,6 +206,9 @@ class ModelChange:
     se_after: float | None = None
     p_order_changed: float | None = None
     flipped: int = 0  # models ranked both times whose order with this one flipped
+    # Rank intervals (best, worst) of the leaderboard when both snapshots have them.
+    ranks_before: tuple[int, int] | None = None
+    ranks_after: tuple[int, int] | None = None
 
     @property
     def status(self) -> str:
@@ -246,12 +254,19 @@ class ModelChange:
     def rank_significant(self) -> bool | None:
         """Whether a rank move is more than chance (None: no move, or no intervals).
 
-        A move with no flipped pair (models added or removed above it) is not significant.
+        With the leaderboard's rank intervals in both snapshots: when they do
+        not overlap; else when `p_order_changed` is at least SIGNIFICANCE. A
+        move with no flipped pair (models added or removed above it) is not
+        significant.
         """
         if not self.rank_move:
             return None
         if self.flipped == 0:
             return False
+        if self.ranks_before is not None and self.ranks_after is not None:
+            # The leaderboard's rank intervals: a move is real when they do not overlap.
+            (low_b, high_b), (low_a, high_a) = self.ranks_before, self.ranks_after
+            return high_a < low_b or high_b < low_a
         if self.p_order_changed is None:
             return None
         return self.p_order_changed >= SIGNIFICANCE
@@ -284,6 +299,11 @@ def _num(value: Any) -> float | None:
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return None
     return float(value)
+
+
+def _interval(row: Mapping[str, Any]) -> tuple[int, int] | None:
+    low, high = row.get("rank_low"), row.get("rank_high")
+    return None if low is None or high is None else (int(low), int(high))
 
 
 def anchor_shift(
@@ -362,6 +382,8 @@ def diff_snapshots(
                 se_after=se_new.get(model),
                 p_order_changed=p_changed,
                 flipped=flipped,
+                ranks_before=None if prev is None else _interval(prev),
+                ranks_after=_interval(r),
             )
         )
     for model, prev in sorted(old.items(), key=lambda item: item[1]["rank"]):

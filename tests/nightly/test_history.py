@@ -123,3 +123,41 @@ def test_history_of_a_directory_without_runs_is_bad_input(tmp_path: Path) -> Non
     result = board_cli(str(tmp_path), "--history")
     assert result.exit_code == 2
     assert "no history yet" in result.output
+
+
+def test_rank_intervals_of_the_leaderboard_decide_a_rank_move() -> None:
+    """With rank intervals in both snapshots, a move is real when they do not overlap."""
+
+    def board(order: list[str], intervals: dict[str, tuple[int, int]]) -> dict[str, object]:
+        models = [
+            {
+                "model": n,
+                "bt": 1100.0 - 100 * i,
+                "bt_ci_low": 1090.0 - 100 * i,
+                "bt_ci_high": 1110.0 - 100 * i,
+                "rank_low": intervals[n][0],
+                "rank_high": intervals[n][1],
+            }
+            for i, n in enumerate(order)
+        ]
+        return {"models": models, "counts": {"reviews": 10, "invalid": 0, "failed": 0}}
+
+    common = {
+        "command": "run",
+        "config_hash": "h",
+        "n_questions": 1,
+        "calls_planned": 1,
+        "calls_open": 0,
+    }
+    sure = {"a": (1, 1), "b": (2, 2), "c": (3, 3)}
+    unsure = {"a": (1, 3), "b": (1, 3), "c": (1, 3)}
+    rows = snapshot_rows(board(["a", "b", "c"], sure), at=1.0, **common)  # type: ignore[arg-type]
+    sure_after = {"c": (1, 1), "a": (2, 2), "b": (3, 3)}
+    rows += snapshot_rows(board(["c", "a", "b"], sure_after), at=2.0, **common)  # type: ignore[arg-type]
+    rows += snapshot_rows(board(["a", "c", "b"], unsure), at=3.0, **common)  # type: ignore[arg-type]
+    history = pl.DataFrame(rows)
+    first, second, third = snapshot_ids(history)
+    moved = {c.model: c for c in diff_snapshots(history, first, second)}
+    assert moved["c"].rank_significant is True and moved["c"].rank_move == 2
+    back = {c.model: c for c in diff_snapshots(history, second, third)}
+    assert back["c"].rank_move == -1 and back["c"].rank_significant is False
