@@ -69,7 +69,7 @@ class _Record:
     def write(self, summary: Mapping[str, Any]) -> str | None:
         """Write the report files; their JSON path, or None when there is no run directory."""
         out = self.output
-        if out is None or (out.exists() and not out.is_dir()):
+        if out is None or not out.is_dir():  # bad input never creates a run directory
             return None
         from arena.nightly import night_report, write_report
 

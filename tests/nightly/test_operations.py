@@ -167,6 +167,9 @@ def test_exit_code(ended: dict[str, Ended], scenario: str, code: int) -> None:
     assert summary["exit_code"] == code
     assert summary["run_id"] and summary["started_at"] <= summary["ended_at"]
     assert isinstance(summary["pid"], int)
+    if scenario == "bad":  # a first night with bad input creates no run directory
+        assert summary["report"] is None and "contestants" in summary["error"]
+        return
     report = json.loads(Path(summary["report"]).read_text())
     assert report["exit_code"] == code and report["run"]["run_id"] == summary["run_id"]
 
