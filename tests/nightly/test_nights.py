@@ -14,7 +14,7 @@ import pytest
 import yaml
 
 from arena.config import DEFAULT_REVIEW_TEMPLATE
-from arena.nightly import read_history, snapshot_ids
+from arena.nightly import read_history, recorded_config, snapshot_ids
 from arena.store import RunLock
 from tests.conftest import small_tournament
 from tests.nightly._support import board_cli, cli, edit_yaml
@@ -212,7 +212,7 @@ def test_retry_failed_keeps_the_recorded_yaml_and_is_no_config_change(tmp_path: 
     result = cli("retry-failed", str(out), "--config", str(other), "--json")
     line = json.loads(result.stdout.strip().splitlines()[-1])
     assert line["exit_code"] == result.exit_code == 0 and line["run_id"] and line["report"]
-    # (wired after the engine restructuring) assert recorded_config(out) == yaml_path.resolve()
+    assert recorded_config(out) == yaml_path.resolve()
     history = read_history(out)
     assert history["config_hash"].n_unique() == 1
 
