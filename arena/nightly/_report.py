@@ -64,49 +64,61 @@ _CALL_KEYS = (
     "deferred",
 )
 
-_NUMBERS = re.compile(r"\d+\.\d+|\b\d{4,}\b")
+# "provider NAME: " as the scheduler prefixes provider-wide stops.
+_PROVIDER_PREFIX = re.compile(r"^provider \S+: ")
+# The column naming the model that made a table's calls (the first one present).
+_CALLER_COLUMNS = ("reviewer", "scorer", "speaker", "model")
 
 
 def _reason(error: str | None) -> str:
-    """An error's first line with long numbers and decimals blanked, so alike errors group."""
-    if not error:
-        return "(no error text)"
-    first = error.strip().splitlines()[0] if error.strip() else "(no error text)"
-    return _NUMBERS.sub("N", first)[:200]
+    """An error's reason: what comes before its details ("KIND (HTTP STATUS): details"
+    gives "KIND (HTTP STATUS)"; a provider-wide stop "provider X: why: ..." gives "why")."""
+    if not error or not error.strip():
+        return "unknown"
+    text = _PROVIDER_PREFIX.sub("", error.strip().splitlines()[0])
+    head, sep, _ = text.partition(": ")
+    return head if sep else text[:80]
 
 
 def failures_by_reason(directory: str | os.PathLike[str], since: float) -> list[dict[str, Any]]:
     """Calls logged as failed at or after `since` (epoch seconds), grouped by table,
-    provider and reason (the error text's first line, numbers blanked); most frequent first.
+    provider, model and reason, with `count` and a `sample` error; most frequent first.
 
-    A simple grouping of the log's `status` and `error` columns; retried calls
-    count once, by their last row.
+    A plain grouping of the log's `status` and `error` columns; a retried call
+    counts once, by its last row.
     """
     if not (Path(directory) / "log").is_dir():
         return []
     log = RunLog(directory)
-    groups: dict[tuple[str, str, str], dict[str, Any]] = {}
+    groups: dict[tuple[str, str, str, str], dict[str, Any]] = {}
     for table, schema in TABLES.items():
         names = set(schema.names)
-        if table == HISTORY_TABLE or not {"status", "error", "started_at"} <= names:
+        caller = next((c for c in _CALLER_COLUMNS if c in names), None)
+        if table == HISTORY_TABLE or caller is None:
+            continue
+        if not {"status", "error", "started_at", "provider"} <= names:
             continue
         frame = log.read(table).filter(
             (pl.col("status") == "failed") & (pl.col("started_at") >= since)
         )
-        for row in frame.select("provider", "error").iter_rows(named=True):
-            key = (table, str(row["provider"]), _reason(row["error"]))
-            entry = groups.setdefault(
-                key,
-                {
+        for provider, model, error in frame.select("provider", caller, "error").iter_rows():
+            key = (table, str(provider), str(model), _reason(error))
+            entry = groups.get(key)
+            if entry is None:
+                groups[key] = {
                     "table": table,
                     "provider": key[1],
-                    "reason": key[2],
-                    "count": 0,
-                    "example": row["error"],
-                },
-            )
-            entry["count"] += 1
-    return sorted(groups.values(), key=lambda g: (-g["count"], g["table"], g["reason"]))
+                    "model": key[2],
+                    "reason": key[3],
+                    "count": 1,
+                    "sample": (error or "")[:300],
+                }
+            else:
+                entry["count"] += 1
+    return sorted(
+        groups.values(),
+        key=lambda g: (-g["count"], g["table"], g["provider"], g["model"], g["reason"]),
+    )
 
 
 def _iso(at: float | None) -> str | None:
@@ -226,8 +238,11 @@ def report_markdown(report: Mapping[str, Any]) -> str:
     lines += ["## Failures by reason", ""]
     if report["failures"]:
         lines += _table(
-            ["table", "provider", "count", "reason"],
-            [[f["table"], f["provider"], f["count"], f["reason"]] for f in report["failures"]],
+            ["table", "provider", "model", "count", "reason", "sample"],
+            [
+                [f["table"], f["provider"], f["model"], f["count"], f["reason"], f["sample"]]
+                for f in report["failures"]
+            ],
         )
     else:
         lines += ["No call failed during this run.", ""]
