@@ -279,3 +279,44 @@ def test_example_systemd_units_verify(tmp_path: Path) -> None:
     assert done.returncode == 0 and done.stderr.strip() == "" and done.stdout.strip() == "", (
         done.stderr
     )
+
+
+def test_the_yaml_commit_is_part_of_the_snapshot(tmp_path: Path) -> None:
+    if subprocess.run(["git", "--version"], capture_output=True).returncode != 0:
+        pytest.skip("git is not installed")
+    yaml_path = small_tournament(tmp_path, models=3, questions=2)
+    out = tmp_path / "out"
+
+    def git(*args: str) -> str:
+        done = subprocess.run(
+            ["git", "-C", str(tmp_path), "-c", "user.name=t", "-c", "user.email=t@e", *args],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        return done.stdout.strip()
+
+    git("init", "-q")
+    git("add", "t.yaml", "q.jsonl")
+    git("commit", "-qm", "night 1")
+    first = git("rev-parse", "HEAD")
+    cli("run", str(yaml_path))
+    edit_yaml(yaml_path, lambda d: d["models"]["m2"].update(temperature=0.2))
+    git("commit", "-qam", "m2 cooler")
+    second = git("rev-parse", "HEAD")
+    cli("run", str(yaml_path))
+    history = board_cli(str(out), "--history", "--format", "json")
+    contexts = [
+        json.loads(h)
+        for h in read_history(out).unique("snapshot", keep="first").sort("at")["context"]
+    ]
+    assert [c["git"] for c in contexts] == [
+        {"commit": first, "dirty": False},
+        {"commit": second, "dirty": False},
+    ]
+    assert history.exit_code == 0
+    assert _diff(out)["changes"] == [
+        "m2: temperature 0.7 -> 0.2",
+        f"re-run as stale: 2 answers, {2 * (4 * 3 + 2)} reviews",
+        f"YAML commit {first[:10]} -> {second[:10]}",
+    ]
