@@ -3,6 +3,8 @@
 # keep arena's exit code. See docs/nightly.md.
 #
 # Usage: arena-nightly.sh TOURNAMENT.yaml [more `arena run` options]
+# Run it from the tournament's directory (cron: `cd DIR && ...`; systemd:
+# WorkingDirectory=), as relative output paths resolve from the current directory.
 #
 # Environment (all optional):
 #   ARENA_ENV_FILE    KEY=value lines (API keys); default ~/.config/arena/env if it exists.
