@@ -179,9 +179,11 @@ def describe_changes(
         if minus:
             out.append(f"{role} removed: {_join(minus)}")
     mb, ma = before.get("models", {}), after.get("models", {})
+    models_changed = False
     for name, entry in ma.items():
         prev = mb.get(name)
         if prev is not None and prev.get("hash") != entry.get("hash"):
+            models_changed = True
             fields = _fingerprint_changes(prev.get("fingerprint", {}), entry.get("fingerprint", {}))
             out.append(f"{name}: " + ("; ".join(fields) if fields else "settings changed"))
     reviews = int(rerun.get("reviews", 0))
@@ -192,8 +194,12 @@ def describe_changes(
         what = "review template" if template else "review settings"
         if settings and template:
             what = "review template and settings"
-        out.append(f"{what} changed: {_count(reviews, 'review')} re-run")
-    elif reviews or answers:
+        if models_changed or edited:  # other causes of re-runs: counted apart below
+            out.append(f"{what} changed")
+        else:
+            out.append(f"{what} changed: {_count(reviews, 'review')} re-run")
+            reviews = 0
+    if reviews or answers:
         out.append(f"re-run as stale: {_count(answers, 'answer')}, {_count(reviews, 'review')}")
     if before.get("extras_hash") != after.get("extras_hash"):
         out.append("discussion or BatchEval settings changed")
