@@ -320,3 +320,18 @@ def test_the_yaml_commit_is_part_of_the_snapshot(tmp_path: Path) -> None:
         f"re-run as stale: 2 answers, {2 * (4 * 3 + 2)} reviews",
         f"YAML commit {first[:10]} -> {second[:10]}",
     ]
+
+
+def test_the_snapshot_keeps_the_leaderboards_rank_intervals(tmp_path: Path) -> None:
+    yaml_path = small_tournament(tmp_path, models=3, questions=2)
+    out = tmp_path / "out"
+    cli("run", str(yaml_path))
+    board = json.loads(board_cli(str(out), "--format", "json").stdout)
+    stored = {r["model"]: r for r in read_history(out).iter_rows(named=True)}
+    for entry in board["models"]:
+        row = stored[entry["model"]]
+        assert (row["rank_low"], row["rank_high"]) == (
+            entry.get("rank_low"),
+            entry.get("rank_high"),
+        )
+        assert row["bt"] == pytest.approx(entry["bt"])
