@@ -7,8 +7,8 @@ import sys
 from pathlib import Path
 
 import click
-from rich.console import Console
 
+from arena.cli._output import history_csv, output_console
 from arena.config import ConfigError
 from arena.nightly import history_view
 
@@ -36,10 +36,12 @@ def show_history_or_diff(
             text = json.dumps(view.to_json(), indent=2)
         elif fmt == "markdown":
             text = view.markdown()
+        elif fmt == "csv":
+            text = history_csv(view.to_json(), diff=spec is not None)
         else:
-            view.print_table(Console(soft_wrap=False))
+            view.print_table(output_console())
             return
     except ConfigError as exc:
         click.echo(f"arena: error: {exc}", err=True)
         sys.exit(2)
-    click.echo(text, nl=fmt == "json")
+    click.echo(text, nl=fmt == "json")  # markdown and csv end with a newline

@@ -185,7 +185,9 @@ def test_a_significant_move_and_a_chance_one(tmp_path: Path) -> None:
     cli("run", str(yaml_path), "--json")
     moves = {m["model"]: m for m in _diff(out)["models"]}
     assert moves["m0"]["rank_move"] == -2
-    assert moves["m0"]["rank_significant"] is True and moves["m0"]["rating_significant"] is True
+    assert moves["m0"]["rank_significant"] is True and moves["m0"]["bt_change"] < -500
+    # An interval open on one side (a model that lost every battle) cannot say; else sure.
+    assert moves["m0"]["rating_significant"] is not False
     # m1 and m2 moved up one place only because m0 fell below them.
     assert moves["m1"]["rank_move"] == 1 and moves["m1"]["rank_significant"] is True
 
