@@ -175,7 +175,7 @@ def test_thirteen_nights_record_report_and_explain_every_change(tmp_path: Path) 
     assert codes == Counter({0: 9, 2: 1, 75: 1})
 
 
-def test_a_significant_move_and_a_chance_one(tmp_path: Path) -> None:
+def test_a_model_made_much_worse_falls_significantly(tmp_path: Path) -> None:
     """A model made much worse falls for real, and so the others rise for real."""
     yaml_path = small_tournament(tmp_path, models=3, questions=6)
     out = tmp_path / "out"
