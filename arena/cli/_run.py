@@ -20,6 +20,7 @@ from arena.cli._common import (
     report_and_exit,
     signal_exit,
 )
+from arena.cli._record import current_run_id, output_of_yaml, recorded, tag_option
 from arena.config import Tournament
 from arena.engine import DirectoryRun, log_line, preflight, run_directory, unpriced_models
 from arena.nightly import PlanChanged
@@ -49,11 +50,14 @@ def _run(
     progress: ProgressFn | None,
     signals: list[int],
     retry_failed: bool = False,
+    tag: str | None = None,
 ) -> DirectoryRun:
     interrupts = Interrupts(signals)
     return run_directory(
         t,
         retry_failed=retry_failed,
+        run_id=current_run_id(),  # the run record's id, also in the history snapshot
+        tag=tag,
         budget_usd=budget,
         progress=progress,
         on_loop=interrupts.install,
@@ -64,15 +68,19 @@ def _run(
 
 
 def run_in_directory(
-    t: Tournament, budget: float | None, as_json: bool, retry_failed: bool = False
+    t: Tournament,
+    budget: float | None,
+    as_json: bool,
+    retry_failed: bool = False,
+    tag: str | None = None,
 ) -> tuple[DirectoryRun, Exit]:
     """Run with progress bars on a terminal, else timestamped lines; exit 75 / 2 on lock / plan."""
     signals: list[int] = []
     try:
         if sys.stderr.isatty() and not as_json:
-            done = _run_with_bars(t, budget, signals, retry_failed)
+            done = _run_with_bars(t, budget, signals, retry_failed, tag)
         else:
-            done = _run(t, budget, _PlainProgress(), signals, retry_failed)
+            done = _run(t, budget, _PlainProgress(), signals, retry_failed, tag)
     except LockHeld as exc:
         fail(str(exc), Exit.LOCKED)
     except PlanChanged as exc:
@@ -102,7 +110,11 @@ def exit_code(summary: RunSummary, signals: list[int]) -> Exit:
 )
 @json_summary_option
 @budget_option
-def run_cmd(file: Path, out: Path | None, as_json: bool, budget: float | None) -> None:
+@tag_option
+@recorded("run", output_of_yaml)
+def run_cmd(
+    file: Path, out: Path | None, as_json: bool, budget: float | None, tag: str | None
+) -> None:
     """Run or resume the tournament in FILE.
 
     Every contestant answers every question; every ordered pair is judged by
@@ -123,7 +135,7 @@ def run_cmd(file: Path, out: Path | None, as_json: bool, budget: float | None) -
                 "--budget; add it under `prices:` in the YAML",
                 err=True,
             )
-    done, code = run_in_directory(t, budget, as_json)
+    done, code = run_in_directory(t, budget, as_json, tag=tag)
     summary = done.summary
     report: dict[str, Any] = summary.to_json()
     report.update(done.start.to_json())  # new / stale / retried calls at the start
@@ -140,7 +152,11 @@ def run_cmd(file: Path, out: Path | None, as_json: bool, budget: float | None) -
 
 
 def _run_with_bars(
-    t: Tournament, budget: float | None, signals: list[int], retry_failed: bool
+    t: Tournament,
+    budget: float | None,
+    signals: list[int],
+    retry_failed: bool,
+    tag: str | None = None,
 ) -> DirectoryRun:
     columns = (
         TextColumn("{task.description:>8}"),
@@ -156,4 +172,4 @@ def _run_with_bars(
                 tasks[stage] = bars.add_task(stage, total=total)
             bars.update(tasks[stage], completed=done)
 
-        return _run(t, budget, progress, signals, retry_failed)
+        return _run(t, budget, progress, signals, retry_failed, tag)
