@@ -4,7 +4,8 @@
 rate limits and transient failures with backoff, stops a provider on an auth
 failure, defers one whose retry hint is too long, and keeps spend within the
 budget. It never raises for a provider failure: every call ends in a
-`CallOutcome`.
+`CallOutcome`. Waiting calls are admitted by priority (higher first), so work
+that unblocks other work goes out before the backlog.
 """
 
 from __future__ import annotations
@@ -37,6 +38,9 @@ log = logging.getLogger(__name__)
 # Burst allowance of providers that call a server enforcing its own limits:
 # half its presumed one-second bucket, as a margin for delivery jitter.
 NETWORK_BURST_SECONDS = 0.5
+# Concurrency of a provider over the network whose YAML sets no
+# `max_concurrency`: the ceiling of its adaptive window.
+DEFAULT_NETWORK_CONCURRENCY = 8
 
 OutcomeStatus = Literal["ok", "failed", "deferred", "stopped", "budget"]
 HaltReason = Literal["stopped", "budget"]
@@ -75,6 +79,7 @@ class _ProviderState:
     governor: Governor
     dead: str | None = None  # the one message every later call fails with
     deferred: str | None = None
+    warned_usage: bool = False  # warned that the provider reports no usage
 
 
 _Refusal = tuple[OutcomeStatus, str, ErrorKind | None]
@@ -110,7 +115,7 @@ class Scheduler:
                 name,
                 provider,
                 Governor(
-                    limits.get(name),
+                    _effective_limits(limits.get(name), provider.over_network),
                     clock=clock,
                     sleep=sleep,
                     probe_first=provider.over_network,
@@ -168,9 +173,18 @@ class Scheduler:
     # -- the call ------------------------------------------------------------
 
     async def call(
-        self, provider_name: str, request: GenerateRequest, *, model_key: str | None = None
+        self,
+        provider_name: str,
+        request: GenerateRequest,
+        *,
+        model_key: str | None = None,
+        priority: int = 0,
     ) -> CallOutcome:
-        """Run one completion to an outcome: ok, failed, deferred, stopped or budget."""
+        """Run one completion to an outcome: ok, failed, deferred, stopped or budget.
+
+        While the provider's governor makes calls wait, a higher `priority` is
+        admitted first (equal priorities in arrival order).
+        """
         state = self._state(provider_name)
         governor = state.governor
         retry = self._retry
@@ -213,7 +227,7 @@ class Scheduler:
             if refusal is not None:
                 return finish(*refusal)
             try:
-                permit = await governor.acquire(tokens)
+                permit = await governor.acquire(tokens, priority)
             except GovernorClosed:
                 return finish(*(self._refusal(state) or ("stopped", "scheduler stopped", None)))
             refusal = self._refusal(state)  # stopped while this call was being admitted
@@ -232,7 +246,9 @@ class Scheduler:
             )
             spent += cost
             billed = Usage(
-                billed.input_tokens + used.input_tokens, billed.output_tokens + used.output_tokens
+                billed.input_tokens + used.input_tokens,
+                billed.output_tokens + used.output_tokens,
+                billed.estimated or used.estimated,
             )
             if result is not None:
                 return finish("ok", result=result)
@@ -242,6 +258,8 @@ class Scheduler:
                 return finish("failed", self._mark_dead(state, error), ErrorKind.AUTH)
             if error.kind is ErrorKind.PERMANENT:
                 return finish("failed", str(error), error.kind)
+            if error.overload:
+                governor.record_overload(permit)
             if error.kind is ErrorKind.RATE_LIMIT:
                 hint = error.retry_after
                 if hint is not None and hint > self._max_retry_after:
@@ -273,6 +291,9 @@ class Scheduler:
         try:
             result = await state.provider.generate(request)
             used = result.usage
+            if not used.total:
+                used = self._estimated_usage(state, request, result.text)
+                result = GenerateResult(result.text, used, result.rate_headers)
         except ProviderError as exc:
             error = exc
             if exc.usage is not None:  # billed although unusable
@@ -304,6 +325,20 @@ class Scheduler:
         if model_key is not None and model_key in self._prices:
             return model_key
         return request.model
+
+    def _estimated_usage(self, state: _ProviderState, request: GenerateRequest, text: str) -> Usage:
+        """Tokens counted from the texts when the provider reported none (warned once)."""
+        if not state.warned_usage:
+            state.warned_usage = True
+            log.warning(
+                "provider %s reports no token usage: tokens are estimated from the text "
+                "(4 characters a token) for cost and budget, and the rows flagged "
+                "usage_estimated",
+                state.name,
+            )
+        return Usage(
+            estimate_tokens(request.prompt_chars()), estimate_tokens(len(text)), estimated=True
+        )
 
     def _refusal(self, state: _ProviderState) -> _Refusal | None:
         if state.dead is not None:
@@ -358,3 +393,11 @@ class Scheduler:
         self._halted = reason
         for state in self._states.values():
             state.governor.close(reason)
+
+
+def _effective_limits(limits: Limits | None, over_network: bool) -> Limits:
+    """A provider's limits; one over the network gets a default concurrency ceiling."""
+    limits = limits or Limits()
+    if over_network and limits.max_concurrency is None:
+        return Limits(DEFAULT_NETWORK_CONCURRENCY, limits.rpm, limits.tpm)
+    return limits

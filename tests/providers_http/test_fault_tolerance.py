@@ -1,0 +1,143 @@
+"""Fault tolerance over HTTP: a server with K slots, answers without usage, echoed keys."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from arena.cli import main
+from arena.config import ProviderConfig, RetryConfig
+from arena.fakeserver import FakeServer, FakeServerConfig
+from arena.providers import create_provider
+from arena.providers._remote import RemoteProvider, redact_runs
+from arena.scheduler import PriceTable, Scheduler
+from arena.store import RunLog
+from arena.types import GenerateRequest, Message
+from tests.providers_http.conftest import KEY_ENV, KEYS, write_tournament
+
+pytestmark = pytest.mark.filterwarnings(
+    "ignore:Inheritance class AiohttpClientSession:DeprecationWarning"
+)
+
+
+def test_server_with_two_slots_and_no_limits_in_the_yaml_completes_without_failures(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    config = FakeServerConfig.model_validate(
+        {
+            "serve_concurrency": 2,
+            "models": {
+                name: {"skill": skill, "answer_words": 10, "latency_mean": 0.04}
+                for name, skill in (("alpha", 1.0), ("beta", 0.0), ("gamma", -1.0))
+            },
+        }
+    )
+    monkeypatch.setenv(KEY_ENV["openai"], KEYS["openai"])
+    with FakeServer(config) as server:
+        provider = {
+            "type": "openai",
+            "base_url": server.url + "/v1",
+            "api_key_env": KEY_ENV["openai"],
+            "timeout": 0.6,
+        }  # no `limits`
+        yaml_file = write_tournament(
+            tmp_path,
+            server,
+            providers={"local": provider},
+            models={"alpha": "local", "beta": "local", "gamma": "local"},
+            questions=4,
+        )
+        result = CliRunner().invoke(main, ["run", str(yaml_file), "--json"])
+        stats = server.stats()
+    summary = json.loads(result.stdout.strip().splitlines()[-1])
+    assert result.exit_code == 0, result.output
+    assert summary["failed"] == 0 and summary["completed"] == 12 + 72
+    assert stats["max_serving"] == 2  # the server really served two at a time
+    # The default window (8) kept the queue short: without it all 72 reviews
+    # would wait at once, far longer than the 0.6 s timeout.
+    assert stats["max_queued"] <= 8
+    assert stats["counts"].get("status.200", 0) == 12 + 72
+
+
+def _ask(provider_type: str, server: FakeServer, monkeypatch: pytest.MonkeyPatch) -> Any:
+    monkeypatch.setenv(KEY_ENV[provider_type], KEYS[provider_type])
+    base = server.url + "/v1" if provider_type == "openai" else server.url
+    config = ProviderConfig(type=provider_type, base_url=base, api_key_env=KEY_ENV[provider_type])
+    provider = create_provider("local", config, {}, 0)
+    prices = PriceTable({"m": (1.0, 2.0)})
+
+    async def run() -> Any:
+        sched = Scheduler({"local": provider}, {}, RetryConfig(), prices=prices)
+        try:
+            req = GenerateRequest(model="m", messages=(Message("user", "q" * 400),), max_tokens=50)
+            return [await sched.call("local", req) for _ in range(2)]
+        finally:
+            await provider.close()
+
+    return asyncio.run(run())
+
+
+@pytest.mark.parametrize("provider_type", ["openai", "gemini"])
+def test_answers_without_usage_are_estimated_priced_and_warned_once(
+    provider_type: str, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    config = FakeServerConfig.model_validate(
+        {"omit_usage": True, "models": {"m": {"answer_words": 30}}}
+    )
+    with FakeServer(config) as server, caplog.at_level(logging.WARNING):
+        outcomes = _ask(provider_type, server, monkeypatch)
+    for outcome in outcomes:
+        assert outcome.ok
+        assert outcome.usage.estimated and outcome.usage.input_tokens == 100
+        assert outcome.usage.output_tokens == (len(outcome.result.text) + 3) // 4
+        assert outcome.cost_usd > 0
+    warned = [r for r in caplog.records if "reports no token usage" in r.getMessage()]
+    assert len(warned) == 1
+
+
+def test_any_eight_character_run_of_the_key_is_redacted(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    key = "sk-proj-0123456789abcdefghijKLMNOP"
+    monkeypatch.setenv("TEST_REDACT_KEY", key)
+    provider = create_provider(
+        "p", ProviderConfig(type="openai", api_key_env="TEST_REDACT_KEY"), {}, 0
+    )
+    assert isinstance(provider, RemoteProvider)
+    echoed = f"Incorrect API key provided: {key[:12]}...{key[-8:]}. Bad key {key}."
+    text = provider.redact(echoed)
+    assert text == "Incorrect API key provided: [redacted]...[redacted]. Bad key [redacted]."
+    # Runs shorter than 8 characters are ordinary text.
+    assert provider.redact("status sk-proj 404") == "status sk-proj 404"
+    assert redact_runs("xx0123456789yy", "a0123456789b") == "xx[redacted]yy"
+
+
+def test_a_partly_echoed_key_never_reaches_the_log(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    key = "sk-ECHO-4f1c9a2b7d3e8f60"
+    config = FakeServerConfig.model_validate({"keys": ["another-key"]})
+    monkeypatch.setenv("TEST_ECHO_KEY", key)
+    with FakeServer(config) as server:
+        provider = {
+            "type": "openai",
+            "base_url": server.url + "/v1",
+            "api_key_env": "TEST_ECHO_KEY",
+        }
+        yaml_file = write_tournament(
+            tmp_path, server, providers={"p": provider}, models={"alpha": "p", "beta": "p"}
+        )
+        # The fake server echoes the start and end of a wrong key, as OpenAI does.
+        result = CliRunner().invoke(main, ["run", str(yaml_file), "--json"])
+    assert result.exit_code == 3, result.output
+    errors = RunLog(tmp_path / "out").read("answers")["error"].to_list()
+    assert errors and all(e and "authentication" in e for e in errors)
+    for text in [*errors, result.output]:
+        for start in range(len(key) - 7):
+            assert key[start : start + 8] not in text
