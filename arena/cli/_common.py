@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 import signal
 import sys
 from collections.abc import Mapping, Sequence
@@ -88,12 +89,38 @@ json_summary_option = click.option(
     is_flag=True,
     help="Print a final JSON summary on stdout (for scripts and monitoring).",
 )
+
+
+class BudgetUSD(click.ParamType):
+    """A budget in USD: a finite number >= 0 (refused at parsing, exit 2, before anything runs)."""
+
+    name = "USD"
+
+    def convert(
+        self, value: Any, param: click.Parameter | None, ctx: click.Context | None
+    ) -> float:
+        """The amount, or a usage error (exit 2)."""
+        if isinstance(value, float):
+            amount = value
+        else:
+            try:
+                amount = float(str(value).strip())
+            except ValueError:
+                self.fail(f"{value!r} is not a number of US dollars", param, ctx)
+        if not math.isfinite(amount) or amount < 0:
+            self.fail(f"{value!r} is not a budget: give a finite amount >= 0 USD", param, ctx)
+        return amount
+
+
 budget_option = click.option(
     "--budget",
-    type=float,
+    type=BudgetUSD(),
     default=None,
     metavar="USD",
-    help="Stop starting calls before spend plus reservations exceed USD (exit 4).",
+    help=(
+        "This run's limit: stop starting calls before its spend plus reservations "
+        "would exceed USD (exit 4). The YAML's budget_usd limits all runs together."
+    ),
 )
 recorded_config_option = click.option(
     "--config",

@@ -1,8 +1,18 @@
 """The crash-safe, append-only Parquet run log and the run lock (see docs/DESIGN.md)."""
 
+from arena.store._files import StorageError, storage_error
 from arena.store._lock import LockHeld, RunLock
 from arena.store._log import RunLog
 from arena.store._schema import TABLES, register_table
 from arena.store._writer import LogWriter
 
-__all__ = ["TABLES", "LockHeld", "LogWriter", "RunLock", "RunLog", "register_table"]
+__all__ = [
+    "TABLES",
+    "LockHeld",
+    "LogWriter",
+    "RunLock",
+    "RunLog",
+    "StorageError",
+    "register_table",
+    "storage_error",
+]
