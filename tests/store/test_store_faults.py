@@ -86,11 +86,11 @@ def test_a_full_disk_is_a_storage_error_naming_the_path_and_keeps_written_rows(
         real_write(fd, data[:5])  # a torn line, then the disk is full
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
 
-    async def go() -> StorageError:
+    async def go() -> None:
         async with RunLog(tmp_path).writer() as w:
             await w.write("answers", answer(1))
             monkeypatch.setattr(writer_module, "write_all", full)
-            with pytest.raises(StorageError) as caught:
+            with pytest.raises(StorageError, match="No space left"):
                 await w.write("answers", answer(2))
             with pytest.raises(StorageError):
                 await w.write("answers", answer(3))
