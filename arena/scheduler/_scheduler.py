@@ -97,19 +97,24 @@ class Scheduler:
         prices: PriceTable | None = None,
         max_retry_after: float | None = None,
         *,
+        tournament_budget_usd: float | None = None,
+        prior_spent_usd: float = 0.0,
         clock: Clock = time.monotonic,
         sleep: Sleep = asyncio.sleep,
         rng: random.Random | None = None,
     ) -> None:
         self._retry = retry
         self._prices = prices if prices is not None else PriceTable()
-        self._budget = Budget(budget_usd)
+        self._budget = Budget(
+            budget_usd, total_limit_usd=tournament_budget_usd, prior_spent_usd=prior_spent_usd
+        )
         self._max_retry_after = (
             retry.max_retry_after if max_retry_after is None else max_retry_after
         )
         self._clock = clock
         self._rng = rng if rng is not None else random.Random()
         self._halted: HaltReason | None = None
+        self._binding: str | None = None  # the budget limit that stopped the run
         self._states = {
             name: _ProviderState(
                 name,
@@ -357,13 +362,23 @@ class Scheduler:
 
     def _budget_message(self, needed: float | None) -> str:
         budget = self._budget
-        text = (
-            f"budget of ${budget.limit_usd or 0.0:.4f} exhausted "
-            f"(spent ${budget.spent_usd:.4f}, in flight ${budget.reserved_usd:.4f}"
-        )
+        which = budget.binding(needed or 0.0) or self._binding or "run"
+        self._binding = which
+        flight = f"${budget.reserved_usd:.4f} in flight"
         if needed is not None:
-            text += f", this call needs up to ${needed:.4f}"
-        return text + "); remaining calls skipped"
+            flight += f", the next call needs up to ${needed:.4f}"
+        if which == "tournament":
+            return (
+                f"tournament budget (budget_usd) of ${budget.total_limit_usd or 0.0:.4f} "
+                f"reached: spent ${budget.total_spent_usd:.4f} over every run "
+                f"(${budget.prior_spent_usd:.4f} before this one; {flight}); "
+                "remaining calls skipped: raise budget_usd in the YAML and run again to continue"
+            )
+        return (
+            f"budget of ${budget.limit_usd or 0.0:.4f} for this run reached: "
+            f"spent ${budget.spent_usd:.4f} ({flight}); remaining calls skipped: "
+            "run again (with a larger --budget if needed) to continue"
+        )
 
     def _mark_dead(self, state: _ProviderState, error: ProviderError) -> str:
         if state.dead is None:
