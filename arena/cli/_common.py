@@ -91,30 +91,17 @@ json_summary_option = click.option(
 )
 
 
-class BudgetUSD(click.ParamType):
-    """A budget in USD: a finite number >= 0 (refused at parsing, exit 2, before anything runs)."""
-
-    name = "USD"
-
-    def convert(
-        self, value: Any, param: click.Parameter | None, ctx: click.Context | None
-    ) -> float:
-        """The amount, or a usage error (exit 2)."""
-        if isinstance(value, float):
-            amount = value
-        else:
-            try:
-                amount = float(str(value).strip())
-            except ValueError:
-                self.fail(f"{value!r} is not a number of US dollars", param, ctx)
-        if not math.isfinite(amount) or amount < 0:
-            self.fail(f"{value!r} is not a budget: give a finite amount >= 0 USD", param, ctx)
-        return amount
+def _check_budget(ctx: click.Context, param: click.Parameter, value: float | None) -> float | None:
+    """A budget is a finite amount >= 0 USD; anything else is refused at parsing (exit 2)."""
+    if value is not None and (not math.isfinite(value) or value < 0):
+        raise click.BadParameter(f"{value} is not a budget: give a finite amount >= 0 USD")
+    return value
 
 
 budget_option = click.option(
     "--budget",
-    type=BudgetUSD(),
+    type=float,
+    callback=_check_budget,
     default=None,
     metavar="USD",
     help=(
