@@ -24,9 +24,26 @@ from arena.nightly import (
     recorded_config,
     status_report,
 )
-from arena.store import RunLog
+from arena.store import TABLES, RunLog, failure_reasons, merge_reasons
 
 _COLUMNS = ("stage", "provider", "planned", *STATES, "spent_usd")
+# The column naming the model that made each table's calls.
+_MODEL_COLUMNS = {
+    "answers": "model",
+    "reviews": "reviewer",
+    "discussions": "speaker",
+    "batcheval": "scorer",
+}
+
+
+def logged_failures(log: RunLog) -> list[dict[str, Any]]:
+    """Why the logged calls failed: per provider, model and reason, a count and a sample."""
+    lists = [
+        failure_reasons(log.read(table), column)
+        for table, column in _MODEL_COLUMNS.items()
+        if table in TABLES
+    ]
+    return merge_reasons(*lists)
 
 
 @click.command("status")
@@ -83,6 +100,7 @@ def status_cmd(directory: Path, config_file: Path | None, as_json: bool) -> None
         frame, RunLog(directory), batcheval=batcheval, discussion_context=context
     )
     data: dict[str, Any] = {"directory": str(directory), "plan_source": source, **report.to_json()}
+    data["errors"] = logged_failures(RunLog(directory))
     if as_json:
         click.echo(json.dumps(data))
         return
@@ -108,6 +126,11 @@ def status_cmd(directory: Path, config_file: Path | None, as_json: bool) -> None
             f"unresolved, {d['in_progress']} in progress), {d['calls']} calls "
             f"({d['failed_calls']} failed)"
             + (f"; {d['stale']} more under older settings, not used" if d["stale"] else "")
+        )
+    for entry in data["errors"]:
+        click.echo(
+            f"failed: {entry['count']} call(s) of {entry['model']} on {entry['provider']}: "
+            f"{entry['reason']} (e.g. {entry['sample']})"
         )
     for other in report.other_tables:
         click.echo(

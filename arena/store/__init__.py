@@ -3,6 +3,7 @@
 from arena.store._files import StorageError, storage_error
 from arena.store._lock import LockHeld, RunLock
 from arena.store._log import RunLog
+from arena.store._reasons import failure_reason, failure_reasons, merge_reasons
 from arena.store._schema import TABLES, register_table
 from arena.store._writer import LogWriter
 
@@ -13,6 +14,9 @@ __all__ = [
     "RunLock",
     "RunLog",
     "StorageError",
+    "failure_reason",
+    "failure_reasons",
+    "merge_reasons",
     "register_table",
     "storage_error",
 ]

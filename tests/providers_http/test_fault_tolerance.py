@@ -141,3 +141,43 @@ def test_a_partly_echoed_key_never_reaches_the_log(
     for text in [*errors, result.output]:
         for start in range(len(key) - 7):
             assert key[start : start + 8] not in text
+
+
+def test_status_explains_failures_per_provider_model_and_reason(
+    tmp_path: Path, server: FakeServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(KEY_ENV["openai"], KEYS["openai"])
+    monkeypatch.setenv(KEY_ENV["anthropic"], "key-that-the-server-does-not-know-1234")
+    providers = {
+        "good": {
+            "type": "openai",
+            "base_url": server.url + "/v1",
+            "api_key_env": KEY_ENV["openai"],
+        },
+        "badkey": {
+            "type": "anthropic",
+            "base_url": server.url,
+            "api_key_env": KEY_ENV["anthropic"],
+        },
+    }
+    yaml_file = write_tournament(
+        tmp_path,
+        server,
+        providers=providers,
+        models={"alpha": "good", "no-such-model": "good", "beta": "badkey"},
+        questions=2,
+    )
+    run = CliRunner().invoke(main, ["run", str(yaml_file), "--json"])
+    assert run.exit_code == 3, run.output
+    status = CliRunner().invoke(main, ["status", str(tmp_path / "out"), "--json"])
+    assert status.exit_code == 0, status.output
+    errors = json.loads(status.stdout)["errors"]
+    by_model = {(e["provider"], e["model"]): e for e in errors if e["model"] != "alpha"}
+    missing = by_model[("good", "no-such-model")]
+    assert missing["reason"] == "permanent (HTTP 404)" and missing["count"] == 2
+    assert "does not exist" in missing["sample"]
+    auth = by_model[("badkey", "beta")]
+    assert auth["reason"] == "authentication failed" and auth["count"] == 2
+    assert "key-that" not in json.dumps(errors)
+    text = CliRunner().invoke(main, ["status", str(tmp_path / "out")])
+    assert "failed: 2 call(s) of no-such-model on good: permanent (HTTP 404)" in text.output

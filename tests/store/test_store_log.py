@@ -109,6 +109,9 @@ def test_public_api() -> None:
         "register_table",
         "StorageError",
         "storage_error",
+        "failure_reason",
+        "failure_reasons",
+        "merge_reasons",
     }
     for name in arena.store.__all__:
         assert getattr(arena.store, name) is not None
