@@ -7,7 +7,8 @@ import json
 import math
 import signal
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from enum import IntEnum
 from pathlib import Path
 from typing import Any, NoReturn
@@ -16,6 +17,7 @@ import click
 
 from arena.config import ConfigError, Tournament, load_tournament
 from arena.scheduler import Scheduler
+from arena.store import storage_error
 
 
 class Exit(IntEnum):
@@ -26,6 +28,7 @@ class Exit(IntEnum):
     BAD_INPUT = 2
     PARTIAL = 3
     BUDGET = 4
+    STORAGE = 74  # the log cannot be written: disk full, read-only, no permission
     LOCKED = 75
     SIGINT = 130
     SIGTERM = 143
@@ -35,6 +38,32 @@ def fail(message: str, code: Exit = Exit.BAD_INPUT) -> NoReturn:
     """Print an error on stderr and exit with the code."""
     click.echo(f"arena: error: {message}", err=True)
     sys.exit(int(code))
+
+
+def storage_exit(
+    exc: BaseException, as_json: bool, report: Mapping[str, Any] | None = None
+) -> NoReturn:
+    """End a command whose log could not be written: the path and why, exit 74."""
+    storage = storage_error(exc, "the output directory")
+    message = str(storage) if storage is not None else str(exc)
+    message += "; every row logged before is kept: free space or fix permissions, then run again"
+    if as_json:
+        click.echo(json.dumps({**(report or {}), "exit_code": int(Exit.STORAGE), "error": message}))
+    fail(message, Exit.STORAGE)
+
+
+@contextmanager
+def exit_on_fault(as_json: bool) -> Iterator[None]:
+    """Ctrl-C before a command handles signals exits 130; an unwritable log exits 74."""
+    try:
+        yield
+    except KeyboardInterrupt:
+        click.echo("arena: interrupted", err=True)
+        sys.exit(int(Exit.SIGINT))
+    except Exception as exc:
+        if storage_error(exc, "the output directory") is None:
+            raise
+        storage_exit(exc, as_json)
 
 
 def load_or_exit(file: Path, out: Path | None = None) -> Tournament:
