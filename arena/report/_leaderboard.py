@@ -161,6 +161,11 @@ def rank_frame(
     that is not a contestant.
     """
     opts = options or LeaderboardOptions()
+    if "id" in reviews.columns:
+        # Canonical order before the seeded Elo shuffles and bootstrap draws: the
+        # log holds rows in completion order, which differs between a resumed
+        # and an uninterrupted run of the same tournament.
+        reviews = reviews.sort("id", nulls_last=True, maintain_order=True)
     rs = encode_reviews(reviews, contestants=contestants, reviewers=reviewers)
     if opts.anchor is not None and opts.anchor not in rs.contestants:
         known = ", ".join(rs.contestants) or "none"
