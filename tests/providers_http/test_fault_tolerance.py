@@ -33,7 +33,7 @@ def test_server_with_two_slots_and_no_limits_in_the_yaml_completes_without_failu
         {
             "serve_concurrency": 2,
             "models": {
-                name: {"skill": skill, "answer_words": 10, "latency_mean": 0.04}
+                name: {"skill": skill, "answer_words": 10, "latency_mean": 0.03}
                 for name, skill in (("alpha", 1.0), ("beta", 0.0), ("gamma", -1.0))
             },
         }
@@ -51,18 +51,18 @@ def test_server_with_two_slots_and_no_limits_in_the_yaml_completes_without_failu
             server,
             providers={"local": provider},
             models={"alpha": "local", "beta": "local", "gamma": "local"},
-            questions=4,
+            questions=2,
         )
         result = CliRunner().invoke(main, ["run", str(yaml_file), "--json"])
         stats = server.stats()
     summary = json.loads(result.stdout.strip().splitlines()[-1])
     assert result.exit_code == 0, result.output
-    assert summary["failed"] == 0 and summary["completed"] == 12 + 72
+    assert summary["failed"] == 0 and summary["completed"] == 6 + 36
     assert stats["max_serving"] == 2  # the server really served two at a time
-    # The default window (8) kept the queue short: without it all 72 reviews
-    # would wait at once, far longer than the 0.6 s timeout.
+    # The default window (8) kept the queue short: without it all 36 reviews
+    # would wait at once, longer than the 0.6 s timeout.
     assert stats["max_queued"] <= 8
-    assert stats["counts"].get("status.200", 0) == 12 + 72
+    assert stats["counts"].get("status.200", 0) == 6 + 36
 
 
 def _ask(provider_type: str, server: FakeServer, monkeypatch: pytest.MonkeyPatch) -> Any:
@@ -147,7 +147,7 @@ def test_status_explains_failures_per_provider_model_and_reason(
     tmp_path: Path, server: FakeServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv(KEY_ENV["openai"], KEYS["openai"])
-    monkeypatch.setenv(KEY_ENV["anthropic"], "key-that-the-server-does-not-know-1234")
+    monkeypatch.setenv("TEST_UNKNOWN_KEY", "key-that-the-server-does-not-know-1234")
     providers = {
         "good": {
             "type": "openai",
@@ -155,9 +155,9 @@ def test_status_explains_failures_per_provider_model_and_reason(
             "api_key_env": KEY_ENV["openai"],
         },
         "badkey": {
-            "type": "anthropic",
-            "base_url": server.url,
-            "api_key_env": KEY_ENV["anthropic"],
+            "type": "openai",
+            "base_url": server.url + "/v1",
+            "api_key_env": "TEST_UNKNOWN_KEY",
         },
     }
     yaml_file = write_tournament(
