@@ -85,6 +85,10 @@ class _ProviderState:
 _Refusal = tuple[OutcomeStatus, str, ErrorKind | None]
 
 
+class _Aborted(Exception):
+    """An attempt cancelled by Scheduler.abort()."""
+
+
 class Scheduler:
     """Runs provider calls within limits, with retries, backoff and a budget."""
 
@@ -115,6 +119,8 @@ class Scheduler:
         self._rng = rng if rng is not None else random.Random()
         self._halted: HaltReason | None = None
         self._binding: str | None = None  # the budget limit that stopped the run
+        self._aborted = False
+        self._attempting: set[asyncio.Task[object]] = set()  # tasks inside generate()
         self._states = {
             name: _ProviderState(
                 name,
@@ -174,6 +180,22 @@ class Scheduler:
     def stop(self) -> None:
         """Start no new attempt; waiting calls return "stopped"; in-flight ones finish."""
         self._halt("stopped")
+
+    def abort(self) -> None:
+        """stop(), and cancel the attempts in flight: their calls return "stopped" at once.
+
+        What an aborted attempt cost is unknown (the provider may bill it); it
+        is not counted. Use it when the grace period after a stop is over.
+        """
+        self.stop()
+        self._aborted = True
+        for task in list(self._attempting):
+            task.cancel()
+
+    @property
+    def in_flight(self) -> int:
+        """Attempts inside a provider call right now."""
+        return len(self._attempting)
 
     # -- the call ------------------------------------------------------------
 
@@ -246,9 +268,13 @@ class Scheduler:
                 return finish("budget", message)
 
             attempts += 1
-            result, error, latency, cost, used = await self._attempt(
-                state, request, permit, price_model, worst_cost
-            )
+            try:
+                result, error, latency, cost, used = await self._attempt(
+                    state, request, permit, price_model, worst_cost
+                )
+            except _Aborted:
+                attempts -= 1  # never answered: not logged as an attempt
+                return finish("stopped", "cancelled: the grace period after a stop ran out")
             spent += cost
             billed = Usage(
                 billed.input_tokens + used.input_tokens,
@@ -292,7 +318,11 @@ class Scheduler:
         cost = 0.0
         result: GenerateResult | None = None
         error: ProviderError | None = None
+        aborted = False
         began = self._clock()
+        task = asyncio.current_task()
+        if task is not None:
+            self._attempting.add(task)
         try:
             result = await state.provider.generate(request)
             used = result.usage
@@ -307,12 +337,21 @@ class Scheduler:
             error = ProviderError(
                 ErrorKind.TRANSIENT, f"unexpected {type(exc).__name__} from provider: {exc}"
             )
+        except asyncio.CancelledError:
+            if not self._aborted or task is None:
+                raise
+            task.uncancel()  # cancelled by abort(), not by the caller
+            aborted = True
         finally:
+            if task is not None:
+                self._attempting.discard(task)
             latency = self._clock() - began
             if used.total:
                 cost = self._prices.cost(price_model, used)
             state.governor.settle(permit, used.total)
             self._budget.settle(worst_cost, cost)
+        if aborted:
+            raise _Aborted
         if result is not None:
             state.governor.record_success(result.rate_headers)
         return result, error, latency, cost, used

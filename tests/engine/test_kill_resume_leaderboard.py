@@ -1,4 +1,4 @@
-"""Four kill -9s at different moments, then a full run: the leaderboard equals an uninterrupted run's."""
+"""Four kill -9s at different moments, then a full run: the uninterrupted run's leaderboard."""
 
 from __future__ import annotations
 

@@ -148,3 +148,20 @@ def test_missing_usage_is_estimated_from_the_text_counted_and_warned_once(
     assert usages == [Usage(10, 20, estimated=True)] * 3
     warnings = [r for r in caplog.records if "reports no token usage" in r.getMessage()]
     assert len(warnings) == 1 and "provider p" in warnings[0].getMessage()
+
+
+def test_abort_cancels_hanging_attempts_which_end_stopped_and_unbilled() -> None:
+    async def main() -> tuple[list[str], float, int]:
+        provider = FakeProvider(latency=3600.0)  # hangs
+        sched = _scheduler(provider, Limits(max_concurrency=2))
+        calls = asyncio.gather(*(sched.call("p", request()) for _ in range(4)))
+        await asyncio.sleep(1.0)
+        sched.stop()  # the first signal: the two in flight go on, two waiting stop
+        await asyncio.sleep(10.0)  # the grace period
+        assert sched.in_flight == 2
+        sched.abort()
+        outcomes = await calls
+        return [o.status for o in outcomes], asyncio.get_running_loop().time(), sched.in_flight
+
+    statuses, ended, in_flight = run_virtual(main)
+    assert statuses == ["stopped"] * 4 and ended == pytest.approx(11.0) and in_flight == 0
