@@ -74,17 +74,24 @@ def load_or_exit(file: Path, out: Path | None = None) -> Tournament:
         fail(str(exc))
 
 
-class Interrupts:
-    """SIGINT / SIGTERM during a run: stop starting calls and remember the signal.
+DEFAULT_GRACE_SECONDS = 10.0
 
-    `install` inside the running loop; pass `attach` as the run's
-    `on_scheduler`. The signals land in the caller's list, whose first entry
-    decides the exit code (130 / 143).
+
+class Interrupts:
+    """SIGINT / SIGTERM during a run: stop starting calls, then cancel what is left.
+
+    The first signal stops new attempts: the calls in flight are awaited (and
+    logged) for up to `grace` seconds, then cancelled; a second signal
+    cancels them at once. `install` inside the running loop; pass `attach`
+    as the run's `on_scheduler`. The signals land in the caller's list, whose
+    first entry decides the exit code (130 / 143).
     """
 
-    def __init__(self, signals: list[int]) -> None:
+    def __init__(self, signals: list[int], grace: float = DEFAULT_GRACE_SECONDS) -> None:
         self.signals = signals
+        self.grace = grace
         self.scheduler: Scheduler | None = None
+        self._timer: asyncio.TimerHandle | None = None
 
     def install(self) -> None:
         """Handle SIGINT and SIGTERM on the running event loop."""
@@ -96,12 +103,34 @@ class Interrupts:
         """The run's scheduler, to stop on a signal."""
         self.scheduler = scheduler
         if self.signals:
-            scheduler.stop()
+            self._stop(len(self.signals))
 
     def _on_signal(self, signum: int) -> None:
         self.signals.append(signum)
+        if len(self.signals) == 1:
+            click.echo(
+                f"arena: {signal.Signals(signum).name}: starting no new calls; waiting up to "
+                f"{self.grace:g}s for the calls in flight (again to cancel them now)",
+                err=True,
+            )
         if self.scheduler is not None:
-            self.scheduler.stop()
+            self._stop(len(self.signals))
+
+    def _stop(self, count: int) -> None:
+        scheduler = self.scheduler
+        assert scheduler is not None
+        if count >= 2:
+            self._abort()
+            return
+        scheduler.stop()
+        if self._timer is None:
+            self._timer = asyncio.get_running_loop().call_later(self.grace, self._abort)
+
+    def _abort(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+        if self.scheduler is not None:
+            self.scheduler.abort()
 
 
 def signal_exit(signals: list[int]) -> Exit | None:
@@ -136,6 +165,27 @@ budget_option = click.option(
     help=(
         "This run's limit: stop starting calls before its spend plus reservations "
         "would exceed USD (exit 4). The YAML's budget_usd limits all runs together."
+    ),
+)
+
+
+def _check_grace(ctx: click.Context, param: click.Parameter, value: float) -> float:
+    """A grace period is a finite number of seconds >= 0."""
+    if not math.isfinite(value) or value < 0:
+        raise click.BadParameter(f"{value} is not a number of seconds >= 0")
+    return value
+
+
+grace_option = click.option(
+    "--grace",
+    type=float,
+    callback=_check_grace,
+    default=DEFAULT_GRACE_SECONDS,
+    show_default=True,
+    metavar="SECONDS",
+    help=(
+        "After SIGINT/SIGTERM, how long the calls in flight may finish (and be logged) "
+        "before they are cancelled; a second signal cancels them at once."
     ),
 )
 recorded_config_option = click.option(
