@@ -25,6 +25,7 @@ from arena.rank import (
     rank_reviews,
 )
 from arena.report._inputs import LeaderboardInputError, load_reviews_file, load_run
+from arena.store import RunLog
 
 __all__ = [
     "RANKINGS",
@@ -244,6 +245,7 @@ def build_leaderboard(
         if reviews_file is not None and target is not None:
             # Judgments from elsewhere: the run's contestants, whoever judged.
             source, reviewers = f"{file} (tournament {target})", None
+    run_dir = reviews_file is None and target is not None and target.is_dir()
     # A run's discussions: rank with their agreed verdicts, and report both rankings.
     discussed = None
     if reviews_file is None and target is not None and target.is_dir():
@@ -258,7 +260,11 @@ def build_leaderboard(
             reviewers=reviewers if discussed is None else discussed.reviewers(reviewers),
             sim_skill=skills,
             human=human,
-            cost_usd=_cost([reviews, answers, extra, scored]),
+            # A run directory: every billed attempt in its log (retried failures
+            # and superseded rows included); a file: the cost column it has.
+            cost_usd=RunLog(target).spent_usd()
+            if run_dir
+            else _cost([reviews, answers, extra, scored]),
         )
         if discussed is not None:
             plain = rank_frame(

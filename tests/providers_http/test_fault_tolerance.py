@@ -8,6 +8,7 @@ import logging
 from pathlib import Path
 from typing import Any
 
+import polars as pl
 import pytest
 from click.testing import CliRunner
 
@@ -181,3 +182,54 @@ def test_status_explains_failures_per_provider_model_and_reason(
     assert "key-that" not in json.dumps(errors)
     text = CliRunner().invoke(main, ["status", str(tmp_path / "out")])
     assert "failed: 2 call(s) of no-such-model on good: permanent (HTTP 404)" in text.output
+
+
+def test_cost_of_failed_attempts_stays_in_the_totals_after_retry_failed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # beta answers empty (billed for the prompt) three times per request, then well.
+    config = FakeServerConfig.model_validate(
+        {
+            "models": {
+                "alpha": {"answer_words": 10},
+                "beta": {"answer_words": 10, "faults": {"empty": 1.0, "recover_after": 3}},
+            }
+        }
+    )
+    monkeypatch.setenv(KEY_ENV["openai"], KEYS["openai"])
+    with FakeServer(config) as server:
+        provider = {
+            "type": "openai",
+            "base_url": server.url + "/v1",
+            "api_key_env": KEY_ENV["openai"],
+        }
+        yaml_file = write_tournament(
+            tmp_path,
+            server,
+            providers={"p": provider},
+            models={"alpha": "p", "beta": "p"},
+            questions=1,
+            extra={"prices": {m: {"input": 1000.0, "output": 1000.0} for m in ("alpha", "beta")}},
+        )
+        first = CliRunner().invoke(main, ["run", str(yaml_file), "--json"])
+        assert first.exit_code == 3, first.output
+        out = tmp_path / "out"
+        failed_cost = RunLog(out).spent_usd() - sum(
+            RunLog(out).read(t).filter(pl.col("status") != "failed")["cost_usd"].sum()
+            for t in ("answers", "reviews")
+        )
+        assert failed_cost > 0  # the failed calls were billed
+        # Beta's reviews first run with the retried answer, and fail the same way.
+        retried = [CliRunner().invoke(main, ["retry-failed", str(out), "--json"]) for _ in "12"]
+        assert [r.exit_code for r in retried] == [3, 0], retried[-1].output
+    spent = sum(
+        json.loads(r.stdout.strip().splitlines()[-1])["spent_usd"] for r in [first, *retried]
+    )
+    log = RunLog(out)
+    assert set(log.read("answers")["status"]) == {"ok"}
+    assert set(log.read("reviews")["status"]) == {"ok"}
+    assert log.spent_usd() == pytest.approx(spent)
+    status = json.loads(CliRunner().invoke(main, ["status", str(out), "--json"]).stdout)
+    assert status["total"]["spent_usd"] == pytest.approx(spent)
+    board = CliRunner().invoke(main, ["leaderboard", str(out), "--format", "json"])
+    assert json.loads(board.stdout)["cost_usd"] == pytest.approx(spent)
