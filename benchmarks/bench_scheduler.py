@@ -26,7 +26,8 @@ from pathlib import Path
 import yaml
 
 from arena.config import load_tournament
-from arena.engine import build_plan, run_tournament
+from arena.engine import run_tournament
+from arena.pipeline import build_plan
 from arena.providers.sim import SimProvider
 from arena.scheduler._scheduler import NETWORK_BURST_SECONDS
 

@@ -263,7 +263,7 @@ def build_leaderboard(
             # A run directory: every billed attempt in its log (retried failures
             # and superseded rows included); a file: the cost column it has.
             cost_usd=RunLog(target).spent_usd()
-            if run_dir
+            if run_dir and target is not None
             else _cost([reviews, answers, extra, scored]),
         )
         if discussed is not None:

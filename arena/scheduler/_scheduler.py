@@ -209,8 +209,8 @@ class Scheduler:
     ) -> CallOutcome:
         """Run one completion to an outcome: ok, failed, deferred, stopped or budget.
 
-        While the provider's governor makes calls wait, a higher `priority` is
-        admitted first (equal priorities in arrival order).
+        While the provider's governor makes calls wait, a higher `priority`
+        (`arena.runner.Priority`) is admitted first, equal ones in arrival order.
         """
         state = self._state(provider_name)
         governor = state.governor

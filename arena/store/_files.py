@@ -195,24 +195,28 @@ def read_journal(table: str, path: Path) -> pl.DataFrame:
         return parse_journal(table, f.read())
 
 
-def read_parts(table: str, paths: list[Path]) -> pl.DataFrame:
+def read_parts(table: str, paths: list[Path], columns: list[str] | None = None) -> pl.DataFrame:
     """Rows of Parquet parts in the given order, conformed to the table's current schema.
 
-    A part that cannot be read is quarantined (see `quarantine_part`) and skipped.
+    `columns` (None: every column) are the only ones read from the files. A
+    part that cannot be read is quarantined (see `quarantine_part`) and skipped.
     """
     if not paths:
-        return empty_frame(table)
-    try:
-        return conform(pl.read_parquet(paths), table)  # one parallel read
+        return conform(empty_frame(table), table, columns)
+    try:  # one parallel read
+        return conform(pl.read_parquet(paths, columns=columns), table, columns)
     except Exception:  # different schemas, or a damaged part: one at a time
-        frames = [read_part_or_quarantine(table, p) for p in paths]
-        return pl.concat([f for f in frames if f is not None] or [empty_frame(table)])
+        frames = [read_part_or_quarantine(table, p, columns) for p in paths]
+        kept = [f for f in frames if f is not None]
+        return pl.concat(kept) if kept else conform(empty_frame(table), table, columns)
 
 
-def read_part_or_quarantine(table: str, path: Path) -> pl.DataFrame | None:
+def read_part_or_quarantine(
+    table: str, path: Path, columns: list[str] | None = None
+) -> pl.DataFrame | None:
     """One part's rows; None (after quarantining it) when it is damaged."""
     try:
-        return conform(pl.read_parquet(path), table)
+        return conform(pl.read_parquet(path), table, columns)
     except FileNotFoundError:
         return None  # quarantined by another reader meanwhile
     except Exception as exc:  # polars raises several kinds for a damaged file
@@ -287,9 +291,14 @@ def missing_parts(log_dir: Path, table: str) -> list[str]:
     return gone
 
 
-def conform(frame: pl.DataFrame, table: str) -> pl.DataFrame:
-    """Give a frame exactly the table's columns (missing ones null), in order, with its types."""
+def conform(frame: pl.DataFrame, table: str, columns: list[str] | None = None) -> pl.DataFrame:
+    """Give a frame exactly the table's columns (missing ones null), in order, with its types.
+
+    With `columns`, only those (in that order).
+    """
     schema = polars_schema(table)
+    if columns is not None:
+        schema = pl.Schema({name: schema[name] for name in columns})
     if frame.schema == schema:
         return frame
     return frame.select(
@@ -300,11 +309,13 @@ def conform(frame: pl.DataFrame, table: str) -> pl.DataFrame:
     )
 
 
-def latest_per_id(frames: list[pl.DataFrame], table: str) -> pl.DataFrame:
+def latest_per_id(
+    frames: list[pl.DataFrame], table: str, columns: list[str] | None = None
+) -> pl.DataFrame:
     """Concatenate frames (oldest first) and keep the last row of each id."""
     frames = [f for f in frames if f.height]
     if not frames:
-        return empty_frame(table)
+        return conform(empty_frame(table), table, columns)
     merged = frames[0] if len(frames) == 1 else pl.concat(frames, how="vertical", rechunk=True)
     return merged.unique(subset="id", keep="last", maintain_order=True)
 
