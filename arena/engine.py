@@ -25,7 +25,7 @@ from arena.providers import ProviderUnavailable, create_provider
 from arena.report import build_leaderboard, leaderboard_dict
 from arena.runner import Planner, ProgressFn, Runner, RunSummary, default_window
 from arena.scheduler import Scheduler, price_table
-from arena.store import RunLock, RunLog
+from arena.store import RunLock, RunLog, StorageError
 
 # A stage of `arena run` beside answers and reviews: a planner made from the
 # tournament and the all-pairs planner (whose plan, answers and state it
@@ -131,10 +131,17 @@ async def run_tournament(
     providers = make_providers(t)
     limits = {name: t.config.providers[name].limits.to_limits() for name in providers}
     scheduler = Scheduler(
-        providers, limits, t.config.retry, budget_usd=budget_usd, prices=price_table(t)
+        providers,
+        limits,
+        t.config.retry,
+        budget_usd=budget_usd,
+        prices=price_table(t),
+        tournament_budget_usd=t.config.budget_usd,
+        prior_spent_usd=spent_before(t, log),
     )
     if on_scheduler is not None:
         on_scheduler(scheduler)
+    summary: RunSummary | None = None
     try:
         async with log.writer(compact_every=compact_every) as writer:
             runner = Runner(
@@ -145,10 +152,20 @@ async def run_tournament(
                 window=window if window is not None else default_window(limits),
                 progress=progress,
             )
-            return await runner.run()
+            summary = await runner.run()
+    except StorageError as exc:
+        if summary is None:  # the log could not even be opened
+            raise
+        summary.storage_error = summary.storage_error or str(exc)
     finally:
         for p in providers.values():
             await p.close()
+    return summary
+
+
+def spent_before(t: Tournament, log: RunLog) -> float:
+    """What earlier runs spent, when the YAML's `budget_usd` needs it (every billed attempt)."""
+    return log.spent_usd() if t.config.budget_usd is not None else 0.0
 
 
 @dataclass(frozen=True)
@@ -204,7 +221,9 @@ def run_directory(
         summary = asyncio.run(execute())
         summary.interrupted = interrupted()
         history: str | None = None
-        went_through = not summary.interrupted and not summary.budget_stopped
+        went_through = (
+            not summary.interrupted and not summary.budget_stopped and summary.storage_error is None
+        )
         if went_through and ran.size:  # nothing retried: nothing new to remember
             history = record_history(
                 t,
@@ -230,6 +249,7 @@ __all__ = [
     "run_directory",
     "run_tournament",
     "snapshot",
+    "spent_before",
     "unpriced_models",
     "write_snapshot",
 ]

@@ -28,6 +28,9 @@ class CallStatus(StrEnum):
     OK = "ok"
     FAILED = "failed"
     INVALID = "invalid"
+    # Some turns of a multi-turn call were paid for and logged, the rest not
+    # yet: the call is pending and resumes from them; never ranked.
+    PARTIAL = "partial"
 
 
 class ErrorKind(StrEnum):

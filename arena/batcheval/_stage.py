@@ -131,7 +131,7 @@ class StageSummary:
     tokens_out: int = 0
     cost_usd: float = 0.0
     wall_seconds: float = 0.0
-    errors: list[str] = field(default_factory=list)
+    errors: list[dict[str, Any]] = field(default_factory=list)  # see RunStats.errors
     scores: list[SampleScore] = field(default_factory=list)
 
     def counts(self) -> dict[str, int]:
@@ -305,7 +305,7 @@ class BatchEvalPlanner(Planner):
             tokens_in=self.tokens_in,
             tokens_out=self.tokens_out,
             cost_usd=self.cost_usd,
-            errors=list(self._ctx.stats.errors),
+            errors=self._ctx.stats.errors,
             scores=scores,
         )
 

@@ -16,6 +16,7 @@ from typing import Any, NoReturn
 import click
 
 from arena.config import ConfigError, Tournament, load_tournament
+from arena.runner import error_lines
 from arena.scheduler import Scheduler
 from arena.store import storage_error
 
@@ -201,17 +202,23 @@ def report_and_exit(
     report: Mapping[str, Any],
     as_json: bool,
     line: str,
-    errors: Sequence[str],
+    errors: Sequence[dict[str, Any]],
     code: Exit,
     notes: Sequence[str] = (),
 ) -> NoReturn:
-    """End a command that ran calls: the JSON report or a summary line, errors, exit code."""
+    """End a command that ran calls: the JSON report or a summary line, errors, exit code.
+
+    `errors` are `RunSummary.errors` (per provider, model and reason); a storage
+    error in the report (`error`) is printed too.
+    """
     if as_json:
         click.echo(json.dumps(report))
     else:
         click.echo(line, err=True)
-        for err in errors:
+        for err in error_lines(errors):
             click.echo(f"arena: {err}", err=True)
+    if report.get("error"):
+        click.echo(f"arena: error: {report['error']}", err=True)
     for note in notes:
         click.echo(f"arena: {note}", err=True)
     sys.exit(int(code))

@@ -10,11 +10,12 @@ import click
 from arena.cli._common import (
     budget_option,
     fail,
+    grace_option,
     json_summary_option,
     recorded_config_option,
     report_and_exit,
 )
-from arena.cli._run import run_in_directory
+from arena.cli._run import run_in_directory, storage_report
 from arena.config import ConfigError
 from arena.engine import preflight
 from arena.nightly import load_for_directory
@@ -25,8 +26,9 @@ from arena.nightly import load_for_directory
 @recorded_config_option
 @json_summary_option
 @budget_option
+@grace_option
 def retry_failed_cmd(
-    directory: Path, config_file: Path | None, as_json: bool, budget: float | None
+    directory: Path, config_file: Path | None, as_json: bool, budget: float | None, grace: float
 ) -> None:
     """Run again only the answers and reviews of DIR logged as failed.
 
@@ -45,7 +47,7 @@ def retry_failed_cmd(
     problems = preflight(t)
     if problems:
         fail("\n  ".join([f"{t.path}: cannot start:"] + problems))
-    done, code = run_in_directory(t, budget, as_json, retry_failed=True)
+    done, code = run_in_directory(t, budget, as_json, retry_failed=True, grace=grace)
     summary, blocked = done.summary, done.blocked
     report: dict[str, Any] = summary.to_json()
     report.update(
@@ -53,6 +55,7 @@ def retry_failed_cmd(
         unblocked=blocked,
         exit_code=int(code),
         output=str(t.output_dir),
+        **storage_report(summary),
     )
     line = (
         f"{t.name}: retried {report['retried']} failed calls and {blocked} reviews they "

@@ -11,10 +11,12 @@ import click
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from arena.cli._common import (
+    DEFAULT_GRACE_SECONDS,
     Exit,
     Interrupts,
     budget_option,
     fail,
+    grace_option,
     json_summary_option,
     load_or_exit,
     report_and_exit,
@@ -49,8 +51,9 @@ def _run(
     progress: ProgressFn | None,
     signals: list[int],
     retry_failed: bool = False,
+    grace: float = DEFAULT_GRACE_SECONDS,
 ) -> DirectoryRun:
-    interrupts = Interrupts(signals)
+    interrupts = Interrupts(signals, grace)
     return run_directory(
         t,
         retry_failed=retry_failed,
@@ -64,15 +67,19 @@ def _run(
 
 
 def run_in_directory(
-    t: Tournament, budget: float | None, as_json: bool, retry_failed: bool = False
+    t: Tournament,
+    budget: float | None,
+    as_json: bool,
+    retry_failed: bool = False,
+    grace: float = DEFAULT_GRACE_SECONDS,
 ) -> tuple[DirectoryRun, Exit]:
     """Run with progress bars on a terminal, else timestamped lines; exit 75 / 2 on lock / plan."""
     signals: list[int] = []
     try:
         if sys.stderr.isatty() and not as_json:
-            done = _run_with_bars(t, budget, signals, retry_failed)
+            done = _run_with_bars(t, budget, signals, retry_failed, grace)
         else:
-            done = _run(t, budget, _PlainProgress(), signals, retry_failed)
+            done = _run(t, budget, _PlainProgress(), signals, retry_failed, grace)
     except LockHeld as exc:
         fail(str(exc), Exit.LOCKED)
     except PlanChanged as exc:
@@ -82,6 +89,8 @@ def run_in_directory(
 
 def exit_code(summary: RunSummary, signals: list[int]) -> Exit:
     """The documented exit code for a finished run."""
+    if summary.storage_error is not None:
+        return Exit.STORAGE
     interrupted = signal_exit(signals)
     if interrupted is not None:
         return interrupted
@@ -102,14 +111,18 @@ def exit_code(summary: RunSummary, signals: list[int]) -> Exit:
 )
 @json_summary_option
 @budget_option
-def run_cmd(file: Path, out: Path | None, as_json: bool, budget: float | None) -> None:
+@grace_option
+def run_cmd(
+    file: Path, out: Path | None, as_json: bool, budget: float | None, grace: float
+) -> None:
     """Run or resume the tournament in FILE.
 
     Every contestant answers every question; every ordered pair is judged by
     every reviewer. Results are appended to the crash-safe log in the output
     directory; calls already logged are never made again. Exit codes: 0
     complete, 2 bad input, 3 partial (failed or pending calls remain),
-    4 budget reached, 75 another run holds the lock, 130/143 interrupted.
+    4 budget reached, 74 the log cannot be written, 75 another run holds the
+    lock, 130/143 interrupted.
     """
     t = load_or_exit(file, out)
     problems = preflight(t)
@@ -123,12 +136,13 @@ def run_cmd(file: Path, out: Path | None, as_json: bool, budget: float | None) -
                 "--budget; add it under `prices:` in the YAML",
                 err=True,
             )
-    done, code = run_in_directory(t, budget, as_json)
+    done, code = run_in_directory(t, budget, as_json, grace=grace)
     summary = done.summary
     report: dict[str, Any] = summary.to_json()
     report.update(done.start.to_json())  # new / stale / retried calls at the start
     report["exit_code"] = int(code)
     report["output"] = str(t.output_dir)
+    report.update(storage_report(summary))
     line = (
         f"{t.name}: planned {summary.planned}, skipped {summary.skipped}, "
         f"completed {summary.completed}, invalid {summary.invalid}, "
@@ -139,8 +153,18 @@ def run_cmd(file: Path, out: Path | None, as_json: bool, budget: float | None) -
     report_and_exit(report, as_json, line, summary.errors, code, notes)
 
 
+def storage_report(summary: RunSummary) -> dict[str, Any]:
+    """The `error` of a run whose log could not be written (nothing when it could)."""
+    if summary.storage_error is None:
+        return {}
+    return {
+        "error": f"{summary.storage_error}; every row logged before is kept: free space "
+        "or fix permissions, then run again"
+    }
+
+
 def _run_with_bars(
-    t: Tournament, budget: float | None, signals: list[int], retry_failed: bool
+    t: Tournament, budget: float | None, signals: list[int], retry_failed: bool, grace: float
 ) -> DirectoryRun:
     columns = (
         TextColumn("{task.description:>8}"),
@@ -156,4 +180,4 @@ def _run_with_bars(
                 tasks[stage] = bars.add_task(stage, total=total)
             bars.update(tasks[stage], completed=done)
 
-        return _run(t, budget, progress, signals, retry_failed)
+        return _run(t, budget, progress, signals, retry_failed, grace)

@@ -39,7 +39,8 @@ __all__ = [
 # Disjoint states of a planned call; they sum to the plan.
 STATES = ("done", "invalid", "failed", "stale", "pending")
 
-_STATE_OF_STATUS = {"ok": "done", "invalid": "invalid", "failed": "failed"}
+# A partial answer (some turns logged) is not done: the next run resumes it.
+_STATE_OF_STATUS = {"ok": "done", "invalid": "invalid", "failed": "failed", "partial": "pending"}
 _DONE = ("ok", "invalid")
 _DISCUSSIONS = "discussions"  # arena.discuss.TABLE (importing it would load the pipeline)
 

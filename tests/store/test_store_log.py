@@ -30,6 +30,7 @@ COMMON = [
     "started_at",
     "finished_at",
     "run_id",
+    "usage_estimated",
 ]
 
 
@@ -47,6 +48,7 @@ def answer(i: int, **over: Any) -> dict[str, Any]:
         "started_at": 1_700_000_000.5 + i,
         "finished_at": 1_700_000_001.5 + i,
         "run_id": "run-1",
+        "usage_estimated": False,
         "question_id": f"q{i % 3}",
         "model": f"m{i % 2}",
         "answer_turns": [f"turn one of {i}", "turn two \n with newline, ünïcode"],
@@ -69,6 +71,7 @@ def review(i: int, **over: Any) -> dict[str, Any]:
         "started_at": 1.0,
         "finished_at": 2.0,
         "run_id": "run-1",
+        "usage_estimated": False,
         "question_id": "q1",
         "model_a": "m0",
         "model_b": "m1",
