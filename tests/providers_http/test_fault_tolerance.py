@@ -5,6 +5,10 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -233,3 +237,81 @@ def test_cost_of_failed_attempts_stays_in_the_totals_after_retry_failed(
     assert status["total"]["spent_usd"] == pytest.approx(spent)
     board = CliRunner().invoke(main, ["leaderboard", str(out), "--format", "json"])
     assert json.loads(board.stdout)["cost_usd"] == pytest.approx(spent)
+
+
+def _two_turn_questions(root: Path, n: int) -> None:
+    (root / "q.jsonl").write_text(
+        "".join(
+            json.dumps({"id": f"q{i}", "turns": [f"First part of question {i}?", "And then?"]})
+            + "\n"
+            for i in range(n)
+        )
+    )
+
+
+def _logged_attempts(out: Path) -> int:
+    log = RunLog(out)
+    return sum(
+        int(log.read_all(t, ["attempts", "started_at"])["attempts"].fill_null(0).sum())
+        for t in ("answers", "reviews")
+    )
+
+
+def test_budget_stops_and_sigints_lose_no_paid_turn_of_two_turn_answers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    names = ("alpha", "beta", "gamma")
+    config = FakeServerConfig.model_validate(
+        {"models": {m: {"answer_words": 15, "latency_mean": 0.03} for m in names}}
+    )
+    monkeypatch.setenv(KEY_ENV["openai"], KEYS["openai"])
+    window = 4
+    with FakeServer(config) as server:
+        provider = {
+            "type": "openai",
+            "base_url": server.url + "/v1",
+            "api_key_env": KEY_ENV["openai"],
+            "limits": {"max_concurrency": window},
+        }
+        yaml_file = write_tournament(
+            tmp_path,
+            server,
+            providers={"p": provider},
+            models=dict.fromkeys(names, "p"),
+            extra={"prices": {m: {"input": 100.0, "output": 100.0} for m in names}},
+        )
+        _two_turn_questions(tmp_path, 3)
+        out = tmp_path / "out"
+        for budget in ("0.05", "0.1"):  # each stops with turns paid and pending
+            stopped = CliRunner().invoke(main, ["run", str(yaml_file), "--budget", budget])
+            assert stopped.exit_code == 4, stopped.output
+            assert "budget of" in stopped.output and "run again" in stopped.output
+        partial = RunLog(out).read("answers").filter(pl.col("status") == "partial")
+        assert partial.height > 0  # first turns paid for and kept
+        assert all(len(t) == 1 for t in partial["answer_turns"].to_list())
+        for _ in range(3):  # three runs stopped by SIGINT
+            before = len(RunLog(out).ids("reviews"))
+            proc = subprocess.Popen(
+                [sys.executable, "-m", "arena", "run", str(yaml_file), "--json"],
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+            deadline = time.monotonic() + 60
+            while len(RunLog(out).ids("reviews")) < before + 2:
+                assert proc.poll() is None, proc.communicate()
+                assert time.monotonic() < deadline
+                time.sleep(0.02)
+            proc.send_signal(signal.SIGINT)
+            stdout, stderr = proc.communicate(timeout=60)
+            assert proc.returncode == 130, stderr
+            assert json.loads(stdout.strip().splitlines()[-1])["interrupted"]
+        final = CliRunner().invoke(main, ["run", str(yaml_file), "--json"])
+        assert final.exit_code == 0, final.output
+        requests = server.stats()["counts"]["requests"]
+    answers = RunLog(out).read("answers")
+    assert set(answers["status"]) == {"ok"}
+    assert all(len(t) == 2 for t in answers["answer_turns"].to_list())
+    # Every request the server saw is an attempt in the log, but at most one
+    # concurrency window of calls cut short.
+    assert 0 <= requests - _logged_attempts(out) <= window
