@@ -315,3 +315,47 @@ def test_budget_stops_and_sigints_lose_no_paid_turn_of_two_turn_answers(
     # Every request the server saw is an attempt in the log, but at most one
     # concurrency window of calls cut short.
     assert 0 <= requests - _logged_attempts(out) <= window
+
+
+@pytest.mark.parametrize("second_signal", [False, True])
+def test_a_hanging_call_cannot_outlive_the_grace_period_or_a_second_signal(
+    tmp_path: Path, server: FakeServer, monkeypatch: pytest.MonkeyPatch, second_signal: bool
+) -> None:
+    monkeypatch.setenv(KEY_ENV["openai"], KEYS["openai"])
+    provider = {
+        "type": "openai",
+        "base_url": server.url + "/v1",
+        "api_key_env": KEY_ENV["openai"],
+        "timeout": 600,  # the client would wait ten minutes for the hanging server
+    }
+    yaml_file = write_tournament(
+        tmp_path,
+        server,
+        providers={"p": provider, "h": provider},
+        models={"alpha": "p", "fhang": "h"},
+    )
+    grace = "60" if second_signal else "0.5"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "arena", "run", str(yaml_file), "--json", "--grace", grace],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    out = tmp_path / "out"
+    deadline = time.monotonic() + 60
+    while len(RunLog(out).ids("answers")) < 3:  # alpha answered; fhang hangs
+        assert proc.poll() is None, proc.communicate()
+        assert time.monotonic() < deadline
+        time.sleep(0.02)
+    proc.send_signal(signal.SIGINT)
+    if second_signal:
+        time.sleep(0.3)
+        assert proc.poll() is None  # still waiting for the hanging calls
+        proc.send_signal(signal.SIGINT)
+    stdout, stderr = proc.communicate(timeout=30)  # not 60 s of grace, not 600 of timeout
+    assert proc.returncode == 130, stderr
+    assert "waiting up to" in stderr
+    summary = json.loads(stdout.strip().splitlines()[-1])
+    assert summary["interrupted"] and summary["pending"] > 0
+    answers = RunLog(out).read("answers")
+    assert sorted(answers["status"]) == ["ok"] * 3  # alpha's, logged; fhang's stay pending
