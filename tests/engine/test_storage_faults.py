@@ -36,6 +36,7 @@ def test_disk_full_or_read_only_mid_run_exits_74_naming_the_path(
     assert "Traceback" not in result.output
     report = json.loads(result.stdout.strip().splitlines()[-1])
     assert report["exit_code"] == 74
+    assert report["planned"] == 9 + 54 and report["pending"] > 0  # the run's summary
     assert str(tmp_path / "out" / "log") in report["error"]
     assert os.strerror(code) in report["error"]
     monkeypatch.setattr(writer_module, "write_all", real_write)

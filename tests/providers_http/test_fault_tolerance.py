@@ -148,32 +148,33 @@ def test_a_partly_echoed_key_never_reaches_the_log(
             assert key[start : start + 8] not in text
 
 
-def test_status_explains_failures_per_provider_model_and_reason(
+def test_summary_and_status_explain_failures_per_provider_model_and_reason(
     tmp_path: Path, server: FakeServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv(KEY_ENV["openai"], KEYS["openai"])
     monkeypatch.setenv("TEST_UNKNOWN_KEY", "key-that-the-server-does-not-know-1234")
+    url = server.url + "/v1"
     providers = {
-        "good": {
-            "type": "openai",
-            "base_url": server.url + "/v1",
-            "api_key_env": KEY_ENV["openai"],
-        },
-        "badkey": {
-            "type": "openai",
-            "base_url": server.url + "/v1",
-            "api_key_env": "TEST_UNKNOWN_KEY",
-        },
+        "good": {"type": "openai", "base_url": url, "api_key_env": KEY_ENV["openai"]},
+        "quota": {"type": "openai", "base_url": url, "api_key_env": KEY_ENV["openai"]},
+        "badkey": {"type": "openai", "base_url": url, "api_key_env": "TEST_UNKNOWN_KEY"},
     }
     yaml_file = write_tournament(
         tmp_path,
         server,
         providers=providers,
-        models={"alpha": "good", "no-such-model": "good", "beta": "badkey"},
+        models={"alpha": "good", "no-such-model": "good", "beta": "badkey", "fquota": "quota"},
         questions=2,
     )
     run = CliRunner().invoke(main, ["run", str(yaml_file), "--json"])
     assert run.exit_code == 3, run.output
+    summary = json.loads(run.stdout.strip().splitlines()[-1])
+    reasons = {(e["provider"], e["model"]): e for e in summary["errors"]}
+    assert reasons[("good", "no-such-model")]["reason"] == "permanent (HTTP 404)"
+    assert reasons[("good", "no-such-model")]["count"] == 2
+    assert reasons[("badkey", "beta")]["reason"] == "authentication failed"
+    deferred = reasons[("quota", "fquota")]
+    assert deferred["reason"] == "deferred" and "retry hint" in deferred["sample"]
     status = CliRunner().invoke(main, ["status", str(tmp_path / "out"), "--json"])
     assert status.exit_code == 0, status.output
     errors = json.loads(status.stdout)["errors"]
@@ -183,9 +184,11 @@ def test_status_explains_failures_per_provider_model_and_reason(
     assert "does not exist" in missing["sample"]
     auth = by_model[("badkey", "beta")]
     assert auth["reason"] == "authentication failed" and auth["count"] == 2
-    assert "key-that" not in json.dumps(errors)
+    assert "key-that" not in json.dumps(errors) + run.output
     text = CliRunner().invoke(main, ["status", str(tmp_path / "out")])
     assert "failed: 2 call(s) of no-such-model on good: permanent (HTTP 404)" in text.output
+    plain = CliRunner().invoke(main, ["run", str(yaml_file)])
+    assert "on good: permanent (HTTP 404) (e.g. permanent (HTTP 404): The model" in plain.output
 
 
 def test_cost_of_failed_attempts_stays_in_the_totals_after_retry_failed(
@@ -286,9 +289,12 @@ def test_budget_stops_and_sigints_lose_no_paid_turn_of_two_turn_answers(
             stopped = CliRunner().invoke(main, ["run", str(yaml_file), "--budget", budget])
             assert stopped.exit_code == 4, stopped.output
             assert "budget of" in stopped.output and "run again" in stopped.output
+            assert "on p: budget reached" in stopped.output  # the summary's reason
         partial = RunLog(out).read("answers").filter(pl.col("status") == "partial")
         assert partial.height > 0  # first turns paid for and kept
         assert all(len(t) == 1 for t in partial["answer_turns"].to_list())
+        reviewed = RunLog(out).read("reviews").select("answer_a_id", "answer_b_id")
+        assert not set(partial["id"]) & set(reviewed.to_series(0)) | set(reviewed.to_series(1))
         for _ in range(3):  # three runs stopped by SIGINT
             before = len(RunLog(out).ids("reviews"))
             proc = subprocess.Popen(
@@ -359,3 +365,52 @@ def test_a_hanging_call_cannot_outlive_the_grace_period_or_a_second_signal(
     assert summary["interrupted"] and summary["pending"] > 0
     answers = RunLog(out).read("answers")
     assert sorted(answers["status"]) == ["ok"] * 3  # alpha's, logged; fhang's stay pending
+
+
+def test_tournament_budget_counts_every_earlier_run_and_usage_estimates(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    names = ("alpha", "beta")
+    config = FakeServerConfig.model_validate(
+        {"omit_usage": True, "models": {m: {"answer_words": 15} for m in names}}
+    )
+    monkeypatch.setenv(KEY_ENV["openai"], KEYS["openai"])
+    with FakeServer(config) as server:
+        provider = {
+            "type": "openai",
+            "base_url": server.url + "/v1",
+            "api_key_env": KEY_ENV["openai"],
+        }
+
+        def tournament(budget_usd: float) -> Path:
+            return write_tournament(
+                tmp_path,
+                server,
+                providers={"local": provider},
+                models=dict.fromkeys(names, "local"),
+                extra={
+                    "prices": {m: {"input": 100.0, "output": 100.0} for m in names},
+                    "budget_usd": budget_usd,
+                },
+            )
+
+        first = CliRunner().invoke(main, ["run", str(tournament(0.05))])
+        assert first.exit_code == 4, first.output
+        assert "tournament budget (budget_usd) of $0.0500 reached" in first.output
+        assert "raise budget_usd" in first.output
+        warned = [r for r in caplog.records if "reports no token usage" in r.getMessage()]
+        assert len(warned) == 1 and "provider local" in warned[0].getMessage()
+        out = tmp_path / "out"
+        spent = RunLog(out).spent_usd()
+        assert 0 < spent <= 0.05
+        again = CliRunner().invoke(main, ["run", str(tournament(0.05)), "--budget", "10"])
+        assert again.exit_code == 4, again.output  # the limit counts the first run's spend
+        assert f"${spent:.4f} before this one" in again.output
+        assert RunLog(out).spent_usd() <= 0.05
+        more = CliRunner().invoke(main, ["run", str(tournament(5.0)), "--json"])
+        assert more.exit_code == 0, more.output
+    log = RunLog(tmp_path / "out")
+    answers = log.read("answers")
+    assert answers["usage_estimated"].to_list() == [True] * answers.height
+    assert (answers["cost_usd"] > 0).all() and (answers["tokens_out"] > 0).all()
+    assert log.spent_usd() <= 5.0
