@@ -478,6 +478,7 @@ class BatchEvalPlanner(Planner):
                     "tokens_in": t_in,
                     "tokens_out": t_out,
                     "cost_usd": cost / n,
+                    "usage_estimated": any(o.usage.estimated for o in outcomes),
                     "latency_s": sum(o.latency_s for o in outcomes),
                     "attempts": sum(o.attempts for o in outcomes),
                     "started_at": first.started_at,
