@@ -100,7 +100,14 @@ def status_cmd(directory: Path, config_file: Path | None, as_json: bool) -> None
         frame, RunLog(directory), batcheval=batcheval, discussion_context=context
     )
     data: dict[str, Any] = {"directory": str(directory), "plan_source": source, **report.to_json()}
-    data["errors"] = logged_failures(RunLog(directory))
+    log = RunLog(directory)
+    data["errors"] = logged_failures(log)
+    # Damaged parts moved aside, and parts deleted since they were written.
+    quarantine = directory / "log" / "quarantine"
+    data["quarantined"] = sorted(
+        str(p.relative_to(directory)) for p in quarantine.glob("*/*") if p.is_file()
+    )
+    data["missing_parts"] = log.missing_parts()
     if as_json:
         click.echo(json.dumps(data))
         return
@@ -127,6 +134,11 @@ def status_cmd(directory: Path, config_file: Path | None, as_json: bool) -> None
             f"({d['failed_calls']} failed)"
             + (f"; {d['stale']} more under older settings, not used" if d["stale"] else "")
         )
+    for path in data["quarantined"]:
+        click.echo(f"quarantined (unreadable, its calls run again): {path}")
+    for table, names in data["missing_parts"].items():
+        for name in names:
+            click.echo(f"deleted: log/{table}/{name} (its calls run again)")
     for entry in data["errors"]:
         click.echo(
             f"failed: {entry['count']} call(s) of {entry['model']} on {entry['provider']}: "
