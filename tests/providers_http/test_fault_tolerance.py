@@ -293,6 +293,7 @@ def test_budget_stops_and_sigints_lose_no_paid_turn_of_two_turn_answers(
         partial = RunLog(out).read("answers").filter(pl.col("status") == "partial")
         assert partial.height > 0  # first turns paid for and kept
         assert all(len(t) == 1 for t in partial["answer_turns"].to_list())
+        first_turns = dict(zip(partial["id"], partial["answer_turns"].list.first(), strict=True))
         reviewed = RunLog(out).read("reviews").select("answer_a_id", "answer_b_id")
         assert not set(partial["id"]) & set(reviewed.to_series(0)) | set(reviewed.to_series(1))
         for _ in range(3):  # three runs stopped by SIGINT
@@ -318,9 +319,13 @@ def test_budget_stops_and_sigints_lose_no_paid_turn_of_two_turn_answers(
     answers = RunLog(out).read("answers")
     assert set(answers["status"]) == {"ok"}
     assert all(len(t) == 2 for t in answers["answer_turns"].to_list())
+    kept = dict(zip(answers["id"], answers["answer_turns"].list.first(), strict=True))
+    assert all(kept[aid] == text for aid, text in first_turns.items())  # resumed, not redone
     # Every request the server saw is an attempt in the log, but at most one
-    # concurrency window of calls cut short.
+    # concurrency window of calls cut short; and no paid turn was asked twice:
+    # 9 answers of two turns and 54 reviews need 72 requests.
     assert 0 <= requests - _logged_attempts(out) <= window
+    assert requests <= 9 * 2 + 54 + window
 
 
 @pytest.mark.parametrize("second_signal", [False, True])
