@@ -419,3 +419,27 @@ def test_tournament_budget_counts_every_earlier_run_and_usage_estimates(
     assert answers["usage_estimated"].to_list() == [True] * answers.height
     assert (answers["cost_usd"] > 0).all() and (answers["tokens_out"] > 0).all()
     assert log.spent_usd() <= 5.0
+
+
+def test_batcheval_budget_prices_real_models(
+    tmp_path: Path, server: FakeServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tests.batcheval.test_cli import CONFIG, write_inputs
+
+    monkeypatch.setenv(KEY_ENV["openai"], KEYS["openai"])
+    config = {
+        **CONFIG,
+        "providers": {
+            "p": {
+                "type": "openai",
+                "base_url": server.url + "/v1",
+                "api_key_env": KEY_ENV["openai"],
+            }
+        },
+        "models": {"judge": {"provider": "p", "model": "gpt-5", "max_tokens": 200}},
+    }
+    samples, cfg = write_inputs(tmp_path, config=config)
+    args = ["batcheval", str(samples), "--config", str(cfg), "--out", str(tmp_path / "out")]
+    result = CliRunner().invoke(main, [*args, "--budget", "0.001"])
+    assert result.exit_code == 4, result.output  # gpt-5 is priced: the budget binds
+    assert "budget of $0.0010 for this run reached" in result.output
