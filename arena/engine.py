@@ -220,6 +220,8 @@ def run_directory(
 
         summary = asyncio.run(execute())
         summary.interrupted = interrupted()
+        if summary.storage_error is None:
+            write_last_run(t, "retry-failed" if retry_failed else "run", summary)
         history: str | None = None
         went_through = (
             not summary.interrupted and not summary.budget_stopped and summary.storage_error is None
@@ -234,6 +236,28 @@ def run_directory(
     return DirectoryRun(summary, start, plan, ran, blocked, history)
 
 
+LAST_RUN = "last_run.json"
+
+
+def write_last_run(t: Tournament, command: str, summary: RunSummary) -> None:
+    """DIR/last_run.json: how the last run ended and why calls failed or stayed pending.
+
+    `arena status` shows it: a budget stop or a deferral leaves nothing in the
+    log (the calls stay pending), so this is where their reasons are kept.
+    """
+    record = {
+        "command": command,
+        "ended_at": time.time(),
+        "budget_stopped": summary.budget_stopped,
+        "interrupted": summary.interrupted,
+        "pending": summary.pending,
+        "errors": summary.errors,
+    }
+    tmp = t.output_dir / f"{LAST_RUN}.tmp"
+    tmp.write_text(json.dumps(record, indent=1))
+    tmp.replace(t.output_dir / LAST_RUN)
+
+
 def log_line(message: str) -> None:
     """A timestamped line on stderr (for non-terminal output)."""
     stamp = time.strftime("%Y-%m-%dT%H:%M:%S")
@@ -241,6 +265,7 @@ def log_line(message: str) -> None:
 
 
 __all__ = [
+    "LAST_RUN",
     "STAGES",
     "DirectoryRun",
     "StageFactory",
@@ -251,5 +276,6 @@ __all__ = [
     "snapshot",
     "spent_before",
     "unpriced_models",
+    "write_last_run",
     "write_snapshot",
 ]

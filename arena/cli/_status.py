@@ -14,6 +14,7 @@ from rich.table import Table
 from arena.cli._common import fail
 from arena.config import ConfigError
 from arena.discuss import discussion_context, load_templates, read_state
+from arena.engine import LAST_RUN
 from arena.nightly import (
     STATES,
     batcheval_states,
@@ -24,6 +25,7 @@ from arena.nightly import (
     status_report,
 )
 from arena.pipeline import build_plan
+from arena.runner import error_lines
 from arena.store import TABLES, RunLog, failure_reasons, merge_reasons
 
 _COLUMNS = ("stage", "provider", "planned", *STATES, "spent_usd")
@@ -108,6 +110,7 @@ def status_cmd(directory: Path, config_file: Path | None, as_json: bool) -> None
         str(p.relative_to(directory)) for p in quarantine.glob("*/*") if p.is_file()
     )
     data["missing_parts"] = log.missing_parts()
+    data["last_run"] = _last_run(directory)
     if as_json:
         click.echo(json.dumps(data))
         return
@@ -139,6 +142,13 @@ def status_cmd(directory: Path, config_file: Path | None, as_json: bool) -> None
     for table, names in data["missing_parts"].items():
         for name in names:
             click.echo(f"deleted: log/{table}/{name} (its calls run again)")
+    last = data["last_run"]
+    if last is not None and (last.get("budget_stopped") or last.get("interrupted")):
+        why = "stopped by the budget" if last.get("budget_stopped") else "interrupted"
+        click.echo(f"last {last.get('command', 'run')}: {why}, {last.get('pending')} pending")
+    for entry in last.get("errors", []) if last is not None else []:
+        if entry.get("reason") in ("budget reached", "deferred"):
+            click.echo(f"last run: {error_lines([entry])[0]}")
     for entry in data["errors"]:
         click.echo(
             f"failed: {entry['count']} call(s) of {entry['model']} on {entry['provider']}: "
@@ -150,6 +160,15 @@ def status_cmd(directory: Path, config_file: Path | None, as_json: bool) -> None
             f"invalid {other['rows_invalid']}, failed {other['rows_failed']}, "
             f"spent ${other['spent_usd']:.4f}"
         )
+
+
+def _last_run(directory: Path) -> dict[str, Any] | None:
+    """DIR/last_run.json (how the last run ended, its error reasons), or None."""
+    try:
+        record = json.loads((directory / LAST_RUN).read_text())
+    except (OSError, ValueError):
+        return None
+    return record if isinstance(record, dict) else None
 
 
 def _cells(row: dict[str, Any]) -> list[str]:

@@ -178,6 +178,8 @@ def test_summary_and_status_explain_failures_per_provider_model_and_reason(
     status = CliRunner().invoke(main, ["status", str(tmp_path / "out"), "--json"])
     assert status.exit_code == 0, status.output
     errors = json.loads(status.stdout)["errors"]
+    last_run = json.loads(status.stdout)["last_run"]  # a deferral leaves no row: kept here
+    assert [e["model"] for e in last_run["errors"] if e["reason"] == "deferred"] == ["fquota"]
     by_model = {(e["provider"], e["model"]): e for e in errors if e["model"] != "alpha"}
     missing = by_model[("good", "no-such-model")]
     assert missing["reason"] == "permanent (HTTP 404)" and missing["count"] == 2
@@ -187,6 +189,7 @@ def test_summary_and_status_explain_failures_per_provider_model_and_reason(
     assert "key-that" not in json.dumps(errors) + run.output
     text = CliRunner().invoke(main, ["status", str(tmp_path / "out")])
     assert "failed: 2 call(s) of no-such-model on good: permanent (HTTP 404)" in text.output
+    assert "last run: 2 calls of fquota on quota: deferred" in text.output
     plain = CliRunner().invoke(main, ["run", str(yaml_file)])
     assert "on good: permanent (HTTP 404) (e.g. permanent (HTTP 404): The model" in plain.output
 
@@ -412,6 +415,9 @@ def test_tournament_budget_counts_every_earlier_run_and_usage_estimates(
         assert again.exit_code == 4, again.output  # the limit counts the first run's spend
         assert f"${spent:.4f} before this one" in again.output
         assert RunLog(out).spent_usd() <= 0.05
+        status = CliRunner().invoke(main, ["status", str(out)])
+        assert "last run: stopped by the budget" in status.output
+        assert "on local: budget reached (e.g. tournament budget" in status.output
         more = CliRunner().invoke(main, ["run", str(tournament(5.0)), "--json"])
         assert more.exit_code == 0, more.output
     log = RunLog(tmp_path / "out")
