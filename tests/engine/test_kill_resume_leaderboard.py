@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
 from click.testing import CliRunner
 
 from arena.cli import main
@@ -56,6 +57,7 @@ def _leaderboard(out: Path) -> dict[str, Any]:
     return board
 
 
+@pytest.mark.slow
 def test_four_kills_then_resume_give_the_uninterrupted_leaderboard_elo_included(
     tmp_path: Path,
 ) -> None:

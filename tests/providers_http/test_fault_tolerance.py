@@ -263,6 +263,7 @@ def _logged_attempts(out: Path) -> int:
     )
 
 
+@pytest.mark.slow
 def test_budget_stops_and_sigints_lose_no_paid_turn_of_two_turn_answers(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -331,6 +332,7 @@ def test_budget_stops_and_sigints_lose_no_paid_turn_of_two_turn_answers(
     assert requests <= 9 * 2 + 54 + window
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("second_signal", [False, True])
 def test_a_hanging_call_cannot_outlive_the_grace_period_or_a_second_signal(
     tmp_path: Path, server: FakeServer, monkeypatch: pytest.MonkeyPatch, second_signal: bool
