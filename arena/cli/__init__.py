@@ -26,6 +26,7 @@ COMMANDS: dict[str, str] = {
     "report": "arena.cli._report:report_cmd",
     "view": "arena.cli._view:view_cmd",
     "export": "arena.cli._export:export_cmd",
+    "gc": "arena.cli._gc:gc_cmd",
 }
 
 

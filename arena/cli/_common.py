@@ -15,6 +15,7 @@ from typing import Any, NoReturn
 
 import click
 
+from arena.cli._record import complete, note_failure
 from arena.config import ConfigError, Tournament, load_tournament
 from arena.runner import error_lines
 from arena.scheduler import Scheduler
@@ -37,6 +38,7 @@ class Exit(IntEnum):
 
 def fail(message: str, code: Exit = Exit.BAD_INPUT) -> NoReturn:
     """Print an error on stderr and exit with the code."""
+    note_failure(message)  # the run record of `arena run` / `retry-failed` (_record.py)
     click.echo(f"arena: error: {message}", err=True)
     sys.exit(int(code))
 
@@ -211,6 +213,7 @@ def report_and_exit(
     `errors` are `RunSummary.errors` (per provider, model and reason); a storage
     error in the report (`error`) is printed too.
     """
+    report = complete(report, int(code))  # run id, times, pid, report files (_record.py)
     if as_json:
         click.echo(json.dumps(report))
     else:

@@ -22,6 +22,7 @@ from arena.cli._common import (
     report_and_exit,
     signal_exit,
 )
+from arena.cli._record import current_run_id, output_of_yaml, recorded, tag_option
 from arena.config import Tournament
 from arena.engine import DirectoryRun, log_line, preflight, run_directory, unpriced_models
 from arena.nightly import PlanChanged
@@ -52,11 +53,14 @@ def _run(
     signals: list[int],
     retry_failed: bool = False,
     grace: float = DEFAULT_GRACE_SECONDS,
+    tag: str | None = None,
 ) -> DirectoryRun:
     interrupts = Interrupts(signals, grace)
     return run_directory(
         t,
         retry_failed=retry_failed,
+        run_id=current_run_id(),  # the run record's id, also in the history snapshot
+        tag=tag,
         budget_usd=budget,
         progress=progress,
         on_loop=interrupts.install,
@@ -72,14 +76,15 @@ def run_in_directory(
     as_json: bool,
     retry_failed: bool = False,
     grace: float = DEFAULT_GRACE_SECONDS,
+    tag: str | None = None,
 ) -> tuple[DirectoryRun, Exit]:
     """Run with progress bars on a terminal, else timestamped lines; exit 75 / 2 on lock / plan."""
     signals: list[int] = []
     try:
         if sys.stderr.isatty() and not as_json:
-            done = _run_with_bars(t, budget, signals, retry_failed, grace)
+            done = _run_with_bars(t, budget, signals, retry_failed, tag, grace)
         else:
-            done = _run(t, budget, _PlainProgress(), signals, retry_failed, grace)
+            done = _run(t, budget, _PlainProgress(), signals, retry_failed, grace, tag)
     except LockHeld as exc:
         fail(str(exc), Exit.LOCKED)
     except PlanChanged as exc:
@@ -112,8 +117,15 @@ def exit_code(summary: RunSummary, signals: list[int]) -> Exit:
 @json_summary_option
 @budget_option
 @grace_option
+@tag_option
+@recorded("run", output_of_yaml)
 def run_cmd(
-    file: Path, out: Path | None, as_json: bool, budget: float | None, grace: float
+    file: Path,
+    out: Path | None,
+    as_json: bool,
+    budget: float | None,
+    grace: float,
+    tag: str | None,
 ) -> None:
     """Run or resume the tournament in FILE.
 
@@ -136,7 +148,7 @@ def run_cmd(
                 "--budget; add it under `prices:` in the YAML",
                 err=True,
             )
-    done, code = run_in_directory(t, budget, as_json, grace=grace)
+    done, code = run_in_directory(t, budget, as_json, grace=grace, tag=tag)
     summary = done.summary
     report: dict[str, Any] = summary.to_json()
     report.update(done.start.to_json())  # new / stale / retried calls at the start
@@ -164,7 +176,12 @@ def storage_report(summary: RunSummary) -> dict[str, Any]:
 
 
 def _run_with_bars(
-    t: Tournament, budget: float | None, signals: list[int], retry_failed: bool, grace: float
+    t: Tournament,
+    budget: float | None,
+    signals: list[int],
+    retry_failed: bool,
+    tag: str | None = None,
+    grace: float = DEFAULT_GRACE_SECONDS,
 ) -> DirectoryRun:
     columns = (
         TextColumn("{task.description:>8}"),
@@ -180,4 +197,4 @@ def _run_with_bars(
                 tasks[stage] = bars.add_task(stage, total=total)
             bars.update(tasks[stage], completed=done)
 
-        return _run(t, budget, progress, signals, retry_failed, grace)
+        return _run(t, budget, progress, signals, retry_failed, grace, tag)

@@ -4,6 +4,7 @@ from arena.store._files import StorageError, storage_error
 from arena.store._lock import LockHeld, RunLock
 from arena.store._log import RunLog
 from arena.store._reasons import failure_reason, failure_reasons, merge_reasons
+from arena.store._rewrite import Rewritten, rewrite_tables
 from arena.store._schema import TABLES, register_table
 from arena.store._writer import LogWriter
 
@@ -11,6 +12,7 @@ __all__ = [
     "TABLES",
     "LockHeld",
     "LogWriter",
+    "Rewritten",
     "RunLock",
     "RunLog",
     "StorageError",
@@ -18,5 +20,6 @@ __all__ = [
     "failure_reasons",
     "merge_reasons",
     "register_table",
+    "rewrite_tables",
     "storage_error",
 ]

@@ -363,11 +363,15 @@ class Compactor:
         self.update_manifest(table)
         return folder / name
 
-    def update_manifest(self, table: str) -> None:
-        """Rewrite a table's manifest atomically: every part listed before, and on disk."""
+    def update_manifest(self, table: str, *, forget: bool = False) -> None:
+        """Rewrite a table's manifest atomically: every part listed before, and on disk.
+
+        `forget`: list only the parts on disk now (after parts were removed on
+        purpose, as `arena gc` does), so they are not reported as deleted.
+        """
         folder = parts_dir(self.log_dir, table)
         with self._lock:
-            names = set(read_manifest(self.log_dir, table) or ())
+            names = set() if forget else set(read_manifest(self.log_dir, table) or ())
             names |= {path.name for _, path in list_parts(self.log_dir, table)}
             tmp = folder / f"{_TMP_PREFIX}{MANIFEST}"
             with open(tmp, "w", encoding="utf-8") as f:

@@ -115,6 +115,8 @@ def test_public_api() -> None:
         "failure_reason",
         "failure_reasons",
         "merge_reasons",
+        "rewrite_tables",
+        "Rewritten",
     }
     for name in arena.store.__all__:
         assert getattr(arena.store, name) is not None
