@@ -40,3 +40,9 @@ def test_damaged_and_deleted_parts_are_reported_and_their_calls_run_again(tmp_pa
     summary = json.loads(again.stdout.strip().splitlines()[-1])
     assert summary["completed"] + summary["invalid"] == summary["planned"] == 6 + 36
     assert len(RunLog(out).ids("reviews")) == 36
+    # `arena gc` removes parts on purpose: they are not reported as deleted.
+    assert runner.invoke(main, ["gc", str(out)]).exit_code == 0
+    assert (
+        json.loads(runner.invoke(main, ["status", str(out), "--json"]).stdout)["missing_parts"]
+        == {}
+    )
