@@ -111,6 +111,8 @@ def main() -> None:
     parser.add_argument("--questions", type=int, default=60)
     parser.add_argument("--first-seed", type=int, default=0)
     parser.add_argument("--budgets", type=float, nargs="+", default=list(BUDGETS))
+    parser.add_argument("--rounds", type=int, default=5, help="adaptive: rounds after the seed")
+    parser.add_argument("--seed-share", type=float, default=0.3, help="adaptive: seed round share")
     args = parser.parse_args()
     results: dict[str, list[dict[str, float]]] = {}
     with tempfile.TemporaryDirectory() as tmp:
@@ -135,7 +137,9 @@ def main() -> None:
             print(f"seed {seed} full: {full_calls} review calls, {wall:.1f}s, {row}", flush=True)
             for budget in args.budgets:
                 for strategy in ("uniform", "adaptive"):
-                    sampling = {"strategy": strategy, "budget": budget}
+                    sampling: dict[str, Any] = {"strategy": strategy, "budget": budget}
+                    if strategy == "adaptive":
+                        sampling.update(rounds=args.rounds, seed_share=args.seed_share)
                     path = write_tournament(root, seed, args.questions, sampling)
                     summary, wall = run(path)
                     lb = board(path)
