@@ -1,4 +1,4 @@
-"""Regression tests: bad input exits 2 with file, key and problem, never a traceback."""
+"""Unreadable or misplaced inputs exit 2 with file, key and problem, never a traceback."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Review fixes: a key with a control character never shows up in an error message."""
+"""A key with a control character never shows up in an error message, in any escaped form."""
 
 from __future__ import annotations
 

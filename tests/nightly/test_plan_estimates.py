@@ -1,4 +1,4 @@
-"""Regression test: `arena plan` bounds a review's prompt by both answers, every turn."""
+"""`arena plan` bounds a review's prompt by both answers, every turn."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Review fixes: the fake server charges real token usage against its tpm bucket."""
+"""The fake server charges real token usage against its tpm bucket."""
 
 from __future__ import annotations
 
