@@ -22,7 +22,8 @@ from pydantic import (
     model_validator,
 )
 
-from arena.formats import AnswerFile, FormatError, Question, read_answer_file, read_questions
+from arena.formats import AnswerFile, FormatError, read_answer_file, read_questions
+from arena.formats import Question as Question  # re-exported: arena.config.Question
 from arena.formats import read_records as _read_records
 from arena.types import GenerateRequest, Limits, Message
 
@@ -638,7 +639,9 @@ def load_answer_files(
             continue
         path = _resolve(yaml_path, model.answers)
         if not path.is_file():
-            raise ConfigError(yaml_path, f"models.{name}.answers", f"answers file not found: {path}")
+            raise ConfigError(
+                yaml_path, f"models.{name}.answers", f"answers file not found: {path}"
+            )
         try:
             files[name] = read_answer_file(path, questions, select=model.model or name)
         except FormatError as exc:
@@ -660,8 +663,7 @@ def with_references(
     except FormatError as exc:
         raise ConfigError(exc.file, exc.where, exc.problem) from None
     return tuple(
-        replace(q, reference=found.answers[q.id]) if q.id in found.answers else q
-        for q in questions
+        replace(q, reference=found.answers[q.id]) if q.id in found.answers else q for q in questions
     )
 
 

@@ -44,8 +44,8 @@ def snapshot(t: Tournament) -> dict[str, Any]:
     for name in t.used_models():
         m = t.model(name)
         models[name] = {
-            "provider": m.provider,
-            "provider_type": t.config.providers[m.provider].type,
+            "provider": t.provider_of(name),
+            "provider_type": t.config.providers[t.provider_of(name)].type,
             "model": t.provider_model_id(name),
             "sim_skill": m.sim.skill if m.sim is not None else None,
         }

@@ -65,12 +65,18 @@ class BatchEvalSetup:
     seed: int
     output_dir: Path
 
+    def provider_of(self, name: str) -> str:
+        """A scorer's provider entry (loading refused scorers without one)."""
+        provider = self.models[name].provider
+        assert provider is not None, f"scorer {name} has no provider"
+        return provider
+
     def fingerprint(self, name: str) -> dict[str, Any]:
         """What a scorer's outputs depend on (as `Tournament.model_fingerprint`)."""
         m = self.models[name]
         fp: dict[str, Any] = {
             "name": name,
-            "provider_type": self.providers[m.provider].type,
+            "provider_type": self.providers[self.provider_of(name)].type,
             "model": m.model or name,
             "temperature": m.temperature,
             "max_tokens": m.max_tokens,
@@ -83,13 +89,13 @@ class BatchEvalSetup:
     def scorers(self) -> list[Scorer]:
         """The scorers of the section, resolved to provider and model id."""
         return [
-            Scorer(n, self.models[n].provider, self.models[n].model or n, self.fingerprint(n))
+            Scorer(n, self.provider_of(n), self.models[n].model or n, self.fingerprint(n))
             for n in self.config.scorers
         ]
 
     def used_providers(self) -> list[str]:
         """Provider entries the scorers need, sorted."""
-        return sorted({self.models[n].provider for n in self.config.scorers})
+        return sorted({self.provider_of(n) for n in self.config.scorers})
 
     def make_providers(self) -> dict[str, Provider]:
         """One provider instance per provider entry the scorers use."""

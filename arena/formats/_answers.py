@@ -1,11 +1,12 @@
 """Answer files written by other tools, matched to a tournament's questions.
 
-| shape | record | question | model | turns |
-|---|---|---|---|---|
-| FastChat / MT-bench `model_answer/*.jsonl` | `choices` | `question_id` | `model_id` | `choices[0].turns` (strings) |
-| arena-hard-auto v0.1 | `choices` | `question_id` | `model_id` | `choices[0].turns[].content` |
-| arena-hard-auto v2 | `messages` | `uid` | `model` | the assistant messages' `content` (a string or `{"answer": ...}`) |
-| AlpacaEval outputs (JSON list) | `instruction` + `output` | the question whose text is `instruction` | `generator` | `[output]` |
+- FastChat / MT-bench `model_answer/*.jsonl`: `question_id`, `model_id`,
+  `choices[0].turns` (strings);
+- arena-hard-auto v0.1: the same with `choices[0].turns[].content`;
+- arena-hard-auto v2: `uid`, `model`, `messages` (the assistant messages'
+  `content`, a string or `{"answer": ...}`);
+- AlpacaEval outputs (a JSON list): `instruction`, `output`, `generator`,
+  matched to the question whose text is the instruction.
 
 When a question has several records, the last one counts (as those tools
 read their own files). A file that mixes several models is narrowed to the
@@ -114,7 +115,9 @@ def _alpaca_record(path: Path, where: str, obj: dict[str, Any]) -> _Record:
     extra = obj.get("input")
     if isinstance(extra, str) and extra.strip():
         instruction = f"{instruction}\n\n{extra}"
-    return _Record(where, "alpacaeval", instruction.strip(), _str_or_none(obj.get("generator")), (output,))
+    return _Record(
+        where, "alpacaeval", instruction.strip(), _str_or_none(obj.get("generator")), (output,)
+    )
 
 
 def _record(path: Path, where: str, obj: dict[str, Any]) -> _Record:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 
 class FormatError(Exception):
-    """A file that cannot be read as what it should be: names the file, the place and the problem."""
+    """A file that cannot be read as it should: names the file, the place and the problem."""
 
     def __init__(self, file: str | Path, where: str, problem: str) -> None:
         self.file = str(file)

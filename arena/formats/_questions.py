@@ -2,13 +2,14 @@
 
 Each record is read on its own, by the fields it has:
 
-| shape | id | text | also kept |
-|---|---|---|---|
-| arena | `id` or `question_id` | `text` / `question` / `prompt`, or `turns` (strings) | `category` |
-| MT-bench (FastChat) | `question_id` | `turns` (strings) | `category`, `reference` |
-| arena-hard v0.1 | `question_id` | `turns: [{"content": ...}]` | `category` |
-| arena-hard v2 | `uid` | `prompt` | `category` |
-| AlpacaEval | position in the file (1, 2, ...) unless `id` is given | `instruction` (+ `input`) | `dataset` as category |
+- arena: `id` or `question_id`; `text`, `question` or `prompt`, or `turns`
+  (strings); `category`;
+- MT-bench (FastChat): `question_id`, `turns` (strings), `category`,
+  `reference` (a reference answer per turn);
+- arena-hard v0.1: `question_id`, `turns: [{"content": ...}]`, `category`;
+- arena-hard v2: `uid`, `prompt`, `category`;
+- AlpacaEval: `instruction` (plus `input` when not empty); `dataset` is the
+  category; the id is the position in the file (1, 2, ...) unless `id` is given.
 """
 
 from __future__ import annotations
@@ -44,7 +45,9 @@ def _question_id(path: Path, where: str, obj: dict[str, Any], index: int) -> str
             qid = obj[key]
             if isinstance(qid, bool) or not isinstance(qid, (str, int)):
                 raise FormatError(
-                    path, f"{where}: {key}", f"must be a string or an integer, not {type(qid).__name__}"
+                    path,
+                    f"{where}: {key}",
+                    f"must be a string or an integer, not {type(qid).__name__}",
                 )
             if str(qid) == "":
                 raise FormatError(path, f"{where}: {key}", "must not be empty")

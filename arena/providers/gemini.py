@@ -106,6 +106,17 @@ class GeminiProvider(RemoteProvider):
             temperature=request.temperature,
             max_output_tokens=request.max_tokens,
             system_instruction=request.system or None,
+            thinking_config=(
+                gtypes.ThinkingConfig(
+                    thinking_level=gtypes.ThinkingLevel(request.reasoning_effort.upper())
+                )
+                if request.reasoning_effort is not None
+                else None
+            ),
+            # REST fields merged into the body, e.g. {"generationConfig": {"topK": 20}}.
+            http_options=gtypes.HttpOptions(extra_body=dict(request.extra))
+            if request.extra
+            else None,
         )
         try:
             response = await self.client().aio.models.generate_content(
