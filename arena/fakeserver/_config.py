@@ -85,6 +85,10 @@ class FakeServerConfig(_Strict):
     key_limits: dict[str, ServerLimits] = Field(default_factory=dict)
     models: dict[str, FakeModel] = Field(default_factory=dict)  # empty: any model id
     faults: FaultConfig = Field(default_factory=FaultConfig)
+    # Like many local OpenAI-compatible servers (llama.cpp, some vLLM setups):
+    # false leaves token usage out of answers, or sends no rate-limit headers.
+    usage: bool = True
+    rate_headers: bool = True
 
     def limits_for(self, key: str) -> ServerLimits:
         """The limits of one key."""
