@@ -2,7 +2,15 @@
 
 from arena.scheduler._budget import Budget, PriceTable
 from arena.scheduler._governor import Governor, GovernorClosed, Permit
-from arena.scheduler._prices import DEFAULT_PRICES_FILE, load_price_file, price_table
+from arena.scheduler._prices import (
+    DEFAULT_PRICES_FILE,
+    ModelPrice,
+    library_price,
+    load_price_file,
+    price_table,
+    resolve_prices,
+    undated,
+)
 from arena.scheduler._scheduler import CallOutcome, OutcomeStatus, Scheduler
 
 __all__ = [
@@ -11,10 +19,14 @@ __all__ = [
     "DEFAULT_PRICES_FILE",
     "Governor",
     "GovernorClosed",
+    "ModelPrice",
     "OutcomeStatus",
     "Permit",
     "PriceTable",
     "Scheduler",
+    "library_price",
     "load_price_file",
     "price_table",
+    "resolve_prices",
+    "undated",
 ]

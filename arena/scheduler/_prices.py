@@ -1,8 +1,22 @@
-"""A tournament's price table: configs/prices.yaml, overridden by its `prices:` section."""
+"""A tournament's prices: the YAML's `prices:`, then configs/prices.yaml, then genai-prices.
+
+`genai-prices` (maintained by pydantic, updated with each release) knows the
+current prices of the OpenAI, Anthropic and Google models and of the
+OpenAI-compatible services it recognises by their URL (OpenRouter, Groq,
+Together, ...). `configs/prices.yaml` and a tournament's `prices:` override it
+or add models it does not know. Dated model ids resolve to their model: the
+library does it itself, and an override for `gpt-4o-mini` also prices
+`gpt-4o-mini-2024-07-18`. A model on a server the library does not know (a
+local vLLM, Ollama or llama.cpp) has no price unless one is given.
+"""
 
 from __future__ import annotations
 
+import re
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
 
 from pydantic import ValidationError
 
@@ -10,6 +24,28 @@ from arena.config import CONFIGS_DIR, ConfigError, PriceConfig, Tournament, read
 from arena.scheduler._budget import PriceTable
 
 DEFAULT_PRICES_FILE = CONFIGS_DIR / "prices.yaml"
+
+# A release date at the end of a model id: -2024-07-18, -20241022, @20241022, -0613.
+_DATED_RE = re.compile(
+    r"(?:[-@](?:19|20)\d{2}-?(?:0[1-9]|1[0-2])-?(?:0[1-9]|[12]\d|3[01])"
+    r"|-(?:0[1-9]|1[0-2])(?:0[1-9]|[12]\d|3[01]))$"
+)
+# The genai-prices provider of each provider type that has one fixed API.
+_LIBRARY_PROVIDER = {"anthropic": "anthropic", "gemini": "google"}
+
+
+@dataclass(frozen=True)
+class ModelPrice:
+    """A model's price (USD per million tokens) and where it comes from."""
+
+    input: float
+    output: float
+    source: str  # "prices:" | "configs/prices.yaml" | "genai-prices X.Y.Z"
+
+
+def undated(model_id: str) -> str:
+    """A model id without its release date (`gpt-4o-mini-2024-07-18` -> `gpt-4o-mini`)."""
+    return _DATED_RE.sub("", model_id)
 
 
 def load_price_file(path: Path = DEFAULT_PRICES_FILE) -> dict[str, tuple[float, float]]:
@@ -40,8 +76,57 @@ def load_price_file(path: Path = DEFAULT_PRICES_FILE) -> dict[str, tuple[float, 
     return prices
 
 
+def library_price(model_id: str, provider_type: str, base_url: str | None) -> ModelPrice | None:
+    """The genai-prices price of a model on a provider type (None: unknown there)."""
+    hint: dict[str, Any]
+    if provider_type == "openai":
+        official = base_url is None or urlsplit(base_url).hostname == "api.openai.com"
+        hint = {"provider_id": "openai"} if official else {"provider_api_url": base_url}
+    elif provider_type in _LIBRARY_PROVIDER:
+        hint = {"provider_id": _LIBRARY_PROVIDER[provider_type]}
+    else:
+        return None
+    import genai_prices  # 1.6 MB of price data: loaded only when a real model needs a price
+
+    try:
+        # Small usage, so that long-context tiers (above 200K tokens) do not apply.
+        calc = genai_prices.calc_price(
+            genai_prices.Usage(input_tokens=1000, output_tokens=1000), model_id, **hint
+        )
+    except (LookupError, ValueError):
+        return None
+    return ModelPrice(
+        float(calc.input_price) * 1000,
+        float(calc.output_price) * 1000,
+        f"genai-prices {genai_prices.__version__}",
+    )
+
+
+def resolve_prices(t: Tournament, path: Path = DEFAULT_PRICES_FILE) -> dict[str, ModelPrice]:
+    """Every price the tournament can use, by provider-side model id.
+
+    The overrides (the YAML's `prices:` over configs/prices.yaml) for any id,
+    sim models included; then, for each model of a real provider not priced
+    yet, its undated id's override or the library's price.
+    """
+    prices = {
+        m: ModelPrice(i, o, "configs/prices.yaml") for m, (i, o) in load_price_file(path).items()
+    }
+    prices.update({m: ModelPrice(p.input, p.output, "prices:") for m, p in t.config.prices.items()})
+    for name in t.used_models():
+        model_id = t.provider_model_id(name)
+        if model_id in prices:
+            continue
+        provider = t.config.providers[t.provider_of(name)]
+        if provider.type == "sim":
+            continue
+        base = undated(model_id)
+        found = prices.get(base) or library_price(model_id, provider.type, provider.base_url)
+        if found is not None:
+            prices[model_id] = found
+    return prices
+
+
 def price_table(t: Tournament, path: Path = DEFAULT_PRICES_FILE) -> PriceTable:
-    """The shipped prices, with the tournament's own `prices:` taking precedence."""
-    prices = load_price_file(path)
-    prices.update({model: (p.input, p.output) for model, p in t.config.prices.items()})
-    return PriceTable(prices)
+    """The tournament's prices (see `resolve_prices`) as the scheduler's table."""
+    return PriceTable({m: (p.input, p.output) for m, p in resolve_prices(t, path).items()})
