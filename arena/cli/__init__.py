@@ -1,7 +1,8 @@
 """The `arena` command line.
 
 Commands are imported on first use, so `arena run` does not pay for the
-imports of `arena fake-server` or `arena batcheval`.
+imports of `arena fake-server` or `arena batcheval`, and `arena --help`
+(which lists them with `SUMMARIES`) imports none of them.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ import importlib
 
 import click
 
-from arena.cli._common import Exit
+from arena.cli._exit import Exit
 
 # command name -> "module:attribute"
 COMMANDS: dict[str, str] = {
@@ -22,6 +23,19 @@ COMMANDS: dict[str, str] = {
     "discuss": "arena.cli._discuss:discuss_cmd",
     "batcheval": "arena.cli._batcheval:batcheval_cmd",
     "fake-server": "arena.cli._fake_server:fake_server_cmd",
+}
+# command name -> the first sentence of its help (tests keep them equal).
+SUMMARIES: dict[str, str] = {
+    "run": "Run or resume the tournament in FILE.",
+    "plan": "Show the calls FILE needs per provider and model, and how many are already done.",
+    "leaderboard": "Rank models from a run directory or from a file of pairwise judgments.",
+    "status": "Planned, done, invalid, failed, stale and pending calls of DIR, per stage and "
+    "provider.",
+    "retry-failed": "Run again only the answers and reviews of DIR logged as failed.",
+    "discuss": "Discuss the disputed battles of the tournament in DIR, from its logged reviews.",
+    "batcheval": "Score every sample in SAMPLES.jsonl (`id`, `text`, optional `context`) with "
+    "BatchEval.",
+    "fake-server": "Serve fake OpenAI, Anthropic and Gemini APIs answered by the simulator.",
 }
 
 
@@ -41,6 +55,13 @@ class LazyGroup(click.Group):
             raise TypeError(f"{target} is not a click command")
         return command
 
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """The command list from SUMMARIES, without importing any command."""
+        rows = [(name, SUMMARIES.get(name, "")) for name in self.list_commands(ctx)]
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
+
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="arena")
@@ -54,4 +75,4 @@ def main() -> None:
     """
 
 
-__all__ = ["COMMANDS", "Exit", "LazyGroup", "main"]
+__all__ = ["COMMANDS", "SUMMARIES", "Exit", "LazyGroup", "main"]

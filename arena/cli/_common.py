@@ -7,27 +7,14 @@ import json
 import signal
 import sys
 from collections.abc import Mapping, Sequence
-from enum import IntEnum
 from pathlib import Path
 from typing import Any, NoReturn
 
 import click
 
+from arena.cli._exit import Exit as Exit  # re-exported for the commands
 from arena.config import ConfigError, Tournament, load_tournament
 from arena.scheduler import Scheduler
-
-
-class Exit(IntEnum):
-    """Process exit codes, the same for every command (see README)."""
-
-    OK = 0
-    ERROR = 1
-    BAD_INPUT = 2
-    PARTIAL = 3
-    BUDGET = 4
-    LOCKED = 75
-    SIGINT = 130
-    SIGTERM = 143
 
 
 def fail(message: str, code: Exit = Exit.BAD_INPUT) -> NoReturn:
