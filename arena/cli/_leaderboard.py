@@ -84,6 +84,13 @@ def _fail(message: str) -> None:
     help="Seed of the Elo orders and the bootstrap.",
 )
 @click.option(
+    "--by",
+    type=click.Choice(["category"]),
+    default=None,
+    help="Also rank within each question category (MT-bench's, arena-hard's, AlpacaEval's "
+    "dataset; a reviews file needs a `category` column).",
+)
+@click.option(
     "--history",
     "show_history",
     is_flag=True,
@@ -105,6 +112,7 @@ def leaderboard(
     elo_orders: int,
     bootstrap: int,
     seed: int,
+    by: str | None,
     show_history: bool,
     show_diff: bool,
 ) -> None:
@@ -147,7 +155,7 @@ def leaderboard(
     )
     try:
         board = build_leaderboard(
-            source, reviews_file=reviews_file, human_file=human_file, options=options
+            source, reviews_file=reviews_file, human_file=human_file, options=options, by=by
         )
     except LeaderboardInputError as exc:
         _fail(str(exc))

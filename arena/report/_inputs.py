@@ -147,7 +147,8 @@ def load_reviews_file(path: str | Path) -> pl.DataFrame:
     Needs `question_id, model_a, model_b, reviewer` and either `score` (-1 =
     model_a better, 0 = tie, 1 = model_b better) or `verdict` (A, B, tie; also
     `invalid`); `score` wins when both are present. Other columns are ignored
-    except `cost_usd`. Raises LeaderboardInputError naming the row.
+    except `cost_usd` and `category` (for `--by category`). Raises
+    LeaderboardInputError naming the row.
     """
     source = Path(path)
     frame, kind = _read(source)
@@ -182,6 +183,8 @@ def load_reviews_file(path: str | Path) -> pl.DataFrame:
         columns["verdict"] = _normalise_verdicts(source, kind, frame["verdict"])
     if "cost_usd" in frame.columns:
         columns["cost_usd"] = frame["cost_usd"].cast(pl.Float64, strict=False)
+    if "category" in frame.columns:
+        columns["category"] = frame["category"].cast(pl.String)
     return pl.DataFrame(columns)
 
 
