@@ -25,7 +25,7 @@ from pydantic import (
 from arena.formats import AnswerFile, FormatError, read_answer_file, read_questions
 from arena.formats import Question as Question  # re-exported: arena.config.Question
 from arena.formats import read_records as _read_records
-from arena.types import GenerateRequest, Limits, Message
+from arena.types import Limits
 
 # Repository-level folder of shipped prompt templates and presets.
 CONFIGS_DIR = Path(__file__).resolve().parent.parent / "configs"
@@ -422,20 +422,24 @@ class Tournament:
             section.max_tokens if own.max_tokens is None else own.max_tokens,
         )
 
-    def request(
-        self, name: str, messages: tuple[Message, ...], *, temperature: float, max_tokens: int
-    ) -> GenerateRequest:
-        """A request of model `name` with its system prompt, reasoning effort and extra params."""
-        m = self.config.models[name]
-        return GenerateRequest(
-            model=self.provider_model_id(name),
-            messages=messages,
-            temperature=temperature,
-            max_tokens=max_tokens,
-            system=m.system,
-            reasoning_effort=m.reasoning_effort,
-            extra=dict(m.extra),
-        )
+    def limited(self, n: int) -> Tournament:
+        """The same tournament on its first `n` questions (`arena run --limit N`)."""
+        return replace(self, questions=self.questions[:n])
+
+    def answer_file_problems(self) -> list[str]:
+        """One line per contestant whose file lacks a usable answer to some question."""
+        lines: list[str] = []
+        for name, found in self.answer_files.items():
+            asked = [q.id for q in self.questions if q.id in found.problems]
+            if not asked:
+                continue
+            shown = "; ".join(f"{qid}: {found.problems[qid]}" for qid in asked[:5])
+            more = f"; and {len(asked) - 5} more" if len(asked) > 5 else ""
+            lines.append(
+                f"models.{name}: {len(asked)} question(s) without a usable answer in "
+                f"{found.path}: {shown}{more} (logged as failed answers)"
+            )
+        return lines
 
     def config_hash(self) -> str:
         """Hash of the whole resolved config (for snapshots and history)."""
@@ -592,6 +596,7 @@ def _check_model_settings(cfg: TournamentConfig, file: str | Path) -> None:
                     f"'{n}' takes its answers from a file and cannot judge "
                     "(name reviewers that call a provider)",
                 )
+    _check_shared_ids(cfg, file)
     for name, model in cfg.models.items():
         if model.provider is None or model.reasoning_effort is None:
             continue
@@ -603,6 +608,32 @@ def _check_model_settings(cfg: TournamentConfig, file: str | Path) -> None:
                 f"models.{name}.reasoning_effort",
                 f"'{model.reasoning_effort}' is not an effort {ptype} accepts "
                 f"({', '.join(sorted(allowed))})",
+            )
+
+
+# What a provider applies per provider-side model id (arena/providers/_settings.py, sim).
+_PER_ID_SETTINGS = ("system", "reasoning_effort", "extra", "sim")
+
+
+def _check_shared_ids(cfg: TournamentConfig, file: str | Path) -> None:
+    """Models of one provider entry sharing a model id must share the per-id settings."""
+    first: dict[tuple[str, str], str] = {}
+    for name, model in cfg.models.items():
+        if model.provider is None:
+            continue
+        key = (model.provider, model.model or name)
+        other = first.setdefault(key, name)
+        if other == name:
+            continue
+        theirs = cfg.models[other]
+        differ = [k for k in _PER_ID_SETTINGS if getattr(model, k) != getattr(theirs, k)]
+        if differ:
+            raise ConfigError(
+                file,
+                f"models.{name}",
+                f"shares provider '{key[0]}' and model id '{key[1]}' with models.{other} but "
+                f"not its {', '.join(differ)}: a provider entry applies one set per model id "
+                "(give the variant a provider entry of its own)",
             )
 
 

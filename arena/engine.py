@@ -46,6 +46,14 @@ def snapshot(t: Tournament) -> dict[str, Any]:
             "model": t.provider_model_id(name),
             "sim_skill": m.sim.skill if m.sim is not None else None,
         }
+    for name, found in t.answer_files.items():  # contestants whose answers are a file
+        models[name] = {
+            "provider": t.provider_of(name),
+            "provider_type": "file",
+            "model": t.provider_model_id(name),
+            "sim_skill": None,
+            "answers": str(found.path.resolve()),
+        }
     return {
         "name": t.name,
         "config_hash": t.config_hash(),
@@ -55,6 +63,8 @@ def snapshot(t: Tournament) -> dict[str, Any]:
         "models": models,
         # `arena retry-failed DIR` and `arena status DIR` reload the config from here.
         "config_path": str(t.path.resolve()),
+        # Question id -> category, for `arena leaderboard --by category`.
+        "categories": {q.id: q.category for q in t.questions if q.category is not None},
     }
 
 
@@ -173,6 +183,7 @@ def run_directory(
     on_scheduler: Callable[[Scheduler], None] | None = None,
     interrupted: Callable[[], bool] = lambda: False,
     window: int | None = None,
+    history: bool = True,
 ) -> DirectoryRun:
     """`arena run` (or `arena retry-failed`) in the tournament's output directory.
 
@@ -181,7 +192,7 @@ def run_directory(
     calls in an event loop of its own (`on_loop` runs first inside it, e.g. to
     install signal handlers), and after a run that went through its plan (not
     `interrupted`, not stopped by the budget) appends the leaderboard to DIR's
-    history.
+    history (unless `history` is False: a smoke run of the first questions).
     """
     with RunLock(t.output_dir):
         plan = build_plan(t)
@@ -203,16 +214,16 @@ def run_directory(
 
         summary = asyncio.run(execute())
         summary.interrupted = interrupted()
-        history: str | None = None
+        recorded: str | None = None
         went_through = not summary.interrupted and not summary.budget_stopped
-        if went_through and ran.size:  # nothing retried: nothing new to remember
-            history = record_history(
+        if history and went_through and ran.size:  # nothing retried: nothing new to remember
+            recorded = record_history(
                 t,
                 plan,
                 "retry-failed" if retry_failed else "run",
                 lambda: leaderboard_dict(build_leaderboard(t.output_dir)),
             )
-    return DirectoryRun(summary, start, plan, ran, blocked, history)
+    return DirectoryRun(summary, start, plan, ran, blocked, recorded)
 
 
 def log_line(message: str) -> None:

@@ -49,6 +49,7 @@ def _run(
     progress: ProgressFn | None,
     signals: list[int],
     retry_failed: bool = False,
+    history: bool = True,
 ) -> DirectoryRun:
     interrupts = Interrupts(signals)
     return run_directory(
@@ -60,19 +61,24 @@ def _run(
         on_scheduler=interrupts.attach,
         # stopped by SIGINT / SIGTERM (exit 130 / 143)
         interrupted=lambda: bool(signals),
+        history=history,
     )
 
 
 def run_in_directory(
-    t: Tournament, budget: float | None, as_json: bool, retry_failed: bool = False
+    t: Tournament,
+    budget: float | None,
+    as_json: bool,
+    retry_failed: bool = False,
+    history: bool = True,
 ) -> tuple[DirectoryRun, Exit]:
     """Run with progress bars on a terminal, else timestamped lines; exit 75 / 2 on lock / plan."""
     signals: list[int] = []
     try:
         if sys.stderr.isatty() and not as_json:
-            done = _run_with_bars(t, budget, signals, retry_failed)
+            done = _run_with_bars(t, budget, signals, retry_failed, history)
         else:
-            done = _run(t, budget, _PlainProgress(), signals, retry_failed)
+            done = _run(t, budget, _PlainProgress(), signals, retry_failed, history)
     except LockHeld as exc:
         fail(str(exc), Exit.LOCKED)
     except PlanChanged as exc:
@@ -100,9 +106,19 @@ def exit_code(summary: RunSummary, signals: list[int]) -> Exit:
     default=None,
     help="Output directory (default: the YAML's `output`, else runs/<name>).",
 )
+@click.option(
+    "--limit",
+    type=click.IntRange(min=1),
+    default=None,
+    metavar="N",
+    help="A smoke run: only the first N questions (same log: a later full run reuses them; "
+    "not recorded in the history).",
+)
 @json_summary_option
 @budget_option
-def run_cmd(file: Path, out: Path | None, as_json: bool, budget: float | None) -> None:
+def run_cmd(
+    file: Path, out: Path | None, limit: int | None, as_json: bool, budget: float | None
+) -> None:
     """Run or resume the tournament in FILE.
 
     Every contestant answers every question; every ordered pair is judged by
@@ -112,6 +128,10 @@ def run_cmd(file: Path, out: Path | None, as_json: bool, budget: float | None) -
     4 budget reached, 75 another run holds the lock, 130/143 interrupted.
     """
     t = load_or_exit(file, out)
+    if limit is not None:
+        t = t.limited(limit)
+    for line in t.answer_file_problems():
+        click.echo(f"arena: warning: {line}", err=True)
     problems = preflight(t)
     if problems:
         fail("\n  ".join([f"{file}: cannot start:"] + problems))
@@ -123,7 +143,7 @@ def run_cmd(file: Path, out: Path | None, as_json: bool, budget: float | None) -
                 "--budget; add it under `prices:` in the YAML",
                 err=True,
             )
-    done, code = run_in_directory(t, budget, as_json)
+    done, code = run_in_directory(t, budget, as_json, history=limit is None)
     summary = done.summary
     report: dict[str, Any] = summary.to_json()
     report.update(done.start.to_json())  # new / stale / retried calls at the start
@@ -140,7 +160,7 @@ def run_cmd(file: Path, out: Path | None, as_json: bool, budget: float | None) -
 
 
 def _run_with_bars(
-    t: Tournament, budget: float | None, signals: list[int], retry_failed: bool
+    t: Tournament, budget: float | None, signals: list[int], retry_failed: bool, history: bool
 ) -> DirectoryRun:
     columns = (
         TextColumn("{task.description:>8}"),
@@ -156,4 +176,4 @@ def _run_with_bars(
                 tasks[stage] = bars.add_task(stage, total=total)
             bars.update(tasks[stage], completed=done)
 
-        return _run(t, budget, progress, signals, retry_failed)
+        return _run(t, budget, progress, signals, retry_failed, history)

@@ -16,6 +16,7 @@ from anthropic.types import MessageParam
 
 from arena.config import ModelConfig, ProviderConfig
 from arena.providers._remote import RemoteProvider, lower_headers
+from arena.providers._settings import with_model_settings
 from arena.types import GenerateRequest, GenerateResult, ProviderError, Usage
 
 # Stop reasons after which an empty answer would be empty again.
@@ -53,6 +54,7 @@ class AnthropicProvider(RemoteProvider):
 
     async def generate(self, request: GenerateRequest) -> GenerateResult:
         """One message."""
+        request = with_model_settings(request, self.models)
         messages: list[MessageParam] = []
         for m in request.messages:
             if m.role == "assistant":

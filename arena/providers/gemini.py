@@ -22,6 +22,7 @@ from arena.providers._remote import (
     lower_headers,
     retry_delay_from_google_body,
 )
+from arena.providers._settings import with_model_settings
 from arena.types import ErrorKind, GenerateRequest, GenerateResult, ProviderError, Usage
 
 try:  # the transports the SDK may use; either may be absent
@@ -95,6 +96,7 @@ class GeminiProvider(RemoteProvider):
 
     async def generate(self, request: GenerateRequest) -> GenerateResult:
         """One generateContent call."""
+        request = with_model_settings(request, self.models)
         contents = [
             gtypes.Content(
                 role="model" if m.role == "assistant" else "user",

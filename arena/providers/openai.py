@@ -19,6 +19,7 @@ from openai.types.chat import ChatCompletion, ChatCompletionMessageParam
 
 from arena.config import ModelConfig, ProviderConfig
 from arena.providers._remote import RemoteProvider, lower_headers
+from arena.providers._settings import with_model_settings
 from arena.types import ErrorKind, GenerateRequest, GenerateResult, ProviderError, Usage
 
 # 429 codes that mean "no money or quota left", not "slow down".
@@ -60,6 +61,7 @@ class OpenAIProvider(RemoteProvider):
 
     async def generate(self, request: GenerateRequest) -> GenerateResult:
         """One chat completion."""
+        request = with_model_settings(request, self.models)
         messages: list[ChatCompletionMessageParam] = []
         if request.system:
             messages.append({"role": "system", "content": request.system})

@@ -9,7 +9,6 @@ import pytest
 import yaml
 
 from arena.config import FILE_PROVIDER, ConfigError, load_tournament
-from arena.types import Message
 from tests.formats._files import MT_QUESTIONS, fastchat_answers, jsonl
 
 
@@ -97,7 +96,7 @@ def test_references_file_fills_question_references(tmp_path: Path) -> None:
     assert by_id["81"].reference is None
 
 
-def test_per_model_settings_reach_the_request_and_the_ids(tmp_path: Path) -> None:
+def test_per_model_settings_change_the_ids_only_when_set(tmp_path: Path) -> None:
     settings = {
         "provider": "sim",
         "system": "Be terse.",
@@ -109,10 +108,9 @@ def test_per_model_settings_reach_the_request_and_the_ids(tmp_path: Path) -> Non
     t = load_tournament(_tournament(tmp_path, models={"judge": settings}))
     assert t.review_settings("judge") == (0.0, 4096)
     assert plain.review_settings("judge") == (0.0, 1024)
-    req = t.request("judge", (Message("user", "hi"),), temperature=0.0, max_tokens=9)
-    assert (req.system, req.reasoning_effort, req.extra) == ("Be terse.", "high", {"top_k": 20})
     fp = t.model_fingerprint("judge")
     assert fp["system"] == "Be terse." and fp["extra"] == {"top_k": 20}
+    assert fp["reasoning_effort"] == "high"
     # Unset settings leave the fingerprint (and so every id) as it was.
     assert set(plain.model_fingerprint("judge")) == {
         "name",
@@ -123,6 +121,16 @@ def test_per_model_settings_reach_the_request_and_the_ids(tmp_path: Path) -> Non
         "sim",
         "seed",
     }
+
+
+def test_models_sharing_an_id_on_one_provider_share_its_settings(tmp_path: Path) -> None:
+    same = {"provider": "sim", "model": "base"}
+    ok = _tournament(tmp_path, models={"judge": same, "local": {**same, "temperature": 0.1}})
+    load_tournament(ok)  # temperature travels in each request: fine
+    bad = _tournament(tmp_path, models={"judge": same, "local": {**same, "system": "Hi."}})
+    with pytest.raises(ConfigError) as info:
+        load_tournament(bad)
+    assert info.value.key == "models.local" and "not its system" in info.value.problem
 
 
 def test_reasoning_effort_must_suit_the_provider_type(tmp_path: Path) -> None:

@@ -111,6 +111,8 @@ def test_local_server_without_usage_or_rate_headers(
         assert result.exit_code == 0, result.output
         summary = json.loads(result.stdout.strip().splitlines()[-1])
         assert summary["failed"] == 0 and summary["completed"] == summary["planned"]
+        # llama3.1's three answers and its reviews (3 questions x 2 ordered pairs) carry it.
+        assert local.stats()["counts"]["openai.body.top_k"] == 3 + 6
     log = RunLog(tmp_path / "out")
     answers = log.read("answers")
     assert answers.height == 6 and set(answers["status"]) == {"ok"}
