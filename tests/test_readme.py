@@ -44,8 +44,10 @@ BASE: dict[str, Any] = {
     "name": "docs",
     "questions": "q.jsonl",
     "providers": {"sim": {"type": "sim"}},
-    "models": {n: {"provider": "sim"} for n in ("atlas", "boreal", "cirrus", "judge")},
+    "models": {n: {"provider": "sim"} for n in ("atlas", "boreal", "cirrus", "judge", "oracle")},
     "contestants": ["atlas", "boreal", "cirrus"],
+    # Two reviewers besides each battle's contestants (discussions exclude those by default).
+    "reviewers": ["atlas", "boreal", "cirrus", "judge", "oracle"],
 }
 _FAKE_SERVER_KEYS = {"faults", "keys", "forbidden_keys", "key_limits", "usage", "rate_headers"}
 
