@@ -103,12 +103,17 @@ class SimParams(_Strict):
     answer_noise: float = Field(default=0.5, ge=0)
     style: str | None = None
     answer_words: int = Field(default=60, ge=1)
+    # Verbosity varies by answer: words = answer_words * exp(spread * N(0, 1)).
+    answer_words_spread: float = Field(default=0.0, ge=0)
     latency_mean: float = Field(default=0.0, ge=0)
     latency_sd: float = Field(default=0.0, ge=0)
     failure_rate: float = Field(default=0.0, ge=0, le=1)
     judge_noise: float = Field(default=0.5, ge=0)
     position_bias: float = 0.0
     self_preference: float = 0.0
+    # As a reviewer: added to the perceived gap in favour of the longer answer,
+    # per unit of relative length difference (L_A - L_B) / mean(L_A, L_B).
+    length_bias: float = 0.0
     tie_band: float = Field(default=0.1, ge=0)
     malformed_rate: float = Field(default=0.0, ge=0, le=1)
     # BatchEval scoring (arena/providers/_sim_batcheval.py): noise of seeing one
@@ -128,6 +133,9 @@ class SimParams(_Strict):
     fresh_look: bool = True
     batch_anchoring: bool = True
 
+
+# Sim parameters added after logs were first written (default 0: no effect).
+_LATER_SIM_PARAMS = frozenset({"answer_words_spread", "length_bias"})
 
 ReasoningEffort = Literal["none", "minimal", "low", "medium", "high", "xhigh", "max"]
 # What each provider type accepts as `reasoning_effort` (sim: any, it is ignored).
@@ -482,7 +490,12 @@ def model_fingerprint(
         "max_tokens": m.max_tokens,
     }
     if prov.type == SIM_TYPE:
-        fp["sim"] = (m.sim or SimParams()).model_dump()
+        # Newer parameters enter only when set, so older logs stay current.
+        fp["sim"] = {
+            k: v
+            for k, v in (m.sim or SimParams()).model_dump().items()
+            if not (k in _LATER_SIM_PARAMS and v == 0)
+        }
         fp["seed"] = seed
     # Only when set, so that the ids of tournaments written before these existed stay.
     if m.system is not None:

@@ -100,6 +100,20 @@ def _fail(message: str) -> None:
     "dataset; a reviews file needs a `category` column).",
 )
 @click.option(
+    "--weights",
+    "weighting",
+    type=click.Choice(["peerrank", "equal"]),
+    default="peerrank",
+    show_default=True,
+    help="Reviewer weights: the PeerRank fixed point, or every reviewer the same.",
+)
+@click.option(
+    "--no-self",
+    "no_self",
+    is_flag=True,
+    help="Leave out the reviews a reviewer made of battles it takes part in.",
+)
+@click.option(
     "--history",
     "show_history",
     is_flag=True,
@@ -122,6 +136,8 @@ def leaderboard(
     elo_orders: int,
     bootstrap: int,
     seed: int,
+    weighting: str,
+    no_self: bool,
     by: str | None,
     show_history: bool,
     show_diff: bool,
@@ -130,18 +146,22 @@ def leaderboard(
 
     DIR_OR_FILE is a run directory (its log/ and tournament.json) or a reviews
     file. Reports win rates (equal reviewer weights), PeerRank weighted win
-    rates and reviewer weights, weighted Elo, and Bradley-Terry ratings with
-    bootstrap intervals (the table is ordered by them), plus judge diagnostics:
-    position bias, swap consistency, self-preference, tie and invalid rates,
-    the pairwise win-rate matrix and Fleiss' kappa. Invalid and failed reviews
-    are never counted as battles. With a run directory, --reviews FILE ranks
-    FILE against that tournament's contestants instead of the run's log.
+    rates and reviewer weights, weighted Elo, and Bradley-Terry ratings (the
+    table is ordered by them), each with a 95% bootstrap interval, rank
+    intervals, sample sizes, and, when the reviews carry the answers' text or
+    lengths, style-controlled ratings; plus judge diagnostics: position bias,
+    swap consistency, self-preference, length bias, tie and invalid rates, the
+    pairwise win-rate and battle-count matrices and Fleiss' kappa. Invalid and
+    failed reviews are never counted as battles. With a run directory,
+    --reviews FILE ranks FILE against that tournament's contestants instead
+    of the run's log.
 
     \b
     Examples:
       arena leaderboard runs/demo
       arena leaderboard runs/demo --format json --anchor gpt-4o
       arena leaderboard --reviews judgments.csv --human labels.jsonl
+      arena leaderboard runs/demo --no-self --weights equal
     """
     if show_history or show_diff:  # the history table (docs/nightly.md)
         try:
@@ -161,7 +181,12 @@ def leaderboard(
     if source is None and reviews_file is None:
         _fail("give a run directory or a reviews file (DIR_OR_FILE or --reviews FILE)")
     options = LeaderboardOptions(
-        anchor=anchor, elo_orders=elo_orders, bootstrap=bootstrap, seed=seed
+        anchor=anchor,
+        elo_orders=elo_orders,
+        bootstrap=bootstrap,
+        seed=seed,
+        weights=weighting,
+        exclude_self=no_self,
     )
     try:
         board = build_leaderboard(

@@ -14,17 +14,20 @@ from arena.report._inputs import (
 )
 from arena.report._leaderboard import (
     RANKINGS,
+    STYLE_RANKING,
     Leaderboard,
     LeaderboardOptions,
     build_leaderboard,
     leaderboard_dict,
     rank_frame,
+    with_answer_style,
 )
 from arena.report._render import render_json, render_markdown, render_table
 
 __all__ = [
     "IMPORT_COLUMNS",
     "RANKINGS",
+    "STYLE_RANKING",
     "Leaderboard",
     "LeaderboardInputError",
     "LeaderboardOptions",
@@ -37,4 +40,5 @@ __all__ = [
     "render_json",
     "render_markdown",
     "render_table",
+    "with_answer_style",
 ]

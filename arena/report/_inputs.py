@@ -19,6 +19,7 @@ import polars as pl
 from arena.batcheval import TABLE as BATCHEVAL_TABLE
 from arena.config import ConfigError
 from arena.nightly import current_rows
+from arena.rank import STYLE_FEATURES, answer_style
 from arena.store import RunLog
 
 __all__ = [
@@ -147,8 +148,9 @@ def load_reviews_file(path: str | Path) -> pl.DataFrame:
     Needs `question_id, model_a, model_b, reviewer` and either `score` (-1 =
     model_a better, 0 = tie, 1 = model_b better) or `verdict` (A, B, tie; also
     `invalid`); `score` wins when both are present. Other columns are ignored
-    except `cost_usd` and `category` (for `--by category`). Raises
-    LeaderboardInputError naming the row.
+    except `cost_usd`, `category` (for `--by category`) and the answers' style
+    (`answer_a`/`answer_b` text, or `length_a`/`length_b` and optional markdown
+    counts) for style control. Raises LeaderboardInputError naming the row.
     """
     source = Path(path)
     frame, kind = _read(source)
@@ -183,9 +185,43 @@ def load_reviews_file(path: str | Path) -> pl.DataFrame:
         columns["verdict"] = _normalise_verdicts(source, kind, frame["verdict"])
     if "cost_usd" in frame.columns:
         columns["cost_usd"] = frame["cost_usd"].cast(pl.Float64, strict=False)
+    columns.update(_style_columns(source, kind, frame))
     if "category" in frame.columns:
         columns["category"] = frame["category"].cast(pl.String)
     return pl.DataFrame(columns)
+
+
+def _style_columns(path: Path, kind: str, frame: pl.DataFrame) -> dict[str, pl.Series]:
+    """Style features for style control: from `answer_a`/`answer_b` text, or given counts.
+
+    Text wins when both are present. Given counts (`length_a`, `length_b`, and
+    optionally `headers_*`, `lists_*`, `bold_*`) must be non-negative numbers.
+    """
+    if {"answer_a", "answer_b"} <= set(frame.columns):
+        out: dict[str, pl.Series] = {}
+        for side in ("a", "b"):
+            style = answer_style(frame[f"answer_{side}"])
+            out.update({f"{name}_{side}": style[name] for name in STYLE_FEATURES})
+        return out
+    if not {"length_a", "length_b"} <= set(frame.columns):
+        return {}
+    out = {}
+    for name in STYLE_FEATURES:
+        if not {f"{name}_a", f"{name}_b"} <= set(frame.columns):
+            continue
+        for side in ("a", "b"):
+            column = f"{name}_{side}"
+            numbers = frame[column].cast(pl.Float64, strict=False)
+            bad = numbers.is_null() | (numbers < 0) | numbers.is_nan()
+            if bad.any():
+                row = _first_bad(bad)
+                raise LeaderboardInputError(
+                    path,
+                    _where(kind, row),
+                    f"{column} must be a non-negative number, not {frame[column][row]!r}",
+                )
+            out[column] = numbers
+    return out
 
 
 def _load_tournament(path: Path) -> dict[str, Any]:
