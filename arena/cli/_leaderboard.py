@@ -7,14 +7,15 @@ import sys
 from pathlib import Path
 
 import click
-from rich.console import Console
 
+from arena.cli._output import history_csv, output_console
 from arena.config import ConfigError
 from arena.nightly import history_view
 from arena.report import (
     LeaderboardInputError,
     LeaderboardOptions,
     build_leaderboard,
+    render_csv,
     render_json,
     render_markdown,
     render_table,
@@ -35,10 +36,10 @@ def _fail(message: str) -> None:
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(["table", "markdown", "json"]),
+    type=click.Choice(["table", "markdown", "json", "csv"]),
     default="table",
     show_default=True,
-    help="Output format.",
+    help="Output format (csv: one row per model, numbers at full precision).",
 )
 @click.option(
     "--reviews",
@@ -175,8 +176,10 @@ def leaderboard(
             click.echo(json.dumps(view.to_json(), indent=2))
         elif fmt == "markdown":
             click.echo(view.markdown(), nl=False)
+        elif fmt == "csv":
+            click.echo(history_csv(view.to_json(), diff=show_diff), nl=False)
         else:
-            view.print_table(Console(soft_wrap=False))
+            view.print_table(output_console())
         return
     if source is None and reviews_file is None:
         _fail("give a run directory or a reviews file (DIR_OR_FILE or --reviews FILE)")
@@ -204,5 +207,7 @@ def leaderboard(
         click.echo(render_json(board))
     elif fmt == "markdown":
         click.echo(render_markdown(board), nl=False)
+    elif fmt == "csv":
+        click.echo(render_csv(board), nl=False)
     else:
-        render_table(board, Console(soft_wrap=False))
+        render_table(board, output_console())

@@ -1,10 +1,11 @@
-"""Leaderboards: from a run directory or an imported reviews file, to table / markdown / JSON.
+"""Leaderboards: from a run directory or an imported reviews file, to table / markdown / JSON / CSV.
 
 `build_leaderboard` reads the input (raising `LeaderboardInputError`, a
 `ConfigError`, on bad input), ranks it with `arena.rank`, and returns a
 `Leaderboard`; `render_table`, `render_markdown` and `render_json` show it.
 """
 
+from arena.report._csv import render_csv, rows_csv
 from arena.report._inputs import (
     IMPORT_COLUMNS,
     LeaderboardInputError,
@@ -37,8 +38,10 @@ __all__ = [
     "load_reviews_file",
     "load_run",
     "rank_frame",
+    "render_csv",
     "render_json",
     "render_markdown",
     "render_table",
+    "rows_csv",
     "with_answer_style",
 ]
