@@ -49,6 +49,15 @@ def test_by_category_in_json_table_and_markdown(tmp_path: Path) -> None:
     assert "## By category" in markdown.stdout
     plain = json.loads(_arena("leaderboard", str(out), "--format", "json", *FAST).stdout)
     assert "by_category" not in plain
+    csv_text = _arena("leaderboard", str(out), "--by", "category", "--format", "csv", *FAST)
+    lines = csv_text.stdout.splitlines()
+    assert lines[0].startswith("category,rank,model,")
+    assert sum(line.startswith("(all),") for line in lines) == 3
+    assert sum(line.startswith("math,") for line in lines) == 3
+    report = _arena("report", str(out), "--by", "category", "-o", str(tmp_path / "r.html"))
+    assert report.exit_code == 0, report.output
+    html = (tmp_path / "r.html").read_text()
+    assert '<section id="by-category">' in html and "math (4q)" in html
 
 
 def test_by_category_of_an_imported_reviews_file(tmp_path: Path) -> None:
