@@ -39,6 +39,9 @@ SUMMARIES: dict[str, str] = {
     "batcheval": "Score every sample in SAMPLES.jsonl (`id`, `text`, optional `context`) with "
     "BatchEval.",
     "fake-server": "Serve fake OpenAI, Anthropic and Gemini APIs answered by the simulator.",
+    "report": "Write the report of run directory DIR as one HTML file that opens offline.",
+    "view": "Browse run directory DIR: questions, both answers, every review and discussion.",
+    "export": "Write each table of DIR's log to OUT/<table>.parquet, one row per id.",
 }
 
 
@@ -58,9 +61,16 @@ class LazyGroup(click.Group):
             raise TypeError(f"{target} is not a click command")
         return command
 
+    def _summary(self, ctx: click.Context, name: str) -> str:
+        summary = SUMMARIES.get(name)
+        if summary is not None:
+            return summary
+        command = self.get_command(ctx, name)  # a command without a summary: imported
+        return command.get_short_help_str() if command is not None else ""
+
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         """The command list from SUMMARIES, without importing any command."""
-        rows = [(name, SUMMARIES.get(name, "")) for name in self.list_commands(ctx)]
+        rows = [(name, self._summary(ctx, name)) for name in self.list_commands(ctx)]
         if rows:
             with formatter.section("Commands"):
                 formatter.write_dl(rows)
