@@ -134,6 +134,8 @@ class SimParams(_Strict):
     batch_anchoring: bool = True
 
 
+# Sim settings that do not change what a call returns: not part of any id.
+SIM_RUN_ONLY = frozenset({"latency_mean", "latency_sd", "failure_rate"})
 # Sim parameters added after logs were first written (default 0: no effect).
 _LATER_SIM_PARAMS = frozenset({"answer_words_spread", "length_bias"})
 
@@ -176,6 +178,8 @@ class ModelConfig(_Strict):
     extra: dict[str, Any] = Field(default_factory=dict)  # provider-specific request parameters
     review: ModelReviewConfig = Field(default_factory=ModelReviewConfig)
     sim: SimParams | None = None
+    # Any string; changing it forces new answers (a provider updated a floating alias).
+    revision: str | None = None
 
     @model_validator(mode="after")
     def _provider_or_answers(self) -> ModelConfig:
@@ -489,12 +493,15 @@ def model_fingerprint(
         "temperature": m.temperature,
         "max_tokens": m.max_tokens,
     }
+    if m.revision is not None:
+        fp["revision"] = m.revision
     if prov.type == SIM_TYPE:
-        # Newer parameters enter only when set, so older logs stay current.
+        # Newer parameters enter only when set, so older logs stay current; latency and
+        # failures change when a call ends, never what it returns.
         fp["sim"] = {
             k: v
             for k, v in (m.sim or SimParams()).model_dump().items()
-            if not (k in _LATER_SIM_PARAMS and v == 0)
+            if not (k in _LATER_SIM_PARAMS and v == 0) and k not in SIM_RUN_ONLY
         }
         fp["seed"] = seed
     # Only when set, so that the ids of tournaments written before these existed stay.

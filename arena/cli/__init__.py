@@ -26,6 +26,7 @@ COMMANDS: dict[str, str] = {
     "report": "arena.cli._report:report_cmd",
     "view": "arena.cli._view:view_cmd",
     "export": "arena.cli._export:export_cmd",
+    "gc": "arena.cli._gc:gc_cmd",
 }
 # command name -> the first sentence of its help (tests keep them equal).
 SUMMARIES: dict[str, str] = {
@@ -42,6 +43,7 @@ SUMMARIES: dict[str, str] = {
     "report": "Write the report of run directory DIR as one HTML file that opens offline.",
     "view": "Browse run directory DIR: questions, both answers, every review and discussion.",
     "export": "Write each table of DIR's log to OUT/<table>.parquet, one row per id.",
+    "gc": "Merge each log table of DIR into one Parquet part; archive stale rows.",
 }
 
 

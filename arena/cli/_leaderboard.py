@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 
 import click
 
-from arena.cli._output import history_csv, output_console
-from arena.config import ConfigError
-from arena.nightly import history_view
+from arena.cli._history import LAST_TWO, show_history_or_diff
+from arena.cli._output import output_console
 from arena.report import (
     LeaderboardInputError,
     LeaderboardOptions,
@@ -123,9 +121,14 @@ def _fail(message: str) -> None:
 @click.option(
     "--diff",
     "show_diff",
-    is_flag=True,
-    help="Changes since the previous history snapshot: rank moves, rating change, "
-    "new and dropped models.",
+    is_flag=False,
+    flag_value=LAST_TWO,
+    default=None,
+    metavar="[A..B]",
+    help="Changes between two history snapshots (default: the last two; A and B are "
+    "snapshot numbers, dates YYYY-MM-DD or `arena run --tag` tags): rank moves, anchored "
+    "rating change and whether it is significant, new, returning and dropped models, and "
+    "what changed in the tournament.",
 )
 def leaderboard(
     source: Path | None,
@@ -141,7 +144,7 @@ def leaderboard(
     no_self: bool,
     by: str | None,
     show_history: bool,
-    show_diff: bool,
+    show_diff: str | None,
 ) -> None:
     """Rank models from a run directory or from a file of pairwise judgments.
 
@@ -164,22 +167,8 @@ def leaderboard(
       arena leaderboard --reviews judgments.csv --human labels.jsonl
       arena leaderboard runs/demo --no-self --weights equal
     """
-    if show_history or show_diff:  # the history table (docs/nightly.md)
-        try:
-            if source is None:
-                raise ConfigError("arena leaderboard", "", "--history and --diff need a DIR")
-            view = history_view(source, diff=show_diff)
-        except ConfigError as exc:
-            _fail(str(exc))
-            return
-        if fmt == "json":
-            click.echo(json.dumps(view.to_json(), indent=2))
-        elif fmt == "markdown":
-            click.echo(view.markdown(), nl=False)
-        elif fmt == "csv":
-            click.echo(history_csv(view.to_json(), diff=show_diff), nl=False)
-        else:
-            view.print_table(output_console())
+    if show_history or show_diff is not None:  # the history table (docs/nightly.md)
+        show_history_or_diff(source, show_diff, anchor, fmt)
         return
     if source is None and reviews_file is None:
         _fail("give a run directory or a reviews file (DIR_OR_FILE or --reviews FILE)")

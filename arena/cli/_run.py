@@ -20,6 +20,7 @@ from arena.cli._common import (
     report_and_exit,
     signal_exit,
 )
+from arena.cli._record import current_run_id, output_of_yaml, recorded, tag_option
 from arena.config import Tournament
 from arena.engine import DirectoryRun, log_line, preflight, run_directory, unpriced_models
 from arena.nightly import PlanChanged
@@ -49,12 +50,15 @@ def _run(
     progress: ProgressFn | None,
     signals: list[int],
     retry_failed: bool = False,
+    tag: str | None = None,
     history: bool = True,
 ) -> DirectoryRun:
     interrupts = Interrupts(signals)
     return run_directory(
         t,
         retry_failed=retry_failed,
+        run_id=current_run_id(),  # the run record's id, also in the history snapshot
+        tag=tag,
         budget_usd=budget,
         progress=progress,
         on_loop=interrupts.install,
@@ -70,15 +74,16 @@ def run_in_directory(
     budget: float | None,
     as_json: bool,
     retry_failed: bool = False,
+    tag: str | None = None,
     history: bool = True,
 ) -> tuple[DirectoryRun, Exit]:
     """Run with progress bars on a terminal, else timestamped lines; exit 75 / 2 on lock / plan."""
     signals: list[int] = []
     try:
         if sys.stderr.isatty() and not as_json:
-            done = _run_with_bars(t, budget, signals, retry_failed, history)
+            done = _run_with_bars(t, budget, signals, retry_failed, tag, history)
         else:
-            done = _run(t, budget, _PlainProgress(), signals, retry_failed, history)
+            done = _run(t, budget, _PlainProgress(), signals, retry_failed, tag, history)
     except LockHeld as exc:
         fail(str(exc), Exit.LOCKED)
     except PlanChanged as exc:
@@ -116,8 +121,15 @@ def exit_code(summary: RunSummary, signals: list[int]) -> Exit:
 )
 @json_summary_option
 @budget_option
+@tag_option
+@recorded("run", output_of_yaml)
 def run_cmd(
-    file: Path, out: Path | None, limit: int | None, as_json: bool, budget: float | None
+    file: Path,
+    out: Path | None,
+    limit: int | None,
+    as_json: bool,
+    budget: float | None,
+    tag: str | None,
 ) -> None:
     """Run or resume the tournament in FILE.
 
@@ -143,7 +155,7 @@ def run_cmd(
                 "--budget; add it under `prices:` in the YAML",
                 err=True,
             )
-    done, code = run_in_directory(t, budget, as_json, history=limit is None)
+    done, code = run_in_directory(t, budget, as_json, tag=tag, history=limit is None)
     summary = done.summary
     report: dict[str, Any] = summary.to_json()
     report.update(done.start.to_json())  # new / stale / retried calls at the start
@@ -160,7 +172,12 @@ def run_cmd(
 
 
 def _run_with_bars(
-    t: Tournament, budget: float | None, signals: list[int], retry_failed: bool, history: bool
+    t: Tournament,
+    budget: float | None,
+    signals: list[int],
+    retry_failed: bool,
+    tag: str | None = None,
+    history: bool = True,
 ) -> DirectoryRun:
     columns = (
         TextColumn("{task.description:>8}"),
@@ -176,4 +193,4 @@ def _run_with_bars(
                 tasks[stage] = bars.add_task(stage, total=total)
             bars.update(tasks[stage], completed=done)
 
-        return _run(t, budget, progress, signals, retry_failed, history)
+        return _run(t, budget, progress, signals, retry_failed, tag, history)

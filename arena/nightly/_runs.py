@@ -13,7 +13,14 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 
 from arena.config import ConfigError, load_tournament
-from arena.nightly._history import append_history, snapshot_rows
+from arena.nightly._attribution import results_hash, tournament_context
+from arena.nightly._history import (
+    RATING_FIELDS,
+    append_history,
+    read_history,
+    snapshot_ids,
+    snapshot_rows,
+)
 from arena.nightly._planfile import plan_changes, plan_frame, read_plan, write_plan
 from arena.nightly._status import classify
 from arena.store import RunLog
@@ -111,12 +118,22 @@ def failed_only(plan: Plan, start: RunStart) -> tuple[Plan, int]:
 
 
 def record_history(
-    t: Tournament, plan: Plan, command: str, leaderboard: Callable[[], Mapping[str, Any]]
+    t: Tournament,
+    plan: Plan,
+    command: str,
+    leaderboard: Callable[[], Mapping[str, Any]],
+    *,
+    start: RunStart | None = None,
+    run_id: str | None = None,
+    tag: str | None = None,
 ) -> str | None:
     """Append the leaderboard (its `--format json` shape) to DIR's history table.
 
-    Returns why nothing was appended (no rankable reviews yet), else None.
-    The caller holds the run lock.
+    The snapshot carries what it depends on (`tournament_context`), the stale
+    calls `start` found (made again by this run), the run id and `tag`.
+    Returns why nothing was appended (no rankable reviews yet, or nothing
+    changed since the last snapshot and no tag was given), else None. The
+    caller holds the run lock.
     """
     try:
         board = leaderboard()
@@ -126,16 +143,53 @@ def record_history(
         return "no leaderboard snapshot for the history: no ranked models"
     states = classify(plan_frame(t, plan), RunLog(t.output_dir))
     open_calls = int(states["state"].is_in(["failed", "stale", "pending"]).sum())
+    context = tournament_context(t)
+    rerun = None
+    if start is not None:
+        stale = start.states.filter(pl.col("state") == "stale")
+        rerun = {
+            "answers": int((stale["stage"] == "answers").sum()),
+            "reviews": int((stale["stage"] == "reviews").sum()),
+        }
     rows = snapshot_rows(
         board,
         command=command,
-        config_hash=t.config_hash(),
+        config_hash=results_hash(context),
         n_questions=len(t.questions),
         calls_planned=plan.size,
         calls_open=open_calls,
+        run_id=run_id,
+        tag=tag,
+        context=context,
+        rerun=rerun,
     )
+    if tag is None and _same_as_last(t.output_dir, rows):
+        return "no new history snapshot: nothing changed since the last one"
     append_history(t.output_dir, rows)
     return None
+
+
+# Columns that decide whether a snapshot says anything new (ratings to 0.01).
+_SAME_COLUMNS = ("config_hash", "reviews", "invalid", "failed", "calls_planned", "calls_open")
+
+
+def _same_as_last(directory: Path, rows: list[dict[str, Any]]) -> bool:
+    """Whether `rows` repeat DIR's latest snapshot: same config, counts, models and ratings."""
+    history = read_history(directory)
+    if not history.height:
+        return False
+    last = history.filter(pl.col("snapshot") == snapshot_ids(history)[-1]).sort("rank")
+    if last.height != len(rows) or last["context"][0] is None:
+        return False
+
+    def key(row: Mapping[str, Any]) -> tuple[Any, ...]:
+        ratings = tuple(
+            None if row[k] is None or row[k] != row[k] else round(float(row[k]), 2)
+            for k in RATING_FIELDS
+        )
+        return (row["model"], row["rank"], *ratings, *(row[k] for k in _SAME_COLUMNS))
+
+    return [key(r) for r in last.iter_rows(named=True)] == [key(r) for r in rows]
 
 
 def recorded_config(directory: str | os.PathLike[str]) -> Path | None:

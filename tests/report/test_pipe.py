@@ -82,8 +82,8 @@ def test_history_csv(tmp_path: Path) -> None:
 
     yaml_path = small_tournament(tmp_path, models=2, questions=1)
     runner = CliRunner()
-    for _ in range(2):
-        assert runner.invoke(main, ["run", str(yaml_path)]).exit_code == 0
+    for night in range(2):  # tagged, so the unchanged second night adds a snapshot too
+        assert runner.invoke(main, ["run", str(yaml_path), "--tag", f"n{night}"]).exit_code == 0
     out = runner.invoke(
         main, ["leaderboard", str(tmp_path / "out"), "--history", "--format", "csv"]
     )

@@ -71,8 +71,8 @@ def make_run(tmp: Path, *, runs: int = 2) -> Path:
         },
     )
     (tmp / "q.jsonl").write_text("\n".join(json.dumps(q) for q in QUESTIONS) + "\n")
-    for _ in range(runs):
-        result = cli("run", str(yaml_path), "--json")
+    for night in range(runs):  # tagged: an unchanged night adds a history snapshot too
+        result = cli("run", str(yaml_path), "--json", "--tag", f"night{night}")
         assert result.exit_code == 0, result.output
     out = Path(yaml.safe_load(yaml_path.read_text())["output"])
     inject(out)
