@@ -13,6 +13,7 @@ class Exit(IntEnum):
     BAD_INPUT = 2
     PARTIAL = 3
     BUDGET = 4
+    STORAGE = 74  # the log cannot be written: disk full, read-only, no permission
     LOCKED = 75
     SIGINT = 130
     SIGTERM = 143

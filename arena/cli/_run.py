@@ -11,10 +11,12 @@ import click
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from arena.cli._common import (
+    DEFAULT_GRACE_SECONDS,
     Exit,
     Interrupts,
     budget_option,
     fail,
+    grace_option,
     json_summary_option,
     load_or_exit,
     report_and_exit,
@@ -50,10 +52,11 @@ def _run(
     progress: ProgressFn | None,
     signals: list[int],
     retry_failed: bool = False,
+    grace: float = DEFAULT_GRACE_SECONDS,
     tag: str | None = None,
     history: bool = True,
 ) -> DirectoryRun:
-    interrupts = Interrupts(signals)
+    interrupts = Interrupts(signals, grace)
     return run_directory(
         t,
         retry_failed=retry_failed,
@@ -74,6 +77,7 @@ def run_in_directory(
     budget: float | None,
     as_json: bool,
     retry_failed: bool = False,
+    grace: float = DEFAULT_GRACE_SECONDS,
     tag: str | None = None,
     history: bool = True,
 ) -> tuple[DirectoryRun, Exit]:
@@ -81,9 +85,9 @@ def run_in_directory(
     signals: list[int] = []
     try:
         if sys.stderr.isatty() and not as_json:
-            done = _run_with_bars(t, budget, signals, retry_failed, tag, history)
+            done = _run_with_bars(t, budget, signals, retry_failed, tag, grace, history)
         else:
-            done = _run(t, budget, _PlainProgress(), signals, retry_failed, tag, history)
+            done = _run(t, budget, _PlainProgress(), signals, retry_failed, grace, tag, history)
     except LockHeld as exc:
         fail(str(exc), Exit.LOCKED)
     except PlanChanged as exc:
@@ -93,6 +97,8 @@ def run_in_directory(
 
 def exit_code(summary: RunSummary, signals: list[int]) -> Exit:
     """The documented exit code for a finished run."""
+    if summary.storage_error is not None:
+        return Exit.STORAGE
     interrupted = signal_exit(signals)
     if interrupted is not None:
         return interrupted
@@ -121,6 +127,7 @@ def exit_code(summary: RunSummary, signals: list[int]) -> Exit:
 )
 @json_summary_option
 @budget_option
+@grace_option
 @tag_option
 @recorded("run", output_of_yaml)
 def run_cmd(
@@ -129,6 +136,7 @@ def run_cmd(
     limit: int | None,
     as_json: bool,
     budget: float | None,
+    grace: float,
     tag: str | None,
 ) -> None:
     """Run or resume the tournament in FILE.
@@ -137,7 +145,8 @@ def run_cmd(
     every reviewer. Results are appended to the crash-safe log in the output
     directory; calls already logged are never made again. Exit codes: 0
     complete, 2 bad input, 3 partial (failed or pending calls remain),
-    4 budget reached, 75 another run holds the lock, 130/143 interrupted.
+    4 budget reached, 74 the log cannot be written, 75 another run holds the
+    lock, 130/143 interrupted.
     """
     t = load_or_exit(file, out)
     if limit is not None:
@@ -155,12 +164,13 @@ def run_cmd(
                 "--budget; add it under `prices:` in the YAML",
                 err=True,
             )
-    done, code = run_in_directory(t, budget, as_json, tag=tag, history=limit is None)
+    done, code = run_in_directory(t, budget, as_json, grace=grace, tag=tag, history=limit is None)
     summary = done.summary
     report: dict[str, Any] = summary.to_json()
     report.update(done.start.to_json())  # new / stale / retried calls at the start
     report["exit_code"] = int(code)
     report["output"] = str(t.output_dir)
+    report.update(storage_report(summary))
     line = (
         f"{t.name}: planned {summary.planned}, skipped {summary.skipped}, "
         f"completed {summary.completed}, invalid {summary.invalid}, "
@@ -171,12 +181,23 @@ def run_cmd(
     report_and_exit(report, as_json, line, summary.errors, code, notes)
 
 
+def storage_report(summary: RunSummary) -> dict[str, Any]:
+    """The `error` of a run whose log could not be written (nothing when it could)."""
+    if summary.storage_error is None:
+        return {}
+    return {
+        "error": f"{summary.storage_error}; every row logged before is kept: free space "
+        "or fix permissions, then run again"
+    }
+
+
 def _run_with_bars(
     t: Tournament,
     budget: float | None,
     signals: list[int],
     retry_failed: bool,
     tag: str | None = None,
+    grace: float = DEFAULT_GRACE_SECONDS,
     history: bool = True,
 ) -> DirectoryRun:
     columns = (
@@ -193,4 +214,4 @@ def _run_with_bars(
                 tasks[stage] = bars.add_task(stage, total=total)
             bars.update(tasks[stage], completed=done)
 
-        return _run(t, budget, progress, signals, retry_failed, tag, history)
+        return _run(t, budget, progress, signals, retry_failed, grace, tag, history)

@@ -39,6 +39,7 @@ from arena.report._categories import (
     run_categories,
 )
 from arena.report._inputs import LeaderboardInputError, load_reviews_file, load_run
+from arena.store import RunLog
 
 __all__ = [
     "RANKINGS",
@@ -228,6 +229,11 @@ def rank_frame(
     a contestant.
     """
     opts = options or LeaderboardOptions()
+    if "id" in reviews.columns:
+        # Canonical order before the seeded Elo shuffles and bootstrap draws: the
+        # log holds rows in completion order, which differs between a resumed
+        # and an uninterrupted run of the same tournament.
+        reviews = reviews.sort("id", nulls_last=True, maintain_order=True)
     if answers is not None:
         reviews = with_answer_style(reviews, answers)
     rs = encode_reviews(
@@ -360,6 +366,7 @@ def build_leaderboard(
         if reviews_file is not None and target is not None:
             # Judgments from elsewhere: the run's contestants, whoever judged.
             source, reviewers = f"{file} (tournament {target})", None
+    run_dir = reviews_file is None and target is not None and target.is_dir()
     # A run's discussions: rank with their agreed verdicts, and report both rankings.
     discussed = None
     if reviews_file is None and target is not None and target.is_dir():
@@ -374,7 +381,11 @@ def build_leaderboard(
             reviewers=reviewers if discussed is None else discussed.reviewers(reviewers),
             sim_skill=skills,
             human=human,
-            cost_usd=_cost([reviews, answers, extra, scored]),
+            # A run directory: every billed attempt in its log (retried failures
+            # and superseded rows included); a file: the cost column it has.
+            cost_usd=RunLog(target).spent_usd()
+            if run_dir and target is not None
+            else _cost([reviews, answers, extra, scored]),
             answers=answers if reviews_file is None else None,
         )
         if discussed is not None:
@@ -399,10 +410,9 @@ def build_leaderboard(
             board.batcheval = _batcheval_block(board, target, opts.seed, human_scores)
         if by == "category":
             ranked = reviews if discussed is None else discussed.reviews
-            run_dir = target if reviews_file is None and target is not None else None
             board.by_category = _by_category(
                 ranked,
-                run_dir,
+                target if run_dir else None,
                 lambda part: leaderboard_dict(
                     rank_frame(
                         part,

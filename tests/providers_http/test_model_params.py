@@ -84,7 +84,7 @@ def test_system_effort_and_extra_reach_the_api(
 def test_local_server_without_usage_or_rate_headers(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    config = FakeServerConfig(usage=False, rate_headers=False)
+    config = FakeServerConfig(omit_usage=True, rate_headers=False)
     with FakeServer(config) as local:
         monkeypatch.setenv("LOCAL_KEY", "none")
         providers = {
