@@ -53,6 +53,7 @@ def test_library_prices_known_models_and_dated_ids(tmp_path: Path) -> None:
             "mini": {"provider": "oa", "model": "gpt-4o-mini-2024-07-18"},
             "haiku": {"provider": "claude", "model": "claude-haiku-4-5"},
             "llama": {"provider": "local", "model": "llama3.1"},
+            "proxied": {"provider": "local", "model": "gpt-5"},
         },
     )
     prices = resolve_prices(load_tournament(path), tmp_path / "none.yaml")
@@ -62,6 +63,8 @@ def test_library_prices_known_models_and_dated_ids(tmp_path: Path) -> None:
     haiku = prices["claude-haiku-4-5"]  # behind a proxy base_url: still Anthropic's price
     assert (haiku.input, haiku.output) == pytest.approx((1.0, 5.0))
     assert "llama3.1" not in prices  # a local server: unpriced unless given
+    # An unknown server serving a model the library knows: priced like it (budgets err safe).
+    assert prices["gpt-5"].input == pytest.approx(1.25)
     assert "m0" not in prices  # sim models are free
 
 
