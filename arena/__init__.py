@@ -30,12 +30,12 @@ def __getattr__(name: str) -> Any:
 
 
 # Modules that register their log tables with the store when imported.
-_TABLE_MODULES = ("arena.discuss", "arena.batcheval", "arena.nightly")
+_TABLE_MODULES = ("arena.discuss", "arena.batcheval", "arena.nightly", "arena.sampling")
 
 
 def open_log(directory: str | os.PathLike[str]) -> RunLog:
     """A run directory's log, with every table arena writes registered (answers, reviews,
-    discussions, batcheval, history)."""
+    discussions, batcheval, history, sampling)."""
     for module in _TABLE_MODULES:
         importlib.import_module(module)
     from arena.store import RunLog

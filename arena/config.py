@@ -17,7 +17,10 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    StrictFloat,
+    StrictInt,
     ValidationError,
+    ValidationInfo,
     field_validator,
     model_validator,
 )
@@ -357,6 +360,42 @@ class DiscussionConfig(_Strict):
         return list(self.discussants["all-pairs"])
 
 
+class SamplingConfig(_Strict):
+    """Which review calls of the full plan a run makes (docs/sampling.md)."""
+
+    strategy: Literal["full", "uniform", "adaptive"] = "full"
+    # A float in (0, 1]: that share of the full plan's review calls; an
+    # integer: that number of review calls. Required unless strategy is full.
+    budget: StrictInt | StrictFloat | None = Field(default=None, validate_default=True)
+    # Adaptive only: rounds after the seed round, the seed round's share of the
+    # budget, and whether to stop once every adjacent pair is separated.
+    rounds: int = Field(default=5, ge=1, le=100)
+    seed_share: float = Field(default=0.3, gt=0, le=1)
+    stop_when_separated: bool = False
+
+    @field_validator("budget")
+    @classmethod
+    def _budget_fits_strategy(
+        cls, budget: int | float | None, info: ValidationInfo
+    ) -> int | float | None:
+        strategy = info.data.get("strategy", "full")
+        if strategy == "full":
+            if budget is not None:
+                raise ValueError("only a sampled strategy (uniform, adaptive) takes a budget")
+            return budget
+        if budget is None:
+            raise ValueError(f"strategy {strategy} needs a budget (a share or a number of calls)")
+        if isinstance(budget, float):
+            if not (0.0 < budget <= 1.0):
+                raise ValueError(
+                    f"a share must be in (0, 1], got {budget} "
+                    "(write an integer for a number of review calls)"
+                )
+        elif budget < 2:
+            raise ValueError(f"a number of review calls must be at least 2, got {budget}")
+        return budget
+
+
 def path_safe_name(name: str) -> str:
     """`name` if it can name a file or folder without leaving its parent; else ValueError."""
     if name.strip() in ("", ".", "..") or any(c in name for c in "/\\\0"):
@@ -384,6 +423,7 @@ class TournamentConfig(_Strict):
     references: str | None = None
     batcheval: BatchEvalConfig | None = None  # off unless the section is present
     discussion: DiscussionConfig | None = None  # off unless the section is present
+    sampling: SamplingConfig = Field(default_factory=SamplingConfig)
     # Per provider-side model id; overrides configs/prices.yaml (arena.scheduler.price_table).
     prices: dict[str, PriceConfig] = Field(default_factory=dict)
     # Tournament budget: the most the output directory may spend over all its

@@ -24,6 +24,7 @@ from arena.pipeline import AllPairsPlanner, Plan, build_plan, make_providers
 from arena.providers import ProviderUnavailable, create_provider
 from arena.report import build_leaderboard, leaderboard_dict
 from arena.runner import Planner, ProgressFn, Runner, RunSummary, default_window
+from arena.sampling import SampledPlanner
 from arena.scheduler import Scheduler, price_table
 from arena.store import RunLock, RunLog, StorageError
 
@@ -144,7 +145,8 @@ async def run_tournament(
     write_snapshot(t, keep_config_path=not record_config)
     log = RunLog(t.output_dir)
     plan = plan if plan is not None else build_plan(t)
-    base = AllPairsPlanner(t, plan)
+    sampled = extra_stages and t.config.sampling.strategy != "full"
+    base = SampledPlanner(t, plan) if sampled else AllPairsPlanner(t, plan)
     planners: list[Planner] = [base]
     if extra_stages:
         planners.extend(p for p in (factory(t, base) for factory in STAGES) if p is not None)
@@ -173,6 +175,8 @@ async def run_tournament(
                 progress=progress,
             )
             summary = await runner.run()
+            if isinstance(base, SampledPlanner):
+                summary.sampling = base.report()
     except StorageError as exc:
         if summary is None:  # the log could not even be opened
             raise

@@ -194,25 +194,37 @@ class AllPairsPlanner(Planner):
                 self.failed_answers.add(rid)
             if turns:
                 self.logged_turns[rid] = list(turns)
-        done_reviews = ctx.log.ids(
-            "reviews", statuses={CallStatus.OK.value, CallStatus.INVALID.value}
-        )
         stats = ctx.stats
         # Answers from a file are records, not calls: logged, never counted.
         calls = [a for a in self.plan.answers if not self.t.from_file(a.model)]
         stats.plan("answers", len(calls))
-        stats.plan("reviews", len(self.plan.reviews))
         for a in self.plan.answers:
             if a.id not in self.answers:
                 self._todo.append(a)
             elif not self.t.from_file(a.model):
                 stats.skip("answers")
         ctx.mark_logged(list(self.answers))
+        self.start_reviews(ctx)
+
+    def start_reviews(self, ctx: RunContext) -> None:
+        """Count the plan's reviews and queue those not logged yet.
+
+        A sampled design (arena.sampling) overrides this to queue only the
+        reviews it selects, and adds more with `queue_review` as rounds end.
+        """
+        done_reviews = ctx.log.ids(
+            "reviews", statuses={CallStatus.OK.value, CallStatus.INVALID.value}
+        )
+        ctx.stats.plan("reviews", len(self.plan.reviews))
         for r in self.plan.reviews:
             if r.id in done_reviews:
-                stats.skip("reviews")
+                ctx.stats.skip("reviews")
             else:
                 self._maybe_ready(r)
+
+    def queue_review(self, review: ReviewCall) -> None:
+        """Ask for a review (once both of its answers are logged)."""
+        self._maybe_ready(review)
 
     def _maybe_ready(self, review: ReviewCall) -> None:
         missing = [a for a in (review.answer_a_id, review.answer_b_id) if a not in self.answers]

@@ -205,6 +205,8 @@ class RunSummary:
     # count and a sample message (see `RunStats.failure`).
     errors: list[dict[str, Any]] = field(default_factory=list)
     storage_error: str | None = None  # the log could not be written (disk full, read-only)
+    # A sampled design (arena.sampling): strategy, budget, calls spent, rounds.
+    sampling: dict[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)

@@ -33,7 +33,7 @@ def test_open_log_reads_every_table_in_a_fresh_interpreter(tmp_path: Path) -> No
         "import arena, sys\n"
         "log = arena.open_log(sys.argv[1])\n"
         "print(*(log.read(t).height for t in "
-        "('answers', 'reviews', 'discussions', 'batcheval', 'history')))\n"
+        "('answers', 'reviews', 'discussions', 'batcheval', 'history', 'sampling')))\n"
     )
     out = subprocess.run(
         [sys.executable, "-c", code, str(tmp_path / "out")],
@@ -42,6 +42,6 @@ def test_open_log_reads_every_table_in_a_fresh_interpreter(tmp_path: Path) -> No
         timeout=60,
     )
     assert out.returncode == 0, out.stderr
-    answers, reviews, discussions, batcheval, history = map(int, out.stdout.split())
-    assert (answers, reviews, batcheval, history) == (6, 36, 0, 3)
+    answers, reviews, discussions, batcheval, history, sampling = map(int, out.stdout.split())
+    assert (answers, reviews, batcheval, history, sampling) == (6, 36, 0, 3, 0)
     assert discussions > 0

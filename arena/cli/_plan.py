@@ -22,6 +22,7 @@ from arena.discuss import discussion_context, load_templates
 from arena.nightly import batcheval_states, call_states, discussion_counts
 from arena.pipeline import AnswerCall, build_plan, load_done
 from arena.review import render_review_prompt
+from arena.sampling import design_status
 from arena.scheduler import PriceTable, price_table
 from arena.store import RunLog
 from arena.types import Usage, estimate_tokens
@@ -109,6 +110,8 @@ def plan_cmd(file: Path, out: Path | None, as_json: bool) -> None:
         )
         for q in t.questions
     }
+    sampled = design_status(t, plan, log)
+    review_costs: list[float | None] = []  # per pending review (sampled designs)
     for r in plan.reviews:
         bump(r.reviewer, "reviews")
         if r.id in done_reviews:
@@ -129,6 +132,15 @@ def plan_cmd(file: Path, out: Path | None, as_json: bool) -> None:
             )
             bump(r.reviewer, "exp_in", prompt_tokens[r.question.id] + round(expected_answers))
             bump(r.reviewer, "exp_out", round(expect.review(r.reviewer)))
+            if sampled is not None:
+                review_costs.append(
+                    _cost(
+                        prices,
+                        t.provider_model_id(r.reviewer),
+                        Counter(est_in=review_in, est_out=review_max),
+                        free=t.config.providers[t.provider_of(r.reviewer)].type == "sim",
+                    )
+                )
     batcheval = None
     if t.config.batcheval is not None and batcheval_template is not None:
         cfg = t.config.batcheval
@@ -157,6 +169,13 @@ def plan_cmd(file: Path, out: Path | None, as_json: bool) -> None:
     if t.config.discussion is not None:
         logged = None if log is None else discussion_counts(log, context)
         discussion = _discussion_bound(t, t.config.discussion, logged)
+    if sampled is not None:
+        # The most the sampled run may spend on reviews: its dearest remaining calls.
+        if any(c is None for c in review_costs):
+            sampled["max_review_cost_usd"] = None
+        else:
+            dearest = sorted((c for c in review_costs if c is not None), reverse=True)
+            sampled["max_review_cost_usd"] = sum(dearest[: sampled["remaining_review_calls"]])
     out_rows: list[dict[str, Any]] = []
     for (provider, model), c in sorted(rows.items()):
         total = c["answers"] + c["reviews"] + c["batcheval"]
@@ -224,6 +243,7 @@ def plan_cmd(file: Path, out: Path | None, as_json: bool) -> None:
                     "from_file": from_file,
                     "batcheval": batcheval,
                     "discussion": discussion,
+                    "sampling": sampled,
                 }
             )
         )
@@ -256,6 +276,18 @@ def plan_cmd(file: Path, out: Path | None, as_json: bool) -> None:
             f"x {batcheval['criteria']} criteria x {batcheval['scorers']} scorers = "
             f"{batcheval['calls']} calls; est_tokens counts each twice (a batch with a missing "
             "score is asked once more)."
+        )
+    if sampled is not None:
+        click.echo(
+            f"sampling: {sampled['strategy']}, budget {sampled['budget_review_calls']} of "
+            f"{sampled['full_review_calls']} review calls; {sampled['judged_review_calls']} "
+            f"judged, at most {sampled['remaining_review_calls']} more, costing at most "
+            + (
+                "an unknown amount (unpriced reviewers)"
+                if sampled["max_review_cost_usd"] is None
+                else f"${sampled['max_review_cost_usd']:.4f}"
+            )
+            + ". The table counts the full plan's reviews."
         )
     if discussion is not None:
         logged = discussion["logged"]

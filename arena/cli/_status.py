@@ -12,7 +12,7 @@ from rich.console import Console
 from rich.table import Table
 
 from arena.cli._common import fail
-from arena.config import ConfigError
+from arena.config import ConfigError, Tournament
 from arena.discuss import discussion_context, load_templates, read_state
 from arena.engine import LAST_RUN
 from arena.nightly import (
@@ -24,8 +24,9 @@ from arena.nightly import (
     recorded_config,
     status_report,
 )
-from arena.pipeline import build_plan
+from arena.pipeline import Plan, build_plan
 from arena.runner import error_lines
+from arena.sampling import design_status
 from arena.store import TABLES, RunLog, failure_reasons, merge_reasons
 
 _COLUMNS = ("stage", "provider", "planned", *STATES, "spent_usd")
@@ -72,6 +73,8 @@ def status_cmd(directory: Path, config_file: Path | None, as_json: bool) -> None
         fail(f"{directory}: not a run directory (no log/)")
     source = "config"
     batcheval = None
+    t: Tournament | None = None
+    plan: Plan | None = None
     # Discussions of other settings than these are stale: the YAML's, else the last run's.
     state = read_state(directory)
     context = None if state is None else state.context
@@ -111,6 +114,8 @@ def status_cmd(directory: Path, config_file: Path | None, as_json: bool) -> None
     )
     data["missing_parts"] = log.missing_parts()
     data["last_run"] = _last_run(directory)
+    sampled = None if plan is None or t is None else design_status(t, plan, RunLog(directory))
+    data["sampling"] = sampled
     if as_json:
         click.echo(json.dumps(data))
         return
@@ -129,6 +134,14 @@ def status_cmd(directory: Path, config_file: Path | None, as_json: bool) -> None
                 f"current plan), {rows['unused']} belong to models or questions no "
                 "longer in it; neither is used."
             )
+    if sampled is not None:
+        click.echo(
+            f"sampling: {sampled['strategy']}, {sampled['judged_review_calls']} of a budget of "
+            f"{sampled['budget_review_calls']} review calls judged ({sampled['rounds']} rounds), "
+            f"at most {sampled['remaining_review_calls']} more; the table counts the full "
+            f"plan's {sampled['full_review_calls']} reviews, most of which a sampled run "
+            "never makes."
+        )
     d = report.discussions
     if any(d.values()):
         click.echo(

@@ -27,6 +27,7 @@ __all__ = [
     "PeerRankResult",
     "WinCounts",
     "equal_win_rates",
+    "imputed_rates",
     "peerrank",
     "peerrank_batch",
     "solve_weights",
@@ -221,6 +222,53 @@ def _scores(value: FloatArray, battles: FloatArray, weights: FloatArray) -> Floa
     return out
 
 
+def _balanced_scores(tensors: FloatArray, weights: FloatArray, imputed: FloatArray) -> FloatArray:
+    """Opponent-balanced weighted win rate: the mean over opponents of per-pair rates.
+
+    `rate[c, j] = sum_r w_r X[r, c, j] / sum_r w_r (X[r, c, j] + X[r, j, c])`, a
+    pair never compared (no weighted battle) taking `imputed[c, j]` instead.
+    On a design where every pair carries the same reviewer weight (the full
+    design) this is the plain weighted mean; elsewhere it does not depend on
+    whom a model happened to meet. A contestant without any battle gets NaN.
+    """
+    won = np.einsum("br,brij->bij", weights, tensors)
+    played = won + won.transpose(0, 2, 1)
+    plain = tensors.sum(axis=1)
+    plain_played = plain + plain.transpose(0, 2, 1)
+    # Where every reviewer of a pair has weight 0, the unweighted rate stands in.
+    weighted = played > _EQUAL_SPAN * np.maximum(plain_played, 1.0)
+    won = np.where(weighted, won, plain)
+    played = np.where(weighted, played, plain_played)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        rate = np.where(played > 0, won / np.where(played > 0, played, 1.0), imputed)
+    c = tensors.shape[-1]
+    off = ~np.eye(c, dtype=np.bool_)
+    mean = (rate * off).sum(axis=2) / max(c - 1, 1)
+    any_battle = (plain_played.sum(axis=2)) > 0
+    out: FloatArray = np.clip(np.where(any_battle, mean, np.nan), 0.0, 1.0)
+    return out
+
+
+def imputed_rates(tensors: FloatArray) -> FloatArray:
+    """P(i beats j) from a Bradley-Terry fit of each set's equal-weight pair counts (sets, C, C).
+
+    Used only for pairs never compared; half a virtual tie on every pair keeps
+    the fit finite and the comparison graph connected.
+    """
+    sets, c = tensors.shape[0], tensors.shape[-1]
+    pairs = tensors.sum(axis=1)
+    compared = (pairs + pairs.transpose(0, 2, 1)) > 0
+    off = ~np.eye(c, dtype=np.bool_)
+    out = np.full((sets, c, c), 0.5)
+    need = np.flatnonzero((~compared & off[None]).any(axis=(1, 2)))
+    if need.size and c > 1:
+        from arena.rank._bt import fit_log_strengths
+
+        theta = fit_log_strengths(pairs[need] + 0.25 * off[None])
+        out[need] = 1.0 / (1.0 + np.exp(theta[:, None, :] - theta[:, :, None]))
+    return out
+
+
 def _value_and_battles(tensors: FloatArray) -> tuple[FloatArray, FloatArray]:
     """From win tensors (sets, R, C, C): win value and battles per (reviewer, contestant)."""
     value = tensors.sum(axis=3)  # (sets, R, C): win value of c in r's reviews
@@ -247,17 +295,28 @@ def peerrank_batch(
     *,
     tol: float = 1e-9,
     max_iter: int = 100,
+    balanced: bool = False,
 ) -> PeerRankBatch:
-    """PeerRank fixed point for a stack of win tensors (sets, R, C, C)."""
+    """PeerRank fixed point for a stack of win tensors (sets, R, C, C).
+
+    With `balanced`, scores are opponent-balanced (`_balanced_scores`), the
+    weights iterated on them too.
+    """
     sets, n_reviewers = tensors.shape[0], tensors.shape[1]
     value, battles = _value_and_battles(tensors)
+    imputed = imputed_rates(tensors) if balanced else None
+
+    def scores(index: IntArray | slice, weights: FloatArray) -> FloatArray:
+        if imputed is not None:
+            return _balanced_scores(tensors[index], weights, imputed[index])
+        return _scores(value[index], battles[index], weights)
 
     def update(index: IntArray, weights: FloatArray) -> FloatArray:
-        return weights_from_scores(_scores(value[index], battles[index], weights), as_contestant)
+        return weights_from_scores(scores(index, weights), as_contestant)
 
     fixed = solve_weights(update, sets, n_reviewers, tol=tol, max_iter=max_iter)
     return PeerRankBatch(
-        _scores(value, battles, fixed.weights),
+        scores(slice(None), fixed.weights),
         fixed.weights,
         fixed.iterations,
         fixed.converged,
@@ -279,28 +338,38 @@ class PeerRankResult:
     residual: float = 0.0  # max |f(w) - w| at the weights
 
 
-def equal_win_rates(tensors: FloatArray) -> FloatArray:
+def equal_win_rates(tensors: FloatArray, *, balanced: bool = False) -> FloatArray:
     """Win rates with equal reviewer weights for a stack of win tensors (sets, R, C, C)."""
-    value, battles = _value_and_battles(tensors)
     equal = np.full(tensors.shape[:2], 1.0 / max(tensors.shape[1], 1))
+    if balanced:
+        return _balanced_scores(tensors, equal, imputed_rates(tensors))
+    value, battles = _value_and_battles(tensors)
     return _scores(value, battles, equal)
 
 
 def peerrank(
-    tallies: Tallies, *, tol: float = 1e-9, max_iter: int = 100, weighted: bool = True
+    tallies: Tallies,
+    *,
+    tol: float = 1e-9,
+    max_iter: int = 100,
+    weighted: bool = True,
+    balanced: bool = False,
 ) -> PeerRankResult:
     """Win rates and the PeerRank weighted-win-rate fixed point of one review set.
 
     With `weighted=False` the weights stay equal (`--weights equal`): the
-    weighted win rate is then the plain one.
+    weighted win rate is then the plain one. With `balanced`, every win rate
+    is the mean over opponents of the per-pair rates (a sampled design).
     """
     rs = tallies.reviews
     tensor = tallies.win[None]
-    plain = equal_win_rates(tensor)[0]
+    plain = equal_win_rates(tensor, balanced=balanced)[0]
     if not weighted:
         equal = np.full(rs.n_reviewers, 1.0 / max(rs.n_reviewers, 1))
         return PeerRankResult(plain, plain.copy(), equal, 0, True)
-    batch = peerrank_batch(tensor, rs.reviewer_as_contestant, tol=tol, max_iter=max_iter)
+    batch = peerrank_batch(
+        tensor, rs.reviewer_as_contestant, tol=tol, max_iter=max_iter, balanced=balanced
+    )
     return PeerRankResult(
         win_rate=plain,
         weighted_win_rate=batch.scores[0],

@@ -67,6 +67,10 @@ class RankOptions:
     mean of up to ELO_BOOTSTRAP_ORDERS random orders; capped by
     ELO_BOOTSTRAP_STEPS; 0: no Elo interval).
     `style`: fit style control when the reviews carry answer lengths.
+    `balanced`: win rates (and the PeerRank scores the weights come from) are
+    the mean over opponents of the per-pair rates, pairs never compared
+    imputed from Bradley-Terry: for sampled designs, where whom a model met
+    is not balanced. Identical to the plain rates on a full design.
     """
 
     elo_orders: int = 100
@@ -79,6 +83,7 @@ class RankOptions:
     weights: str = "peerrank"
     elo_bootstrap: int = 20
     style: bool = True
+    balanced: bool = False
 
 
 @dataclass(frozen=True, eq=False)
@@ -131,7 +136,13 @@ class _Bootstrap:
 
 
 def _bootstrap(
-    tallies: Tallies, rounds: int, seed: int, weighted: bool, tol: float, max_iter: int
+    tallies: Tallies,
+    rounds: int,
+    seed: int,
+    weighted: bool,
+    tol: float,
+    max_iter: int,
+    balanced: bool = False,
 ) -> _Bootstrap | None:
     rs = tallies.reviews
     if rounds <= 0 or rs.n_questions < 2:
@@ -141,10 +152,12 @@ def _bootstrap(
     counts = bootstrap_counts(rs.n_questions, rounds, seed)
     tensors = resample(tallies.features, counts)
     if weighted:
-        batch = peerrank_batch(tensors, rs.reviewer_as_contestant, tol=tol, max_iter=max_iter)
+        batch = peerrank_batch(
+            tensors, rs.reviewer_as_contestant, tol=tol, max_iter=max_iter, balanced=balanced
+        )
         return _Bootstrap(counts, tensors, batch.weights, batch.scores)
     equal = np.full((rounds, rs.n_reviewers), 1.0 / max(rs.n_reviewers, 1))
-    return _Bootstrap(counts, tensors, equal, equal_win_rates(tensors))
+    return _Bootstrap(counts, tensors, equal, equal_win_rates(tensors, balanced=balanced))
 
 
 def bradley_terry(
@@ -277,8 +290,12 @@ def rank_reviews(rs: ReviewSet, options: RankOptions | None = None) -> Ranking:
         raise ValueError(f"anchor model {opts.anchor!r} is not a contestant")
     weighted = opts.weights == "peerrank"
     tallies = tally_reviews(rs, per_question=opts.bootstrap > 0)
-    pr = peerrank(tallies, tol=opts.tol, max_iter=opts.max_iter, weighted=weighted)
-    boot = _bootstrap(tallies, opts.bootstrap, opts.seed, weighted, opts.tol, opts.max_iter)
+    pr = peerrank(
+        tallies, tol=opts.tol, max_iter=opts.max_iter, weighted=weighted, balanced=opts.balanced
+    )
+    boot = _bootstrap(
+        tallies, opts.bootstrap, opts.seed, weighted, opts.tol, opts.max_iter, opts.balanced
+    )
     bt = _fit_bt(tallies, pr.weights, opts.anchor, boot)
     passes = 10 if weighted else 1
     elo = None
@@ -291,7 +308,11 @@ def rank_reviews(rs: ReviewSet, options: RankOptions | None = None) -> Ranking:
     c = rs.n_models
     plain_rates = None
     if boot is not None:
-        plain_rates = equal_win_rates(boot.tensors) if weighted else boot.weighted_scores
+        plain_rates = (
+            equal_win_rates(boot.tensors, balanced=opts.balanced)
+            if weighted
+            else boot.weighted_scores
+        )
     elo_ci, elo_rounds = _elo_interval(rs, boot, opts, passes)
     style, note = _style(rs, boot, opts, weighted)
     style_ranks = None

@@ -39,6 +39,7 @@ from arena.report._categories import (
     run_categories,
 )
 from arena.report._inputs import LeaderboardInputError, load_reviews_file, load_run
+from arena.sampling import SAMPLING_TABLE
 from arena.store import RunLog
 
 __all__ = [
@@ -72,6 +73,9 @@ class LeaderboardOptions:
     seed: int = 0
     weights: str = "peerrank"
     exclude_self: bool = False
+    # Opponent-balanced win rates (rank.RankOptions.balanced); None: on for a
+    # run directory whose reviews come from a sampled design.
+    balanced: bool | None = None
 
 
 @dataclass(eq=False)
@@ -90,6 +94,7 @@ class Leaderboard:
     discussion: dict[str, Any] | None = None  # docs/discussion.md (the JSON `discussion`)
     batcheval: dict[str, Any] | None = None  # docs/batcheval.md (the JSON `batcheval`)
     by_category: list[CategoryRanking] | None = None  # --by category (the JSON `by_category`)
+    sampling: dict[str, Any] | None = None  # docs/sampling.md (the JSON `sampling`)
 
     @property
     def contestants(self) -> tuple[str, ...]:
@@ -251,6 +256,7 @@ def rank_frame(
             anchor=opts.anchor,
             elo=opts.elo_orders > 0,
             weights=opts.weights,
+            balanced=bool(opts.balanced),
         ),
     )
     board = Leaderboard(
@@ -367,6 +373,11 @@ def build_leaderboard(
             # Judgments from elsewhere: the run's contestants, whoever judged.
             source, reviewers = f"{file} (tournament {target})", None
     run_dir = reviews_file is None and target is not None and target.is_dir()
+    design = None
+    if target is not None and target.is_dir():
+        design = sampling_block(target, reviews)
+        if opts.balanced is None:
+            opts = dataclasses.replace(opts, balanced=design is not None)
     # A run's discussions: rank with their agreed verdicts, and report both rankings.
     discussed = None
     if reviews_file is None and target is not None and target.is_dir():
@@ -426,6 +437,9 @@ def build_leaderboard(
                     )
                 ),
             )
+        if design is not None:
+            design["balanced_win_rates"] = bool(opts.balanced)
+            board.sampling = design
         return board
     except ValueError as exc:
         raise LeaderboardInputError(source, "", str(exc)) from None
@@ -669,7 +683,34 @@ def leaderboard_dict(board: Leaderboard) -> dict[str, Any]:
         out["batcheval"] = board.batcheval
     if board.by_category is not None:
         out["by_category"] = {c.category: c.to_json() for c in board.by_category}
+    if board.sampling is not None:
+        out["sampling"] = board.sampling
     return out
+
+
+def sampling_block(directory: Path, reviews: pl.DataFrame) -> dict[str, Any] | None:
+    """A sampled run's design, from its `sampling` table (None for a full design).
+
+    `strategy`, the `rounds` selected, `units` and `selected_review_calls` (of the
+    current log), and `ranked_review_calls`: the reviews the leaderboard counts
+    that belong to selected units.
+    """
+    if not (directory / "log").is_dir():
+        return None
+    columns = ["round", "strategy", "review_ab_id", "review_ba_id"]
+    frame = RunLog(directory).read(SAMPLING_TABLE, columns=columns)
+    if frame.height == 0:
+        return None
+    selected = pl.concat([frame["review_ab_id"], frame["review_ba_id"]])
+    ranked = int(reviews["id"].is_in(selected.implode()).sum()) if reviews.height else 0
+    strategies = frame["strategy"].unique().to_list()
+    return {
+        "strategy": strategies[0] if len(strategies) == 1 else "mixed",
+        "rounds": int(frame["round"].n_unique()),
+        "units": frame.height,
+        "selected_review_calls": 2 * frame.height,
+        "ranked_review_calls": ranked,
+    }
 
 
 def _score_dict(score: AgreementScore) -> dict[str, Any]:

@@ -369,6 +369,18 @@ def _sections(board: Leaderboard) -> tuple[list[str], list[_Section], list[str]]
     if board.batcheval is not None:  # docs/batcheval.md
         sections += _batcheval_sections(board.batcheval)
     footer = []
+    if board.sampling is not None:
+        d = board.sampling
+        footer.append(
+            f"Sampled design ({d['strategy']}): {d['ranked_review_calls']} reviews of "
+            f"{d['units']} selected battles in {d['rounds']} round(s); win rates are "
+            + (
+                "the mean over opponents of the per-pair rates (pairs never compared "
+                "imputed from Bradley-Terry)."
+                if d["balanced_win_rates"]
+                else "plain rates over the battles each model had."
+            )
+        )
     if board.cost_usd is not None:
         footer.append(f"Total cost: ${board.cost_usd:.4f}")
     if board.discussion is not None:

@@ -1,0 +1,404 @@
+"""The sampled tournament as a planner: all answers, the reviews a design selects.
+
+`SampledPlanner` is the all-pairs planner (every answer; a review as soon as
+its two answers are logged) whose reviews come from a design instead of the
+full plan: `uniform` selects its units once, `adaptive` in rounds, each round
+chosen from the verdicts of the rounds before it. Each round's units are
+written to the `sampling` table by a record call before any of their reviews
+starts (the reviews wait on it), so a resumed run finishes the round under
+way and selects the next ones exactly as an uninterrupted run would.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, replace
+from typing import Any
+
+import numpy as np
+import polars as pl
+import pyarrow as pa
+from numpy.typing import NDArray
+
+from arena.config import SamplingConfig, Tournament
+from arena.pipeline import AllPairsPlanner, Plan, ReviewCall
+from arena.runner import Call, CallResult, Finished, Idle, Priority, RunContext
+from arena.sampling._adaptive import DesignFit, choose_round, fit_design
+from arena.sampling._design import Grid, balanced_units
+from arena.store import register_table
+from arena.types import CallStatus, stable_id
+
+__all__ = ["SAMPLING_TABLE", "SampledPlanner", "SamplingBudget", "sampling_budget"]
+
+SAMPLING_TABLE = "sampling"
+SAMPLING_SCHEMA = pa.schema(
+    [
+        pa.field("id", pa.string()),  # the unit: stable_id of its two review ids
+        pa.field("round", pa.int64()),
+        pa.field("round_id", pa.string()),  # the record call that wrote the round
+        pa.field("strategy", pa.string()),
+        pa.field("question_id", pa.string()),
+        pa.field("model_a", pa.string()),  # the pair, in contestants order
+        pa.field("model_b", pa.string()),
+        pa.field("reviewer", pa.string()),
+        pa.field("review_ab_id", pa.string()),
+        pa.field("review_ba_id", pa.string()),
+        pa.field("selected_at", pa.float64()),
+        pa.field("run_id", pa.string()),
+    ]
+)
+register_table(SAMPLING_TABLE, SAMPLING_SCHEMA)
+
+_DONE = (CallStatus.OK.value, CallStatus.INVALID.value, CallStatus.FAILED.value)
+_VERDICT = (CallStatus.OK.value, CallStatus.INVALID.value)
+
+BoolArray = NDArray[np.bool_]
+IntArray = NDArray[np.int64]
+
+
+@dataclass(frozen=True)
+class SamplingBudget:
+    """What a sampled design may spend, in review calls and units (two calls each)."""
+
+    strategy: str
+    full_calls: int
+    budget_calls: int
+    units: int  # budget in units
+    seed_units: int  # the seed round (adaptive) or everything (uniform)
+    round_units: int  # each later round (adaptive)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "strategy": self.strategy,
+            "full_review_calls": self.full_calls,
+            "budget_review_calls": self.budget_calls,
+        }
+
+
+def sampling_budget(cfg: SamplingConfig, full_calls: int) -> SamplingBudget:
+    """The budget of a design over a full plan of `full_calls` review calls."""
+    if cfg.strategy == "full" or cfg.budget is None:
+        return SamplingBudget("full", full_calls, full_calls, full_calls // 2, 0, 0)
+    if isinstance(cfg.budget, float):
+        calls = math.floor(cfg.budget * full_calls + 1e-9)
+    else:
+        calls = int(cfg.budget)
+    units = min(calls // 2, full_calls // 2)
+    if cfg.strategy == "uniform":
+        return SamplingBudget("uniform", full_calls, 2 * units, units, units, 0)
+    seed = min(units, max(1, math.ceil(cfg.seed_share * units)))
+    per_round = math.ceil((units - seed) / cfg.rounds) if units > seed else 0
+    return SamplingBudget("adaptive", full_calls, 2 * units, units, seed, per_round)
+
+
+class _Design:
+    """The full plan's reviews as a grid of units, with what is selected and judged."""
+
+    def __init__(self, t: Tournament, plan: Plan) -> None:
+        self.contestants = list(t.contestants)
+        self.reviewers = list(t.reviewers)
+        position = {m: i for i, m in enumerate(self.contestants)}
+        reviewer_index = {r: i for i, r in enumerate(self.reviewers)}
+        questions: dict[str, int] = {}
+        for call in plan.reviews:
+            questions.setdefault(call.question.id, len(questions))
+        self.question_ids = list(questions)
+        self.grid = Grid(len(questions), len(self.contestants), len(self.reviewers))
+        c = len(self.contestants)
+        pair_index = {}
+        for k, (i, j) in enumerate(self.grid.pairs):
+            pair_index[i * c + j] = k
+        # Two review calls per unit: slot 0 shows the pair's first model as A.
+        self.calls: list[ReviewCall | None] = [None] * (2 * self.grid.size)
+        for call in plan.reviews:
+            a, b = position[call.model_a], position[call.model_b]
+            lo, hi = min(a, b), max(a, b)
+            unit = (
+                questions[call.question.id] * self.grid.n_pairs + pair_index[lo * c + hi]
+            ) * self.grid.n_reviewers + reviewer_index[call.reviewer]
+            self.calls[2 * unit + (0 if a < b else 1)] = call
+        self.unit_of_review = {
+            call.id: k // 2 for k, call in enumerate(self.calls) if call is not None
+        }
+        self.selected: BoolArray = np.zeros(self.grid.size, dtype=np.bool_)
+
+    def complete(self, unit: int) -> bool:
+        """Whether both review calls of a unit are in the plan."""
+        return self.calls[2 * unit] is not None and self.calls[2 * unit + 1] is not None
+
+    def unit_id(self, unit: int) -> str:
+        ab, ba = self.calls[2 * unit], self.calls[2 * unit + 1]
+        assert ab is not None and ba is not None
+        return stable_id("unit", [ab.id, ba.id])
+
+
+class SampledPlanner(AllPairsPlanner):
+    """Every answer of the plan; the reviews of a `uniform` or `adaptive` design."""
+
+    def __init__(self, t: Tournament, plan: Plan) -> None:
+        super().__init__(t, plan)
+        self.cfg = t.config.sampling
+        self.design = _Design(t, plan)
+        self.budget = sampling_budget(self.cfg, len(plan.reviews))
+        self._ctx: RunContext | None = None
+        self._records: list[Call] = []  # round records ready to write
+        self._record_open = False
+        self._outstanding: set[str] = set()  # review ids of the open round without a result
+        self._verdicts: dict[str, str] = {}  # review id -> verdict, selected reviews
+        self._done: set[str] = set()  # selected review ids with a logged result
+        self._round = -1  # the last round selected
+        self._halted = False  # a review of the open round could not end in this run
+        self.stopped_early = False
+        self.last_fit: DesignFit | None = None
+        self.separation_fit: DesignFit | None = None
+        self._round_dependency: dict[str, str] = {}  # review id -> its round's record id
+
+    # -- the planner hooks ---------------------------------------------------------
+
+    def start_reviews(self, ctx: RunContext) -> None:
+        self._ctx = ctx
+        d = self.design
+        frame = ctx.log.read(
+            SAMPLING_TABLE, columns=["round", "round_id", "review_ab_id", "review_ba_id"]
+        )
+        rounds: dict[int, str] = {}
+        for _, rnd, round_id, ab, ba in frame.iter_rows():
+            unit = d.unit_of_review.get(ab)
+            if unit is None or d.unit_of_review.get(ba) != unit:
+                continue  # stale: the answers or the reviewer changed
+            d.selected[unit] = True
+            self._round = max(self._round, int(rnd))
+            rounds[int(rnd)] = round_id
+        ctx.mark_logged(list(rounds.values()))
+        reviews = ctx.log.read("reviews", columns=["status", "verdict"])
+        reviews = reviews.filter(pl.col("status").is_in(_DONE))
+        for rid, status, verdict in reviews.iter_rows():
+            if rid in d.unit_of_review:
+                self._done.add(rid)
+                if status in _VERDICT and verdict is not None:
+                    self._verdicts[rid] = verdict
+        planned = min(self.budget.budget_calls, len(self.plan.reviews))
+        ctx.stats.plan("reviews", max(planned, 2 * int(d.selected.sum())))
+        retry: list[ReviewCall] = []
+        for unit in np.flatnonzero(d.selected).tolist():
+            for call in (d.calls[2 * unit], d.calls[2 * unit + 1]):
+                assert call is not None
+                if call.id in self._verdicts:
+                    ctx.stats.skip("reviews")
+                elif call.id in self._done:
+                    retry.append(call)  # failed earlier: asked again, after selecting
+                else:
+                    self._outstanding.add(call.id)
+                    self.queue_review(call)
+        if not self._outstanding:
+            self._next_round()
+        for call in retry:
+            self.queue_review(call)
+
+    def next_call(self) -> Call | Idle:
+        if self._records:
+            self._record_open = True
+            return self._records.pop(0)
+        got = super().next_call()
+        if got is Idle.DONE and self._record_open:
+            return Idle.LATER
+        return got
+
+    @property
+    def settled(self) -> bool:
+        return super().settled and not self._records and not self._record_open
+
+    def on_result(self, result: CallResult) -> None:
+        call = result.call
+        if call.table == SAMPLING_TABLE:
+            self._record_open = False
+            return
+        super().on_result(result)
+        if call.table == "answers" and result.status in ("failed", "pending"):
+            self._halted = self._halted or bool(self._outstanding)
+            return
+        if call.table != "reviews" or call.id not in self.design.unit_of_review:
+            return
+        if result.status == "pending":
+            self._halted = True
+            return
+        self._done.add(call.id)
+        row = result.row
+        if result.status in ("ok", "invalid") and row is not None and row.get("verdict"):
+            self._verdicts[call.id] = row["verdict"]
+        if call.id in self._outstanding:
+            self._outstanding.discard(call.id)
+            if not self._outstanding and not self._halted and not self._ctx_stopped():
+                self._next_round()
+
+    # -- rounds ----------------------------------------------------------------------
+
+    def _ctx_stopped(self) -> bool:
+        return self._ctx is not None and self._ctx.stopped
+
+    def _rng(self, round_: int) -> np.random.Generator:
+        return np.random.default_rng([self.t.config.seed, round_, 0x5A3B])
+
+    def _next_round(self) -> None:
+        """Select the next round (if any budget is left) and queue its reviews."""
+        d = self.design
+        spent = int(d.selected.sum())
+        left = self.budget.units - spent
+        if left <= 0 or self.stopped_early:
+            self._close_plan()
+            return
+        round_ = self._round + 1
+        rng = self._rng(round_)
+        covered = self._covered_pairs()
+        if spent == 0 or self.budget.strategy == "uniform":
+            units = balanced_units(d.grid, min(left, self.budget.seed_units), rng, d.selected)
+        elif not covered.all():
+            # New pairs (a model added since): a seed round of their own first.
+            share = self.budget.seed_units * (~covered).sum() / d.grid.n_pairs
+            want = min(left, max(1, math.ceil(share)))
+            units = balanced_units(d.grid, want, rng, d.selected, pairs=np.flatnonzero(~covered))
+        else:
+            fit = self._fit(full=False, round_=round_)
+            self.separation_fit = fit
+            if self.cfg.stop_when_separated and fit.all_separated():
+                self.stopped_early = True
+                self._close_plan()
+                return
+            self.last_fit = self._fit(full=True, round_=round_)
+            units = choose_round(
+                d.grid, d.selected, self.last_fit, min(left, self.budget.round_units), rng
+            )
+        if units.size == 0:
+            self._close_plan()
+            return
+        self._select(round_, units)
+
+    def _covered_pairs(self) -> BoolArray:
+        d = self.design
+        _, p, _ = d.grid.split(np.flatnonzero(d.selected))
+        return np.bincount(p, minlength=d.grid.n_pairs) > 0
+
+    def _fit(self, *, full: bool, round_: int) -> DesignFit:
+        d = self.design
+        rows: dict[str, list[str]] = {
+            "question_id": [],
+            "model_a": [],
+            "model_b": [],
+            "reviewer": [],
+            "verdict": [],
+        }
+        for unit in np.flatnonzero(d.selected).tolist():
+            for call in (d.calls[2 * unit], d.calls[2 * unit + 1]):
+                assert call is not None
+                verdict = self._verdicts.get(call.id)
+                if verdict is None:
+                    continue
+                rows["question_id"].append(call.question.id)
+                rows["model_a"].append(call.model_a)
+                rows["model_b"].append(call.model_b)
+                rows["reviewer"].append(call.reviewer)
+                rows["verdict"].append(verdict)
+        frame = pl.DataFrame(rows, schema={k: pl.String for k in rows})
+        per_pair = d.grid.n_questions * d.grid.n_reviewers if full else None
+        return fit_design(
+            frame,
+            d.contestants,
+            d.reviewers,
+            seed=self.t.config.seed * 1_000 + round_,
+            full_units_per_pair=per_pair,
+        )
+
+    def _select(self, round_: int, units: IntArray) -> None:
+        d = self.design
+        unit_list = [u for u in units.tolist() if d.complete(u)]
+        if not unit_list:
+            self._close_plan()
+            return
+        self._round = round_
+        run_id = self._ctx.run_id if self._ctx is not None else ""
+        round_id = stable_id("sampling-round", [round_, d.unit_id(unit_list[0]), len(unit_list)])
+        now = time.time()
+        rows: list[dict[str, Any]] = []
+        q, p, r = d.grid.split(np.array(unit_list, dtype=np.int64))
+        pairs = d.grid.pairs
+        for k, unit in enumerate(unit_list):
+            ab, ba = d.calls[2 * unit], d.calls[2 * unit + 1]
+            assert ab is not None and ba is not None
+            i, j = pairs[int(p[k])]
+            rows.append(
+                {
+                    "id": d.unit_id(unit),
+                    "round": round_,
+                    "round_id": round_id,
+                    "strategy": self.budget.strategy,
+                    "question_id": d.question_ids[int(q[k])],
+                    "model_a": d.contestants[i],
+                    "model_b": d.contestants[j],
+                    "reviewer": d.reviewers[int(r[k])],
+                    "review_ab_id": ab.id,
+                    "review_ba_id": ba.id,
+                    "selected_at": now,
+                    "run_id": run_id,
+                }
+            )
+        record_rows = tuple(rows)
+
+        def finish(_outcomes: Any, _run_id: str) -> Finished:
+            return Finished(CallStatus.OK, record_rows)
+
+        self._records.append(
+            Call(
+                id=round_id,
+                table=SAMPLING_TABLE,
+                stage="sampling",
+                provider="",
+                request=None,
+                finish=finish,
+                priority=Priority.REVIEW,
+            )
+        )
+        for unit in unit_list:
+            d.selected[unit] = True
+            for call in (d.calls[2 * unit], d.calls[2 * unit + 1]):
+                assert call is not None
+                self._outstanding.add(call.id)
+                self._round_dependency[call.id] = round_id
+                self.queue_review(call)
+
+    def _close_plan(self) -> None:
+        """No more rounds: the planned review count shrinks to what was selected."""
+        if self._ctx is None:
+            return
+        stage = self._ctx.stats.stage("reviews")
+        stage.planned = max(2 * int(self.design.selected.sum()), stage.done)
+
+    # -- reviews wait on their round's record ----------------------------------------
+
+    def _review_call(self, call: ReviewCall) -> Call:
+        made = super()._review_call(call)
+        dep = self._round_dependency.get(call.id)
+        return made if dep is None else replace(made, after=(*made.after, dep))
+
+    # -- what the run reports ---------------------------------------------------------
+
+    def report(self) -> dict[str, Any]:
+        """Strategy, budget, calls selected and judged, rounds, separation of neighbours."""
+        d = self.design
+        out: dict[str, Any] = self.budget.to_json()
+        out["selected_review_calls"] = 2 * int(d.selected.sum())
+        out["judged_review_calls"] = len(self._done)
+        out["rounds"] = self._round + 1
+        out["stopped_when_separated"] = self.stopped_early
+        fit = self.separation_fit
+        if fit is not None:
+            out["neighbours"] = [
+                {
+                    "upper": d.contestants[u],
+                    "lower": d.contestants[low],
+                    "p_upper_above": round(p, 4),
+                    "separated": sep,
+                }
+                for u, low, p, sep in fit.neighbours()
+            ]
+        return out
