@@ -4,12 +4,30 @@ from __future__ import annotations
 
 import importlib
 import os
+from typing import TYPE_CHECKING, Any
 
-from arena.config import ConfigError, Tournament, load_tournament
-from arena.store import RunLog
 from arena.types import CallStatus, Verdict
 
+if TYPE_CHECKING:
+    from arena.config import ConfigError, Tournament, load_tournament
+    from arena.store import RunLog
+
 __version__ = "0.1.0"
+
+# Loaded on first use: `import arena` (and so `arena --help`) stays light.
+_LAZY = {
+    "ConfigError": "arena.config",
+    "Tournament": "arena.config",
+    "load_tournament": "arena.config",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'arena' has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)
+
 
 # Modules that register their log tables with the store when imported.
 _TABLE_MODULES = ("arena.discuss", "arena.batcheval", "arena.nightly", "arena.sampling")
@@ -20,6 +38,8 @@ def open_log(directory: str | os.PathLike[str]) -> RunLog:
     discussions, batcheval, history, sampling)."""
     for module in _TABLE_MODULES:
         importlib.import_module(module)
+    from arena.store import RunLog
+
     return RunLog(directory)
 
 

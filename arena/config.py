@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Annotated, Any, Literal, TypeVar
 
@@ -25,6 +25,9 @@ from pydantic import (
     model_validator,
 )
 
+from arena.formats import AnswerFile, FormatError, read_answer_file, read_questions
+from arena.formats import Question as Question  # re-exported: arena.config.Question
+from arena.formats import read_records as _read_records
 from arena.types import Limits
 
 # Repository-level folder of shipped prompt templates and presets.
@@ -139,17 +142,61 @@ SIM_RUN_ONLY = frozenset({"latency_mean", "latency_sd", "failure_rate"})
 # Sim parameters added after logs were first written (default 0: no effect).
 _LATER_SIM_PARAMS = frozenset({"answer_words_spread", "length_bias"})
 
+ReasoningEffort = Literal["none", "minimal", "low", "medium", "high", "xhigh", "max"]
+# What each provider type accepts as `reasoning_effort` (sim: any, it is ignored).
+REASONING_EFFORTS: dict[str, frozenset[str]] = {
+    "openai": frozenset({"none", "minimal", "low", "medium", "high", "xhigh", "max"}),
+    "anthropic": frozenset({"low", "medium", "high", "xhigh", "max"}),
+    "gemini": frozenset({"minimal", "low", "medium", "high", "xhigh"}),
+}
+
+
+class ModelReviewConfig(_Strict):
+    """A model's own settings as a reviewer; unset ones come from the `review:` section."""
+
+    temperature: float | None = Field(default=None, ge=0)
+    max_tokens: int | None = Field(default=None, ge=1)
+
+
+# The `provider` of a contestant whose answers come from a file (logs, plan, status).
+FILE_PROVIDER = "(file)"
+# Keys a model with `answers:` may have besides it.
+_FILE_MODEL_KEYS = frozenset({"answers", "model"})
+
 
 class ModelConfig(_Strict):
-    """One named model: which provider serves it and how it is called."""
+    """One named model: which provider serves it and how it is called.
 
-    provider: str
+    A model with `answers: PATH` (and no provider) is a contestant whose
+    answers already exist in a file (FastChat, arena-hard or AlpacaEval shape).
+    """
+
+    provider: str | None = None
     model: str | None = None  # provider-side id; defaults to the entry's name
+    answers: str | None = None  # answers file, relative to the YAML
     temperature: float = Field(default=0.7, ge=0)
     max_tokens: int = Field(default=1024, ge=1)
+    system: str | None = None  # system prompt of every call this model makes
+    reasoning_effort: ReasoningEffort | None = None
+    extra: dict[str, Any] = Field(default_factory=dict)  # provider-specific request parameters
+    review: ModelReviewConfig = Field(default_factory=ModelReviewConfig)
     sim: SimParams | None = None
     # Any string; changing it forces new answers (a provider updated a floating alias).
     revision: str | None = None
+
+    @model_validator(mode="after")
+    def _provider_or_answers(self) -> ModelConfig:
+        if self.answers is not None:
+            if self.provider is not None:
+                raise ValueError("a model takes its answers from a provider or a file, not both")
+            extra = sorted(self.model_fields_set - _FILE_MODEL_KEYS)
+            if extra:
+                raise ValueError(
+                    f"a model with `answers` makes no calls: remove {', '.join(extra)}"
+                )
+        elif self.provider is None:
+            raise ValueError("needs a `provider` (or `answers: PATH` for answers from a file)")
+        return self
 
 
 class ReviewConfig(_Strict):
@@ -372,6 +419,8 @@ class TournamentConfig(_Strict):
     retry: RetryConfig = Field(default_factory=RetryConfig)
     output: str | None = None
     seed: int = 0
+    # Reference answers (any answer-file shape), shown to reviewers as {reference}.
+    references: str | None = None
     batcheval: BatchEvalConfig | None = None  # off unless the section is present
     discussion: DiscussionConfig | None = None  # off unless the section is present
     sampling: SamplingConfig = Field(default_factory=SamplingConfig)
@@ -405,15 +454,6 @@ class TournamentConfig(_Strict):
 
 
 @dataclass(frozen=True)
-class Question:
-    """One question; several turns make a conversation."""
-
-    id: str
-    turns: tuple[str, ...]
-    category: str | None = None
-
-
-@dataclass(frozen=True)
 class Tournament:
     """A validated tournament: config plus everything it refers to, loaded."""
 
@@ -423,6 +463,8 @@ class Tournament:
     review_template: str
     review_template_path: Path
     output_dir: Path
+    # Contestants whose answers come from a file: model name -> the file's answers.
+    answer_files: dict[str, AnswerFile] = field(default_factory=dict)
 
     @property
     def name(self) -> str:
@@ -443,17 +485,52 @@ class Tournament:
         return self.config.models[name].model or name
 
     def provider_of(self, name: str) -> str:
-        return self.config.models[name].provider
+        """The provider entry serving a model (FILE_PROVIDER for answers from a file)."""
+        return self.config.models[name].provider or FILE_PROVIDER
+
+    def from_file(self, name: str) -> bool:
+        """Whether a model's answers come from a file (it makes no calls)."""
+        return self.config.models[name].answers is not None
 
     def used_models(self) -> list[str]:
-        """Contestants, reviewers, then BatchEval scorers, each once, in config order."""
+        """Models that call a provider: contestants, reviewers, BatchEval scorers, named
+        discussants, each once, in config order (contestants from a file make no calls)."""
         scorers = self.config.batcheval.scorers if self.config.batcheval else []
         discussants = self.config.discussion.named_discussants() if self.config.discussion else []
-        return list(dict.fromkeys(self.contestants + self.reviewers + scorers + discussants))
+        names = dict.fromkeys(self.contestants + self.reviewers + scorers + discussants)
+        return [n for n in names if not self.from_file(n)]
 
     def model_fingerprint(self, name: str) -> dict[str, Any]:
         """What a model's outputs depend on: provider type, model id, params."""
         return model_fingerprint(name, self.config.models, self.config.providers, self.config.seed)
+
+    def review_settings(self, name: str) -> tuple[float, int]:
+        """(temperature, max_tokens) of a model's reviews: its own `review:`, else the section's."""
+        own = self.config.models[name].review
+        section = self.config.review
+        return (
+            section.temperature if own.temperature is None else own.temperature,
+            section.max_tokens if own.max_tokens is None else own.max_tokens,
+        )
+
+    def limited(self, n: int) -> Tournament:
+        """The same tournament on its first `n` questions (`arena run --limit N`)."""
+        return replace(self, questions=self.questions[:n])
+
+    def answer_file_problems(self) -> list[str]:
+        """One line per contestant whose file lacks a usable answer to some question."""
+        lines: list[str] = []
+        for name, found in self.answer_files.items():
+            asked = [q.id for q in self.questions if q.id in found.problems]
+            if not asked:
+                continue
+            shown = "; ".join(f"{qid}: {found.problems[qid]}" for qid in asked[:5])
+            more = f"; and {len(asked) - 5} more" if len(asked) > 5 else ""
+            lines.append(
+                f"models.{name}: {len(asked)} question(s) without a usable answer in "
+                f"{found.path}: {shown}{more} (logged as failed answers)"
+            )
+        return lines
 
     def config_hash(self) -> str:
         """Hash of the whole resolved config (for snapshots and history)."""
@@ -474,6 +551,8 @@ def model_fingerprint(
     again for) a real model's calls.
     """
     m = models[name]
+    if m.provider is None:  # answers from a file: the answer ids add the text itself
+        return {"name": name, "provider_type": "file"}
     prov = providers[m.provider]
     fp: dict[str, Any] = {
         "name": name,
@@ -493,6 +572,13 @@ def model_fingerprint(
             if not (k in _LATER_SIM_PARAMS and v == 0) and k not in SIM_RUN_ONLY
         }
         fp["seed"] = seed
+    # Only when set, so that the ids of tournaments written before these existed stay.
+    if m.system is not None:
+        fp["system"] = m.system
+    if m.reasoning_effort is not None:
+        fp["reasoning_effort"] = m.reasoning_effort
+    if m.extra:
+        fp["extra"] = m.extra
     return fp
 
 
@@ -542,6 +628,8 @@ def check_models(
                 f"unknown provider type '{prov.type}' (known: {', '.join(provider_type_names())})",
             )
     for name, model in models.items():
+        if model.provider is None:  # answers from a file (ModelConfig checked the keys)
+            continue
         if model.provider not in providers:
             raise ConfigError(
                 file,
@@ -584,8 +672,68 @@ def _check_references(cfg: TournamentConfig, file: str | Path) -> None:
     for i, n in enumerate(cfg.batcheval.scorers if cfg.batcheval else []):
         if n not in cfg.models:
             raise ConfigError(file, f"batcheval.scorers[{i}]", f"undefined model '{n}'")
+    _check_model_settings(cfg, file)
     if cfg.discussion is not None:
         _check_discussion(cfg, cfg.discussion, file)
+
+
+def _check_model_settings(cfg: TournamentConfig, file: str | Path) -> None:
+    """Models from a file only answer; reasoning efforts their provider type accepts."""
+    judges: list[tuple[str, list[str]]] = [("reviewers", cfg.reviewers or cfg.contestants)]
+    if cfg.batcheval is not None:
+        judges.append(("batcheval.scorers", cfg.batcheval.scorers))
+    if cfg.discussion is not None:
+        judges.append(("discussion.discussants", cfg.discussion.named_discussants()))
+    for where, names in judges:
+        for i, n in enumerate(names):
+            model = cfg.models.get(n)
+            if model is not None and model.answers is not None:
+                key = where if cfg.reviewers is None and where == "reviewers" else f"{where}[{i}]"
+                raise ConfigError(
+                    file,
+                    key,
+                    f"'{n}' takes its answers from a file and cannot judge "
+                    "(name reviewers that call a provider)",
+                )
+    _check_shared_ids(cfg, file)
+    for name, model in cfg.models.items():
+        if model.provider is None or model.reasoning_effort is None:
+            continue
+        ptype = cfg.providers[model.provider].type
+        allowed = REASONING_EFFORTS.get(ptype)
+        if allowed is not None and model.reasoning_effort not in allowed:
+            raise ConfigError(
+                file,
+                f"models.{name}.reasoning_effort",
+                f"'{model.reasoning_effort}' is not an effort {ptype} accepts "
+                f"({', '.join(sorted(allowed))})",
+            )
+
+
+# What a provider applies per provider-side model id (arena/providers/_settings.py, sim).
+_PER_ID_SETTINGS = ("system", "reasoning_effort", "extra", "sim")
+
+
+def _check_shared_ids(cfg: TournamentConfig, file: str | Path) -> None:
+    """Models of one provider entry sharing a model id must share the per-id settings."""
+    first: dict[tuple[str, str], str] = {}
+    for name, model in cfg.models.items():
+        if model.provider is None:
+            continue
+        key = (model.provider, model.model or name)
+        other = first.setdefault(key, name)
+        if other == name:
+            continue
+        theirs = cfg.models[other]
+        differ = [k for k in _PER_ID_SETTINGS if getattr(model, k) != getattr(theirs, k)]
+        if differ:
+            raise ConfigError(
+                file,
+                f"models.{name}",
+                f"shares provider '{key[0]}' and model id '{key[1]}' with models.{other} but "
+                f"not its {', '.join(differ)}: a provider entry applies one set per model id "
+                "(give the variant a provider entry of its own)",
+            )
 
 
 def _check_discussion(cfg: TournamentConfig, d: DiscussionConfig, file: str | Path) -> None:
@@ -692,66 +840,63 @@ def read_yaml(path: Path) -> Any:
 def read_jsonl_objects(path: Path) -> list[tuple[str, dict[str, Any]]]:
     """(`line N`, object) for each non-blank line of a JSONL file; ConfigError names the line."""
     try:
-        content = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise ConfigError(path, "", f"not UTF-8 text: {exc.reason} at byte {exc.start}") from None
-    except OSError as exc:
-        raise ConfigError(path, "", f"cannot read: {exc.strerror}") from None
-    objects: list[tuple[str, dict[str, Any]]] = []
-    for lineno, line in enumerate(content.splitlines(), 1):
-        if not line.strip():
-            continue
-        where = f"line {lineno}"
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise ConfigError(path, where, f"invalid JSON: {exc.msg}") from None
-        if not isinstance(obj, dict):
-            raise ConfigError(path, where, "each line must be a JSON object")
-        objects.append((where, obj))
-    return objects
+        return _read_records(path, allow_array=False)
+    except FormatError as exc:
+        raise ConfigError(exc.file, exc.where, exc.problem) from None
 
 
 def load_questions(path: Path, config_file: Path) -> tuple[Question, ...]:
-    """Read a questions JSONL file in any of the supported shapes."""
+    """Read a questions file in any of the supported shapes (arena.formats)."""
     if not path.is_file():
         raise ConfigError(config_file, "questions", f"questions file not found: {path}")
-    questions: list[Question] = []
-    seen: set[str] = set()
-    for where, obj in read_jsonl_objects(path):
-        qid = obj.get("question_id", obj.get("id"))
-        if qid is None or str(qid) == "":
-            raise ConfigError(path, f"{where}: question_id", "missing 'question_id' or 'id'")
-        if isinstance(qid, bool) or not isinstance(qid, (str, int)):
+    try:
+        return read_questions(path)
+    except FormatError as exc:
+        raise ConfigError(exc.file, exc.where, exc.problem) from None
+
+
+def _resolve(yaml_path: Path, value: str) -> Path:
+    p = Path(value)
+    return p if p.is_absolute() else yaml_path.parent / p
+
+
+def load_answer_files(
+    cfg: TournamentConfig, yaml_path: Path, questions: tuple[Question, ...]
+) -> dict[str, AnswerFile]:
+    """The answers of every contestant with `answers: PATH`, matched to the questions."""
+    files: dict[str, AnswerFile] = {}
+    for name in cfg.contestants:
+        model = cfg.models[name]
+        if model.answers is None:
+            continue
+        path = _resolve(yaml_path, model.answers)
+        if not path.is_file():
             raise ConfigError(
-                path,
-                f"{where}: question_id",
-                f"must be a string or an integer, not {type(qid).__name__}",
+                yaml_path, f"models.{name}.answers", f"answers file not found: {path}"
             )
-        if "turns" in obj:
-            turns = obj["turns"]
-            if (
-                not isinstance(turns, list)
-                or not turns
-                or not all(isinstance(t, str) and t.strip() for t in turns)
-            ):
-                raise ConfigError(path, f"{where}: turns", "must be a non-empty list of strings")
-        else:
-            text = obj.get("text", obj.get("question"))
-            if not isinstance(text, str) or not text.strip():
-                raise ConfigError(
-                    path, f"{where}: text", "missing question text ('turns', 'text' or 'question')"
-                )
-            turns = [text]
-        key = str(qid)
-        if key in seen:
-            raise ConfigError(path, f"{where}: question_id", f"duplicate question id '{key}'")
-        seen.add(key)
-        cat = obj.get("category")
-        questions.append(Question(id=key, turns=tuple(turns), category=str(cat) if cat else None))
-    if not questions:
-        raise ConfigError(path, "", "no questions in file")
-    return tuple(questions)
+        try:
+            files[name] = read_answer_file(path, questions, select=model.model or name)
+        except FormatError as exc:
+            raise ConfigError(exc.file, exc.where, exc.problem) from None
+    return files
+
+
+def with_references(
+    cfg: TournamentConfig, yaml_path: Path, questions: tuple[Question, ...]
+) -> tuple[Question, ...]:
+    """The questions with the `references:` file's answers as their references."""
+    if cfg.references is None:
+        return questions
+    path = _resolve(yaml_path, cfg.references)
+    if not path.is_file():
+        raise ConfigError(yaml_path, "references", f"references file not found: {path}")
+    try:
+        found = read_answer_file(path, questions)
+    except FormatError as exc:
+        raise ConfigError(exc.file, exc.where, exc.problem) from None
+    return tuple(
+        replace(q, reference=found.answers[q.id]) if q.id in found.answers else q for q in questions
+    )
 
 
 def load_tournament(path: str | Path, output: str | Path | None = None) -> Tournament:
@@ -761,7 +906,8 @@ def load_tournament(path: str | Path, output: str | Path | None = None) -> Tourn
     qpath = Path(cfg.questions)
     if not qpath.is_absolute():
         qpath = p.parent / qpath
-    questions = load_questions(qpath, p)
+    questions = with_references(cfg, p, load_questions(qpath, p))
+    answer_files = load_answer_files(cfg, p, questions)
     if cfg.review.template:
         tpath = Path(cfg.review.template)
         if not tpath.is_absolute():
@@ -793,4 +939,5 @@ def load_tournament(path: str | Path, output: str | Path | None = None) -> Tourn
         review_template=template,
         review_template_path=tpath,
         output_dir=out,
+        answer_files=answer_files,
     )

@@ -42,10 +42,18 @@ def snapshot(t: Tournament) -> dict[str, Any]:
     for name in t.used_models():
         m = t.model(name)
         models[name] = {
-            "provider": m.provider,
-            "provider_type": t.config.providers[m.provider].type,
+            "provider": t.provider_of(name),
+            "provider_type": t.config.providers[t.provider_of(name)].type,
             "model": t.provider_model_id(name),
             "sim_skill": m.sim.skill if m.sim is not None else None,
+        }
+    for name, found in t.answer_files.items():  # contestants whose answers are a file
+        models[name] = {
+            "provider": t.provider_of(name),
+            "provider_type": "file",
+            "model": t.provider_model_id(name),
+            "sim_skill": None,
+            "answers": str(found.path.resolve()),
         }
     return {
         "name": t.name,
@@ -56,6 +64,8 @@ def snapshot(t: Tournament) -> dict[str, Any]:
         "models": models,
         # `arena retry-failed DIR` and `arena status DIR` reload the config from here.
         "config_path": str(t.path.resolve()),
+        # Question id -> category, for `arena leaderboard --by category`.
+        "categories": {q.id: q.category for q in t.questions if q.category is not None},
     }
 
 
@@ -204,6 +214,7 @@ def run_directory(
     on_scheduler: Callable[[Scheduler], None] | None = None,
     interrupted: Callable[[], bool] = lambda: False,
     window: int | None = None,
+    history: bool = True,
     run_id: str | None = None,
     tag: str | None = None,
 ) -> DirectoryRun:
@@ -214,7 +225,7 @@ def run_directory(
     calls in an event loop of its own (`on_loop` runs first inside it, e.g. to
     install signal handlers), and after a run that went through its plan (not
     `interrupted`, not stopped by the budget) appends the leaderboard to DIR's
-    history.
+    history (unless `history` is False: a smoke run of the first questions).
     """
     with RunLock(t.output_dir):
         plan = build_plan(t)
@@ -239,12 +250,12 @@ def run_directory(
         summary.interrupted = interrupted()
         if summary.storage_error is None:
             write_last_run(t, "retry-failed" if retry_failed else "run", summary)
-        history: str | None = None
+        recorded: str | None = None
         went_through = (
             not summary.interrupted and not summary.budget_stopped and summary.storage_error is None
         )
-        if went_through and ran.size:  # nothing retried: nothing new to remember
-            history = record_history(
+        if history and went_through and ran.size:  # nothing retried: nothing new to remember
+            recorded = record_history(
                 t,
                 plan,
                 "retry-failed" if retry_failed else "run",
@@ -253,7 +264,7 @@ def run_directory(
                 run_id=run_id,
                 tag=tag,
             )
-    return DirectoryRun(summary, start, plan, ran, blocked, history)
+    return DirectoryRun(summary, start, plan, ran, blocked, recorded)
 
 
 LAST_RUN = "last_run.json"

@@ -11,14 +11,15 @@ below `arena.engine`, and read this planner's `plan`, `answers` and
 
 from __future__ import annotations
 
+import time
 from collections import defaultdict, deque
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from arena.config import Question, Tournament
+from arena.config import FILE_PROVIDER, Question, Tournament
 from arena.providers import Provider, create_provider
-from arena.review import parse_verdict, render_review_prompt
+from arena.review import parse_verdict, render_review_prompt, uses_reference
 from arena.runner import (
     Call,
     CallResult,
@@ -69,10 +70,19 @@ class Plan:
 
 
 def answer_id(t: Tournament, model: str, q: Question) -> str:
-    """Id of a model's answer to a question: changes when anything it depends on does."""
-    return stable_id(
-        "answer", {"model": t.model_fingerprint(model), "question": [q.id, list(q.turns)]}
-    )
+    """Id of a model's answer to a question: changes when anything it depends on does.
+
+    An answer from a file depends on its text (or on its absence from the file).
+    """
+    payload: dict[str, Any] = {
+        "model": t.model_fingerprint(model),
+        "question": [q.id, list(q.turns)],
+    }
+    found = t.answer_files.get(model)
+    if found is not None:
+        turns = found.answers.get(q.id)
+        payload["text"] = None if turns is None else list(turns)
+    return stable_id("answer", payload)
 
 
 def review_context(t: Tournament, reviewer: str) -> str:
@@ -82,10 +92,18 @@ def review_context(t: Tournament, reviewer: str) -> str:
         {
             "reviewer": t.model_fingerprint(reviewer),
             "template": t.review_template,
-            "temperature": t.config.review.temperature,
-            "max_tokens": t.config.review.max_tokens,
+            # The reviewer's own `review:` settings, else the section's.
+            "temperature": t.review_settings(reviewer)[0],
+            "max_tokens": t.review_settings(reviewer)[1],
         },
     )
+
+
+def question_context(t: Tournament, q: Question, context: str) -> str:
+    """A reviewer's context for one question: with its reference when the template shows it."""
+    if q.reference is None or not uses_reference(t.review_template):
+        return context
+    return stable_id("review-context", [context, list(q.reference)])
 
 
 def review_id(question_id: str, a_id: str, b_id: str, context: str) -> str:
@@ -100,13 +118,14 @@ def build_plan(t: Tournament) -> Plan:
     contexts = {r: review_context(t, r) for r in t.reviewers}
     for q in t.questions:
         ids = {m: answer_id(t, m, q) for m in t.contestants}
+        qctx = {r: question_context(t, q, contexts[r]) for r in t.reviewers}
         answers.extend(AnswerCall(ids[m], q, m) for m in t.contestants)
         for a in t.contestants:
             for b in t.contestants:
                 if a == b:
                     continue
                 for r in t.reviewers:
-                    rid = review_id(q.id, ids[a], ids[b], contexts[r])
+                    rid = review_id(q.id, ids[a], ids[b], qctx[r])
                     reviews.append(ReviewCall(rid, q, a, b, r, ids[a], ids[b]))
     return Plan(tuple(answers), tuple(reviews))
 
@@ -176,12 +195,14 @@ class AllPairsPlanner(Planner):
             if turns:
                 self.logged_turns[rid] = list(turns)
         stats = ctx.stats
-        stats.plan("answers", len(self.plan.answers))
+        # Answers from a file are records, not calls: logged, never counted.
+        calls = [a for a in self.plan.answers if not self.t.from_file(a.model)]
+        stats.plan("answers", len(calls))
         for a in self.plan.answers:
-            if a.id in self.answers:
-                stats.skip("answers")
-            else:
+            if a.id not in self.answers:
                 self._todo.append(a)
+            elif not self.t.from_file(a.model):
+                stats.skip("answers")
         ctx.mark_logged(list(self.answers))
         self.start_reviews(ctx)
 
@@ -245,6 +266,8 @@ class AllPairsPlanner(Planner):
 
     def _answer_call(self, call: AnswerCall) -> Call:
         t = self.t
+        if t.from_file(call.model):
+            return self._file_answer(call)
         model = t.model(call.model)
         provider = t.provider_of(call.model)
         model_id = t.provider_model_id(call.model)
@@ -311,6 +334,33 @@ class AllPairsPlanner(Planner):
             checkpoint=checkpoint if len(turns) > 1 else None,
         )
 
+    def _file_answer(self, call: AnswerCall) -> Call:
+        """A contestant's answer read from its file: logged like any answer, with no call."""
+        found = self.t.answer_files[call.model]
+        turns = found.answers.get(call.question.id)
+        problem = found.problems.get(call.question.id, f"no answer in {found.path.name}")
+
+        def finish(outcomes: Sequence[CallOutcome], run_id: str) -> Finished:
+            now = time.time()
+            row = base_row(call.id, FILE_PROVIDER, (), run_id)  # no call: nothing spent
+            row.update(started_at=now, finished_at=now, question_id=call.question.id)
+            row.update(model=call.model)
+            if turns is None:
+                row.update(status=CallStatus.FAILED.value, error=problem, answer_turns=None)
+                return Finished(CallStatus.FAILED, (row,))
+            row.update(status=CallStatus.OK.value, error=None, answer_turns=list(turns))
+            return Finished(CallStatus.OK, (row,))
+
+        return Call(
+            id=call.id,
+            table="answers",
+            stage="answers",
+            provider=FILE_PROVIDER,
+            request=None,
+            finish=finish,
+            priority=Priority.ANSWER,
+        )
+
     # -- reviews -----------------------------------------------------------------
 
     def _review_call(self, call: ReviewCall) -> Call:
@@ -325,11 +375,12 @@ class AllPairsPlanner(Planner):
                 self.answers[call.answer_a_id],
                 self.answers[call.answer_b_id],
             )
+            temperature, max_tokens = t.review_settings(call.reviewer)
             return GenerateRequest(
                 model=t.provider_model_id(call.reviewer),
                 messages=(Message("user", prompt),),
-                temperature=t.config.review.temperature,
-                max_tokens=t.config.review.max_tokens,
+                temperature=temperature,
+                max_tokens=max_tokens,
             )
 
         def finish(outcomes: Sequence[CallOutcome], run_id: str) -> Finished:

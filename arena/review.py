@@ -28,17 +28,39 @@ def render_answer(question: Question, answer_turns: Sequence[str]) -> str:
     return "\n\n".join(parts)
 
 
-_PLACEHOLDER_RE = re.compile(r"\{(question|answer_a|answer_b)\}")
+def render_reference(question: Question) -> str:
+    """The question's reference answer as shown to reviewers; empty when it has none.
+
+    One turn plain; several turns as `[Turn N]` blocks, like the answers.
+    """
+    ref = question.reference
+    if not ref:
+        return ""
+    if len(ref) == 1:
+        return ref[0]
+    return "\n\n".join(f"[Turn {i}]\n{text}" for i, text in enumerate(ref, 1))
+
+
+_PLACEHOLDER_RE = re.compile(r"\{(question|answer_a|answer_b|reference)\}")
+
+
+def uses_reference(template: str) -> bool:
+    """Whether a review template shows the reference answer."""
+    return "{reference}" in template
 
 
 def render_review_prompt(
     template: str, question: Question, answer_a: Sequence[str], answer_b: Sequence[str]
 ) -> str:
-    """Fill the review template in one pass: text inside answers is never substituted."""
+    """Fill the review template in one pass: text inside answers is never substituted.
+
+    `{reference}` becomes the question's reference answer (empty when it has none).
+    """
     values = {
         "question": render_question(question),
         "answer_a": render_answer(question, answer_a),
         "answer_b": render_answer(question, answer_b),
+        "reference": render_reference(question),
     }
     return _PLACEHOLDER_RE.sub(lambda m: values[m.group(1)], template)
 

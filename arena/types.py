@@ -59,6 +59,9 @@ class GenerateRequest:
     temperature: float = 0.0
     max_tokens: int = 1024
     system: str | None = None
+    # A model's reasoning effort and provider-specific parameters (tournament YAML).
+    reasoning_effort: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict, hash=False)
 
     def prompt_chars(self) -> int:
         """Total characters of prompt text (for token estimates)."""

@@ -47,3 +47,16 @@ def test_placeholders_inside_answers_are_not_substituted() -> None:
     assert prompt == (
         "Q: Explain {answer_b} templates\nA: I mention {answer_b} and {question}\nB: second"
     )
+
+
+def test_reference_placeholder_shows_the_reference_or_nothing() -> None:
+    template = "Q: {question}\nRef: {reference}\nA: {answer_a}\nB: {answer_b}"
+    with_ref = Question("1", ("2+2?",), category="math", reference=("4",))
+    assert "Ref: 4\n" in render_review_prompt(template, with_ref, ["4"], ["5"])
+    without = Question("2", ("Hi?",))
+    assert "Ref: \nA:" in render_review_prompt(template, without, ["a"], ["b"])
+    two = Question("3", ("x?", "y?"), reference=("rx", "ry"))
+    shown = render_review_prompt(template, two, ["a1", "a2"], ["b1", "b2"])
+    assert "[Turn 1]\nrx\n\n[Turn 2]\nry" in shown
+    # A reference inside an answer is kept verbatim, never substituted.
+    assert "{reference}" in render_review_prompt(template, with_ref, ["{reference}"], ["b"])

@@ -34,7 +34,7 @@ from arena.config import (
 )
 from arena.providers import Provider, ProviderUnavailable, create_provider
 from arena.runner import default_window
-from arena.scheduler import DEFAULT_PRICES_FILE, PriceTable, Scheduler, load_price_file
+from arena.scheduler import Scheduler, as_table, model_prices
 from arena.store import RunLog
 
 __all__ = ["BatchEvalFileConfig", "BatchEvalSetup", "load_setup", "preflight", "run_standalone"]
@@ -68,6 +68,12 @@ class BatchEvalSetup:
     seed: int
     output_dir: Path
 
+    def provider_of(self, name: str) -> str:
+        """A scorer's provider entry (loading refused scorers without one)."""
+        provider = self.models[name].provider
+        assert provider is not None, f"scorer {name} has no provider"
+        return provider
+
     def fingerprint(self, name: str) -> dict[str, Any]:
         """What a scorer's outputs depend on (as `Tournament.model_fingerprint`)."""
         return model_fingerprint(name, self.models, self.providers, self.seed)
@@ -75,13 +81,13 @@ class BatchEvalSetup:
     def scorers(self) -> list[Scorer]:
         """The scorers of the section, resolved to provider and model id."""
         return [
-            Scorer(n, self.models[n].provider, self.models[n].model or n, self.fingerprint(n))
+            Scorer(n, self.provider_of(n), self.models[n].model or n, self.fingerprint(n))
             for n in self.config.scorers
         ]
 
     def used_providers(self) -> list[str]:
         """Provider entries the scorers need, sorted."""
-        return sorted({self.models[n].provider for n in self.config.scorers})
+        return sorted({self.provider_of(n) for n in self.config.scorers})
 
     def make_providers(self) -> dict[str, Provider]:
         """One provider instance per provider entry the scorers use."""
@@ -162,8 +168,10 @@ async def run_standalone(
     log = RunLog(setup.output_dir)
     providers = setup.make_providers()
     limits = {name: setup.providers[name].limits.to_limits() for name in providers}
-    # The shipped prices (configs/prices.yaml): without them --budget would count $0.
-    prices = PriceTable(load_price_file(DEFAULT_PRICES_FILE))
+    # Prices of the scorers (configs/prices.yaml, then genai-prices): without them
+    # --budget would count $0.
+    scorers = [(sc.model_id, setup.providers[sc.provider]) for sc in setup.scorers()]
+    prices = as_table(model_prices(scorers))
     scheduler = Scheduler(providers, limits, setup.retry, budget_usd=budget_usd, prices=prices)
     if on_scheduler is not None:
         on_scheduler(scheduler)

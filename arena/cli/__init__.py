@@ -1,7 +1,8 @@
 """The `arena` command line.
 
 Commands are imported on first use, so `arena run` does not pay for the
-imports of `arena fake-server` or `arena batcheval`.
+imports of `arena fake-server` or `arena batcheval`, and `arena --help`
+(which lists them with `SUMMARIES`) imports none of them.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from typing import Any
 
 import click
 
-from arena.cli._common import Exit, exit_on_fault
+from arena.cli._exit import Exit
 
 # command name -> "module:attribute"
 COMMANDS: dict[str, str] = {
@@ -27,6 +28,23 @@ COMMANDS: dict[str, str] = {
     "view": "arena.cli._view:view_cmd",
     "export": "arena.cli._export:export_cmd",
     "gc": "arena.cli._gc:gc_cmd",
+}
+# command name -> the first sentence of its help (tests keep them equal).
+SUMMARIES: dict[str, str] = {
+    "run": "Run or resume the tournament in FILE.",
+    "plan": "Show the calls FILE needs per provider and model, and how many are already done.",
+    "leaderboard": "Rank models from a run directory or from a file of pairwise judgments.",
+    "status": "Planned, done, invalid, failed, stale and pending calls of DIR, per stage and "
+    "provider.",
+    "retry-failed": "Run again only the answers and reviews of DIR logged as failed.",
+    "discuss": "Discuss the disputed battles of the tournament in DIR, from its logged reviews.",
+    "batcheval": "Score every sample in SAMPLES.jsonl (`id`, `text`, optional `context`) with "
+    "BatchEval.",
+    "fake-server": "Serve fake OpenAI, Anthropic and Gemini APIs answered by the simulator.",
+    "report": "Write the report of run directory DIR as one HTML file that opens offline.",
+    "view": "Browse run directory DIR: questions, both answers, every review and discussion.",
+    "export": "Write each table of DIR's log to OUT/<table>.parquet, one row per id.",
+    "gc": "Merge each log table of DIR into one Parquet part; archive stale rows.",
 }
 
 
@@ -46,8 +64,25 @@ class LazyGroup(click.Group):
             raise TypeError(f"{target} is not a click command")
         return command
 
+    def _summary(self, ctx: click.Context, name: str) -> str:
+        summary = SUMMARIES.get(name)
+        if summary is not None:
+            return summary
+        command = self.get_command(ctx, name)  # a command without a summary: imported
+        return command.get_short_help_str() if command is not None else ""
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """The command list from SUMMARIES, without importing any command."""
+        rows = [(name, self._summary(ctx, name)) for name in self.list_commands(ctx)]
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
+
     def invoke(self, ctx: click.Context) -> Any:
         """Run the command; Ctrl-C at any moment exits 130, a log that cannot be written 74."""
+        # Imported here, not at the top: `arena --help` must not load the config and the store.
+        from arena.cli._common import exit_on_fault
+
         with exit_on_fault(as_json="--json" in ctx.args):
             return super().invoke(ctx)
 
@@ -65,4 +100,4 @@ def main() -> None:
     """
 
 
-__all__ = ["COMMANDS", "Exit", "LazyGroup", "main"]
+__all__ = ["COMMANDS", "SUMMARIES", "Exit", "LazyGroup", "main"]

@@ -9,31 +9,17 @@ import signal
 import sys
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from enum import IntEnum
 from pathlib import Path
 from typing import Any, NoReturn
 
 import click
 
+from arena.cli._exit import Exit as Exit  # re-exported for the commands
 from arena.cli._record import complete, note_failure
 from arena.config import ConfigError, Tournament, load_tournament
 from arena.runner import error_lines
 from arena.scheduler import Scheduler
 from arena.store import storage_error
-
-
-class Exit(IntEnum):
-    """Process exit codes, the same for every command (see README)."""
-
-    OK = 0
-    ERROR = 1
-    BAD_INPUT = 2
-    PARTIAL = 3
-    BUDGET = 4
-    STORAGE = 74  # the log cannot be written: disk full, read-only, no permission
-    LOCKED = 75
-    SIGINT = 130
-    SIGTERM = 143
 
 
 def fail(message: str, code: Exit = Exit.BAD_INPUT) -> NoReturn:

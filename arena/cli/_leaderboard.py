@@ -92,6 +92,13 @@ def _fail(message: str) -> None:
     help="Seed of the Elo orders and the bootstrap.",
 )
 @click.option(
+    "--by",
+    type=click.Choice(["category"]),
+    default=None,
+    help="Also rank within each question category (MT-bench's, arena-hard's, AlpacaEval's "
+    "dataset; a reviews file needs a `category` column).",
+)
+@click.option(
     "--weights",
     "weighting",
     type=click.Choice(["peerrank", "equal"]),
@@ -135,6 +142,7 @@ def leaderboard(
     seed: int,
     weighting: str,
     no_self: bool,
+    by: str | None,
     show_history: bool,
     show_diff: str | None,
 ) -> None:
@@ -179,6 +187,7 @@ def leaderboard(
             human_file=human_file,
             options=options,
             human_scores_file=human_scores_file,
+            by=by,
         )
     except LeaderboardInputError as exc:
         _fail(str(exc))

@@ -43,7 +43,10 @@ _COLUMNS = (
     "failed",
     "est_tokens",
     "est_cost_usd",
+    "exp_cost_usd",
 )
+# With nothing logged yet, a call is expected to write this share of its max_tokens.
+EXPECTED_SHARE = 0.5
 
 
 @click.command("plan")
@@ -77,21 +80,27 @@ def plan_cmd(file: Path, out: Path | None, as_json: bool) -> None:
         done_answers, done_reviews = load_done(log)
         states = call_states(t, plan, log)
     rows: dict[tuple[str, str], Counter[str]] = {}
+    expect = _Expected(t, log)
 
     def bump(model: str, what: str, n: int = 1) -> None:
         key = (t.provider_of(model), model)
         rows.setdefault(key, Counter())[what] += n
 
     for a in plan.answers:
+        if t.from_file(a.model):
+            continue  # answers from a file: no call
         bump(a.model, "answers")
         if a.id in done_answers:
             bump(a.model, "done")
         else:
             bump(a.model, _TO_RUN[states.get(a.id, "pending")])
             est = sum(estimate_tokens(len(turn)) for turn in a.question.turns)
-            bump(a.model, "est_tokens", est + t.model(a.model).max_tokens * len(a.question.turns))
+            turns = len(a.question.turns)
+            bump(a.model, "est_tokens", est + t.model(a.model).max_tokens * turns)
             bump(a.model, "est_in", est)
-            bump(a.model, "est_out", t.model(a.model).max_tokens * len(a.question.turns))
+            bump(a.model, "est_out", t.model(a.model).max_tokens * turns)
+            bump(a.model, "exp_in", est)
+            bump(a.model, "exp_out", round(expect.answer_turn(a.model) * turns))
     # The review prompt with empty answers (template, question, turn labels), per question.
     prompt_tokens = {
         q.id: estimate_tokens(
@@ -110,19 +119,25 @@ def plan_cmd(file: Path, out: Path | None, as_json: bool) -> None:
         else:
             bump(r.reviewer, _TO_RUN[states.get(r.id, "pending")])
             # Both answers, each at most its contestant's max_tokens per turn.
-            answers_tokens = len(r.question.turns) * (
-                t.model(r.model_a).max_tokens + t.model(r.model_b).max_tokens
-            )
+            turns = len(r.question.turns)
+            answers_tokens = expect.answer_bound(r.model_a, r.question.id, turns)
+            answers_tokens += expect.answer_bound(r.model_b, r.question.id, turns)
             review_in = prompt_tokens[r.question.id] + answers_tokens
-            bump(r.reviewer, "est_tokens", review_in + t.config.review.max_tokens)
+            review_max = t.review_settings(r.reviewer)[1]
+            bump(r.reviewer, "est_tokens", review_in + review_max)
             bump(r.reviewer, "est_in", review_in)
-            bump(r.reviewer, "est_out", t.config.review.max_tokens)
+            bump(r.reviewer, "est_out", review_max)
+            expected_answers = expect.answer(r.model_a, r.question.id, turns) + expect.answer(
+                r.model_b, r.question.id, turns
+            )
+            bump(r.reviewer, "exp_in", prompt_tokens[r.question.id] + round(expected_answers))
+            bump(r.reviewer, "exp_out", round(expect.review(r.reviewer)))
             if sampled is not None:
                 review_costs.append(
                     _cost(
                         prices,
                         t.provider_model_id(r.reviewer),
-                        Counter(est_in=review_in, est_out=t.config.review.max_tokens),
+                        Counter(est_in=review_in, est_out=review_max),
                         free=t.config.providers[t.provider_of(r.reviewer)].type == "sim",
                     )
                 )
@@ -140,6 +155,9 @@ def plan_cmd(file: Path, out: Path | None, as_json: bool) -> None:
                 bump(scorer, "est_tokens", sum(tokens[criterion]))
                 bump(scorer, "est_in", tokens[criterion][0])
                 bump(scorer, "est_out", tokens[criterion][1])
+                # Expected: asked once (no re-ask), writing a share of max_tokens.
+                bump(scorer, "exp_in", tokens[criterion][0] // 2)
+                bump(scorer, "exp_out", round(cfg.max_tokens * EXPECTED_SHARE))
         batcheval = {
             "calls": batches.height,
             "rounds": cfg.rounds,
@@ -181,6 +199,13 @@ def plan_cmd(file: Path, out: Path | None, as_json: bool) -> None:
                     c,
                     free=t.config.providers[provider].type == "sim",
                 ),
+                "exp_cost_usd": _cost(
+                    prices,
+                    t.provider_model_id(model),
+                    c,
+                    free=t.config.providers[provider].type == "sim",
+                    expected=True,
+                ),
             }
         )
     totals = {
@@ -200,6 +225,14 @@ def plan_cmd(file: Path, out: Path | None, as_json: bool) -> None:
     }
     unpriced = [r["model"] for r in out_rows if r["est_cost_usd"] is None]
     totals["est_cost_usd"] = sum(r["est_cost_usd"] or 0.0 for r in out_rows)
+    totals["exp_cost_usd"] = sum(r["exp_cost_usd"] or 0.0 for r in out_rows)
+    if unpriced:
+        click.echo(
+            f"arena: warning: no price for {', '.join(unpriced)}: counted as $0 "
+            "(give one in the YAML's `prices:`)",
+            err=True,
+        )
+    from_file = [n for n in t.contestants if t.from_file(n)]
     if as_json:
         click.echo(
             json.dumps(
@@ -207,6 +240,7 @@ def plan_cmd(file: Path, out: Path | None, as_json: bool) -> None:
                     "rows": out_rows,
                     "total": totals,
                     "unpriced": unpriced,
+                    "from_file": from_file,
                     "batcheval": batcheval,
                     "discussion": discussion,
                     "sampling": sampled,
@@ -225,9 +259,16 @@ def plan_cmd(file: Path, out: Path | None, as_json: bool) -> None:
     Console(width=None if sys.stdout.isatty() else 160).print(table)
     click.echo("est_tokens is an upper bound: prompts plus max_tokens for each pending call.")
     click.echo(
-        "est_cost_usd prices est_tokens with configs/prices.yaml and the YAML's `prices:`"
+        "est_cost_usd prices est_tokens (the worst case) with the YAML's `prices:`, "
+        "configs/prices.yaml and genai-prices"
         + (f"; no price for: {', '.join(unpriced)} (counted as $0)." if unpriced else ".")
     )
+    click.echo(
+        "exp_cost_usd is the expected cost: each call writing the mean output of that model's "
+        f"logged calls of its kind (none logged: {EXPECTED_SHARE:.0%} of max_tokens)."
+    )
+    if from_file:
+        click.echo(f"answers from a file (no calls): {', '.join(from_file)}.")
     click.echo("pending = new + stale (re-run: what they depend on changed) + failed (retried).")
     if batcheval is not None:
         click.echo(
@@ -313,11 +354,70 @@ def _discussion_bound(
     }
 
 
-def _cost(prices: PriceTable, model_id: str, c: Counter[str], *, free: bool) -> float | None:
-    """Upper-bound USD of a row's pending calls (None when a paid model has no price)."""
+def _cost(
+    prices: PriceTable, model_id: str, c: Counter[str], *, free: bool, expected: bool = False
+) -> float | None:
+    """USD of a row's pending calls, upper bound or expected (None: a paid model has no price)."""
     if model_id not in prices:
         return 0.0 if free else None
+    if expected:
+        return prices.cost(model_id, Usage(c["exp_in"], c["exp_out"]))
     return prices.cost(model_id, Usage(c["est_in"], c["est_out"]))
+
+
+class _Expected:
+    """Expected output tokens: the mean of the model's logged calls of a kind, else a share
+    of max_tokens; answers from a file: their own length."""
+
+    def __init__(self, t: Tournament, log: RunLog | None) -> None:
+        self.t = t
+        self._answer_turn: dict[str, float] = {}
+        self._review: dict[str, float] = {}
+        if log is None:
+            return
+        answers = log.read("answers")
+        if answers.height:
+            ok = answers.filter(pl.col("status") == "ok")
+            per_model = ok.group_by("model").agg(
+                pl.col("tokens_out").sum().alias("tokens"),
+                pl.col("answer_turns").list.len().sum().alias("turns"),
+            )
+            for model, tokens, turns in per_model.iter_rows():
+                if turns:
+                    self._answer_turn[model] = tokens / turns
+        reviews = log.read("reviews")
+        if reviews.height:
+            done = reviews.filter(pl.col("status") != "failed")
+            for reviewer, mean in (
+                done.group_by("reviewer").agg(pl.col("tokens_out").mean()).iter_rows()
+            ):
+                if mean is not None:
+                    self._review[reviewer] = float(mean)
+
+    def _file_answer(self, model: str, question_id: str) -> float | None:
+        found = self.t.answer_files.get(model)
+        turns = found.answers.get(question_id) if found is not None else None
+        return None if turns is None else float(sum(estimate_tokens(len(x)) for x in turns))
+
+    def answer_turn(self, model: str) -> float:
+        """Expected output tokens of one answer turn of a model that makes calls."""
+        mean = self._answer_turn.get(model)
+        return mean if mean is not None else self.t.model(model).max_tokens * EXPECTED_SHARE
+
+    def answer(self, model: str, question_id: str, turns: int) -> float:
+        """Expected tokens of a contestant's whole answer to a question."""
+        known = self._file_answer(model, question_id)
+        return known if known is not None else self.answer_turn(model) * turns
+
+    def answer_bound(self, model: str, question_id: str, turns: int) -> int:
+        """The most tokens a contestant's answer can have (max_tokens per turn)."""
+        known = self._file_answer(model, question_id)
+        return round(known) if known is not None else self.t.model(model).max_tokens * turns
+
+    def review(self, reviewer: str) -> float:
+        """Expected output tokens of one review."""
+        mean = self._review.get(reviewer)
+        return mean if mean is not None else self.t.review_settings(reviewer)[1] * EXPECTED_SHARE
 
 
 def _cell(value: Any) -> str:

@@ -66,6 +66,12 @@ __all__ = ["report_cmd"]
     is_flag=True,
     help="Leave out the reviews a reviewer made of battles it takes part in.",
 )
+@click.option(
+    "--by",
+    type=click.Choice(["category"]),
+    default=None,
+    help="Also rank within each question category.",
+)
 def report_cmd(
     directory: Path,
     output: Path | None,
@@ -77,6 +83,7 @@ def report_cmd(
     seed: int,
     weighting: str,
     no_self: bool,
+    by: str | None,
 ) -> None:
     """Write the report of run directory DIR as one HTML file that opens offline.
 
@@ -103,7 +110,9 @@ def report_cmd(
         exclude_self=no_self,
     )
     try:
-        data = build_report(directory, human_file=human_file, options=options, battles=battles)
+        data = build_report(
+            directory, human_file=human_file, options=options, battles=battles, by=by
+        )
     except LeaderboardInputError as exc:
         fail(str(exc))
     target = write_report(data, output if output is not None else directory / "report.html")

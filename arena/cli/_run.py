@@ -54,6 +54,7 @@ def _run(
     retry_failed: bool = False,
     grace: float = DEFAULT_GRACE_SECONDS,
     tag: str | None = None,
+    history: bool = True,
 ) -> DirectoryRun:
     interrupts = Interrupts(signals, grace)
     return run_directory(
@@ -67,6 +68,7 @@ def _run(
         on_scheduler=interrupts.attach,
         # stopped by SIGINT / SIGTERM (exit 130 / 143)
         interrupted=lambda: bool(signals),
+        history=history,
     )
 
 
@@ -77,14 +79,15 @@ def run_in_directory(
     retry_failed: bool = False,
     grace: float = DEFAULT_GRACE_SECONDS,
     tag: str | None = None,
+    history: bool = True,
 ) -> tuple[DirectoryRun, Exit]:
     """Run with progress bars on a terminal, else timestamped lines; exit 75 / 2 on lock / plan."""
     signals: list[int] = []
     try:
         if sys.stderr.isatty() and not as_json:
-            done = _run_with_bars(t, budget, signals, retry_failed, tag, grace)
+            done = _run_with_bars(t, budget, signals, retry_failed, tag, grace, history)
         else:
-            done = _run(t, budget, _PlainProgress(), signals, retry_failed, grace, tag)
+            done = _run(t, budget, _PlainProgress(), signals, retry_failed, grace, tag, history)
     except LockHeld as exc:
         fail(str(exc), Exit.LOCKED)
     except PlanChanged as exc:
@@ -114,6 +117,14 @@ def exit_code(summary: RunSummary, signals: list[int]) -> Exit:
     default=None,
     help="Output directory (default: the YAML's `output`, else runs/<name>).",
 )
+@click.option(
+    "--limit",
+    type=click.IntRange(min=1),
+    default=None,
+    metavar="N",
+    help="A smoke run: only the first N questions (same log: a later full run reuses them; "
+    "not recorded in the history).",
+)
 @json_summary_option
 @budget_option
 @grace_option
@@ -122,6 +133,7 @@ def exit_code(summary: RunSummary, signals: list[int]) -> Exit:
 def run_cmd(
     file: Path,
     out: Path | None,
+    limit: int | None,
     as_json: bool,
     budget: float | None,
     grace: float,
@@ -137,6 +149,10 @@ def run_cmd(
     lock, 130/143 interrupted.
     """
     t = load_or_exit(file, out)
+    if limit is not None:
+        t = t.limited(limit)
+    for line in t.answer_file_problems():
+        click.echo(f"arena: warning: {line}", err=True)
     problems = preflight(t)
     if problems:
         fail("\n  ".join([f"{file}: cannot start:"] + problems))
@@ -148,7 +164,7 @@ def run_cmd(
                 "--budget; add it under `prices:` in the YAML",
                 err=True,
             )
-    done, code = run_in_directory(t, budget, as_json, grace=grace, tag=tag)
+    done, code = run_in_directory(t, budget, as_json, grace=grace, tag=tag, history=limit is None)
     summary = done.summary
     report: dict[str, Any] = summary.to_json()
     report.update(done.start.to_json())  # new / stale / retried calls at the start
@@ -182,6 +198,7 @@ def _run_with_bars(
     retry_failed: bool,
     tag: str | None = None,
     grace: float = DEFAULT_GRACE_SECONDS,
+    history: bool = True,
 ) -> DirectoryRun:
     columns = (
         TextColumn("{task.description:>8}"),
@@ -197,4 +214,4 @@ def _run_with_bars(
                 tasks[stage] = bars.add_task(stage, total=total)
             bars.update(tasks[stage], completed=done)
 
-        return _run(t, budget, progress, signals, retry_failed, grace, tag)
+        return _run(t, budget, progress, signals, retry_failed, grace, tag, history)

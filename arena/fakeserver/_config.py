@@ -91,6 +91,8 @@ class FakeServerConfig(_Strict):
     key_limits: dict[str, ServerLimits] = Field(default_factory=dict)
     models: dict[str, FakeModel] = Field(default_factory=dict)  # empty: any model id
     faults: FaultConfig = Field(default_factory=FaultConfig)
+    # false: no rate-limit headers, like many local OpenAI-compatible servers.
+    rate_headers: bool = True
 
     def limits_for(self, key: str) -> ServerLimits:
         """The limits of one key."""

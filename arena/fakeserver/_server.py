@@ -149,6 +149,8 @@ class FakeProviderServer:
             return dialect.error(400, "We could not parse the JSON body of your request.")
         except BadRequest as exc:
             return dialect.error(400, str(exc))
+        # Which request fields arrive (e.g. a model's extra params): /fake/stats counts them.
+        self._count(*_body_fields(dialect.name, body))
         if not self._known_model(model):
             return dialect.error(
                 404, f"The model `{model}` does not exist or you do not have access to it."
@@ -258,10 +260,21 @@ class FakeProviderServer:
         if fault == "malformed":
             body = dialect.success_body(model, text, usage, finished)
             return web.Response(text=truncated_json(body), content_type="application/json"), 0
+        state = limiter.state() if self.config.rate_headers else None
         response = dialect.success(
-            model, text, usage, finished, limiter.state(), omit_usage=self.config.omit_usage
+            model, text, usage, finished, state, omit_usage=self.config.omit_usage
         )
         return response, usage.total
+
+
+def _body_fields(api: str, body: dict[str, Any]) -> list[str]:
+    """Counter names of a request body's fields, one level of nesting: `openai.body.top_k`."""
+    names: list[str] = []
+    for key, value in body.items():
+        names.append(f"{api}.body.{key}")
+        if isinstance(value, dict):
+            names.extend(f"{api}.body.{key}.{sub}" for sub in value)
+    return names
 
 
 def create_app(config: FakeServerConfig) -> web.Application:

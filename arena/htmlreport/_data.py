@@ -74,12 +74,13 @@ def build_report(
     human_file: str | Path | None = None,
     options: LeaderboardOptions | None = None,
     battles: int = DEFAULT_BATTLES,
+    by: str | None = None,
 ) -> ReportData:
     """Everything the report of run directory DIR shows. Raises LeaderboardInputError."""
     root = Path(directory)
     if not root.is_dir():
         raise LeaderboardInputError(root, "", "no such run directory")
-    board = build_leaderboard(root, human_file=human_file, options=options)
+    board = build_leaderboard(root, human_file=human_file, options=options, by=by)
     data = RunData(root)
     return ReportData(
         directory=root,

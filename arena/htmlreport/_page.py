@@ -18,6 +18,7 @@ from typing import Any
 from arena.discuss import discussion_tables
 from arena.htmlreport._data import ReportData
 from arena.htmlreport._svg import Series, heatmap, interval_chart, line_chart
+from arena.report import category_rows
 
 __all__ = ["render_report"]
 
@@ -375,6 +376,19 @@ def _history(data: ReportData) -> str:
     return "".join(out)
 
 
+def _by_category(data: ReportData) -> str:
+    """`--by category`: each model's Bradley-Terry rating and rank within each category."""
+    if not data.board.by_category:
+        return ""
+    header, rows = category_rows(data.board.by_category)
+    return (
+        '<section id="by-category"><h2>By category</h2>'
+        + _table("by-category-table", header, rows)
+        + _p("Each question category ranked on its own reviews: Bradley-Terry rating (rank).")
+        + "</section>"
+    )
+
+
 def _discussion(data: ReportData) -> str:
     block = data.board.discussion
     if block is None:
@@ -546,6 +560,7 @@ def render_report(data: ReportData) -> str:
         _pairwise(data),
         _reviewers(data),
         _history(data),
+        _by_category(data),
         _discussion(data),
         _batcheval(data),
         _calls(data),
@@ -559,10 +574,11 @@ def render_report(data: ReportData) -> str:
             ("pairwise", "Pairwise", sections[2]),
             ("reviewers-section", "Reviewers", sections[3]),
             ("history-section", "History", sections[4]),
-            ("discussion", "Discussion", sections[5]),
-            ("batcheval", "BatchEval", sections[6]),
-            ("calls", "Calls", sections[7]),
-            ("battles", "Battles", sections[8]),
+            ("by-category", "By category", sections[5]),
+            ("discussion", "Discussion", sections[6]),
+            ("batcheval", "BatchEval", sections[7]),
+            ("calls", "Calls", sections[8]),
+            ("battles", "Battles", sections[9]),
         )
         if section
     )

@@ -55,7 +55,7 @@ KEYS: dict[str, tuple[str, ...]] = {
 
 def plan_frame(t: Tournament, plan: Plan) -> pl.DataFrame:
     """The plan as a frame of ids, stages, providers and logical keys."""
-    provider = {name: t.provider_of(name) for name in t.used_models()}
+    provider = {name: t.provider_of(name) for name in t.config.models}  # files: (file)
     n_a, n_r = len(plan.answers), len(plan.reviews)
     answers = pl.DataFrame(
         {

@@ -1,7 +1,9 @@
 """Anthropic messages through the official SDK.
 
 The SDK (2.x) speaks API version 2026-10-21, which has no sampling
-parameters: a model's `temperature` is not sent to Anthropic.
+parameters: a model's `temperature` is not sent to Anthropic. A model's
+`reasoning_effort` becomes `output_config.effort`; its `extra` mapping is
+merged into the request body (the SDK's `extra_body`).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from anthropic.types import MessageParam
 
 from arena.config import ModelConfig, ProviderConfig
 from arena.providers._remote import RemoteProvider, lower_headers
+from arena.providers._settings import with_model_settings
 from arena.types import GenerateRequest, GenerateResult, ProviderError, Usage
 
 # Stop reasons after which an empty answer would be empty again.
@@ -51,6 +54,7 @@ class AnthropicProvider(RemoteProvider):
 
     async def generate(self, request: GenerateRequest) -> GenerateResult:
         """One message."""
+        request = with_model_settings(request, self.models)
         messages: list[MessageParam] = []
         for m in request.messages:
             if m.role == "assistant":
@@ -58,18 +62,18 @@ class AnthropicProvider(RemoteProvider):
             else:
                 messages.append({"role": "user", "content": m.content})
         create = self.client().messages.with_raw_response.create
+        params: dict[str, Any] = {
+            "model": request.model,
+            "max_tokens": request.max_tokens,
+            "messages": messages,
+        }
+        if request.system:
+            params["system"] = request.system
+        body = _extra_body(request)
+        if body:
+            params["extra_body"] = body
         try:
-            if request.system:
-                raw = await create(
-                    model=request.model,
-                    max_tokens=request.max_tokens,
-                    messages=messages,
-                    system=request.system,
-                )
-            else:
-                raw = await create(
-                    model=request.model, max_tokens=request.max_tokens, messages=messages
-                )
+            raw = await create(**params)
             message = await raw.parse()
         except anthropic.APIStatusError as exc:
             raise self._status_error(exc) from None
@@ -114,3 +118,15 @@ class AnthropicProvider(RemoteProvider):
             exc.response.headers,
             quota=exc.status_code == 402 or kind == "billing_error",
         )
+
+
+def _extra_body(request: GenerateRequest) -> dict[str, Any]:
+    """Fields merged into the request body: the model's `extra`, and its effort as
+    `output_config.effort` (sent through the body so that every 2.x SDK passes it)."""
+    body = dict(request.extra)
+    if request.reasoning_effort is not None:
+        config = body.get("output_config")
+        config = dict(config) if isinstance(config, dict) else {}
+        config["effort"] = request.reasoning_effort
+        body["output_config"] = config
+    return body

@@ -22,6 +22,7 @@ from arena.providers._remote import (
     lower_headers,
     retry_delay_from_google_body,
 )
+from arena.providers._settings import with_model_settings
 from arena.types import ErrorKind, GenerateRequest, GenerateResult, ProviderError, Usage
 
 try:  # the transports the SDK may use; either may be absent
@@ -95,6 +96,7 @@ class GeminiProvider(RemoteProvider):
 
     async def generate(self, request: GenerateRequest) -> GenerateResult:
         """One generateContent call."""
+        request = with_model_settings(request, self.models)
         contents = [
             gtypes.Content(
                 role="model" if m.role == "assistant" else "user",
@@ -106,6 +108,17 @@ class GeminiProvider(RemoteProvider):
             temperature=request.temperature,
             max_output_tokens=request.max_tokens,
             system_instruction=request.system or None,
+            thinking_config=(
+                gtypes.ThinkingConfig(
+                    thinking_level=gtypes.ThinkingLevel(request.reasoning_effort.upper())
+                )
+                if request.reasoning_effort is not None
+                else None
+            ),
+            # REST fields merged into the body, e.g. {"generationConfig": {"topK": 20}}.
+            http_options=gtypes.HttpOptions(extra_body=dict(request.extra))
+            if request.extra
+            else None,
         )
         try:
             response = await self.client().aio.models.generate_content(

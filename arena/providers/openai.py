@@ -3,7 +3,9 @@
 Against OpenAI itself (no `base_url`, or one on api.openai.com) the request
 limits the answer with `max_completion_tokens`, what OpenAI's current models
 accept; against any other server it sends `max_tokens`, which every
-compatible server understands.
+compatible server understands. A model's `reasoning_effort` is sent as
+`reasoning_effort`, its `extra` mapping as the SDK's `extra_body` (fields
+merged into the request body, e.g. vLLM's `top_k`).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from openai.types.chat import ChatCompletion, ChatCompletionMessageParam
 
 from arena.config import ModelConfig, ProviderConfig
 from arena.providers._remote import RemoteProvider, lower_headers
+from arena.providers._settings import with_model_settings
 from arena.types import ErrorKind, GenerateRequest, GenerateResult, ProviderError, Usage
 
 # 429 codes that mean "no money or quota left", not "slow down".
@@ -58,6 +61,7 @@ class OpenAIProvider(RemoteProvider):
 
     async def generate(self, request: GenerateRequest) -> GenerateResult:
         """One chat completion."""
+        request = with_model_settings(request, self.models)
         messages: list[ChatCompletionMessageParam] = []
         if request.system:
             messages.append({"role": "system", "content": request.system})
@@ -68,20 +72,7 @@ class OpenAIProvider(RemoteProvider):
                 messages.append({"role": "user", "content": m.content})
         create = self.client().chat.completions.with_raw_response.create
         try:
-            if self._official:
-                raw = await create(
-                    model=request.model,
-                    messages=messages,
-                    temperature=request.temperature,
-                    max_completion_tokens=request.max_tokens,
-                )
-            else:
-                raw = await create(
-                    model=request.model,
-                    messages=messages,
-                    temperature=request.temperature,
-                    max_tokens=request.max_tokens,
-                )
+            raw = await create(**self._params(request, messages))
             completion: ChatCompletion = raw.parse()
         except openai.APIStatusError as exc:
             raise self._status_error(exc) from None
@@ -95,6 +86,24 @@ class OpenAIProvider(RemoteProvider):
             return self._result(completion, raw.headers.items())
         except (AttributeError, TypeError, IndexError) as exc:
             raise self.malformed_error(exc) from None
+
+    def _params(
+        self, request: GenerateRequest, messages: list[ChatCompletionMessageParam]
+    ) -> dict[str, Any]:
+        """The SDK's keyword arguments: the model's reasoning effort and `extra` included."""
+        params: dict[str, Any] = {
+            "model": request.model,
+            "messages": messages,
+            "temperature": request.temperature,
+        }
+        # OpenAI's current models take max_completion_tokens; other servers know max_tokens.
+        params["max_completion_tokens" if self._official else "max_tokens"] = request.max_tokens
+        if request.reasoning_effort is not None:
+            params["reasoning_effort"] = request.reasoning_effort
+        if request.extra:
+            # Server-specific fields (vLLM's top_k, chat_template_kwargs, ...) sent as given.
+            params["extra_body"] = dict(request.extra)
+        return params
 
     def _result(self, completion: Any, headers: Iterable[tuple[str, str]]) -> GenerateResult:
         if not getattr(completion, "choices", None):

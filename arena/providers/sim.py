@@ -24,6 +24,7 @@ from arena.config import ModelConfig, ProviderConfig, SimParams
 from arena.providers._base import Provider
 from arena.providers._sim_batcheval import is_batcheval_prompt, score_batch
 from arena.providers._sim_discuss import discussion_turn, is_discussion_request
+from arena.providers._sim_text import UNREADABLE_REVIEW, asks_for_verdict, review_sides
 from arena.types import (
     ErrorKind,
     GenerateRequest,
@@ -211,7 +212,21 @@ class SimProvider(Provider):
         authors = list(dict.fromkeys(s.author for s in signed))
         if len(authors) >= 2:
             return self.review(request.model, params, last, signed, authors, key)
-        return self.answer(request, params)
+        return self.unsigned_review(request, params, last, key) or self.answer(request, params)
+
+    def unsigned_review(
+        self, request: GenerateRequest, params: SimParams, prompt: str, key: str
+    ) -> str | None:
+        """A review of answers not both written by the simulator (arena/providers/_sim_text.py);
+        None when the prompt is not a review."""
+        sides = review_sides(
+            prompt, self.seed, lambda text: [(s.author, s.quality) for s in find_signatures(text)]
+        )
+        if sides is None:
+            return UNREADABLE_REVIEW if asks_for_verdict(prompt) else None
+        (author_a, qa), (author_b, qb) = sides
+        signed = [SignedText(author_a, q, 0) for q in qa] + [SignedText(author_b, q, 1) for q in qb]
+        return self.review(request.model, params, prompt, signed, [author_a, author_b], key)
 
     def answer(self, request: GenerateRequest, params: SimParams) -> str:
         """A contestant's answer: filler prose in the model's style plus its signature."""

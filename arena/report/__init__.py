@@ -5,6 +5,7 @@
 `Leaderboard`; `render_table`, `render_markdown` and `render_json` show it.
 """
 
+from arena.report._categories import CategoryRanking, category_rows
 from arena.report._csv import render_csv, rows_csv
 from arena.report._inputs import (
     IMPORT_COLUMNS,
@@ -29,11 +30,13 @@ __all__ = [
     "IMPORT_COLUMNS",
     "RANKINGS",
     "STYLE_RANKING",
+    "CategoryRanking",
     "Leaderboard",
     "LeaderboardInputError",
     "LeaderboardOptions",
     "RunData",
     "build_leaderboard",
+    "category_rows",
     "leaderboard_dict",
     "load_reviews_file",
     "load_run",

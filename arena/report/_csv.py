@@ -35,6 +35,16 @@ def rows_csv(rows: Iterable[Mapping[str, Any]]) -> str:
 
 
 def render_csv(board: Leaderboard) -> str:
-    """The models of the leaderboard JSON, best first, with their rank, as CSV."""
+    """The models of the leaderboard JSON, best first, with their rank, as CSV.
+
+    With `--by category`, a first column `category`: the whole leaderboard's
+    rows are `(all)`, then each category's rows (their figures as in JSON).
+    """
     models = leaderboard_dict(board)["models"]
-    return rows_csv({"rank": k, **row} for k, row in enumerate(models, start=1))
+    rows = [{"rank": k, **row} for k, row in enumerate(models, start=1)]
+    if board.by_category is None:
+        return rows_csv(rows)
+    every = [{"category": "(all)", **row} for row in rows]
+    for part in board.by_category:
+        every += [{"category": part.category, **row} for row in part.models]
+    return rows_csv(every)

@@ -148,9 +148,9 @@ def load_reviews_file(path: str | Path) -> pl.DataFrame:
     Needs `question_id, model_a, model_b, reviewer` and either `score` (-1 =
     model_a better, 0 = tie, 1 = model_b better) or `verdict` (A, B, tie; also
     `invalid`); `score` wins when both are present. Other columns are ignored
-    except `cost_usd` and the answers' style (`answer_a`/`answer_b` text, or
-    `length_a`/`length_b` and optional markdown counts) for style control.
-    Raises LeaderboardInputError naming the row.
+    except `cost_usd`, `category` (for `--by category`) and the answers' style
+    (`answer_a`/`answer_b` text, or `length_a`/`length_b` and optional markdown
+    counts) for style control. Raises LeaderboardInputError naming the row.
     """
     source = Path(path)
     frame, kind = _read(source)
@@ -186,6 +186,8 @@ def load_reviews_file(path: str | Path) -> pl.DataFrame:
     if "cost_usd" in frame.columns:
         columns["cost_usd"] = frame["cost_usd"].cast(pl.Float64, strict=False)
     columns.update(_style_columns(source, kind, frame))
+    if "category" in frame.columns:
+        columns["category"] = frame["category"].cast(pl.String)
     return pl.DataFrame(columns)
 
 

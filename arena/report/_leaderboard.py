@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -30,6 +30,13 @@ from arena.rank import (
     human_agreement,
     rank_correlation,
     rank_reviews,
+)
+from arena.report._categories import (
+    NO_CATEGORY,
+    CategoryRanking,
+    category_column,
+    rank_categories,
+    run_categories,
 )
 from arena.report._inputs import LeaderboardInputError, load_reviews_file, load_run
 from arena.sampling import SAMPLING_TABLE
@@ -86,6 +93,7 @@ class Leaderboard:
     warnings: list[str] = field(default_factory=list)
     discussion: dict[str, Any] | None = None  # docs/discussion.md (the JSON `discussion`)
     batcheval: dict[str, Any] | None = None  # docs/batcheval.md (the JSON `batcheval`)
+    by_category: list[CategoryRanking] | None = None  # --by category (the JSON `by_category`)
     sampling: dict[str, Any] | None = None  # docs/sampling.md (the JSON `sampling`)
 
     @property
@@ -322,13 +330,15 @@ def build_leaderboard(
     human_file: str | Path | None = None,
     options: LeaderboardOptions | None = None,
     human_scores_file: str | Path | None = None,
+    by: str | None = None,
 ) -> Leaderboard:
     """The leaderboard of a run directory or a reviews file (see `arena leaderboard`).
 
     `path` is a run directory or a reviews file; `reviews_file` supplies the
     reviews instead of the run's log (a run directory then still gives the
-    contestants and sim skills; any reviewer counts). Raises
-    LeaderboardInputError for bad input.
+    contestants and sim skills; any reviewer counts). `by="category"` adds a
+    ranking within each question category. Raises LeaderboardInputError for
+    bad input.
     """
     opts = options or LeaderboardOptions()
     target = None if path is None else Path(path)
@@ -409,12 +419,49 @@ def build_leaderboard(
             )
         if target is not None and target.is_dir():
             board.batcheval = _batcheval_block(board, target, opts.seed, human_scores)
+        if by == "category":
+            ranked = reviews if discussed is None else discussed.reviews
+            board.by_category = _by_category(
+                ranked,
+                target if run_dir else None,
+                lambda part: leaderboard_dict(
+                    rank_frame(
+                        part,
+                        source=source,
+                        options=opts,
+                        contestants=contestants,
+                        reviewers=reviewers
+                        if discussed is None
+                        else discussed.reviewers(reviewers),
+                        sim_skill=skills,
+                    )
+                ),
+            )
         if design is not None:
             design["balanced_win_rates"] = bool(opts.balanced)
             board.sampling = design
         return board
     except ValueError as exc:
         raise LeaderboardInputError(source, "", str(exc)) from None
+
+
+def _by_category(
+    reviews: pl.DataFrame, run_dir: Path | None, rank: Callable[[pl.DataFrame], dict[str, Any]]
+) -> list[CategoryRanking]:
+    """Rankings within each category: the run's question categories, or a `category` column."""
+    if run_dir is not None and run_dir.is_dir():
+        try:
+            categories = run_categories(run_dir, load_run(run_dir).tournament)
+        except ConfigError as exc:
+            raise LeaderboardInputError(exc.file, exc.key, exc.problem) from None
+        column = category_column(reviews, categories)
+    elif "category" in reviews.columns:
+        column = reviews["category"].cast(pl.String).fill_null(NO_CATEGORY)
+    else:
+        raise LeaderboardInputError(
+            "arena leaderboard", "--by category", "the reviews file has no `category` column"
+        )
+    return rank_categories(reviews, column, rank)
 
 
 def _judge_diagnostics_from(board: Leaderboard, plain: Leaderboard) -> None:
@@ -634,6 +681,8 @@ def leaderboard_dict(board: Leaderboard) -> dict[str, Any]:
         out["discussion"] = board.discussion
     if board.batcheval is not None:
         out["batcheval"] = board.batcheval
+    if board.by_category is not None:
+        out["by_category"] = {c.category: c.to_json() for c in board.by_category}
     if board.sampling is not None:
         out["sampling"] = board.sampling
     return out

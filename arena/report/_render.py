@@ -27,6 +27,7 @@ from arena.rank import (
     MIN_QUESTIONS,
     RankTable,
 )
+from arena.report._categories import category_rows
 from arena.report._leaderboard import STYLE_RANKING, Leaderboard, leaderboard_dict
 
 __all__ = ["render_json", "render_markdown", "render_table"]
@@ -460,6 +461,18 @@ def _with_ci(value: float | None, interval: list[float] | None) -> str:
     return text if interval is None else f"{text} [{interval[0]:.3f}, {interval[1]:.3f}]"
 
 
+def _category_sections(board: Leaderboard) -> list[_Section]:
+    """`--by category`: Bradley-Terry rating and rank of each model within each category."""
+    if not board.by_category:
+        return []
+    header, rows = category_rows(board.by_category)
+    note = (
+        "Each category ranked on its own reviews (Bradley-Terry rating, rank within the "
+        "category); `--format json` has every figure."
+    )
+    return [_Section("By category", header, rows, [note])]
+
+
 def render_json(board: Leaderboard) -> str:
     """The leaderboard as indented JSON (see docs/ranking.md for the schema)."""
     return json.dumps(leaderboard_dict(board), indent=2)
@@ -472,6 +485,7 @@ def _escape(text: str) -> str:
 def render_markdown(board: Leaderboard) -> str:
     """The leaderboard as GitHub-flavoured markdown."""
     intro, sections, footer = _sections(board)
+    sections = sections + _category_sections(board)
     lines = [f"# {intro[0]}", "", intro[1], ""]
     for section in sections:
         lines += [f"## {section.title}", ""]
@@ -489,6 +503,7 @@ def render_markdown(board: Leaderboard) -> str:
 def render_table(board: Leaderboard, console: Console) -> None:
     """Print the leaderboard as rich tables on `console`."""
     intro, sections, footer = _sections(board)
+    sections = sections + _category_sections(board)
     console.print(f"[bold]{intro[0]}[/bold]", highlight=False)
     console.print(intro[1], highlight=False)
     for section in sections:

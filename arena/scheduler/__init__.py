@@ -2,7 +2,17 @@
 
 from arena.scheduler._budget import Budget, PriceTable
 from arena.scheduler._governor import Governor, GovernorClosed, Permit
-from arena.scheduler._prices import DEFAULT_PRICES_FILE, load_price_file, price_table
+from arena.scheduler._prices import (
+    DEFAULT_PRICES_FILE,
+    ModelPrice,
+    as_table,
+    library_price,
+    load_price_file,
+    model_prices,
+    price_table,
+    resolve_prices,
+    undated,
+)
 from arena.scheduler._scheduler import CallOutcome, OutcomeStatus, Scheduler
 
 __all__ = [
@@ -11,10 +21,16 @@ __all__ = [
     "DEFAULT_PRICES_FILE",
     "Governor",
     "GovernorClosed",
+    "ModelPrice",
     "OutcomeStatus",
     "Permit",
     "PriceTable",
     "Scheduler",
+    "as_table",
+    "library_price",
     "load_price_file",
+    "model_prices",
     "price_table",
+    "resolve_prices",
+    "undated",
 ]

@@ -1,15 +1,62 @@
-"""A tournament's price table: configs/prices.yaml, overridden by its `prices:` section."""
+"""A tournament's prices: the YAML's `prices:`, then configs/prices.yaml, then genai-prices.
+
+`genai-prices` (maintained by pydantic, updated with each release) knows the
+current prices of the OpenAI, Anthropic and Google models and of the
+OpenAI-compatible services it recognises by their URL (OpenRouter, Groq,
+Together, ...). `configs/prices.yaml` and a tournament's `prices:` override it
+or add models it does not know. Dated model ids resolve to their model: the
+library does it itself, and an override for `gpt-4o-mini` also prices
+`gpt-4o-mini-2024-07-18`. An OpenAI-compatible server the library does not
+recognise by its URL (a local vLLM, Ollama or llama.cpp, the fake server) is
+priced by the model id alone when the library knows it (`gpt-5` served by a
+proxy costs what it costs at OpenAI: a budget errs on the safe side); other
+models there have no price unless one is given.
+"""
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
 
 from pydantic import ValidationError
 
-from arena.config import CONFIGS_DIR, ConfigError, PriceConfig, Tournament, read_yaml
+from arena.config import (
+    CONFIGS_DIR,
+    ConfigError,
+    PriceConfig,
+    ProviderConfig,
+    Tournament,
+    read_yaml,
+)
 from arena.scheduler._budget import PriceTable
 
 DEFAULT_PRICES_FILE = CONFIGS_DIR / "prices.yaml"
+
+# A release date at the end of a model id: -2024-07-18, -20241022, @20241022, -0613.
+_DATED_RE = re.compile(
+    r"(?:[-@](?:19|20)\d{2}-?(?:0[1-9]|1[0-2])-?(?:0[1-9]|[12]\d|3[01])"
+    r"|-(?:0[1-9]|1[0-2])(?:0[1-9]|[12]\d|3[01]))$"
+)
+# The genai-prices provider of each provider type that has one fixed API.
+_LIBRARY_PROVIDER = {"anthropic": "anthropic", "gemini": "google"}
+
+
+@dataclass(frozen=True)
+class ModelPrice:
+    """A model's price (USD per million tokens) and where it comes from."""
+
+    input: float
+    output: float
+    source: str  # "prices:" | "configs/prices.yaml" | "genai-prices X.Y.Z"
+
+
+def undated(model_id: str) -> str:
+    """A model id without its release date (`gpt-4o-mini-2024-07-18` -> `gpt-4o-mini`)."""
+    return _DATED_RE.sub("", model_id)
 
 
 def load_price_file(path: Path = DEFAULT_PRICES_FILE) -> dict[str, tuple[float, float]]:
@@ -40,8 +87,74 @@ def load_price_file(path: Path = DEFAULT_PRICES_FILE) -> dict[str, tuple[float, 
     return prices
 
 
+def library_price(model_id: str, provider_type: str, base_url: str | None) -> ModelPrice | None:
+    """The genai-prices price of a model on a provider type (None: unknown there)."""
+    hint: dict[str, Any]
+    hints: list[dict[str, Any]]
+    if provider_type == "openai":
+        official = base_url is None or urlsplit(base_url).hostname == "api.openai.com"
+        # Another server: the services the library knows by URL, else the model id alone.
+        hints = [{"provider_id": "openai"}] if official else [{"provider_api_url": base_url}, {}]
+    elif provider_type in _LIBRARY_PROVIDER:
+        hints = [{"provider_id": _LIBRARY_PROVIDER[provider_type]}]
+    else:
+        return None
+    import genai_prices  # 1.6 MB of price data: loaded only when a real model needs a price
+
+    calc = None
+    for hint in hints:
+        try:
+            # Small usage, so that long-context tiers (above 200K tokens) do not apply.
+            calc = genai_prices.calc_price(
+                genai_prices.Usage(input_tokens=1000, output_tokens=1000), model_id, **hint
+            )
+            break
+        except (LookupError, ValueError):
+            continue
+    if calc is None:
+        return None
+    return ModelPrice(
+        float(calc.input_price) * 1000,
+        float(calc.output_price) * 1000,
+        f"genai-prices {genai_prices.__version__}",
+    )
+
+
+def model_prices(
+    models: Iterable[tuple[str, ProviderConfig]],
+    own: Mapping[str, PriceConfig] | None = None,
+    path: Path = DEFAULT_PRICES_FILE,
+) -> dict[str, ModelPrice]:
+    """Prices by provider-side model id for `models` ((model id, its provider) pairs).
+
+    The overrides (`own`, a YAML's `prices:`, over configs/prices.yaml) for any
+    id, sim models included; then, for each model of a real provider not
+    priced yet, its undated id's override or the library's price.
+    """
+    shipped = load_price_file(path).items()
+    prices = {m: ModelPrice(i, o, "configs/prices.yaml") for m, (i, o) in shipped}
+    prices.update({m: ModelPrice(p.input, p.output, "prices:") for m, p in (own or {}).items()})
+    for model_id, provider in models:
+        if model_id in prices or provider.type == "sim":
+            continue
+        base = undated(model_id)
+        found = prices.get(base) or library_price(model_id, provider.type, provider.base_url)
+        if found is not None:
+            prices[model_id] = found
+    return prices
+
+
+def resolve_prices(t: Tournament, path: Path = DEFAULT_PRICES_FILE) -> dict[str, ModelPrice]:
+    """Every price the tournament can use, by provider-side model id (see `model_prices`)."""
+    used = [(t.provider_model_id(n), t.config.providers[t.provider_of(n)]) for n in t.used_models()]
+    return model_prices(used, t.config.prices, path)
+
+
 def price_table(t: Tournament, path: Path = DEFAULT_PRICES_FILE) -> PriceTable:
-    """The shipped prices, with the tournament's own `prices:` taking precedence."""
-    prices = load_price_file(path)
-    prices.update({model: (p.input, p.output) for model, p in t.config.prices.items()})
-    return PriceTable(prices)
+    """The tournament's prices (see `resolve_prices`) as the scheduler's table."""
+    return as_table(resolve_prices(t, path))
+
+
+def as_table(prices: Mapping[str, ModelPrice]) -> PriceTable:
+    """Resolved prices as the scheduler's table."""
+    return PriceTable({m: (p.input, p.output) for m, p in prices.items()})

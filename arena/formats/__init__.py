@@ -1,0 +1,32 @@
+"""Question and answer files in the shapes other benchmark tools write.
+
+Questions: arena's own JSONL, FastChat/MT-bench `question.jsonl` (with
+`category` and `reference`), arena-hard-auto `question.jsonl` (v0.1
+`question_id` + `turns: [{content}]`, v2 `uid` + `prompt`) and AlpacaEval
+instruction sets (a JSON list of `{instruction, ...}`).
+
+Answers (contestants whose answers already exist, and reference answers):
+FastChat `model_answer/*.jsonl` (`choices[0].turns`), arena-hard-auto answer
+files (v0.1 `choices[0].turns[].content`, v2 `messages`) and AlpacaEval
+outputs (`instruction`, `output`, `generator`).
+
+This package sits just above `arena.types`: it knows nothing of tournaments.
+Problems raise `FormatError` (file, where, problem); `arena.config` turns them
+into `ConfigError`s.
+"""
+
+from arena.formats._answers import ANSWER_FORMATS, AnswerFile, read_answer_file
+from arena.formats._errors import FormatError
+from arena.formats._questions import QUESTION_FORMATS, Question, read_questions
+from arena.formats._records import read_records
+
+__all__ = [
+    "ANSWER_FORMATS",
+    "AnswerFile",
+    "FormatError",
+    "QUESTION_FORMATS",
+    "Question",
+    "read_answer_file",
+    "read_questions",
+    "read_records",
+]

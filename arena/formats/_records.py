@@ -1,0 +1,63 @@
+"""Reading records: JSONL (one object a line) or one JSON array of objects."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from arena.formats._errors import FormatError
+
+Record = tuple[str, dict[str, Any]]  # (where, object): "line 3" or "[2]"
+
+
+def read_text(path: Path) -> str:
+    """A file's UTF-8 text; FormatError when it cannot be read."""
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise FormatError(path, "", "file not found") from None
+    except UnicodeDecodeError as exc:
+        raise FormatError(path, "", f"not UTF-8 text: {exc.reason} at byte {exc.start}") from None
+    except OSError as exc:
+        raise FormatError(path, "", f"cannot read: {exc.strerror}") from None
+
+
+def read_records(path: Path, *, allow_array: bool = True) -> list[Record]:
+    """Every object of a JSONL file, or of a JSON array (AlpacaEval's outputs), with its place.
+
+    Blank lines are skipped. A file whose first character is `[` is read as
+    one JSON array when `allow_array`; each item must be an object.
+    """
+    content = read_text(path)
+    if allow_array and content.lstrip().startswith("["):
+        return _array_records(path, content)
+    records: list[Record] = []
+    for lineno, line in enumerate(content.splitlines(), 1):
+        if not line.strip():
+            continue
+        where = f"line {lineno}"
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise FormatError(path, where, f"invalid JSON: {exc.msg}") from None
+        if not isinstance(obj, dict):
+            raise FormatError(path, where, "each line must be a JSON object")
+        records.append((where, obj))
+    return records
+
+
+def _array_records(path: Path, content: str) -> list[Record]:
+    try:
+        items = json.loads(content)
+    except json.JSONDecodeError as exc:
+        where = f"line {exc.lineno}, column {exc.colno}"
+        raise FormatError(path, where, f"invalid JSON: {exc.msg}") from None
+    if not isinstance(items, list):  # pragma: no cover - starts with "[" so it is a list
+        raise FormatError(path, "", "expected a JSON array of objects")
+    records: list[Record] = []
+    for i, obj in enumerate(items):
+        if not isinstance(obj, dict):
+            raise FormatError(path, f"[{i}]", "each item must be a JSON object")
+        records.append((f"[{i}]", obj))
+    return records

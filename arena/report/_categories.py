@@ -1,0 +1,101 @@
+"""Rankings within each question category (`arena leaderboard --by category`).
+
+A run directory's categories are its questions' `category` fields (MT-bench's
+writing / math / coding ..., arena-hard's, AlpacaEval's `dataset`), read from
+`tournament.json` (`categories`) or, for runs written before it kept them,
+from the tournament YAML it names; an imported reviews file needs a
+`category` column. Each category is ranked on its own reviews with the same
+options as the whole leaderboard; a question without a category counts as
+`(none)`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from arena.config import ConfigError, load_tournament
+
+NO_CATEGORY = "(none)"
+# The per-model figures each category reports (from the leaderboard's JSON rows).
+CATEGORY_FIELDS = (
+    "model",
+    "bt",
+    "bt_ci_low",
+    "bt_ci_high",
+    "win_rate",
+    "weighted_win_rate",
+    "wins",
+    "ties",
+    "losses",
+)
+
+
+@dataclass(frozen=True)
+class CategoryRanking:
+    """One category's ranking: its size and one row per model, best first."""
+
+    category: str
+    questions: int
+    reviews: int
+    models: list[dict[str, Any]]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"questions": self.questions, "reviews": self.reviews, "models": self.models}
+
+
+def run_categories(run_dir: Path, tournament: Mapping[str, Any] | None) -> dict[str, str]:
+    """Question id -> category of a run (ConfigError when they cannot be known)."""
+    if tournament is not None and isinstance(tournament.get("categories"), dict):
+        return {str(k): str(v) for k, v in tournament["categories"].items()}
+    config = None if tournament is None else tournament.get("config_path")
+    if not isinstance(config, str):
+        raise ConfigError(run_dir, "", "--by category: the run names no tournament YAML")
+    t = load_tournament(config)
+    return {q.id: q.category or NO_CATEGORY for q in t.questions}
+
+
+def category_column(reviews: pl.DataFrame, categories: Mapping[str, str]) -> pl.Series:
+    """Each review's category, from its question."""
+    return (
+        reviews["question_id"]
+        .cast(pl.String)
+        .replace_strict(dict(categories), default=NO_CATEGORY, return_dtype=pl.String)
+    )
+
+
+def rank_categories(
+    reviews: pl.DataFrame,
+    category: pl.Series,
+    rank: Callable[[pl.DataFrame], dict[str, Any]],
+) -> list[CategoryRanking]:
+    """Rank each category's reviews with `rank` (a frame -> the leaderboard's JSON)."""
+    out: list[CategoryRanking] = []
+    for name in sorted(set(category.drop_nulls().to_list())):
+        part = reviews.filter(category == name)
+        board = rank(part)
+        models = [
+            {"rank": i, **{k: row.get(k) for k in CATEGORY_FIELDS}}
+            for i, row in enumerate(board["models"], 1)
+        ]
+        out.append(CategoryRanking(name, part["question_id"].n_unique(), part.height, models))
+    return out
+
+
+def category_rows(rankings: list[CategoryRanking]) -> tuple[list[str], list[list[str]]]:
+    """A compact table: one row per model, one `BT (#rank)` column per category."""
+    names = list(dict.fromkeys(m["model"] for c in rankings for m in c.models))
+    header = ["model", *(f"{c.category} ({c.questions}q)" for c in rankings)]
+    rows: list[list[str]] = []
+    for name in names:
+        cells = [name]
+        for c in rankings:
+            found = next((m for m in c.models if m["model"] == name), None)
+            bt = None if found is None else found.get("bt")
+            cells.append("-" if found is None or bt is None else f"{bt:.0f} (#{found['rank']})")
+        rows.append(cells)
+    return header, rows
