@@ -30,6 +30,47 @@ from arena.formats import Question as Question  # re-exported: arena.config.Ques
 from arena.formats import read_records as _read_records
 from arena.types import Limits
 
+__all__ = [
+    "BatchEvalConfig",
+    "CONFIGS_DIR",
+    "ConfigError",
+    "CriterionConfig",
+    "DEFAULT_REVIEW_TEMPLATE",
+    "DiscussionConfig",
+    "DiscussionTrigger",
+    "FILE_PROVIDER",
+    "LimitsConfig",
+    "ModelConfig",
+    "ModelReviewConfig",
+    "PriceConfig",
+    "ProviderConfig",
+    "REASONING_EFFORTS",
+    "ReasoningEffort",
+    "RetryConfig",
+    "ReviewConfig",
+    "SIM_RUN_ONLY",
+    "SIM_TYPE",
+    "SamplingConfig",
+    "ScaleConfig",
+    "SimParams",
+    "Tournament",
+    "TournamentConfig",
+    "check_models",
+    "load_answer_files",
+    "load_questions",
+    "load_tournament",
+    "model_fingerprint",
+    "parse_config",
+    "path_safe_name",
+    "provider_target",
+    "provider_type_names",
+    "read_jsonl_objects",
+    "read_yaml",
+    "register_provider_type",
+    "validate_document",
+    "with_references",
+]
+
 # Repository-level folder of shipped prompt templates and presets.
 CONFIGS_DIR = Path(__file__).resolve().parent.parent / "configs"
 DEFAULT_REVIEW_TEMPLATE = CONFIGS_DIR / "prompts" / "review.txt"

@@ -440,4 +440,5 @@ __all__ = [
     "make_providers",
     "review_context",
     "review_id",
+    "question_context",
 ]

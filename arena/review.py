@@ -8,6 +8,15 @@ from collections.abc import Sequence
 from arena.config import Question
 from arena.types import Verdict
 
+__all__ = [
+    "parse_verdict",
+    "render_answer",
+    "render_question",
+    "render_reference",
+    "render_review_prompt",
+    "uses_reference",
+]
+
 _VERDICT_RE = re.compile(r"\[\[\s*(A|B|tie)\s*\]\]", re.IGNORECASE)
 
 

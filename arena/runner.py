@@ -29,6 +29,12 @@ from arena.types import CallStatus, GenerateRequest, Limits
 
 __all__ = [
     "Call",
+    "CheckpointFn",
+    "FinishFn",
+    "FollowFn",
+    "ResultStatus",
+    "call_columns",
+    "error_lines",
     "CallResult",
     "Finished",
     "Idle",

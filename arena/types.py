@@ -12,6 +12,20 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+__all__ = [
+    "CallStatus",
+    "ErrorKind",
+    "GenerateRequest",
+    "GenerateResult",
+    "Limits",
+    "Message",
+    "ProviderError",
+    "Usage",
+    "Verdict",
+    "estimate_tokens",
+    "stable_id",
+]
+
 
 class Verdict(StrEnum):
     """A reviewer's judgment of one battle."""

@@ -19,6 +19,11 @@ from arena.providers._remote import RemoteProvider, lower_headers
 from arena.providers._settings import with_model_settings
 from arena.types import GenerateRequest, GenerateResult, ProviderError, Usage
 
+__all__ = [
+    "AnthropicProvider",
+    "PERMANENT_EMPTY",
+]
+
 # Stop reasons after which an empty answer would be empty again.
 PERMANENT_EMPTY = ("max_tokens", "refusal", "model_context_window_exceeded")
 

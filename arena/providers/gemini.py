@@ -25,6 +25,12 @@ from arena.providers._remote import (
 from arena.providers._settings import with_model_settings
 from arena.types import ErrorKind, GenerateRequest, GenerateResult, ProviderError, Usage
 
+__all__ = [
+    "AUTH_REASONS",
+    "GeminiProvider",
+    "PERMANENT_EMPTY",
+]
+
 try:  # the transports the SDK may use; either may be absent
     import aiohttp
 

@@ -22,6 +22,12 @@ from arena.providers._remote import RemoteProvider, lower_headers
 from arena.providers._settings import with_model_settings
 from arena.types import ErrorKind, GenerateRequest, GenerateResult, ProviderError, Usage
 
+__all__ = [
+    "OpenAIProvider",
+    "PERMANENT_EMPTY",
+    "QUOTA_CODES",
+]
+
 # 429 codes that mean "no money or quota left", not "slow down".
 QUOTA_CODES = frozenset({"insufficient_quota", "billing_hard_limit_reached"})
 # Finish reasons after which an empty answer would be empty again.

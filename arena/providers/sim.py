@@ -34,6 +34,19 @@ from arena.types import (
     estimate_tokens,
 )
 
+__all__ = [
+    "Draws",
+    "SIGNATURE_RE",
+    "SignedText",
+    "SimProvider",
+    "answer_quality",
+    "answer_words",
+    "find_signatures",
+    "rng_for",
+    "signature",
+    "true_preference",
+]
+
 SIGNATURE_RE = re.compile(r"⟦sim author=(?P<author>[^ ⟧]+) q=(?P<q>-?[0-9.]+)⟧")
 
 _SIG_PREFIX = "⟦sim author="
