@@ -31,7 +31,7 @@ def _fail(message: str) -> None:
 
 
 @click.command("leaderboard")
-@click.argument("source", metavar="[DIR_OR_FILE]", required=False, type=click.Path(path_type=Path))
+@click.argument("sources", metavar="[DIR_OR_FILE]...", nargs=-1, type=click.Path(path_type=Path))
 @click.option(
     "--format",
     "fmt",
@@ -97,7 +97,7 @@ def _fail(message: str) -> None:
     "new and dropped models.",
 )
 def leaderboard(
-    source: Path | None,
+    sources: tuple[Path, ...],
     fmt: str,
     reviews_file: Path | None,
     human_file: Path | None,
@@ -118,13 +118,20 @@ def leaderboard(
     the pairwise win-rate matrix and Fleiss' kappa. Invalid and failed reviews
     are never counted as battles. With a run directory, --reviews FILE ranks
     FILE against that tournament's contestants instead of the run's log.
+    Several run directories (DIR1 DIR2 ...: the shards of one tournament run
+    with `arena run --shard K/N`) are ranked as one tournament; directories of
+    different tournaments are refused.
 
     \b
     Examples:
       arena leaderboard runs/demo
       arena leaderboard runs/demo --format json --anchor gpt-4o
       arena leaderboard --reviews judgments.csv --human labels.jsonl
+      arena leaderboard runs/shard1 runs/shard2 runs/shard3
     """
+    if len(sources) > 1 and (show_history or show_diff):
+        _fail("--history and --diff read one run directory")
+    source = sources[0] if sources else None
     if show_history or show_diff:  # the history table (docs/nightly.md)
         try:
             if source is None:
@@ -147,7 +154,10 @@ def leaderboard(
     )
     try:
         board = build_leaderboard(
-            source, reviews_file=reviews_file, human_file=human_file, options=options
+            list(sources) if len(sources) > 1 else source,
+            reviews_file=reviews_file,
+            human_file=human_file,
+            options=options,
         )
     except LeaderboardInputError as exc:
         _fail(str(exc))

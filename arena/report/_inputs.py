@@ -8,8 +8,10 @@ file, the row (or column) and the problem.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -27,6 +29,7 @@ __all__ = [
     "RunData",
     "load_reviews_file",
     "load_run",
+    "load_runs",
 ]
 
 IMPORT_COLUMNS = ("question_id", "model_a", "model_b", "reviewer")
@@ -51,6 +54,8 @@ class RunData:
     reviewers: list[str] | None = None
     sim_skill: dict[str, float] = field(default_factory=dict)
     batcheval: pl.DataFrame | None = None  # the BatchEval log table (for its cost)
+    # Every directory read (several for the shards of one tournament).
+    directories: tuple[Path, ...] = ()
 
 
 def _where(kind: str, index: int) -> str:
@@ -248,3 +253,89 @@ def load_run(directory: str | Path) -> RunData:
         reviewers = list(contestants)
     skills = _sim_skills(tournament, contestants) if tournament and contestants else {}
     return RunData(root, reviews, answers, tournament, contestants, reviewers, skills, batcheval)
+
+
+def _latest(frames: Sequence[pl.DataFrame | None]) -> pl.DataFrame | None:
+    """The tables of several directories as one: the last-finished row per id."""
+    present = [f for f in frames if f is not None]
+    if not present:
+        return None
+    merged = pl.concat(present, how="diagonal_relaxed")
+    if "id" not in merged.columns or merged["id"].n_unique() == merged.height:
+        return merged
+    if "finished_at" in merged.columns:
+        merged = merged.sort("finished_at", nulls_last=False, maintain_order=True)
+    return merged.unique("id", keep="last", maintain_order=True)
+
+
+def _shard_of(run: RunData) -> tuple[int, int] | None:
+    """(K, N) of a directory written by `arena run --shard K/N`, else None."""
+    shard = (run.tournament or {}).get("shard")
+    if not isinstance(shard, dict):
+        return None
+    return int(shard["index"]), int(shard["count"])
+
+
+def load_runs(directories: Sequence[str | Path]) -> RunData:
+    """Several run directories of one tournament (the shards of a split run) read as one.
+
+    Directories of different tournaments (name or config hash), the same
+    directory twice, or the same shard twice are refused. The tables are
+    concatenated, keeping the last-finished row of an id that appears twice.
+    """
+    paths = [Path(d) for d in directories]
+    if not paths:
+        raise LeaderboardInputError("arena leaderboard", "", "give at least one run directory")
+    seen: dict[Path, Path] = {}
+    for path in paths:
+        key = path.resolve()
+        if key in seen:
+            raise LeaderboardInputError(path, "", f"given twice (also as {seen[key]})")
+        seen[key] = path
+    runs = [load_run(path) for path in paths]
+    if len(runs) == 1:
+        return dataclasses.replace(runs[0], directories=(runs[0].directory,))
+    first = runs[0]
+    shards: dict[tuple[int, int], Path] = {}
+    for run in runs:
+        if run.tournament is None:
+            raise LeaderboardInputError(
+                run.directory, "tournament.json", "missing: cannot tell which tournament this is"
+            )
+        for field_name in ("name", "config_hash"):
+            mine, theirs = run.tournament.get(field_name), (first.tournament or {}).get(field_name)
+            if mine != theirs:
+                raise LeaderboardInputError(
+                    run.directory,
+                    "tournament.json",
+                    f"another tournament than {first.directory} "
+                    f"({field_name} {mine!r}, not {theirs!r})",
+                )
+        shard = _shard_of(run)
+        if shard is not None and shard in shards:
+            raise LeaderboardInputError(
+                run.directory, "", f"shard {shard[0]}/{shard[1]} again (also {shards[shard]})"
+            )
+        if shard is not None:
+            shards[shard] = run.directory
+    counts = {count for _, count in shards}
+    if len(counts) > 1:
+        raise LeaderboardInputError(
+            "arena leaderboard", "", f"shards of different splits: {sorted(shards)}"
+        )
+    reviews = _latest([run.reviews for run in runs])
+    assert reviews is not None
+    skills: dict[str, float] = {}
+    for run in runs:
+        skills.update(run.sim_skill)
+    return RunData(
+        first.directory,
+        reviews,
+        _latest([run.answers for run in runs]),
+        first.tournament,
+        first.contestants,
+        first.reviewers,
+        skills,
+        _latest([run.batcheval for run in runs]),
+        tuple(run.directory for run in runs),
+    )

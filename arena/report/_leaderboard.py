@@ -14,7 +14,15 @@ import polars as pl
 from numpy.typing import NDArray
 
 from arena.batcheval import batcheval_summary
-from arena.discuss import discussion_block, discussion_report
+from arena.discuss import (
+    DiscussionReport,
+    apply_discussions,
+    discussion_block,
+    discussion_report,
+    discussion_stats,
+    read_discussions,
+    read_state,
+)
 from arena.rank import (
     Agreement,
     Ranking,
@@ -24,7 +32,7 @@ from arena.rank import (
     rank_correlation,
     rank_reviews,
 )
-from arena.report._inputs import LeaderboardInputError, load_reviews_file, load_run
+from arena.report._inputs import LeaderboardInputError, load_reviews_file, load_runs
 
 __all__ = [
     "RANKINGS",
@@ -194,8 +202,36 @@ def rank_frame(
     return board
 
 
+def _merged_discussions(
+    directories: Sequence[Path], reviews: pl.DataFrame
+) -> DiscussionReport | None:
+    """The discussions of several shard directories, applied to their merged reviews."""
+    if len(directories) == 1:
+        return discussion_report(directories[0], reviews)
+    states = {d: read_state(d) for d in directories}
+    present = {d: s for d, s in states.items() if s is not None}
+    if not present:
+        return None
+    first_dir, state = next(iter(present.items()))
+    for directory, other in present.items():
+        if other != state:
+            raise LeaderboardInputError(
+                directory, "", f"discussion settings differ from those of {first_dir}"
+            )
+    tables = [t for t in (read_discussions(d) for d in directories) if t is not None]
+    table = pl.concat(tables, how="diagonal_relaxed")
+    adjusted = apply_discussions(
+        reviews,
+        table,
+        outcome="add" if state.outcome == "add" else "replace",
+        weight=state.weight,
+        context=state.context,
+    )
+    return DiscussionReport(state, discussion_stats(table, state.context), adjusted, table)
+
+
 def build_leaderboard(
-    path: str | Path | None = None,
+    path: str | Path | Sequence[str | Path] | None = None,
     *,
     reviews_file: str | Path | None = None,
     human_file: str | Path | None = None,
@@ -203,13 +239,22 @@ def build_leaderboard(
 ) -> Leaderboard:
     """The leaderboard of a run directory or a reviews file (see `arena leaderboard`).
 
-    `path` is a run directory or a reviews file; `reviews_file` supplies the
-    reviews instead of the run's log (a run directory then still gives the
-    contestants and sim skills; any reviewer counts). Raises
+    `path` is a run directory or a reviews file, or several run directories of
+    one tournament (the shards of a split run, read as one: see `load_runs`);
+    `reviews_file` supplies the reviews instead of the run's log (a run
+    directory then still gives the contestants and sim skills; any reviewer
+    counts). Raises
     LeaderboardInputError for bad input.
     """
     opts = options or LeaderboardOptions()
-    target = None if path is None else Path(path)
+    paths = [] if path is None else [Path(path)] if isinstance(path, str | Path) else list(path)
+    for shard in paths if len(paths) > 1 else []:  # the shard directories of one tournament
+        if not Path(shard).is_dir() or reviews_file is not None:
+            raise LeaderboardInputError(
+                shard, "", "several sources must all be run directories (and no --reviews)"
+            )
+    target = Path(paths[0]) if paths else None
+    directories = [Path(p) for p in paths] if target is not None and target.is_dir() else []
     if target is None and reviews_file is None:
         raise LeaderboardInputError(
             "arena leaderboard", "", "give a run directory or a reviews file"
@@ -223,7 +268,7 @@ def build_leaderboard(
     skills: dict[str, float] = {}
     answers = scored = None
     if target is not None and target.is_dir():
-        run = load_run(target)
+        run = load_runs(directories)
         contestants, reviewers, skills, answers, scored = (
             run.contestants,
             run.reviewers,
@@ -231,7 +276,7 @@ def build_leaderboard(
             run.answers,
             run.batcheval,
         )
-        reviews, source = run.reviews, str(target)
+        reviews, source = run.reviews, ", ".join(str(d) for d in directories)
     if reviews_file is not None or (target is not None and not target.is_dir()):
         file = Path(reviews_file) if reviews_file is not None else target
         assert file is not None
@@ -242,7 +287,7 @@ def build_leaderboard(
     # A run's discussions: rank with their agreed verdicts, and report both rankings.
     discussed = None
     if reviews_file is None and target is not None and target.is_dir():
-        discussed = discussion_report(target, reviews)
+        discussed = _merged_discussions(directories, reviews)
     extra = None if discussed is None else discussed.discussions
     try:
         board = rank_frame(
@@ -272,8 +317,13 @@ def build_leaderboard(
                 *_by_model(plain),
                 None if tau is None else {k: _number(v) for k, v in tau.items()},
             )
-        if target is not None and target.is_dir():
-            board.batcheval = _batcheval_block(board, target, opts.seed)
+        if len(directories) == 1:
+            board.batcheval = _batcheval_block(board, directories[0], opts.seed)
+        elif directories and run.batcheval is not None and run.batcheval.height:
+            board.warnings.append(
+                "BatchEval scores of several directories are not combined: "
+                "run `arena leaderboard` on each shard for its BatchEval block"
+            )
         return board
     except ValueError as exc:
         raise LeaderboardInputError(source, "", str(exc)) from None
