@@ -201,14 +201,17 @@ class BarsView:
         self.figures.add(snapshot)
         for s in self.figures.stages():
             name = s.name if s.name != "all" else self._footer(snapshot)
-            fields = {
-                "rate": "--/s" if s.rate is None else f"{s.rate:.1f}/s",
-                "eta": format_duration(s.eta_s),
-            }
+            rate = "--/s" if s.rate is None else f"{s.rate:.1f}/s"
+            eta = format_duration(s.eta_s)
             if s.name not in self.tasks:
-                self.tasks[s.name] = self.bars.add_task(name, total=s.total, **fields)
+                self.tasks[s.name] = self.bars.add_task(name, total=s.total, rate=rate, eta=eta)
             self.bars.update(
-                self.tasks[s.name], description=name, completed=s.done, total=s.total, **fields
+                self.tasks[s.name],
+                description=name,
+                completed=s.done,
+                total=s.total,
+                rate=rate,
+                eta=eta,
             )
 
     @staticmethod

@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 
 from arena.progress import (
+    BarsView,
     Figures,
     LineView,
     Snapshot,
@@ -88,3 +89,16 @@ def test_format_duration() -> None:
     assert format_duration(None) == "--:--"
     assert format_duration(59.6) == "1:00"
     assert format_duration(3725) == "1:02:05"
+
+
+def test_bars_view_shows_each_stage_and_the_totals() -> None:
+    from rich.console import Console
+
+    out = io.StringIO()
+    view = BarsView(Console(file=out, force_terminal=True, width=160))
+    view.show(snap(0.0, 0, 0, 400))
+    view.show(snap(4.0, 100, 20, 400, spent_usd=0.5, retries=3))
+    view.close()
+    text = out.getvalue()
+    assert "100/100" in text and "20/400" in text
+    assert "30.0/s" in text and "retries 3" in text and "failed 2" in text and "$0.5000" in text
