@@ -236,8 +236,13 @@ def build_leaderboard(
     reviews_file: str | Path | None = None,
     human_file: str | Path | None = None,
     options: LeaderboardOptions | None = None,
+    ratings_only: bool = False,
 ) -> Leaderboard:
     """The leaderboard of a run directory or a reviews file (see `arena leaderboard`).
+
+    `ratings_only` computes only what the models' ratings and counts need (the
+    history snapshot of a run): no second ranking of the reviews as written
+    when discussions replace verdicts, no discussion or BatchEval block.
 
     `path` is a run directory or a reviews file, or several run directories of
     one tournament (the shards of a split run, read as one: see `load_runs`);
@@ -300,7 +305,7 @@ def build_leaderboard(
             human=human,
             cost_usd=_cost([reviews, answers, extra, scored]),
         )
-        if discussed is not None:
+        if discussed is not None and not ratings_only:
             plain = rank_frame(
                 reviews,
                 source=source,
@@ -317,6 +322,8 @@ def build_leaderboard(
                 *_by_model(plain),
                 None if tau is None else {k: _number(v) for k, v in tau.items()},
             )
+        if ratings_only:
+            return board
         if len(directories) == 1:
             board.batcheval = _batcheval_block(board, directories[0], opts.seed)
         elif directories and run.batcheval is not None and run.batcheval.height:
