@@ -94,8 +94,11 @@ class _Orders:
         self.starts = _elo_kernel.order_starts(_generator_state(seed), n, orders)
         # A review's kind is its reviewer and score: (gain, gain * target) depend on nothing else.
         kinds = rs.n_reviewers * 3
-        self.bits = max(1, int(max(rs.n_models, kinds) - 1).bit_length())
-        dtype = np.int32 if 3 * self.bits < 31 else np.int64
+        # Model codes in the low 2 * bits, the kind above: the narrowest integer that holds them
+        # (shuffling a smaller buffer touches less memory).
+        self.bits = max(1, (rs.n_models - 1).bit_length())
+        width = 2 * self.bits + max(1, (kinds - 1).bit_length())
+        dtype = np.uint16 if width <= 16 else np.int32 if width <= 31 else np.int64
         kind = rs.reviewer.astype(np.int64) * 3 + (rs.score.astype(np.int64) + 1)
         self.codes = (
             rs.model_a.astype(np.int64)

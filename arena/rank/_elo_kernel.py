@@ -151,7 +151,7 @@ def run_orders(
 ) -> None:  # pragma: no cover - compiled
     """Final ratings (nats above the start) of each order in `order_ids` into `out[order]`.
 
-    `codes[k]` packs review k as `model_a | model_b << bits | kind << 2 bits`, and
+    `codes[k]` packs review k as `model_a | model_b << bits | kind << (2 * bits)`, and
     `table[kind]` = (gain, gain * target), so an update is
     `delta = gain * target - gain * expit(R_a - R_b)`. The reviews are shuffled
     into `buffers` (one row per interleaved order) and then read in sequence.

@@ -60,7 +60,9 @@ def test_no_battles() -> None:
     assert elo.passes == 0
 
 
-def _reference_elo(rs: ReviewSet, *, orders: int, seed: int, tol: float = 1e-6) -> EloResult:
+def _reference_elo(
+    rs: ReviewSet, *, orders: int, seed: int, tol: float = 1e-6, max_passes: int = 10
+) -> EloResult:
     """Weighted Elo the plain way: every order materialised by NumPy, one review at a time."""
     rng = np.random.default_rng(seed)
     perms = [rng.permutation(rs.n_battles) for _ in range(orders)]
@@ -86,7 +88,7 @@ def _reference_elo(rs: ReviewSet, *, orders: int, seed: int, tol: float = 1e-6) 
     weights = np.full(rs.n_reviewers, 1.0 / rs.n_reviewers)
     rating = mean_rating(weights)
     passes, converged = 1, False
-    while passes < 10:
+    while passes < max_passes:
         scores = np.where(battled > 0, rating, np.nan)[None]
         new = weights_from_scores(scores, rs.reviewer_as_contestant)[0]
         if float(np.abs(new - weights).max()) < tol:
@@ -138,10 +140,19 @@ def test_threads_do_not_change_the_result(monkeypatch: pytest.MonkeyPatch) -> No
     np.testing.assert_array_equal(shared.weights, alone.weights)
 
 
-def test_many_reviewers_use_wide_codes() -> None:
-    # 400 reviewers need 12-bit fields: reviews no longer fit 32-bit codes.
-    rows = [(f"q{k}", "X", "Y", f"J{k}", "AB"[k % 3 == 0]) for k in range(400)]
+@pytest.mark.parametrize(
+    ("models", "judges", "width"),
+    [(12, 20, np.uint16), (100, 400, np.int32), (1100, 1400, np.int64)],
+)
+def test_codes_of_every_width(models: int, judges: int, width: type) -> None:
+    # Reviews are packed in the narrowest integer holding both model codes and the
+    # reviewer-and-score kind: 16 bits for small tournaments, 64 for very large ones.
+    rows = [
+        (f"q{k}", f"M{k % models}", f"M{(k + 1) % models}", f"J{k % judges}", "AB"[k % 3 == 0])
+        for k in range(max(models, judges))
+    ]
     rs = encode_reviews(frame(rows))
-    ours = weighted_elo(rs, orders=3, seed=1)
-    plain = _reference_elo(rs, orders=3, seed=1)
+    assert elo_module._Orders(rs, 1, 0).codes.dtype == width
+    ours = weighted_elo(rs, orders=2, seed=1, max_passes=3)
+    plain = _reference_elo(rs, orders=2, seed=1, max_passes=3)
     np.testing.assert_allclose(ours.rating, plain.rating, rtol=0, atol=1e-9)
