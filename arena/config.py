@@ -10,7 +10,7 @@ import hashlib
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 import yaml
 from pydantic import (
@@ -38,6 +38,34 @@ class ConfigError(Exception):
         self.problem = problem
         where = f"{self.file}: {key}" if key else self.file
         super().__init__(f"{where}: {problem}")
+
+
+# --- provider types: the one registry (arena.providers creates the instances) --
+
+# type name -> "module:attribute", imported lazily by `arena.providers` so a
+# missing optional SDK only matters when a tournament uses that provider type.
+_PROVIDER_TYPES: dict[str, str] = {
+    "sim": "arena.providers.sim:SimProvider",
+    "openai": "arena.providers.openai:OpenAIProvider",
+    "anthropic": "arena.providers.anthropic:AnthropicProvider",
+    "gemini": "arena.providers.gemini:GeminiProvider",
+}
+SIM_TYPE = "sim"  # the simulator: the only type whose models take a `sim:` block
+
+
+def register_provider_type(type_name: str, target: str) -> None:
+    """Make `type_name` a valid provider type, served by 'module:ClassName'."""
+    _PROVIDER_TYPES[type_name] = target
+
+
+def provider_target(type_name: str) -> str | None:
+    """The 'module:ClassName' registered for a provider type (None when unknown)."""
+    return _PROVIDER_TYPES.get(type_name)
+
+
+def provider_type_names() -> list[str]:
+    """Every registered provider type, sorted."""
+    return sorted(_PROVIDER_TYPES)
 
 
 class _Strict(BaseModel):
@@ -333,19 +361,7 @@ class Tournament:
 
     def model_fingerprint(self, name: str) -> dict[str, Any]:
         """What a model's outputs depend on: provider type, model id, params."""
-        m = self.config.models[name]
-        prov = self.config.providers[m.provider]
-        fp: dict[str, Any] = {
-            "name": name,
-            "provider_type": prov.type,
-            "model": self.provider_model_id(name),
-            "temperature": m.temperature,
-            "max_tokens": m.max_tokens,
-        }
-        if m.sim is not None:
-            fp["sim"] = m.sim.model_dump()
-            fp["seed"] = self.config.seed
-        return fp
+        return model_fingerprint(name, self.config.models, self.config.providers, self.config.seed)
 
     def config_hash(self) -> str:
         """Hash of the whole resolved config (for snapshots and history)."""
@@ -354,6 +370,30 @@ class Tournament:
             sort_keys=True,
         )
         return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+
+def model_fingerprint(
+    name: str, models: dict[str, ModelConfig], providers: dict[str, ProviderConfig], seed: int
+) -> dict[str, Any]:
+    """What a model's outputs depend on: provider type, model id, params.
+
+    Only a simulated model's outputs depend on its sim parameters and the seed;
+    a real provider's never do, so changing `seed` never re-runs (and pays
+    again for) a real model's calls.
+    """
+    m = models[name]
+    prov = providers[m.provider]
+    fp: dict[str, Any] = {
+        "name": name,
+        "provider_type": prov.type,
+        "model": m.model or name,
+        "temperature": m.temperature,
+        "max_tokens": m.max_tokens,
+    }
+    if prov.type == SIM_TYPE:
+        fp["sim"] = (m.sim or SimParams()).model_dump()
+        fp["seed"] = seed
+    return fp
 
 
 def _format_loc(loc: tuple[Any, ...]) -> str:
@@ -366,12 +406,15 @@ def _format_loc(loc: tuple[Any, ...]) -> str:
     return "".join(parts)
 
 
-def parse_config(data: Any, file: str | Path) -> TournamentConfig:
-    """Validate a parsed YAML document; raise ConfigError on the first problem."""
+_Validated = TypeVar("_Validated", bound=BaseModel)
+
+
+def validate_document(cls: type[_Validated], data: Any, file: str | Path) -> _Validated:
+    """Validate a parsed YAML document against a schema; ConfigError names the first problem."""
     if not isinstance(data, dict):
         raise ConfigError(file, "", "the document must be a mapping of keys to values")
     try:
-        cfg = TournamentConfig.model_validate(data)
+        return cls.model_validate(data)
     except ValidationError as exc:
         err = exc.errors()[0]
         key = _format_loc(tuple(err["loc"]))
@@ -381,32 +424,52 @@ def parse_config(data: Any, file: str | Path) -> TournamentConfig:
         elif err["type"] == "missing":
             msg = "required key is missing"
         raise ConfigError(file, key, msg) from None
+
+
+def check_models(
+    providers: dict[str, ProviderConfig], models: dict[str, ModelConfig], file: str | Path
+) -> None:
+    """Check provider types and model references; give sim models without `sim:` the defaults.
+
+    A `sim:` block on a model of any other provider type is refused: a real
+    model has no simulated skill, and its call ids must not depend on the seed.
+    """
+    for name, prov in providers.items():
+        if provider_target(prov.type) is None:
+            raise ConfigError(
+                file,
+                f"providers.{name}.type",
+                f"unknown provider type '{prov.type}' (known: {', '.join(provider_type_names())})",
+            )
+    for name, model in models.items():
+        if model.provider not in providers:
+            raise ConfigError(
+                file,
+                f"models.{name}.provider",
+                f"undefined provider '{model.provider}' (defined: {', '.join(sorted(providers))})",
+            )
+        ptype = providers[model.provider].type
+        if ptype == SIM_TYPE:
+            if model.sim is None:  # a sim model without parameters is an average model
+                models[name] = model.model_copy(update={"sim": SimParams()})
+        elif model.sim is not None:
+            raise ConfigError(
+                file,
+                f"models.{name}.sim",
+                f"a sim block is only allowed on a model of a sim provider; provider "
+                f"'{model.provider}' has type '{ptype}' (remove the sim block)",
+            )
+
+
+def parse_config(data: Any, file: str | Path) -> TournamentConfig:
+    """Validate a parsed YAML document; raise ConfigError on the first problem."""
+    cfg = validate_document(TournamentConfig, data, file)
     _check_references(cfg, file)
     return cfg
 
 
 def _check_references(cfg: TournamentConfig, file: str | Path) -> None:
-    for name, model in cfg.models.items():
-        if model.provider not in cfg.providers:
-            raise ConfigError(
-                file,
-                f"models.{name}.provider",
-                f"undefined provider '{model.provider}' "
-                f"(defined: {', '.join(sorted(cfg.providers))})",
-            )
-    for name, prov in cfg.providers.items():
-        if prov.type == "sim":
-            for mname, model in cfg.models.items():
-                if model.provider == name and model.sim is None:
-                    # A sim model without parameters is an average model.
-                    cfg.models[mname] = model.model_copy(update={"sim": SimParams()})
-        elif prov.type not in KNOWN_PROVIDER_TYPES:
-            raise ConfigError(
-                file,
-                f"providers.{name}.type",
-                f"unknown provider type '{prov.type}' "
-                f"(known: {', '.join(sorted(KNOWN_PROVIDER_TYPES))})",
-            )
+    check_models(cfg.providers, cfg.models, file)
     for field_name in ("contestants", "reviewers"):
         names = getattr(cfg, field_name)
         if names is None:
@@ -441,9 +504,6 @@ def _check_discussion(cfg: TournamentConfig, d: DiscussionConfig, file: str | Pa
                 f"'{d.leader}' is not random, alternate or one of the "
                 f"discussants ({', '.join(pool)})",
             )
-
-
-KNOWN_PROVIDER_TYPES = {"sim", "openai", "anthropic", "gemini"}
 
 
 class _UniqueKeyLoader(yaml.SafeLoader):

@@ -1,41 +1,38 @@
-"""Running a tournament: preflight checks, the run snapshot, and every stage in order.
+"""Running a tournament: preflight checks, the run snapshot, the lock, the plan file, history.
 
-The pipeline (answers and reviews, `arena.pipeline`) runs with the extra
-stages plugged in (`STAGES`: PeerDiscussion), then BatchEval scores the
-answers when configured.
+One runner (`arena.runner.Runner`) runs every stage's planner together: the
+all-pairs answers and reviews (`arena.pipeline.AllPairsPlanner`) and the extra
+stages of `STAGES` (PeerDiscussion, BatchEval), each a planner that starts
+its work as soon as what it needs is logged.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import sys
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
-from arena.batcheval import batcheval_preflight, score_tournament
+from arena.batcheval import batcheval_preflight, batcheval_stage
 from arena.config import ConfigError, Tournament
 from arena.discuss import discussion_stage
-from arena.pipeline import (
-    AnswerCall,
-    Pipeline,
-    Plan,
-    ProgressFn,
-    ReviewCall,
-    RunSummary,
-    StageFactory,
-    build_plan,
-    load_done,
-    load_verdicts,
-    make_providers,
-)
+from arena.nightly import RunStart, failed_only, record_history, start_run
+from arena.pipeline import AllPairsPlanner, Plan, build_plan, make_providers
 from arena.providers import ProviderUnavailable, create_provider
+from arena.report import build_leaderboard, leaderboard_dict
+from arena.runner import Planner, ProgressFn, Runner, RunSummary, default_window
 from arena.scheduler import Scheduler, price_table
-from arena.store import RunLog
+from arena.store import RunLock, RunLog
 
-# Stages run by `arena run` alongside answers and reviews; each factory returns
-# None when its section is off in the tournament.
-STAGES: list[StageFactory] = [discussion_stage]
+# A stage of `arena run` beside answers and reviews: a planner made from the
+# tournament and the all-pairs planner (whose plan, answers and state it
+# reads), or None when its section is off in the tournament.
+StageFactory = Callable[[Tournament, AllPairsPlanner], "Planner | None"]
+
+STAGES: list[StageFactory] = [discussion_stage, batcheval_stage]
 
 
 def snapshot(t: Tournament) -> dict[str, Any]:
@@ -86,9 +83,10 @@ def preflight(t: Tournament) -> list[str]:
         price_table(t)
     except ConfigError as exc:
         problems.append(str(exc))
+    empty = AllPairsPlanner(t, Plan((), ()))
     for factory in STAGES:  # making a stage checks its section (templates, ...)
         try:
-            factory(t)
+            factory(t, empty)
         except ConfigError as exc:
             problems.append(str(exc))
     return problems
@@ -114,19 +112,22 @@ async def run_tournament(
     compact_every: int = 2000,
     plan: Plan | None = None,
     extra_stages: bool = True,
+    window: int | None = None,
 ) -> RunSummary:
     """Run every pending call of a tournament; the caller holds the run lock.
 
     `plan` defaults to `build_plan(t)`; `arena retry-failed` passes part of it
     with `extra_stages=False` (no discussion, BatchEval... on a partial plan).
+    `window` bounds the calls in flight (default: `default_window` of the
+    providers' limits).
     """
     write_snapshot(t)
     log = RunLog(t.output_dir)
     plan = plan if plan is not None else build_plan(t)
-    done_answers, done_reviews = load_done(log)
-    factories = STAGES if extra_stages else []
-    stages = [s for s in (factory(t) for factory in factories) if s is not None]
-    done_verdicts = load_verdicts(log) if stages else {}
+    base = AllPairsPlanner(t, plan)
+    planners: list[Planner] = [base]
+    if extra_stages:
+        planners.extend(p for p in (factory(t, base) for factory in STAGES) if p is not None)
     providers = make_providers(t)
     limits = {name: t.config.providers[name].limits.to_limits() for name in providers}
     scheduler = Scheduler(
@@ -136,46 +137,82 @@ async def run_tournament(
         on_scheduler(scheduler)
     try:
         async with log.writer(compact_every=compact_every) as writer:
-            pipeline = Pipeline(
-                t,
-                plan,
+            runner = Runner(
+                planners,
                 scheduler,
                 writer,
-                done_answers,
-                done_reviews,
-                progress,
-                stages,
-                done_verdicts,
+                log,
+                window=window if window is not None else default_window(limits),
+                progress=progress,
             )
-            summary = await pipeline.run()
-            # The BatchEval stage (docs/batcheval.md), when configured: it scores
-            # every answer once no answer is pending.
-            stage = (
-                None
-                if not extra_stages
-                else await score_tournament(
-                    t,
-                    [(a.id, a.question, a.model) for a in plan.answers],
-                    pipeline.answers,
-                    scheduler,
-                    writer,
-                    log,
-                    run_id=pipeline.run_id,
-                    progress=progress,
-                )
-            )
-            if stage is not None:
-                for key, value in stage.counts().items():
-                    setattr(summary, key, getattr(summary, key) + value)
-                summary.by_stage["batcheval"] = stage.counts()
-                summary.errors.extend(stage.errors)
-                summary.wall_seconds += stage.wall_seconds
-                summary.spent_usd = scheduler.spent_usd
-                summary.budget_stopped = scheduler.budget_exhausted
+            return await runner.run()
     finally:
         for p in providers.values():
             await p.close()
-    return summary
+
+
+@dataclass(frozen=True)
+class DirectoryRun:
+    """What `run_directory` did: the summary, the plan's state at the start, the history note."""
+
+    summary: RunSummary
+    start: RunStart
+    plan: Plan  # the whole plan (DIR/plan.parquet)
+    ran: Plan  # the calls this run went through (part of `plan` for retry-failed)
+    blocked: int  # retry-failed: reviews a failed answer had kept from running
+    history: str | None  # why no leaderboard snapshot was appended (None: appended or n/a)
+
+
+def run_directory(
+    t: Tournament,
+    *,
+    retry_failed: bool = False,
+    budget_usd: float | None = None,
+    progress: ProgressFn | None = None,
+    on_loop: Callable[[], None] | None = None,
+    on_scheduler: Callable[[Scheduler], None] | None = None,
+    interrupted: Callable[[], bool] = lambda: False,
+    window: int | None = None,
+) -> DirectoryRun:
+    """`arena run` (or `arena retry-failed`) in the tournament's output directory.
+
+    Holds the run lock (raises `LockHeld`), writes DIR/plan.parquet before any
+    call (retry-failed: raises `PlanChanged` when the plan changed), runs the
+    calls in an event loop of its own (`on_loop` runs first inside it, e.g. to
+    install signal handlers), and after a run that went through its plan (not
+    `interrupted`, not stopped by the budget) appends the leaderboard to DIR's
+    history.
+    """
+    with RunLock(t.output_dir):
+        plan = build_plan(t)
+        start = start_run(t, plan, same_plan=retry_failed)
+        ran, blocked = failed_only(plan, start) if retry_failed else (plan, 0)
+
+        async def execute() -> RunSummary:
+            if on_loop is not None:
+                on_loop()
+            return await run_tournament(
+                t,
+                budget_usd=budget_usd,
+                progress=progress,
+                on_scheduler=on_scheduler,
+                plan=ran,
+                extra_stages=not retry_failed,
+                window=window,
+            )
+
+        summary = asyncio.run(execute())
+        summary.interrupted = interrupted()
+        history: str | None = None
+        went_through = not summary.interrupted and not summary.budget_stopped
+        if went_through and ran.size:  # nothing retried: nothing new to remember
+            history = record_history(
+                t,
+                plan,
+                "retry-failed" if retry_failed else "run",
+                lambda: leaderboard_dict(build_leaderboard(t.output_dir)),
+            )
+    return DirectoryRun(summary, start, plan, ran, blocked, history)
 
 
 def log_line(message: str) -> None:
@@ -186,18 +223,11 @@ def log_line(message: str) -> None:
 
 __all__ = [
     "STAGES",
-    "AnswerCall",
-    "Pipeline",
-    "Plan",
-    "ProgressFn",
-    "ReviewCall",
-    "RunSummary",
-    "build_plan",
-    "load_done",
-    "load_verdicts",
+    "DirectoryRun",
+    "StageFactory",
     "log_line",
-    "make_providers",
     "preflight",
+    "run_directory",
     "run_tournament",
     "snapshot",
     "unpriced_models",

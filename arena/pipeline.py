@@ -1,26 +1,27 @@
-"""The plan of a tournament and the asyncio pipeline that runs it.
+"""The plan of a tournament and its all-pairs planner of answers and reviews.
 
-Answers and reviews flow without a barrier: a review starts as soon as both of
-its answers are logged. All waiting happens in the scheduler; all writing goes
-through the one log writer. Extra stages (discussion, ...) plug in through
-`Stage` hooks; they live above this module and below `arena.engine`.
+Answers and reviews flow without a barrier: a review is asked for as soon as
+both of its answers are logged. The planner only says what to ask and what the
+outcomes become; `arena.runner.Runner` runs the calls (all waiting happens in
+the scheduler, all writing goes through the one log writer). Extra stages
+(discussion, BatchEval) are planners too; they live above this module and
+below `arena.engine`, and read this planner's `plan`, `answers` and
+`settled` state.
 """
 
 from __future__ import annotations
 
-import asyncio
-import time
-import uuid
-from collections import Counter, defaultdict
-from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from collections import defaultdict, deque
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from arena.config import Question, Tournament
 from arena.providers import Provider, create_provider
 from arena.review import parse_verdict, render_review_prompt
-from arena.scheduler import CallOutcome, Scheduler
-from arena.store import LogWriter, RunLog
+from arena.runner import Call, CallResult, Finished, Idle, Planner, Priority, RunContext
+from arena.scheduler import CallOutcome
+from arena.store import RunLog
 from arena.types import CallStatus, GenerateRequest, Message, Verdict, stable_id
 
 
@@ -101,28 +102,6 @@ def build_plan(t: Tournament) -> Plan:
     return Plan(tuple(answers), tuple(reviews))
 
 
-@dataclass
-class RunSummary:
-    """What a run did; `--json` prints it."""
-
-    planned: int = 0
-    skipped: int = 0
-    completed: int = 0
-    failed: int = 0
-    invalid: int = 0
-    pending: int = 0
-    deferred: int = 0
-    budget_stopped: bool = False
-    interrupted: bool = False
-    spent_usd: float = 0.0
-    wall_seconds: float = 0.0
-    by_stage: dict[str, dict[str, int]] = field(default_factory=dict)
-    errors: list[str] = field(default_factory=list)
-
-    def to_json(self) -> dict[str, Any]:
-        return asdict(self)
-
-
 def make_providers(t: Tournament) -> dict[str, Provider]:
     """One provider instance per provider entry used by the tournament."""
     used = {t.provider_of(m) for m in t.used_models()}
@@ -136,286 +115,246 @@ def make_providers(t: Tournament) -> dict[str, Provider]:
     return providers
 
 
-ProgressFn = Callable[[str, int, int], None]
+def base_row(
+    call_id: str, provider: str, outcomes: Sequence[CallOutcome], run_id: str
+) -> dict[str, Any]:
+    """The common call columns of a logged row, over every outcome of the call."""
+    last = outcomes[-1]
+    usage = [o.usage for o in outcomes]  # billed tokens, failed attempts included
+    return {
+        "id": call_id,
+        "provider": provider,
+        "tokens_in": sum(u.input_tokens for u in usage),
+        "tokens_out": sum(u.output_tokens for u in usage),
+        "cost_usd": sum(o.cost_usd for o in outcomes),
+        "latency_s": sum(o.latency_s for o in outcomes),
+        "attempts": sum(o.attempts for o in outcomes),
+        "started_at": outcomes[0].started_at,
+        "finished_at": last.finished_at,
+        "run_id": run_id,
+    }
 
 
-class Stage:
-    """An extra stage plugged into the pipeline (discussion, BatchEval, ...).
+class AllPairsPlanner(Planner):
+    """Every answer of a plan, then each review as soon as both of its answers are logged.
 
-    A subclass gets the pipeline in `start` and may spawn calls at any time
-    with `pipeline.spawn(coro)`, count them with `pipeline.count(name, what)`
-    (`what` in skipped / completed / failed / invalid / deferred) after adding
-    its planned total with `pipeline.add_planned(name, n)`, and write rows
-    with `await pipeline.writer.write(table, row)`. The hooks run on the event
-    loop as results arrive, so a stage reacts without a global barrier.
-    `finish` runs once every call spawned so far has ended; it may spawn
-    more calls (the pipeline then waits for those too, and calls `finish`
-    again), and must return without spawning once it has nothing left.
+    Answers logged ok earlier are read from the log (their texts feed the
+    review prompts); calls logged with a result are counted skipped. Stages
+    above read `answers` (id -> turns of every answer logged ok),
+    `failed_answers` and `settled`.
     """
 
-    name = "stage"
-
-    async def start(self, pipeline: Pipeline) -> None:
-        """Called once before any call starts."""
-
-    def on_answer(self, call: AnswerCall, turns: list[str]) -> None:
-        """An answer is available (logged now or earlier)."""
-
-    def on_review(self, call: ReviewCall, verdict: Verdict) -> None:
-        """A review is available (logged now or earlier; INVALID included)."""
-
-    async def finish(self) -> None:
-        """Everything spawned so far has ended."""
-
-
-StageFactory = Callable[[Tournament], "Stage | None"]
-
-
-class Pipeline:
-    """Runs a plan's pending calls through the scheduler into the log."""
-
-    def __init__(
-        self,
-        t: Tournament,
-        plan: Plan,
-        scheduler: Scheduler,
-        writer: LogWriter,
-        done_answers: dict[str, list[str]],
-        done_reviews: set[str],
-        progress: ProgressFn | None = None,
-        stages: list[Stage] | None = None,
-        done_verdicts: dict[str, Verdict] | None = None,
-    ) -> None:
+    def __init__(self, t: Tournament, plan: Plan) -> None:
         self.t = t
         self.plan = plan
-        self.scheduler = scheduler
-        self.writer = writer
-        self.answers = done_answers
-        self.done_reviews = done_reviews
-        self.progress = progress
-        self.run_id = uuid.uuid4().hex[:12]
-        self.summary = RunSummary(planned=plan.size)
-        self.stage_counts: dict[str, Counter[str]] = defaultdict(Counter)
-        self.waiting: dict[str, list[ReviewCall]] = defaultdict(list)
-        self.tasks: set[asyncio.Task[None]] = set()
-        self.stages = list(stages or [])
-        self.done_verdicts = done_verdicts or {}
-        self.totals: dict[str, int] = {"answers": len(plan.answers), "reviews": len(plan.reviews)}
+        self.answers: dict[str, list[str]] = {}
+        self.failed_answers: set[str] = set()
+        self._todo: deque[AnswerCall] = deque()
+        self._ready: deque[ReviewCall] = deque()
+        self._waiting: dict[str, list[ReviewCall]] = defaultdict(list)
+        self._mine: dict[str, AnswerCall | ReviewCall] = {}
+        self._open = 0  # calls handed to the runner whose result has not come back
+        self._open_answers = 0
 
-    def add_planned(self, stage: str, n: int) -> None:
-        """A stage announces n more planned calls."""
-        self.totals[stage] = self.totals.get(stage, 0) + n
-        self.summary.planned += n
+    @property
+    def settled(self) -> bool:
+        """Whether no answer or review of this planner can still run in this run."""
+        return not self._todo and not self._ready and self._open == 0
 
-    def count(self, stage: str, what: str) -> None:
-        """Count one call of a stage as skipped / completed / failed / invalid / deferred."""
-        self.stage_counts[stage][what] += 1
-        if self.progress is not None:
-            done = sum(v for k, v in self.stage_counts[stage].items() if k != "deferred")
-            self.progress(stage, done, self.totals.get(stage, done))
+    @property
+    def answers_settled(self) -> bool:
+        """Whether no answer can still end in this run (each is logged, failed or left pending)."""
+        return not self._todo and self._open_answers == 0
 
-    def spawn(self, coro: Any) -> None:
-        """Run a coroutine as part of this run (the run waits for it)."""
-        task = asyncio.get_running_loop().create_task(coro)
-        self.tasks.add(task)
-        task.add_done_callback(self.tasks.discard)
-
-    def _answer_ready(self, call: AnswerCall, turns: list[str]) -> None:
-        for stage in self.stages:
-            stage.on_answer(call, turns)
-
-    def _review_ready(self, call: ReviewCall, verdict: Verdict) -> None:
-        for stage in self.stages:
-            stage.on_review(call, verdict)
-
-    async def run(self) -> RunSummary:
-        """Start every runnable call and wait until nothing more can run."""
-        start = time.monotonic()
-        for stage in self.stages:
-            await stage.start(self)
-        for call in self.plan.answers:
-            if call.id in self.answers:
-                self.count("answers", "skipped")
-                self._answer_ready(call, self.answers[call.id])
+    def start(self, ctx: RunContext) -> None:
+        frame = ctx.log.read("answers", columns=["status", "answer_turns"])
+        for rid, status, turns in frame.iter_rows():
+            if status == CallStatus.OK.value:
+                self.answers[rid] = list(turns)
+            elif status == CallStatus.FAILED.value:
+                self.failed_answers.add(rid)
+        done_reviews = ctx.log.ids(
+            "reviews", statuses={CallStatus.OK.value, CallStatus.INVALID.value}
+        )
+        stats = ctx.stats
+        stats.plan("answers", len(self.plan.answers))
+        stats.plan("reviews", len(self.plan.reviews))
+        for a in self.plan.answers:
+            if a.id in self.answers:
+                stats.skip("answers")
             else:
-                self.spawn(self._answer(call))
-        for review in self.plan.reviews:
-            if review.id in self.done_reviews:
-                self.count("reviews", "skipped")
-                if review.id in self.done_verdicts:
-                    self._review_ready(review, self.done_verdicts[review.id])
+                self._todo.append(a)
+        ctx.mark_logged(list(self.answers))
+        for r in self.plan.reviews:
+            if r.id in done_reviews:
+                stats.skip("reviews")
             else:
-                self._maybe_start(review)
-        while True:
-            while self.tasks:
-                await asyncio.gather(*list(self.tasks))
-            for stage in self.stages:
-                await stage.finish()
-            if not self.tasks:
-                break
-        s = self.summary
-        for stage_name, counts in self.stage_counts.items():
-            s.by_stage[stage_name] = dict(counts)
-        s.skipped = sum(c["skipped"] for c in self.stage_counts.values())
-        s.completed = sum(c["completed"] for c in self.stage_counts.values())
-        s.failed = sum(c["failed"] for c in self.stage_counts.values())
-        s.invalid = sum(c["invalid"] for c in self.stage_counts.values())
-        s.pending = s.planned - s.skipped - s.completed - s.failed - s.invalid
-        s.deferred = sum(c["deferred"] for c in self.stage_counts.values())
-        s.spent_usd = self.scheduler.spent_usd
-        s.budget_stopped = self.scheduler.budget_exhausted
-        s.wall_seconds = time.monotonic() - start
-        return s
+                self._maybe_ready(r)
 
-    def _maybe_start(self, review: ReviewCall) -> None:
-        missing = [
-            aid for aid in (review.answer_a_id, review.answer_b_id) if aid not in self.answers
-        ]
+    def _maybe_ready(self, review: ReviewCall) -> None:
+        missing = [a for a in (review.answer_a_id, review.answer_b_id) if a not in self.answers]
         if missing:
-            self.waiting[missing[0]].append(review)
+            self._waiting[missing[0]].append(review)
         else:
-            self.spawn(self._review(review))
+            self._ready.append(review)
 
-    def _record_unlogged(self, stage: str, outcome: CallOutcome) -> None:
-        # stopped / deferred / budget: nothing is logged, the call stays pending.
-        if outcome.status == "deferred":
-            self.count(stage, "deferred")
-            if outcome.error and outcome.error not in self.summary.errors:
-                self.summary.errors.append(outcome.error)
+    def next_call(self) -> Call | Idle:
+        if self._todo:
+            a = self._todo.popleft()
+            self._mine[a.id] = a
+            self._open += 1
+            self._open_answers += 1
+            return self._answer_call(a)
+        if self._ready:
+            r = self._ready.popleft()
+            self._mine[r.id] = r
+            self._open += 1
+            return self._review_call(r)
+        return Idle.LATER if self._open else Idle.DONE
 
-    def _base_row(self, call_id: str, provider: str, outcomes: list[CallOutcome]) -> dict[str, Any]:
-        last = outcomes[-1]
-        usage = [o.usage for o in outcomes]  # billed tokens, failed attempts included
-        return {
-            "id": call_id,
-            "provider": provider,
-            "tokens_in": sum(u.input_tokens for u in usage),
-            "tokens_out": sum(u.output_tokens for u in usage),
-            "cost_usd": sum(o.cost_usd for o in outcomes),
-            "latency_s": sum(o.latency_s for o in outcomes),
-            "attempts": sum(o.attempts for o in outcomes),
-            "started_at": outcomes[0].started_at,
-            "finished_at": last.finished_at,
-            "run_id": self.run_id,
-        }
+    def on_result(self, result: CallResult) -> None:
+        call = self._mine.pop(result.call.id, None)
+        if call is None:
+            return
+        self._open -= 1
+        if isinstance(call, AnswerCall):
+            self._open_answers -= 1
+            row = result.row
+            if result.status == "ok" and row is not None:
+                self.answers[call.id] = list(row["answer_turns"])
+                for review in self._waiting.pop(call.id, []):
+                    self._maybe_ready(review)
+            elif result.status == "failed":
+                self.failed_answers.add(call.id)
 
-    async def _answer(self, call: AnswerCall) -> None:
-        model = self.t.model(call.model)
-        provider = self.t.provider_of(call.model)
-        messages: list[Message] = []
-        outcomes: list[CallOutcome] = []
-        turns: list[str] = []
-        for turn in call.question.turns:
-            messages.append(Message("user", turn))
-            request = GenerateRequest(
-                model=self.t.provider_model_id(call.model),
+    # -- answers -----------------------------------------------------------------
+
+    def _answer_call(self, call: AnswerCall) -> Call:
+        t = self.t
+        model = t.model(call.model)
+        provider = t.provider_of(call.model)
+        model_id = t.provider_model_id(call.model)
+        turns = call.question.turns
+
+        def request_for(outcomes: Sequence[CallOutcome]) -> GenerateRequest | None:
+            if len(outcomes) >= len(turns):
+                return None
+            messages: list[Message] = []
+            for i, turn in enumerate(turns[: len(outcomes) + 1]):
+                messages.append(Message("user", turn))
+                if i < len(outcomes):
+                    result = outcomes[i].result
+                    assert result is not None
+                    messages.append(Message("assistant", result.text))
+            return GenerateRequest(
+                model=model_id,
                 messages=tuple(messages),
                 temperature=model.temperature,
                 max_tokens=model.max_tokens,
             )
-            outcome = await self.scheduler.call(provider, request)
-            outcomes.append(outcome)
-            if outcome.status != "ok" or outcome.result is None:
-                break
-            turns.append(outcome.result.text)
-            messages.append(Message("assistant", outcome.result.text))
-        last = outcomes[-1]
-        if last.status in ("stopped", "deferred", "budget"):
-            self._record_unlogged("answers", last)
-            return
-        row = self._base_row(call.id, provider, outcomes)
-        row.update(question_id=call.question.id, model=call.model)
-        if last.status == "ok":
-            row.update(status=CallStatus.OK.value, error=None, answer_turns=turns)
-        else:
-            row.update(status=CallStatus.FAILED.value, error=last.error, answer_turns=None)
-        await self.writer.write("answers", row)
-        if last.status == "ok":
-            self.answers[call.id] = turns
-            self.count("answers", "completed")
-            self._answer_ready(call, turns)
-            for review in self.waiting.pop(call.id, []):
-                self._maybe_start(review)
-        else:
-            self.count("answers", "failed")
 
-    async def _review(self, call: ReviewCall) -> None:
-        reviewer = call.reviewer
-        provider = self.t.provider_of(reviewer)
-        prompt = render_review_prompt(
-            self.t.review_template,
-            call.question,
-            self.answers[call.answer_a_id],
-            self.answers[call.answer_b_id],
+        def finish(outcomes: Sequence[CallOutcome], run_id: str) -> Finished:
+            row = base_row(call.id, provider, outcomes, run_id)
+            row.update(question_id=call.question.id, model=call.model)
+            last = outcomes[-1]
+            if last.ok and len(outcomes) == len(turns):
+                texts = [o.result.text for o in outcomes if o.result is not None]
+                row.update(status=CallStatus.OK.value, error=None, answer_turns=texts)
+                return Finished(CallStatus.OK, (row,))
+            row.update(status=CallStatus.FAILED.value, error=last.error, answer_turns=None)
+            return Finished(CallStatus.FAILED, (row,))
+
+        def first() -> GenerateRequest:
+            request = request_for(())
+            assert request is not None
+            return request
+
+        return Call(
+            id=call.id,
+            table="answers",
+            stage="answers",
+            provider=provider,
+            request=first,
+            finish=finish,
+            follow=request_for,
+            priority=Priority.ANSWER,
         )
-        request = GenerateRequest(
-            model=self.t.provider_model_id(reviewer),
-            messages=(Message("user", prompt),),
-            temperature=self.t.config.review.temperature,
-            max_tokens=self.t.config.review.max_tokens,
-        )
-        outcome = await self.scheduler.call(provider, request)
-        if outcome.status in ("stopped", "deferred", "budget"):
-            self._record_unlogged("reviews", outcome)
-            return
-        row = self._base_row(call.id, provider, [outcome])
-        row.update(
-            question_id=call.question.id,
-            model_a=call.model_a,
-            model_b=call.model_b,
-            reviewer=reviewer,
-            answer_a_id=call.answer_a_id,
-            answer_b_id=call.answer_b_id,
-        )
-        if outcome.status == "ok" and outcome.result is not None:
-            verdict = parse_verdict(outcome.result.text)
-            status = CallStatus.INVALID if verdict is Verdict.INVALID else CallStatus.OK
-            row.update(
-                status=status.value, error=None, text=outcome.result.text, verdict=verdict.value
+
+    # -- reviews -----------------------------------------------------------------
+
+    def _review_call(self, call: ReviewCall) -> Call:
+        t = self.t
+        provider = t.provider_of(call.reviewer)
+
+        def request() -> GenerateRequest:
+            # Rendered only now, when the call starts: no prompt waits in memory.
+            prompt = render_review_prompt(
+                t.review_template,
+                call.question,
+                self.answers[call.answer_a_id],
+                self.answers[call.answer_b_id],
             )
-            await self.writer.write("reviews", row)
-            self.count("reviews", "invalid" if status is CallStatus.INVALID else "completed")
-            self._review_ready(call, verdict)
-        else:
+            return GenerateRequest(
+                model=t.provider_model_id(call.reviewer),
+                messages=(Message("user", prompt),),
+                temperature=t.config.review.temperature,
+                max_tokens=t.config.review.max_tokens,
+            )
+
+        def finish(outcomes: Sequence[CallOutcome], run_id: str) -> Finished:
+            outcome = outcomes[-1]
+            row = base_row(call.id, provider, outcomes, run_id)
+            row.update(
+                question_id=call.question.id,
+                model_a=call.model_a,
+                model_b=call.model_b,
+                reviewer=call.reviewer,
+                answer_a_id=call.answer_a_id,
+                answer_b_id=call.answer_b_id,
+            )
+            if outcome.ok and outcome.result is not None:
+                verdict = parse_verdict(outcome.result.text)
+                status = CallStatus.INVALID if verdict is Verdict.INVALID else CallStatus.OK
+                row.update(
+                    status=status.value, error=None, text=outcome.result.text, verdict=verdict.value
+                )
+                return Finished(status, (row,))
             row.update(status=CallStatus.FAILED.value, error=outcome.error, text=None, verdict=None)
-            await self.writer.write("reviews", row)
-            self.count("reviews", "failed")
+            return Finished(CallStatus.FAILED, (row,))
+
+        return Call(
+            id=call.id,
+            table="reviews",
+            stage="reviews",
+            provider=provider,
+            request=request,
+            finish=finish,
+            after=(call.answer_a_id, call.answer_b_id),
+            priority=Priority.REVIEW,
+        )
 
 
 def load_done(log: RunLog) -> tuple[dict[str, list[str]], set[str]]:
     """Answers already logged ok (id -> turns) and ids of reviews logged with a result."""
-    answers_df = log.read("answers")
-    done_answers: dict[str, list[str]] = {}
-    if answers_df.height:
-        ok = answers_df.filter(answers_df["status"] == CallStatus.OK.value)
-        for rid, turns in zip(ok["id"].to_list(), ok["answer_turns"].to_list(), strict=True):
-            done_answers[rid] = list(turns)
+    answers_df = log.read("answers", columns=["status", "answer_turns"])
+    ok = answers_df.filter(answers_df["status"] == CallStatus.OK.value)
+    done_answers = {
+        rid: list(turns)
+        for rid, turns in zip(ok["id"].to_list(), ok["answer_turns"].to_list(), strict=True)
+    }
     done_reviews = log.ids("reviews", statuses={CallStatus.OK.value, CallStatus.INVALID.value})
     return done_answers, done_reviews
 
 
-def load_verdicts(log: RunLog) -> dict[str, Verdict]:
-    """Verdicts of reviews already logged with a result (id -> verdict)."""
-    df = log.read("reviews")
-    if not df.height:
-        return {}
-    df = df.filter(df["status"] != CallStatus.FAILED.value)
-    return {i: Verdict(v) for i, v in zip(df["id"].to_list(), df["verdict"].to_list(), strict=True)}
-
-
 __all__ = [
+    "AllPairsPlanner",
     "AnswerCall",
-    "Pipeline",
     "Plan",
-    "ProgressFn",
     "ReviewCall",
-    "RunSummary",
-    "Stage",
-    "StageFactory",
     "answer_id",
+    "base_row",
     "build_plan",
     "load_done",
-    "load_verdicts",
     "make_providers",
     "review_context",
     "review_id",

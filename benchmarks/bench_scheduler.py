@@ -21,7 +21,8 @@ from pathlib import Path
 import yaml
 
 from arena.config import load_tournament
-from arena.engine import build_plan, run_tournament
+from arena.engine import run_tournament
+from arena.pipeline import build_plan
 
 MODELS = 8
 QUESTIONS = 45  # 8*45 answers + 45*8*7*8 reviews = 20,520 calls

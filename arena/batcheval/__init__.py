@@ -25,6 +25,7 @@ from arena.batcheval._schema import SCORES_FILE, TABLE, TABLE_SCHEMA
 from arena.batcheval._scores import SCORES_SCHEMA, read_scores, scores_frame, write_scores
 from arena.batcheval._stage import (
     Batch,
+    BatchEvalPlanner,
     BatchEvalStage,
     SampleScore,
     Scorer,
@@ -40,8 +41,9 @@ from arena.batcheval._standalone import (
 )
 from arena.batcheval._summary import batcheval_summary, contestant_scores
 from arena.batcheval._tournament import (
+    TournamentBatchEval,
     batcheval_preflight,
-    score_tournament,
+    batcheval_stage,
     tournament_samples,
 )
 from arena.config import BatchEvalConfig, CriterionConfig, ScaleConfig
@@ -57,6 +59,7 @@ __all__ = [
     "Batch",
     "BatchEvalConfig",
     "BatchEvalFileConfig",
+    "BatchEvalPlanner",
     "BatchEvalSetup",
     "BatchEvalStage",
     "CriterionConfig",
@@ -66,8 +69,10 @@ __all__ = [
     "Scorer",
     "StageSummary",
     "Strategy",
+    "TournamentBatchEval",
     "batch_id",
     "batcheval_preflight",
+    "batcheval_stage",
     "batcheval_summary",
     "bootstrap_ci",
     "compose_round",
@@ -84,7 +89,6 @@ __all__ = [
     "run_standalone",
     "running_means",
     "score_format",
-    "score_tournament",
     "scores_frame",
     "tournament_samples",
     "win_rates",

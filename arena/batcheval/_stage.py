@@ -1,21 +1,21 @@
-"""The BatchEval stage: rounds of batch prompts through the scheduler into the log.
+"""The BatchEval stage: a planner of rounds of batch prompts.
 
 Each (criterion, scorer) pair runs its rounds in order; the batches of a round
-run concurrently. A round's composition depends only on the seed and on the
-scores logged for earlier rounds, and a batch's id on its round, its samples in
-prompt order and everything its prompt depends on, so a resumed run rebuilds
-the same batches and skips those already logged. A batch whose rows are not
-all logged (killed mid-write) is asked again. Failed batches are retried by
-the next run; when that changes a later round's composition, that round gets
-new batch ids and the rows of the old ones are ignored.
+are handed to the runner together and run concurrently, and the pair's next
+round is composed once every batch of the round has a result. A round's
+composition depends only on the seed and on the scores logged for earlier
+rounds, and a batch's id on its round, its samples in prompt order and
+everything its prompt depends on, so a resumed run rebuilds the same batches
+and skips those already logged. A batch whose rows are not all logged (killed
+mid-write) is asked again. Failed batches are retried by the next run; when
+that changes a later round's composition, that round gets new batch ids and
+the rows of the old ones are ignored.
 """
 
 from __future__ import annotations
 
-import asyncio
 import math
-import time
-from collections import Counter
+from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -29,11 +29,29 @@ from arena.batcheval._prompt import render_prompt
 from arena.batcheval._samples import Sample
 from arena.batcheval._schema import TABLE
 from arena.config import BatchEvalConfig, CriterionConfig
+from arena.runner import (
+    Call,
+    CallResult,
+    Finished,
+    Idle,
+    Planner,
+    Priority,
+    RunContext,
+    Runner,
+    StageStats,
+)
 from arena.scheduler import CallOutcome, Scheduler
-from arena.store import LogWriter
+from arena.store import LogWriter, RunLog
 from arena.types import CallStatus, GenerateRequest, Message, stable_id
 
-__all__ = ["Batch", "BatchEvalStage", "SampleScore", "Scorer", "StageSummary"]
+__all__ = [
+    "Batch",
+    "BatchEvalPlanner",
+    "BatchEvalStage",
+    "SampleScore",
+    "Scorer",
+    "StageSummary",
+]
 
 ProgressFn = Callable[[str, int, int], None]
 _DONE = (CallStatus.OK.value, CallStatus.INVALID.value)
@@ -119,8 +137,13 @@ class StageSummary:
     def counts(self) -> dict[str, int]:
         """The call counts a run summary adds up across stages."""
         return {
-            k: getattr(self, k)
-            for k in ("planned", "skipped", "completed", "failed", "invalid", "pending", "deferred")
+            "planned": self.planned,
+            "skipped": self.skipped,
+            "completed": self.completed,
+            "failed": self.failed,
+            "invalid": self.invalid,
+            "pending": self.pending,
+            "deferred": self.deferred,
         }
 
 
@@ -153,69 +176,197 @@ def _split(total: int, n: int) -> list[int]:
     return [q + (1 if i < r else 0) for i in range(n)]
 
 
-class BatchEvalStage:
-    """Runs every pending batch of a BatchEval configuration through the scheduler."""
+@dataclass(eq=False)
+class _Pair:
+    """One (criterion, scorer) pair: its score history and the round under way."""
+
+    criterion: CriterionConfig
+    scorer: Scorer
+    history: dict[str, list[float | None]]
+    round: int = 0
+    batches: list[Batch] = field(default_factory=list)
+    results: dict[str, list[float | None]] = field(default_factory=dict)
+    open: set[str] = field(default_factory=set)  # ids of batches without a result yet
+    stalled: bool = False  # a batch of the round stayed pending
+    ended: bool = False
+
+
+class BatchEvalPlanner(Planner):
+    """Plans every batch of a BatchEval configuration, round after round.
+
+    The samples are given at construction or later with `begin` (the
+    tournament stage begins once every answer has ended); until then the
+    planner waits.
+    """
+
+    name = "batcheval"
 
     def __init__(
         self,
         cfg: BatchEvalConfig,
         template: str,
-        samples: Sequence[Sample],
         scorers: Sequence[Scorer],
-        scheduler: Scheduler,
-        writer: LogWriter,
-        logged: pl.DataFrame,
         *,
         seed: object,
-        run_id: str,
-        progress: ProgressFn | None = None,
+        samples: Sequence[Sample] | None = None,
+        logged: pl.DataFrame | None = None,
     ) -> None:
         self.cfg = cfg
         self.template = template
-        self.samples = {s.id: s for s in samples}
-        self.order = [s.id for s in samples]
         self.scorers = list(scorers)
-        self.scheduler = scheduler
-        self.writer = writer
         self.seed = seed
-        self.run_id = run_id
-        self.progress = progress
-        done = logged.filter(pl.col("status").is_in(_DONE)) if logged.height else logged
-        self.logged: dict[str, float | None] = (
-            dict(zip(done["id"].to_list(), done["score"].to_list(), strict=True))
-            if done.height
-            else {}
-        )
-        self.summary = StageSummary()
-        self.counts: Counter[str] = Counter()
-        self.history: dict[tuple[str, str], dict[str, list[float | None]]] = {}
+        self.samples: dict[str, Sample] = {}
+        self.order: list[str] = []
+        self._initial = samples
+        self._logged_frame = logged
+        self.logged: dict[str, float | None] = {}
+        self.pairs: list[_Pair] = []
+        self.begun = False
+        self.reasked = 0
+        self.tokens_in = 0
+        self.tokens_out = 0
+        self.cost_usd = 0.0
+        self._calls: deque[Call] = deque()
+        self._mine: dict[str, tuple[_Pair, Batch]] = {}
+        self._ctx: RunContext | None = None
 
     def batches_per_round(self) -> int:
         """How many batches one round of one (criterion, scorer) pair has."""
         return math.ceil(len(self.samples) / self.cfg.batch_size)
 
-    async def run(self) -> StageSummary:
-        """Run every round of every (criterion, scorer) pair; return what was done."""
-        start = time.monotonic()
-        pairs = [(c, s) for c in self.cfg.criteria for s in self.scorers]
-        self.summary.planned = self.cfg.rounds * self.batches_per_round() * len(pairs)
-        await asyncio.gather(*(self._pair(c, s) for c, s in pairs))
-        s = self.summary
-        for key in ("skipped", "completed", "invalid", "failed", "deferred", "reasked"):
-            setattr(s, key, self.counts[key])
-        s.pending = s.planned - s.skipped - s.completed - s.invalid - s.failed
-        s.scores = self._final_scores()
-        s.unscored = sum(x.rounds_missing for x in s.scores)
-        s.wall_seconds = time.monotonic() - start
-        return s
+    # -- planner hooks -----------------------------------------------------------
+
+    def start(self, ctx: RunContext) -> None:
+        self._ctx = ctx
+        ctx.stats.full_report.add(self.name)
+        ctx.stats.stage(self.name)
+        frame = self._logged_frame
+        if frame is None:
+            frame = ctx.log.read(TABLE, columns=["status", "score"])
+        if frame.height:
+            done = frame.filter(pl.col("status").is_in(_DONE))
+            self.logged = dict(zip(done["id"].to_list(), done["score"].to_list(), strict=True))
+        self._logged_frame = None
+        if self._initial is not None:
+            self.begin(self._initial)
+
+    def begin(self, samples: Sequence[Sample]) -> None:
+        """Start round 1 of every (criterion, scorer) pair on these samples."""
+        assert self._ctx is not None, "begin after start"
+        self.begun = True
+        self.samples = {s.id: s for s in samples}
+        self.order = [s.id for s in samples]
+        self.pairs = [
+            _Pair(c, s, {sid: [] for sid in self.order})
+            for c in self.cfg.criteria
+            for s in self.scorers
+        ]
+        self._ctx.stats.plan(
+            self.name, self.cfg.rounds * self.batches_per_round() * len(self.pairs)
+        )
+        for pair in self.pairs:
+            self._next_round(pair)
+
+    def next_call(self) -> Call | Idle:
+        if self._calls:
+            return self._calls.popleft()
+        if not self.begun or any(not p.ended for p in self.pairs):
+            return Idle.LATER
+        return Idle.DONE
+
+    def on_result(self, result: CallResult) -> None:
+        mine = self._mine.pop(result.call.id, None)
+        if mine is None:
+            return
+        pair, batch = mine
+        if result.status == "pending":
+            pair.stalled = True
+        else:
+            pair.results[batch.id] = [row["score"] for row in result.rows]
+        pair.open.discard(batch.id)
+        if not pair.open:
+            self._round_done(pair)
+
+    def summary(self) -> StageSummary:
+        """What this run did, with the final scores of every sample."""
+        assert self._ctx is not None
+        counts: StageStats = self._ctx.stats.stage(self.name)
+        scores = self._final_scores()
+        return StageSummary(
+            planned=counts.planned,
+            skipped=counts.skipped,
+            completed=counts.completed,
+            invalid=counts.invalid,
+            failed=counts.failed,
+            pending=counts.pending,
+            deferred=counts.deferred,
+            reasked=self.reasked,
+            unscored=sum(x.rounds_missing for x in scores),
+            tokens_in=self.tokens_in,
+            tokens_out=self.tokens_out,
+            cost_usd=self.cost_usd,
+            errors=list(self._ctx.stats.errors),
+            scores=scores,
+        )
+
+    # -- rounds ------------------------------------------------------------------
+
+    def _round_done(self, pair: _Pair) -> None:
+        if pair.stalled:
+            pair.ended = True  # pending: later rounds are built from this one's scores
+            return
+        self._record_round(pair)
+        self._next_round(pair)
+
+    def _next_round(self, pair: _Pair) -> None:
+        """Compose the pair's next round; queue its batches not yet logged."""
+        assert self._ctx is not None
+        while True:
+            pair.round += 1
+            if pair.round > self.cfg.rounds:
+                pair.ended = True
+                return
+            composition = compose_round(
+                self.order,
+                pair.round,
+                batch_size=self.cfg.batch_size,
+                strategy=self.cfg.strategy,
+                means=running_means(pair.history),
+                seed=(self.seed, pair.criterion.name, pair.scorer.name),
+            )
+            pair.batches, pair.results = [], {}
+            for i, ids in enumerate(composition):
+                samples = tuple(self.samples[sid] for sid in ids)
+                bid = batch_id(
+                    pair.round, pair.criterion, pair.scorer, samples, self.template, self.cfg
+                )
+                batch = Batch(bid, pair.round, i, pair.criterion, pair.scorer, samples)
+                pair.batches.append(batch)
+                row_ids = [batch.row_id(s) for s in samples]
+                if all(rid in self.logged for rid in row_ids):
+                    self._ctx.stats.skip(self.name)
+                    pair.results[bid] = [self.logged[rid] for rid in row_ids]
+                else:
+                    pair.open.add(bid)
+                    self._mine[bid] = (pair, batch)
+                    self._calls.append(self._batch_call(batch))
+            if pair.open:
+                return
+            self._record_round(pair)
+
+    def _record_round(self, pair: _Pair) -> None:
+        for batch in pair.batches:
+            for sample, score in zip(batch.samples, pair.results[batch.id], strict=True):
+                pair.history[sample.id].append(score)
 
     def _final_scores(self) -> list[SampleScore]:
         out: list[SampleScore] = []
+        history = {(p.criterion.name, p.scorer.name): p.history for p in self.pairs}
         for sid in self.order:
             sample = self.samples[sid]
             for c in self.cfg.criteria:
                 for scorer in self.scorers:
-                    rounds = tuple(self.history.get((c.name, scorer.name), {}).get(sid, []))
+                    rounds = tuple(history.get((c.name, scorer.name), {}).get(sid, []))
                     mean, spread = mean_and_spread(rounds)
                     scored = sum(1 for r in rounds if r is not None)
                     out.append(
@@ -234,103 +385,76 @@ class BatchEvalStage:
                     )
         return out
 
-    def _count(self, what: str) -> None:
-        self.counts[what] += 1
-        if self.progress is not None:
-            done = sum(v for k, v in self.counts.items() if k not in ("deferred", "reasked"))
-            self.progress("batcheval", done, self.summary.planned)
+    # -- one batch ---------------------------------------------------------------
 
-    async def _pair(self, criterion: CriterionConfig, scorer: Scorer) -> None:
-        history: dict[str, list[float | None]] = {sid: [] for sid in self.order}
-        self.history[(criterion.name, scorer.name)] = history
-        for r in range(1, self.cfg.rounds + 1):
-            composition = compose_round(
-                self.order,
-                r,
-                batch_size=self.cfg.batch_size,
-                strategy=self.cfg.strategy,
-                means=running_means(history),
-                seed=(self.seed, criterion.name, scorer.name),
-            )
-            batches = []
-            for i, ids in enumerate(composition):
-                samples = tuple(self.samples[sid] for sid in ids)
-                bid = batch_id(r, criterion, scorer, samples, self.template, self.cfg)
-                batches.append(Batch(bid, r, i, criterion, scorer, samples))
-            results = await asyncio.gather(*(self._batch(b) for b in batches))
-            if any(res is None for res in results):
-                return  # pending: later rounds are built from this one's scores
-            for batch, res in zip(batches, results, strict=True):
-                assert res is not None
-                for sample, score in zip(batch.samples, res, strict=True):
-                    history[sample.id].append(score)
-
-    async def _batch(self, batch: Batch) -> list[float | None] | None:
-        row_ids = [batch.row_id(s) for s in batch.samples]
-        if all(rid in self.logged for rid in row_ids):
-            self._count("skipped")
-            return [self.logged[rid] for rid in row_ids]
+    def _batch_call(self, batch: Batch) -> Call:
         crit = batch.criterion
-        prompt = render_prompt(self.template, crit, batch.samples)
-        request = GenerateRequest(
-            model=batch.scorer.model_id,
-            messages=(Message("user", prompt),),
-            temperature=self.cfg.temperature,
-            max_tokens=self.cfg.max_tokens,
-        )
         n = len(batch.samples)
-        first = await self.scheduler.call(batch.scorer.provider, request)
-        if not first.final:
-            self._unlogged(first)
+
+        def request() -> GenerateRequest:
+            return GenerateRequest(
+                model=batch.scorer.model_id,
+                messages=(Message("user", render_prompt(self.template, crit, batch.samples)),),
+                temperature=self.cfg.temperature,
+                max_tokens=self.cfg.max_tokens,
+            )
+
+        def parse(outcome: CallOutcome) -> list[float | None]:
+            assert outcome.result is not None
+            return parse_scores(outcome.result.text, n, crit.scale.low, crit.scale.high)
+
+        def follow(outcomes: Sequence[CallOutcome]) -> GenerateRequest | None:
+            # Asked once more when scores are missing; what is still missing
+            # stays unscored for this round.
+            if len(outcomes) == 1 and any(s is None for s in parse(outcomes[0])):
+                return request()
             return None
-        outcomes = [first]
-        if not first.ok or first.result is None:
-            await self._write(batch, outcomes, [None] * n, CallStatus.FAILED, first.error)
-            self._count("failed")
-            return [None] * n
-        scores = parse_scores(first.result.text, n, crit.scale.low, crit.scale.high)
-        error: str | None = None
-        if any(s is None for s in scores):
-            # Asked once more; what is still missing stays unscored for this round.
-            again = await self.scheduler.call(batch.scorer.provider, request)
-            if not again.final:
-                self._unlogged(again)
-                return None
-            outcomes.append(again)
-            self._count("reasked")
-            if again.ok and again.result is not None:
-                retry = parse_scores(again.result.text, n, crit.scale.low, crit.scale.high)
-                scores = [a if a is not None else b for a, b in zip(scores, retry, strict=True)]
-            else:
-                error = f"re-ask failed: {again.error}"
-        status = CallStatus.OK if all(s is not None for s in scores) else CallStatus.INVALID
-        await self._write(batch, outcomes, scores, status, error)
-        self._count("completed" if status is CallStatus.OK else "invalid")
-        return scores
 
-    def _unlogged(self, outcome: CallOutcome) -> None:
-        # stopped / deferred / budget: nothing is logged, the batch stays pending.
-        if outcome.status == "deferred":
-            self.counts["deferred"] += 1
-            if outcome.error and outcome.error not in self.summary.errors:
-                self.summary.errors.append(outcome.error)
+        def finish(outcomes: Sequence[CallOutcome], run_id: str) -> Finished:
+            first = outcomes[0]
+            if not first.ok or first.result is None:
+                return self._rows(batch, outcomes, [None] * n, CallStatus.FAILED, None, run_id)
+            scores = parse(first)
+            error: str | None = None
+            if len(outcomes) > 1:
+                self.reasked += 1
+                again = outcomes[1]
+                if again.ok and again.result is not None:
+                    retry = parse(again)
+                    scores = [a if a is not None else b for a, b in zip(scores, retry, strict=True)]
+                else:
+                    error = f"re-ask failed: {again.error}"
+            status = CallStatus.OK if all(s is not None for s in scores) else CallStatus.INVALID
+            return self._rows(batch, outcomes, scores, status, error, run_id)
 
-    async def _write(
+        return Call(
+            id=batch.id,
+            table=TABLE,
+            stage=self.name,
+            provider=batch.scorer.provider,
+            request=request,
+            finish=finish,
+            follow=follow,
+            priority=Priority.BACKGROUND,
+        )
+
+    def _rows(
         self,
         batch: Batch,
-        outcomes: list[CallOutcome],
+        outcomes: Sequence[CallOutcome],
         scores: list[float | None],
         status: CallStatus,
         error: str | None,
-    ) -> None:
+        run_id: str,
+    ) -> Finished:
         n = len(batch.samples)
         usage = [o.result.usage for o in outcomes if o.result is not None]
         tokens_in = sum(u.input_tokens for u in usage)
         tokens_out = sum(u.output_tokens for u in usage)
         cost = sum(o.cost_usd for o in outcomes)
-        self.summary.tokens_in += tokens_in
-        self.summary.tokens_out += tokens_out
-        self.summary.cost_usd += cost
+        self.tokens_in += tokens_in
+        self.tokens_out += tokens_out
+        self.cost_usd += cost
         first, last = outcomes[0], outcomes[-1]
         texts = [o.result.text if o.result is not None else None for o in outcomes]
         rows = []
@@ -358,7 +482,7 @@ class BatchEvalStage:
                     "attempts": sum(o.attempts for o in outcomes),
                     "started_at": first.started_at,
                     "finished_at": last.finished_at,
-                    "run_id": self.run_id,
+                    "run_id": run_id,
                     "round": batch.round,
                     "batch_id": batch.id,
                     "batch_index": batch.index,
@@ -376,4 +500,48 @@ class BatchEvalStage:
                     "question_id": sample.question_id,
                 }
             )
-        await asyncio.gather(*(self.writer.write(TABLE, row) for row in rows))
+        return Finished(status, tuple(rows))
+
+
+class BatchEvalStage:
+    """Runs every pending batch of a BatchEval configuration (a runner of one planner)."""
+
+    def __init__(
+        self,
+        cfg: BatchEvalConfig,
+        template: str,
+        samples: Sequence[Sample],
+        scorers: Sequence[Scorer],
+        scheduler: Scheduler,
+        writer: LogWriter,
+        logged: pl.DataFrame,
+        *,
+        seed: object,
+        run_id: str,
+        progress: ProgressFn | None = None,
+        window: int = 256,
+    ) -> None:
+        self.planner = BatchEvalPlanner(
+            cfg, template, scorers, seed=seed, samples=samples, logged=logged
+        )
+        self.scheduler = scheduler
+        self.writer = writer
+        self.run_id = run_id
+        self.progress = progress
+        self.window = window
+
+    async def run(self) -> StageSummary:
+        """Run every round of every (criterion, scorer) pair; return what was done."""
+        runner = Runner(
+            [self.planner],
+            self.scheduler,
+            self.writer,
+            RunLog(self.writer.log_dir.parent),
+            window=self.window,
+            progress=self.progress,
+            run_id=self.run_id,
+        )
+        run = await runner.run()
+        summary = self.planner.summary()
+        summary.wall_seconds = run.wall_seconds
+        return summary

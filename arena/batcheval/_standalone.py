@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
 from arena.batcheval._prompt import load_template
 from arena.batcheval._samples import Sample
@@ -21,16 +21,19 @@ from arena.batcheval._schema import SCORES_FILE, TABLE
 from arena.batcheval._scores import write_scores
 from arena.batcheval._stage import BatchEvalStage, ProgressFn, Scorer, StageSummary
 from arena.config import (
-    KNOWN_PROVIDER_TYPES,
     BatchEvalConfig,
     ConfigError,
     ModelConfig,
     ProviderConfig,
     RetryConfig,
+    check_models,
+    model_fingerprint,
     parse_config,
     read_yaml,
+    validate_document,
 )
 from arena.providers import Provider, ProviderUnavailable, create_provider
+from arena.runner import default_window
 from arena.scheduler import Scheduler
 from arena.store import RunLog
 
@@ -67,18 +70,7 @@ class BatchEvalSetup:
 
     def fingerprint(self, name: str) -> dict[str, Any]:
         """What a scorer's outputs depend on (as `Tournament.model_fingerprint`)."""
-        m = self.models[name]
-        fp: dict[str, Any] = {
-            "name": name,
-            "provider_type": self.providers[m.provider].type,
-            "model": m.model or name,
-            "temperature": m.temperature,
-            "max_tokens": m.max_tokens,
-        }
-        if m.sim is not None:
-            fp["sim"] = m.sim.model_dump()
-            fp["seed"] = self.seed
-        return fp
+        return model_fingerprint(name, self.models, self.providers, self.seed)
 
     def scorers(self) -> list[Scorer]:
         """The scorers of the section, resolved to provider and model id."""
@@ -100,34 +92,9 @@ class BatchEvalSetup:
         return out
 
 
-def _loc(loc: tuple[Any, ...]) -> str:
-    parts: list[str] = []
-    for item in loc:
-        parts.append(f"[{item}]" if isinstance(item, int) else ("." if parts else "") + str(item))
-    return "".join(parts)
-
-
 def _parse_file(data: dict[str, Any], path: Path) -> BatchEvalFileConfig:
-    try:
-        cfg = BatchEvalFileConfig.model_validate(data)
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        msg = err["msg"]
-        if err["type"] == "extra_forbidden":
-            msg = "unknown key"
-        elif err["type"] == "missing":
-            msg = "required key is missing"
-        raise ConfigError(path, _loc(tuple(err["loc"])), msg) from None
-    for name, model in cfg.models.items():
-        if model.provider not in cfg.providers:
-            raise ConfigError(
-                path, f"models.{name}.provider", f"undefined provider '{model.provider}'"
-            )
-    for name, prov in cfg.providers.items():
-        if prov.type not in KNOWN_PROVIDER_TYPES:
-            raise ConfigError(
-                path, f"providers.{name}.type", f"unknown provider type '{prov.type}'"
-            )
+    cfg = validate_document(BatchEvalFileConfig, data, path)
+    check_models(cfg.providers, cfg.models, path)
     for i, scorer in enumerate(cfg.batcheval.scorers):
         if scorer not in cfg.models:
             raise ConfigError(path, f"batcheval.scorers[{i}]", f"undefined model '{scorer}'")
@@ -207,10 +174,11 @@ async def run_standalone(
                 setup.scorers(),
                 scheduler,
                 writer,
-                log.read(TABLE),
+                log.read(TABLE, columns=["status", "score"]),
                 seed=setup.seed,
                 run_id=uuid.uuid4().hex[:12],
                 progress=progress,
+                window=default_window(limits),
             )
             summary = await stage.run()
     finally:

@@ -7,16 +7,20 @@ from collections.abc import Mapping, Sequence
 
 from arena.batcheval._prompt import load_template
 from arena.batcheval._samples import Sample
-from arena.batcheval._schema import SCORES_FILE, TABLE
+from arena.batcheval._schema import SCORES_FILE
 from arena.batcheval._scores import write_scores
-from arena.batcheval._stage import BatchEvalStage, ProgressFn, Scorer, StageSummary
+from arena.batcheval._stage import BatchEvalPlanner, Scorer
 from arena.config import ConfigError, Question, Tournament
+from arena.pipeline import AllPairsPlanner
 from arena.review import render_answer, render_question
-from arena.scheduler import Scheduler
-from arena.store import LogWriter, RunLog
-from arena.types import CallStatus
+from arena.runner import Call, Idle
 
-__all__ = ["batcheval_preflight", "score_tournament", "tournament_samples"]
+__all__ = [
+    "TournamentBatchEval",
+    "batcheval_preflight",
+    "batcheval_stage",
+    "tournament_samples",
+]
 
 AnswerRef = tuple[str, Question, str]  # (answer id, question, contestant)
 
@@ -49,53 +53,69 @@ def tournament_samples(
     return samples
 
 
-async def score_tournament(
-    t: Tournament,
-    answers: Sequence[AnswerRef],
-    answer_turns: Mapping[str, Sequence[str]],
-    scheduler: Scheduler,
-    writer: LogWriter,
-    log: RunLog,
-    *,
-    run_id: str,
-    progress: ProgressFn | None = None,
-) -> StageSummary | None:
-    """Score every answer with the batcheval section; None when the section is absent.
+class TournamentBatchEval(BatchEvalPlanner):
+    """The BatchEval stage of `arena run`: scores every answer of the tournament.
 
-    It starts once no answer is pending (answers that failed are left out), so
-    that the batches are built from the whole answer set.
+    A round's batches mix answers of every question, and the composition of
+    round 1 is drawn from the whole answer set (so that batch ids, resume and
+    `arena status` do not depend on the order answers arrived in). So the
+    stage begins once no answer of the plan can still arrive (answers that
+    failed are left out), not before; it does not wait for reviews or
+    discussions, which run alongside it.
     """
-    cfg = t.config.batcheval
-    if cfg is None:
-        return None
-    failed = log.ids("answers", statuses={CallStatus.FAILED.value})
-    waiting = [a for a, _, _ in answers if a not in answer_turns and a not in failed]
-    samples = tournament_samples(answers, answer_turns)
-    scorers = [
-        Scorer(n, t.provider_of(n), t.provider_model_id(n), t.model_fingerprint(n))
-        for n in cfg.scorers
-    ]
-    if waiting or scheduler.stopped or not samples:
-        expected = len([a for a, _, _ in answers if a not in failed])
-        planned = (
-            cfg.rounds * math.ceil(expected / cfg.batch_size) * len(cfg.criteria) * len(scorers)
-        )
-        summary = StageSummary(planned=planned, pending=planned)
-        if waiting and not scheduler.stopped:
-            summary.errors.append(f"batcheval: waiting for {len(waiting)} answers")
-        return summary
-    stage = BatchEvalStage(
-        cfg,
-        load_template(cfg, t.path),
-        samples,
-        scorers,
-        scheduler,
-        writer,
-        log.read(TABLE),
-        seed=t.config.seed,
-        run_id=run_id,
-        progress=progress,
-    )
-    summary = await stage.run()
-    write_scores(t.output_dir / SCORES_FILE, summary.scores)
-    return summary
+
+    def __init__(self, t: Tournament, base: AllPairsPlanner) -> None:
+        cfg = t.config.batcheval
+        if cfg is None:
+            raise ValueError("the tournament has no batcheval section")
+        scorers = [
+            Scorer(n, t.provider_of(n), t.provider_model_id(n), t.model_fingerprint(n))
+            for n in cfg.scorers
+        ]
+        super().__init__(cfg, load_template(cfg, t.path), scorers, seed=t.config.seed)
+        self.t = t
+        self.base = base
+        self.gave_up = False
+
+    def next_call(self) -> Call | Idle:
+        if not self.begun and not self.gave_up and self.base.answers_settled:
+            self._begin_or_give_up()
+        if self.gave_up:
+            return Idle.DONE
+        return super().next_call()
+
+    def on_settled(self) -> None:
+        if not self.begun and not self.gave_up:
+            self._begin_or_give_up()
+
+    def _begin_or_give_up(self) -> None:
+        ctx = self._ctx
+        assert ctx is not None
+        base, cfg = self.base, self.cfg
+        answers = [(a.id, a.question, a.model) for a in base.plan.answers]
+        failed = base.failed_answers
+        waiting = [a for a, _, _ in answers if a not in base.answers and a not in failed]
+        samples = tournament_samples(answers, base.answers)
+        if waiting or ctx.stopped or not samples:
+            expected = len([a for a, _, _ in answers if a not in failed])
+            ctx.stats.plan(
+                self.name,
+                cfg.rounds
+                * math.ceil(expected / cfg.batch_size)
+                * len(cfg.criteria)
+                * len(self.scorers),
+            )
+            if waiting and not ctx.stopped:
+                ctx.stats.error(f"batcheval: waiting for {len(waiting)} answers")
+            self.gave_up = True
+            return
+        self.begin(samples)
+
+    def finish(self) -> None:
+        if self.begun:
+            write_scores(self.t.output_dir / SCORES_FILE, self.summary().scores)
+
+
+def batcheval_stage(t: Tournament, base: AllPairsPlanner) -> TournamentBatchEval | None:
+    """The stage factory `arena run` uses: a stage when the tournament has a batcheval section."""
+    return TournamentBatchEval(t, base) if t.config.batcheval is not None else None

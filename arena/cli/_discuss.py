@@ -21,8 +21,9 @@ from arena.cli._run import _PlainProgress, exit_code
 from arena.config import ConfigError, Tournament
 from arena.discuss import TABLE as DISCUSSIONS
 from arena.discuss import TRIGGERS, discuss_existing, discussion_stats, read_state, with_discussion
-from arena.engine import RunSummary, preflight
+from arena.engine import preflight
 from arena.nightly import load_for_directory
+from arena.runner import RunSummary
 from arena.store import LockHeld, RunLock, RunLog
 
 

@@ -19,8 +19,8 @@ from arena.batcheval import load_template, render_prompt, tournament_samples
 from arena.cli._common import fail, load_or_exit
 from arena.config import BatchEvalConfig, ConfigError, DiscussionConfig, Tournament
 from arena.discuss import discussion_context, load_templates
-from arena.engine import AnswerCall, build_plan, load_done
 from arena.nightly import batcheval_states, call_states, discussion_counts
+from arena.pipeline import AnswerCall, build_plan, load_done
 from arena.review import render_review_prompt
 from arena.scheduler import PriceTable, price_table
 from arena.store import RunLog

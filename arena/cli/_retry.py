@@ -2,26 +2,22 @@
 
 from __future__ import annotations
 
-import asyncio
-import sys
 from pathlib import Path
 from typing import Any
 
 import click
 
 from arena.cli._common import (
-    Exit,
     budget_option,
     fail,
     json_summary_option,
     recorded_config_option,
     report_and_exit,
 )
-from arena.cli._run import _PlainProgress, _run, _run_with_bars, exit_code, snapshot_history
+from arena.cli._run import run_in_directory
 from arena.config import ConfigError
-from arena.engine import build_plan, preflight
-from arena.nightly import PlanChanged, failed_only, load_for_directory, start_run
-from arena.store import LockHeld, RunLock
+from arena.engine import preflight
+from arena.nightly import load_for_directory
 
 
 @click.command("retry-failed")
@@ -49,28 +45,11 @@ def retry_failed_cmd(
     problems = preflight(t)
     if problems:
         fail("\n  ".join([f"{t.path}: cannot start:"] + problems))
-    signals: list[int] = []
-    try:
-        with RunLock(t.output_dir):
-            plan = build_plan(t)
-            try:
-                start = start_run(t, plan, same_plan=True)
-            except PlanChanged as exc:
-                fail(str(exc))
-            retry, blocked = failed_only(plan, start)
-            options: dict[str, Any] = {"plan": retry, "extra_stages": False}
-            if sys.stderr.isatty() and not as_json:
-                summary = _run_with_bars(t, budget, signals, **options)
-            else:
-                summary = asyncio.run(_run(t, budget, _PlainProgress(), signals, **options))
-            code = exit_code(summary, signals)
-            # Nothing retried, nothing new to remember.
-            history = snapshot_history(t, plan, code, "retry-failed") if retry.size else None
-    except LockHeld as exc:
-        fail(str(exc), Exit.LOCKED)
+    done, code = run_in_directory(t, budget, as_json, retry_failed=True)
+    summary, blocked = done.summary, done.blocked
     report: dict[str, Any] = summary.to_json()
     report.update(
-        retried=start.count("failed"),
+        retried=done.start.count("failed"),
         unblocked=blocked,
         exit_code=int(code),
         output=str(t.output_dir),
@@ -81,6 +60,5 @@ def retry_failed_cmd(
         f"{summary.failed}, pending {summary.pending} ({summary.wall_seconds:.1f}s) "
         f"-> {t.output_dir}"
     )
-    report_and_exit(
-        report, as_json, line, summary.errors, code, [history] if history is not None else []
-    )
+    notes = [done.history] if done.history is not None else []
+    report_and_exit(report, as_json, line, summary.errors, code, notes)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import sys
 import time
 from pathlib import Path
@@ -22,19 +21,10 @@ from arena.cli._common import (
     signal_exit,
 )
 from arena.config import Tournament
-from arena.engine import (
-    Plan,
-    ProgressFn,
-    RunSummary,
-    build_plan,
-    log_line,
-    preflight,
-    run_tournament,
-    unpriced_models,
-)
-from arena.nightly import record_history, start_run
-from arena.report import build_leaderboard, leaderboard_dict
-from arena.store import LockHeld, RunLock
+from arena.engine import DirectoryRun, log_line, preflight, run_directory, unpriced_models
+from arena.nightly import PlanChanged
+from arena.runner import ProgressFn, RunSummary
+from arena.store import LockHeld
 
 
 class _PlainProgress:
@@ -53,20 +43,41 @@ class _PlainProgress:
             log_line(" ".join(f"{k} {d}/{t}" for k, (d, t) in sorted(self.state.items())))
 
 
-async def _run(
+def _run(
     t: Tournament,
     budget: float | None,
     progress: ProgressFn | None,
     signals: list[int],
-    **options: Any,
-) -> RunSummary:
+    retry_failed: bool = False,
+) -> DirectoryRun:
     interrupts = Interrupts(signals)
-    interrupts.install()
-    summary = await run_tournament(
-        t, budget_usd=budget, progress=progress, on_scheduler=interrupts.attach, **options
+    return run_directory(
+        t,
+        retry_failed=retry_failed,
+        budget_usd=budget,
+        progress=progress,
+        on_loop=interrupts.install,
+        on_scheduler=interrupts.attach,
+        # stopped by SIGINT / SIGTERM (exit 130 / 143)
+        interrupted=lambda: bool(signals),
     )
-    summary.interrupted = bool(signals)  # stopped by SIGINT / SIGTERM (exit 130 / 143)
-    return summary
+
+
+def run_in_directory(
+    t: Tournament, budget: float | None, as_json: bool, retry_failed: bool = False
+) -> tuple[DirectoryRun, Exit]:
+    """Run with progress bars on a terminal, else timestamped lines; exit 75 / 2 on lock / plan."""
+    signals: list[int] = []
+    try:
+        if sys.stderr.isatty() and not as_json:
+            done = _run_with_bars(t, budget, signals, retry_failed)
+        else:
+            done = _run(t, budget, _PlainProgress(), signals, retry_failed)
+    except LockHeld as exc:
+        fail(str(exc), Exit.LOCKED)
+    except PlanChanged as exc:
+        fail(str(exc))
+    return done, exit_code(done.summary, signals)
 
 
 def exit_code(summary: RunSummary, signals: list[int]) -> Exit:
@@ -112,21 +123,10 @@ def run_cmd(file: Path, out: Path | None, as_json: bool, budget: float | None) -
                 "--budget; add it under `prices:` in the YAML",
                 err=True,
             )
-    signals: list[int] = []
-    try:
-        with RunLock(t.output_dir):
-            plan = build_plan(t)
-            start = start_run(t, plan)  # DIR/plan.parquet: what counts from now on
-            if sys.stderr.isatty() and not as_json:
-                summary = _run_with_bars(t, budget, signals, plan=plan)
-            else:
-                summary = asyncio.run(_run(t, budget, _PlainProgress(), signals, plan=plan))
-            code = exit_code(summary, signals)
-            history = snapshot_history(t, plan, code, "run")
-    except LockHeld as exc:
-        fail(str(exc), Exit.LOCKED)
+    done, code = run_in_directory(t, budget, as_json)
+    summary = done.summary
     report: dict[str, Any] = summary.to_json()
-    report.update(start.to_json())  # new / stale / retried calls at the start
+    report.update(done.start.to_json())  # new / stale / retried calls at the start
     report["exit_code"] = int(code)
     report["output"] = str(t.output_dir)
     line = (
@@ -135,23 +135,13 @@ def run_cmd(file: Path, out: Path | None, as_json: bool, budget: float | None) -
         f"failed {summary.failed}, pending {summary.pending} "
         f"({summary.wall_seconds:.1f}s) -> {t.output_dir}"
     )
-    report_and_exit(
-        report, as_json, line, summary.errors, code, [history] if history is not None else []
-    )
-
-
-def snapshot_history(t: Tournament, plan: Plan, code: Exit, command: str) -> str | None:
-    """After a run that went through its plan (exit 0 or 3), append the leaderboard to history."""
-    if code not in (Exit.OK, Exit.PARTIAL):
-        return None
-    return record_history(
-        t, plan, command, lambda: leaderboard_dict(build_leaderboard(t.output_dir))
-    )
+    notes = [done.history] if done.history is not None else []
+    report_and_exit(report, as_json, line, summary.errors, code, notes)
 
 
 def _run_with_bars(
-    t: Tournament, budget: float | None, signals: list[int], **options: Any
-) -> RunSummary:
+    t: Tournament, budget: float | None, signals: list[int], retry_failed: bool
+) -> DirectoryRun:
     columns = (
         TextColumn("{task.description:>8}"),
         BarColumn(),
@@ -166,4 +156,4 @@ def _run_with_bars(
                 tasks[stage] = bars.add_task(stage, total=total)
             bars.update(tasks[stage], completed=done)
 
-        return asyncio.run(_run(t, budget, progress, signals, **options))
+        return _run(t, budget, progress, signals, retry_failed)

@@ -14,7 +14,6 @@ from rich.table import Table
 from arena.cli._common import fail
 from arena.config import ConfigError
 from arena.discuss import discussion_context, load_templates, read_state
-from arena.engine import build_plan
 from arena.nightly import (
     STATES,
     batcheval_states,
@@ -24,6 +23,7 @@ from arena.nightly import (
     recorded_config,
     status_report,
 )
+from arena.pipeline import build_plan
 from arena.store import RunLog
 
 _COLUMNS = ("stage", "provider", "planned", *STATES, "spent_usd")

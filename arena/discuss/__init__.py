@@ -33,7 +33,6 @@ from arena.discuss._protocol import (
 from arena.discuss._rundir import (
     DiscussionReport,
     discussion_report,
-    ranking_reviews,
     read_discussions,
 )
 from arena.discuss._schema import DISCUSSION_REVIEWER, STATE_FILE, TABLE, TABLE_SCHEMA
@@ -84,7 +83,6 @@ __all__ = [
     "load_templates",
     "logged_calls",
     "mirror_verdict",
-    "ranking_reviews",
     "read_discussions",
     "read_state",
     "render_role",

@@ -15,11 +15,16 @@ reuses the rows already logged and asks only what is missing. A failed call is
 logged as failed and ends this attempt at the discussion (the next run asks
 again); a call that was stopped, deferred or refused by the budget is not
 logged and leaves the discussion pending.
+
+The protocol is written once, as a generator of steps (`discussion_steps`): an
+`Ask` (one call, and the row its outcome becomes) or a `Record` (a row written
+without a call). It is driven by the discussion planner inside `arena run`
+(each step a call of the one runner) and by `run_discussion` over a `Channel`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Generator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
@@ -37,15 +42,21 @@ from arena.scheduler import CallOutcome
 from arena.types import CallStatus, GenerateRequest, Message, Verdict, stable_id
 
 __all__ = [
+    "Ask",
     "Battle",
     "Channel",
     "Discussant",
     "DiscussionResult",
     "DiscussionSpec",
     "LoggedReview",
+    "Pending",
+    "Record",
     "Settings",
+    "Steps",
     "battle_id",
+    "discussion_steps",
     "logged_calls",
+    "outcome_row",
     "row_id",
     "run_discussion",
 ]
@@ -170,6 +181,59 @@ def logged_calls(logged: Mapping[str, Mapping[str, Any]]) -> int:
 
 
 @dataclass(frozen=True)
+class Ask:
+    """One call of a discussion: its request, and the row (without outcome) it is logged as."""
+
+    row_id: str
+    provider: str
+    request: GenerateRequest
+    row: Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class Record:
+    """A row a discussion logs without a call (a copied review, the final row)."""
+
+    row: Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class Pending:
+    """An `Ask` that did not end (stopped, deferred, refused by the budget): nothing logged."""
+
+    error: str | None
+
+
+Step = Ask | Record
+Reply = Mapping[str, Any] | Pending | None  # an Ask's logged row; None for a Record
+Steps = Generator[Step, Reply, DiscussionResult]
+
+
+def outcome_row(ask: Ask, outcome: CallOutcome) -> tuple[CallStatus, dict[str, Any]]:
+    """The row a final outcome of an `Ask` is logged as, and its status."""
+    out = dict(ask.row)
+    usage = outcome.result.usage if outcome.result is not None else None
+    out.update(
+        provider=ask.provider,
+        tokens_in=usage.input_tokens if usage else 0,
+        tokens_out=usage.output_tokens if usage else 0,
+        cost_usd=outcome.cost_usd,
+        latency_s=outcome.latency_s,
+        attempts=outcome.attempts,
+        started_at=outcome.started_at,
+        finished_at=outcome.finished_at,
+    )
+    if outcome.status != "ok" or outcome.result is None:
+        out.update(status=CallStatus.FAILED.value, error=outcome.error)
+        return CallStatus.FAILED, out
+    text = outcome.result.text
+    preference = parse_verdict(text)
+    status = CallStatus.INVALID if preference is Verdict.INVALID else CallStatus.OK
+    out.update(status=status.value, text=text, preference=preference.value)
+    return status, out
+
+
+@dataclass(frozen=True)
 class _Said:
     text: str
     preference: Verdict
@@ -189,12 +253,14 @@ class _Run:
         spec: DiscussionSpec,
         settings: Settings,
         logged: Mapping[str, Mapping[str, Any]],
-        io: Channel,
+        run_id: str,
+        skipped: Callable[[], None],
     ) -> None:
         self.spec = spec
         self.settings = settings
         self.logged = logged
-        self.io = io
+        self.run_id = run_id
+        self.skipped = skipped
         self.turns = 0
 
     def _row(
@@ -218,50 +284,28 @@ class _Run:
             "answer_a_id": b.answer_a_id,
             "answer_b_id": b.answer_b_id,
             "trigger": s.trigger,
-            "run_id": self.io.run_id,
+            "run_id": self.run_id,
         }
 
-    async def _call_step(
+    def _call_step(
         self, kind: str, turn: int, attempt: int, who: Discussant, request: GenerateRequest
-    ) -> _Said:
+    ) -> Generator[Step, Reply, _Said]:
         rid = row_id(self.spec.id, kind, turn, who.name, attempt)
-        io = self.io
         row = self.logged.get(rid)
         if row is not None and row.get("status") in _DONE:
-            io.count("skipped")
+            self.skipped()
             return _Said(str(row["text"]), Verdict(str(row["preference"])))
-        io.count("planned")
-        outcome = await io.call(who.provider, request)
-        if outcome.status not in ("ok", "failed"):
-            if outcome.status == "deferred":
-                io.count("deferred")
-            raise _Stop(DiscussionResult("pending", None, self.turns, outcome.error))
-        out = self._row(kind, turn, attempt, who, rid)
-        usage = outcome.result.usage if outcome.result is not None else None
-        out.update(
-            provider=who.provider,
-            tokens_in=usage.input_tokens if usage else 0,
-            tokens_out=usage.output_tokens if usage else 0,
-            cost_usd=outcome.cost_usd,
-            latency_s=outcome.latency_s,
-            attempts=outcome.attempts,
-            started_at=outcome.started_at,
-            finished_at=outcome.finished_at,
-        )
-        if outcome.status == "failed" or outcome.result is None:
-            out.update(status=CallStatus.FAILED.value, error=outcome.error)
-            await io.write(out)
-            io.count("failed")
-            raise _Stop(DiscussionResult("failed", None, self.turns, outcome.error))
-        text = outcome.result.text
-        preference = parse_verdict(text)
-        status = CallStatus.INVALID if preference is Verdict.INVALID else CallStatus.OK
-        out.update(status=status.value, text=text, preference=preference.value)
-        await io.write(out)
-        io.count("invalid" if status is CallStatus.INVALID else "completed")
-        return _Said(text, preference)
+        reply = yield Ask(rid, who.provider, request, self._row(kind, turn, attempt, who, rid))
+        if reply is None or isinstance(reply, Pending):
+            error = reply.error if isinstance(reply, Pending) else None
+            raise _Stop(DiscussionResult("pending", None, self.turns, error))
+        if reply.get("status") == CallStatus.FAILED.value:
+            raise _Stop(DiscussionResult("failed", None, self.turns, reply.get("error")))
+        return _Said(str(reply["text"]), Verdict(str(reply["preference"])))
 
-    async def _copied_review(self, who: Discussant, review: LoggedReview) -> _Said:
+    def _copied_review(
+        self, who: Discussant, review: LoggedReview
+    ) -> Generator[Step, Reply, _Said]:
         rid = row_id(self.spec.id, "initial", 0, who.name, 1)
         if rid not in self.logged:
             out = self._row("initial", 0, 1, who, rid)
@@ -275,7 +319,7 @@ class _Run:
                 tokens_out=0,
                 cost_usd=0.0,
             )
-            await self.io.write(out)
+            yield Record(out)
         return _Said(review.text, review.verdict)
 
     def _review_request(self, who: Discussant, attempt: int) -> GenerateRequest:
@@ -292,15 +336,15 @@ class _Run:
             max_tokens=self.settings.review_max_tokens,
         )
 
-    async def _initial(self, who: Discussant) -> _Said:
+    def _initial(self, who: Discussant) -> Generator[Step, Reply, _Said]:
         review = self.spec.reuse.get(who.name)
         said = (
-            await self._copied_review(who, review)
+            (yield from self._copied_review(who, review))
             if review is not None
-            else await self._call_step("initial", 0, 1, who, self._review_request(who, 1))
+            else (yield from self._call_step("initial", 0, 1, who, self._review_request(who, 1)))
         )
         if said.preference is Verdict.INVALID:
-            said = await self._call_step("initial", 0, 2, who, self._review_request(who, 2))
+            said = yield from self._call_step("initial", 0, 2, who, self._review_request(who, 2))
         if said.preference is Verdict.INVALID:
             raise _Stop(
                 DiscussionResult(
@@ -330,7 +374,7 @@ class _Run:
             system=render_role(st.templates, position),
         )
 
-    async def write_final(self, result: DiscussionResult) -> None:
+    def _final(self, result: DiscussionResult) -> Generator[Step, Reply, None]:
         rid = row_id(self.spec.id, "final")
         if rid in self.logged:
             return
@@ -341,43 +385,67 @@ class _Run:
             outcome=result.status,
             reason=result.reason,
         )
-        await self.io.write(out)
+        yield Record(out)
 
-    async def run(self) -> DiscussionResult:
+    def _discuss(self) -> Generator[Step, Reply, DiscussionResult]:
         s = self.spec
-        try:
-            lead = await self._initial(s.leader)
-            follow = await self._initial(s.follower)
-            initial = (lead.text, follow.text)
-            latest = {1: lead.preference, 2: follow.preference}
-            history: list[Spoken] = []
-            for turn in range(1, self.settings.max_turns + 1):
-                position = 1 if turn % 2 else 2
-                who = s.leader if position == 1 else s.follower
-                said = await self._call_step(
-                    "turn", turn, 1, who, self._turn_request(position, initial, history, 1)
-                )
-                if said.preference is Verdict.INVALID:
-                    said = await self._call_step(
-                        "turn", turn, 2, who, self._turn_request(position, initial, history, 2)
-                    )
-                if said.preference is Verdict.INVALID:
-                    return DiscussionResult(
-                        "unresolved",
-                        None,
-                        turn - 1,
-                        f"unreadable preference from {who.name} at turn {turn} (asked twice)",
-                    )
-                self.turns = turn
-                history.append(Spoken(position, said.text))
-                latest[position] = said.preference
-                if latest[1] == latest[2]:
-                    return DiscussionResult("agreed", said.preference, turn, None)
-            return DiscussionResult(
-                "unresolved", None, self.turns, f"no agreement after {self.turns} turns"
+        lead = yield from self._initial(s.leader)
+        follow = yield from self._initial(s.follower)
+        initial = (lead.text, follow.text)
+        latest = {1: lead.preference, 2: follow.preference}
+        history: list[Spoken] = []
+        for turn in range(1, self.settings.max_turns + 1):
+            position = 1 if turn % 2 else 2
+            who = s.leader if position == 1 else s.follower
+            said = yield from self._call_step(
+                "turn", turn, 1, who, self._turn_request(position, initial, history, 1)
             )
+            if said.preference is Verdict.INVALID:
+                said = yield from self._call_step(
+                    "turn", turn, 2, who, self._turn_request(position, initial, history, 2)
+                )
+            if said.preference is Verdict.INVALID:
+                return DiscussionResult(
+                    "unresolved",
+                    None,
+                    turn - 1,
+                    f"unreadable preference from {who.name} at turn {turn} (asked twice)",
+                )
+            self.turns = turn
+            history.append(Spoken(position, said.text))
+            latest[position] = said.preference
+            if latest[1] == latest[2]:
+                return DiscussionResult("agreed", said.preference, turn, None)
+        return DiscussionResult(
+            "unresolved", None, self.turns, f"no agreement after {self.turns} turns"
+        )
+
+    def steps(self) -> Steps:
+        try:
+            result = yield from self._discuss()
         except _Stop as stop:
-            return stop.result
+            result = stop.result
+        if result.status in ("agreed", "unresolved"):
+            yield from self._final(result)
+        return result
+
+
+def discussion_steps(
+    spec: DiscussionSpec,
+    settings: Settings,
+    logged: Mapping[str, Mapping[str, Any]],
+    *,
+    run_id: str,
+    skipped: Callable[[], None],
+) -> Steps:
+    """The steps of one discussion (resumed from `logged`: row id -> row of this discussion).
+
+    Send each `Ask` its logged row (`outcome_row`) or `Pending`, each `Record`
+    None once written; the generator returns how the discussion ended (the
+    final row, when it ended, is its last `Record`). `skipped` is called for
+    every call already logged.
+    """
+    return _Run(spec, settings, logged, run_id, skipped).steps()
 
 
 async def run_discussion(
@@ -386,12 +454,32 @@ async def run_discussion(
     logged: Mapping[str, Mapping[str, Any]],
     io: Channel,
 ) -> DiscussionResult:
-    """Run (or resume) one discussion and log its final row once it has ended.
+    """Run (or resume) one discussion over a channel and log its final row once it has ended.
 
     `logged` maps row ids to the rows of this discussion already in the log.
     """
-    run = _Run(spec, settings, logged, io)
-    result = await run.run()
-    if result.status in ("agreed", "unresolved"):
-        await run.write_final(result)
-    return result
+    steps = discussion_steps(
+        spec, settings, logged, run_id=io.run_id, skipped=lambda: io.count("skipped")
+    )
+    reply: Reply = None
+    while True:
+        try:
+            step = steps.send(reply)
+        except StopIteration as end:
+            result: DiscussionResult = end.value
+            return result
+        if isinstance(step, Record):
+            await io.write(dict(step.row))
+            reply = None
+            continue
+        io.count("planned")
+        outcome = await io.call(step.provider, step.request)
+        if not outcome.final:
+            if outcome.status == "deferred":
+                io.count("deferred")
+            reply = Pending(outcome.error)
+            continue
+        status, row = outcome_row(step, outcome)
+        await io.write(row)
+        io.count({CallStatus.OK: "completed", CallStatus.INVALID: "invalid"}.get(status, "failed"))
+        reply = row

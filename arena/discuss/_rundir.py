@@ -14,7 +14,7 @@ from arena.discuss._state import DiscussionState, read_state
 from arena.discuss._stats import DiscussionStats, discussion_stats
 from arena.store import RunLog
 
-__all__ = ["DiscussionReport", "discussion_report", "ranking_reviews", "read_discussions"]
+__all__ = ["DiscussionReport", "discussion_report", "read_discussions"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -54,9 +54,3 @@ def discussion_report(directory: Path, reviews: pl.DataFrame) -> DiscussionRepor
         context=state.context,
     )
     return DiscussionReport(state, discussion_stats(table, state.context), adjusted, table)
-
-
-def ranking_reviews(directory: Path, reviews: pl.DataFrame) -> pl.DataFrame:
-    """The reviews a run directory's ranking should use (unchanged without discussions)."""
-    report = discussion_report(directory, reviews)
-    return reviews if report is None else report.reviews

@@ -1,6 +1,6 @@
-"""The discussion stage of `arena run` (and of `arena discuss`).
+"""The discussion stage of `arena run` (and of `arena discuss`): a planner.
 
-It follows the reviews as they are logged (or replayed from the log at start):
+It follows the reviews as they are logged (or read from the log at start):
 as soon as every reviewer has judged a battle (and, for the `inconsistent`
 trigger, its mirror), the battle's triggers are computed, and a selected battle
 is discussed at once. There is no barrier between reviews and discussions.
@@ -12,13 +12,17 @@ log is known before the first dispatch). A battle that already has
 discussions in the log (same context) keeps their discussants and leaders, so
 an interrupted discussion resumes where it stopped even if the top two
 reviewers changed since.
+
+Each discussion is the generator of `_protocol.discussion_steps`; the planner
+hands its steps to the runner one at a time (a discussion's next turn is asked
+for once the previous one is logged) and feeds the logged rows back.
 """
 
 from __future__ import annotations
 
-import asyncio
 import time
-from collections import Counter, defaultdict
+from collections import Counter, defaultdict, deque
+from collections.abc import Sequence
 from typing import Any
 
 import polars as pl
@@ -27,21 +31,28 @@ from arena.config import DiscussionConfig, Tournament
 from arena.discuss._choose import choose_leader, discussant_pairs, top2
 from arena.discuss._prompt import load_templates
 from arena.discuss._protocol import (
+    Ask,
     Battle,
     Discussant,
     DiscussionSpec,
     LoggedReview,
+    Pending,
+    Record,
+    Reply,
     Settings,
+    Steps,
+    discussion_steps,
     logged_calls,
-    run_discussion,
+    outcome_row,
 )
 from arena.discuss._schema import TABLE
 from arena.discuss._state import DiscussionState, discussion_context, write_state
 from arena.discuss._triggers import battle_triggers
-from arena.pipeline import Pipeline, ReviewCall, Stage, review_context, review_id
+from arena.pipeline import AllPairsPlanner, review_context, review_id
+from arena.runner import Call, CallResult, Finished, Idle, Planner, Priority, RunContext
 from arena.scheduler import CallOutcome
 from arena.store import RunLog
-from arena.types import CallStatus, GenerateRequest, Verdict, stable_id
+from arena.types import CallStatus, Verdict, stable_id
 
 __all__ = ["DiscussionStage", "discussion_id", "discussion_stage"]
 
@@ -64,38 +75,21 @@ def discussion_id(t: Tournament, battle: Battle, context: str, leader: str, foll
     )
 
 
-class _Channel:
-    """A discussion's calls, rows and counts, through the pipeline."""
-
-    def __init__(self, pipeline: Pipeline, stage: str) -> None:
-        self.pipeline = pipeline
-        self.stage = stage
-        self.run_id = pipeline.run_id
-
-    async def call(self, provider: str, request: GenerateRequest) -> CallOutcome:
-        return await self.pipeline.scheduler.call(provider, request)
-
-    async def write(self, row: dict[str, Any]) -> None:
-        await self.pipeline.writer.write(TABLE, row)
-
-    def count(self, what: str) -> None:
-        if what == "planned":
-            self.pipeline.add_planned(self.stage, 1)
-        else:
-            self.pipeline.count(self.stage, what)
-
-
-class DiscussionStage(Stage):
+class DiscussionStage(Planner):
     """Discusses every selected battle as soon as its reviews are known."""
 
     name = "discussions"
 
-    def __init__(self, t: Tournament, cfg: DiscussionConfig | None = None) -> None:
+    def __init__(
+        self, t: Tournament, base: AllPairsPlanner, cfg: DiscussionConfig | None = None
+    ) -> None:
         section = cfg if cfg is not None else t.config.discussion
         if section is None:
             raise ValueError("the tournament has no discussion section")
         self.t = t
+        self.base = base
         self.cfg = section
+        self.questions = {q.id: q for q in t.questions}
         templates = load_templates(section, t.path)
         context = discussion_context(t, section, templates)
         self.settings = Settings(
@@ -123,20 +117,23 @@ class DiscussionStage(Stage):
         self._known = 0  # verdicts seen so far
         self._top_known = -1  # verdicts seen when `top` was computed
         self.results: Counter[str] = Counter()
-        self._dispatching = False
         self._read_seconds = 0.0  # how long the last read of the reviews table took
-        self._pipeline: Pipeline | None = None
+        self._read_at = 0.0  # when it ended (monotonic)
         self._logged: dict[str, dict[str, dict[str, Any]]] = {}
         self._logged_pairs: dict[str, list[tuple[str, str]]] = {}
         self._reviews: dict[str, LoggedReview] = {}
         self._log: RunLog | None = None
+        self._ctx: RunContext | None = None
+        self._calls: deque[Call] = deque()  # steps ready to run
+        self._running: dict[str, Steps] = {}  # call id -> the discussion waiting on it
+        self._review_ids = {r.id for r in base.plan.reviews}
 
-    # -- Stage hooks ---------------------------------------------------------
+    # -- planner hooks -----------------------------------------------------------
 
-    async def start(self, pipeline: Pipeline) -> None:
-        """Read the discussions already logged and record the settings in discussion.json."""
-        self._pipeline = pipeline
-        self._log = RunLog(self.t.output_dir)
+    def start(self, ctx: RunContext) -> None:
+        """Read the logged discussions and verdicts; record the settings in discussion.json."""
+        self._ctx = ctx
+        self._log = ctx.log
         frame = self._log.read(TABLE)
         frame = frame.filter(pl.col("context") == self.settings.context)
         for row in frame.iter_rows(named=True):
@@ -154,25 +151,86 @@ class DiscussionStage(Stage):
                 trigger=list(self.cfg.trigger),
             ),
         )
+        reviews = self._log.read("reviews", columns=["status", "verdict"])
+        done = reviews.filter(pl.col("status").is_in(_DONE))
+        verdicts = dict(zip(done["id"].to_list(), done["verdict"].to_list(), strict=True))
+        for call in self.base.plan.reviews:
+            verdict = verdicts.get(call.id)
+            if verdict is not None:
+                self._on_review(
+                    call.question.id,
+                    call.model_a,
+                    call.model_b,
+                    call.reviewer,
+                    call.answer_a_id,
+                    call.answer_b_id,
+                    verdict,
+                )
 
-    def on_review(self, call: ReviewCall, verdict: Verdict) -> None:
+    def next_call(self) -> Call | Idle:
+        if not self._calls and self.queue and self._may_dispatch():
+            self._dispatch()
+        if self._calls:
+            return self._calls.popleft()
+        if self._running or self.queue or not self.base.settled:
+            return Idle.LATER
+        return Idle.DONE
+
+    def on_result(self, result: CallResult) -> None:
+        table = result.call.table
+        if table == "reviews" and result.status in ("ok", "invalid"):
+            row = result.row
+            if row is not None and row["id"] in self._review_ids:
+                self._on_review(
+                    row["question_id"],
+                    row["model_a"],
+                    row["model_b"],
+                    row["reviewer"],
+                    row["answer_a_id"],
+                    row["answer_b_id"],
+                    row["verdict"],
+                )
+        elif table == TABLE:
+            steps = self._running.pop(result.call.id, None)
+            if steps is None:
+                return
+            reply: Reply
+            if result.status == "pending":
+                outcome = result.outcome
+                reply = Pending(outcome.error if outcome is not None else None)
+            elif result.call.request is None:
+                reply = None
+            else:
+                reply = result.row
+            self._advance(steps, reply)
+
+    def on_settled(self) -> None:
+        """Start whatever is still queued: top2 discussions, which wait for every review."""
+        if self.queue:
+            self._dispatch()
+
+    # -- selection -------------------------------------------------------------
+
+    def _on_review(
+        self,
+        question_id: str,
+        model_a: str,
+        model_b: str,
+        reviewer: str,
+        answer_a_id: str,
+        answer_b_id: str,
+        verdict: str,
+    ) -> None:
         """Record a verdict; select the battle (and its mirror) once all is known."""
-        key = (call.question.id, call.model_a, call.model_b)
+        key = (question_id, model_a, model_b)
         if key not in self.battles:
             self.battles[key] = Battle(
-                call.question, call.model_a, call.model_b, call.answer_a_id, call.answer_b_id
+                self.questions[question_id], model_a, model_b, answer_a_id, answer_b_id
             )
-        self.verdicts[key][call.reviewer] = verdict.value
+        self.verdicts[key][reviewer] = verdict
         self._known += 1
         self._check(key)
         self._check((key[0], key[2], key[1]))
-
-    async def finish(self) -> None:
-        """Start whatever is still queued: top2 discussions, which wait for every review."""
-        if self.queue and not self._dispatching:
-            self._schedule()
-
-    # -- selection -------------------------------------------------------------
 
     def _complete(self, key: _Key) -> bool:
         return key in self.verdicts and self.expected <= self.verdicts[key].keys()
@@ -190,16 +248,17 @@ class DiscussionStage(Stage):
         )
         if fired:
             self.queue.append((self.battles[key], ",".join(fired)))
-            if self.cfg.discussants != "top2":
-                self._schedule()
-            # top2 waits for `finish`, when every review is in: the pair then
-            # comes from the tournament's PeerRank weights, not from whichever
-            # reviews happened to arrive first, so a run is reproducible.
 
-    def _schedule(self) -> None:
-        if not self._dispatching and self._pipeline is not None:
-            self._dispatching = True
-            self._pipeline.spawn(self._dispatch())
+    def _may_dispatch(self) -> bool:
+        # top2 waits until no review can still arrive: the pair then comes from
+        # the tournament's PeerRank weights, not from whichever reviews happened
+        # to arrive first, so a run is reproducible. Otherwise, battles selected
+        # meanwhile are dispatched together, with one read of the reviews table;
+        # waiting a few times as long as a read takes keeps the reads (which
+        # block the loop) to a small share of the run.
+        if self.cfg.discussants == "top2":
+            return self.base.settled
+        return time.monotonic() - self._read_at >= _READ_SPACING * self._read_seconds
 
     # -- dispatch --------------------------------------------------------------
 
@@ -246,24 +305,20 @@ class DiscussionStage(Stage):
         if needed <= self._reviews.keys() or self._log is None:
             return
         start = time.monotonic()
-        frame = self._log.read("reviews").filter(pl.col("status").is_in(_DONE))
+        frame = self._log.read("reviews", columns=["status", "text", "verdict"])
+        frame = frame.filter(pl.col("status").is_in(_DONE) & pl.col("id").is_in(list(needed)))
         for rid, text, verdict in frame.select("id", "text", "verdict").iter_rows():
-            if rid in needed:
-                self._reviews[rid] = LoggedReview(rid, text or "", Verdict(verdict))
-        self._read_seconds = time.monotonic() - start
+            self._reviews[rid] = LoggedReview(rid, text or "", Verdict(verdict))
+        self._read_at = time.monotonic()
+        self._read_seconds = self._read_at - start
 
     def _discussant(self, name: str) -> Discussant:
         return Discussant(name, self.t.provider_of(name), self.t.provider_model_id(name))
 
-    async def _dispatch(self) -> None:
-        # Battles selected meanwhile are dispatched together, with one read of
-        # the reviews table; waiting a few times as long as a read takes keeps
-        # the reads (which block the loop) to a small share of the run.
-        await asyncio.sleep(_READ_SPACING * self._read_seconds)
-        self._dispatching = False
+    def _dispatch(self) -> None:
         batch, self.queue = self.queue, []
-        pipeline = self._pipeline
-        if not batch or pipeline is None:
+        ctx = self._ctx
+        if not batch or ctx is None:
             return
         planned: list[tuple[Battle, str, tuple[str, str], dict[str, str]]] = []
         needed: set[str] = set()
@@ -280,6 +335,7 @@ class DiscussionStage(Stage):
                 needed.update(ids.values())
                 planned.append((battle, trigger, pair, ids))
         self._refresh_reviews(needed)
+        answers = self.base.answers
         specs: list[DiscussionSpec] = []
         for battle, trigger, (leader, follower), ids in planned:
             did = discussion_id(self.t, battle, self.settings.context, leader, follower)
@@ -289,8 +345,8 @@ class DiscussionStage(Stage):
                 leader=self._discussant(leader),
                 follower=self._discussant(follower),
                 trigger=trigger,
-                answer_a=tuple(pipeline.answers[battle.answer_a_id]),
-                answer_b=tuple(pipeline.answers[battle.answer_b_id]),
+                answer_a=tuple(answers[battle.answer_a_id]),
+                answer_b=tuple(answers[battle.answer_b_id]),
                 reuse={n: self._reviews[i] for n, i in ids.items() if i in self._reviews},
             )
             specs.append(spec)
@@ -298,16 +354,58 @@ class DiscussionStage(Stage):
         # them skipped as they replay them), so progress does not report every one.
         reused = sum(logged_calls(self._logged.get(spec.id, {})) for spec in specs)
         if reused:
-            pipeline.add_planned(self.name, reused)
-        channel = _Channel(pipeline, self.name)
+            ctx.stats.plan(self.name, reused)
         for spec in specs:
-            pipeline.spawn(self._discuss(spec, channel))
+            steps = discussion_steps(
+                spec,
+                self.settings,
+                self._logged.get(spec.id, {}),
+                run_id=ctx.run_id,
+                skipped=lambda: ctx.stats.skip(self.name),
+            )
+            self._advance(steps, None)
 
-    async def _discuss(self, spec: DiscussionSpec, channel: _Channel) -> None:
-        result = await run_discussion(spec, self.settings, self._logged.get(spec.id, {}), channel)
-        self.results[result.status] += 1
+    def _advance(self, steps: Steps, reply: Reply) -> None:
+        """Send a discussion its last step's reply; queue its next step, or count how it ended."""
+        try:
+            step = steps.send(reply)
+        except StopIteration as end:
+            self.results[end.value.status] += 1
+            return
+        if isinstance(step, Record):
+            row = dict(step.row)
+            call = Call(
+                id=str(row["id"]),
+                table=TABLE,
+                stage=self.name,
+                provider="",
+                request=None,
+                finish=lambda _outcomes, _run_id: Finished(CallStatus.OK, (row,)),
+            )
+        else:
+            assert self._ctx is not None
+            self._ctx.stats.plan(self.name)
+            call = _ask_call(step, self.name)
+        self._running[call.id] = steps
+        self._calls.append(call)
 
 
-def discussion_stage(t: Tournament) -> DiscussionStage | None:
+def _ask_call(ask: Ask, stage: str) -> Call:
+    def finish(outcomes: Sequence[CallOutcome], _run_id: str) -> Finished:
+        status, row = outcome_row(ask, outcomes[-1])
+        return Finished(status, (row,))
+
+    return Call(
+        id=ask.row_id,
+        table=TABLE,
+        stage=stage,
+        provider=ask.provider,
+        request=lambda: ask.request,
+        finish=finish,
+        priority=Priority.BACKGROUND,
+    )
+
+
+def discussion_stage(t: Tournament, base: AllPairsPlanner) -> DiscussionStage | None:
     """The stage factory `arena run` uses: a stage when the tournament has a discussion section."""
-    return DiscussionStage(t) if t.config.discussion is not None else None
+    return DiscussionStage(t, base) if t.config.discussion is not None else None

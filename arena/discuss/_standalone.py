@@ -13,16 +13,8 @@ from collections.abc import Callable, Sequence
 from arena.config import Tournament, parse_config
 from arena.discuss._prompt import load_templates
 from arena.discuss._stage import DiscussionStage
-from arena.pipeline import (
-    Pipeline,
-    Plan,
-    ProgressFn,
-    RunSummary,
-    build_plan,
-    load_done,
-    load_verdicts,
-    make_providers,
-)
+from arena.pipeline import AllPairsPlanner, Plan, build_plan, load_done, make_providers
+from arena.runner import ProgressFn, Runner, RunSummary, default_window
 from arena.scheduler import Scheduler
 from arena.store import RunLog
 
@@ -60,7 +52,8 @@ async def discuss_existing(
         tuple(a for a in full.answers if a.id in done_answers),
         tuple(r for r in full.reviews if r.id in done_reviews),
     )
-    stage = DiscussionStage(t)
+    base = AllPairsPlanner(t, plan)
+    stage = DiscussionStage(t, base)
     providers = make_providers(t)
     limits = {name: t.config.providers[name].limits.to_limits() for name in providers}
     scheduler = Scheduler(providers, limits, t.config.retry, budget_usd=budget_usd)
@@ -68,18 +61,15 @@ async def discuss_existing(
         on_scheduler(scheduler)
     try:
         async with log.writer() as writer:
-            pipeline = Pipeline(
-                t,
-                plan,
+            runner = Runner(
+                [base, stage],
                 scheduler,
                 writer,
-                done_answers,
-                done_reviews,
-                progress,
-                [stage],
-                load_verdicts(log),
+                log,
+                window=default_window(limits),
+                progress=progress,
             )
-            return await pipeline.run()
+            return await runner.run()
     finally:
         for p in providers.values():
             await p.close()

@@ -7,7 +7,13 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
 from typing import ClassVar
 
-from arena.config import ModelConfig, ProviderConfig
+from arena.config import (
+    ModelConfig,
+    ProviderConfig,
+    provider_target,
+    provider_type_names,
+    register_provider_type,
+)
 from arena.types import GenerateRequest, GenerateResult
 
 
@@ -56,14 +62,10 @@ class Provider(ABC):
 
 ProviderFactory = Callable[[str, ProviderConfig, Mapping[str, ModelConfig], int], Provider]
 
-# type name -> "module:attribute"; imported lazily so a missing optional SDK
-# only matters when a tournament uses that provider type.
-_REGISTRY: dict[str, str] = {
-    "sim": "arena.providers.sim:SimProvider",
-    "openai": "arena.providers.openai:OpenAIProvider",
-    "anthropic": "arena.providers.anthropic:AnthropicProvider",
-    "gemini": "arena.providers.gemini:GeminiProvider",
-}
+# The registry of provider types (type name -> "module:attribute") lives in
+# `arena.config`, so the YAML accepts every registered type; the module is
+# imported lazily, so a missing optional SDK only matters when a tournament
+# uses that provider type.
 _EXTRA_HINT: dict[str, str] = {
     "openai": "pip install 'arena[providers]' (or: pip install openai)",
     "anthropic": "pip install 'arena[providers]' (or: pip install anthropic)",
@@ -72,15 +74,18 @@ _EXTRA_HINT: dict[str, str] = {
 
 
 def register_provider(type_name: str, target: str, install_hint: str | None = None) -> None:
-    """Register a provider type as 'module:ClassName' (imported on first use)."""
-    _REGISTRY[type_name] = target
+    """Register a provider type as 'module:ClassName' (imported on first use).
+
+    Tournament YAML accepts the type from then on.
+    """
+    register_provider_type(type_name, target)
     if install_hint:
         _EXTRA_HINT[type_name] = install_hint
 
 
 def provider_types() -> list[str]:
     """Names of every registered provider type."""
-    return sorted(_REGISTRY)
+    return provider_type_names()
 
 
 class ProviderUnavailable(Exception):
@@ -91,7 +96,7 @@ def create_provider(
     name: str, config: ProviderConfig, models: Mapping[str, ModelConfig], seed: int
 ) -> Provider:
     """Instantiate the provider registered for `config.type`."""
-    target = _REGISTRY.get(config.type)
+    target = provider_target(config.type)
     if target is None:
         raise ProviderUnavailable(
             f"providers.{name}.type: unknown provider type '{config.type}' "

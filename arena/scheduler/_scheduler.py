@@ -168,9 +168,20 @@ class Scheduler:
     # -- the call ------------------------------------------------------------
 
     async def call(
-        self, provider_name: str, request: GenerateRequest, *, model_key: str | None = None
+        self,
+        provider_name: str,
+        request: GenerateRequest,
+        *,
+        model_key: str | None = None,
+        priority: int = 0,
     ) -> CallOutcome:
-        """Run one completion to an outcome: ok, failed, deferred, stopped or budget."""
+        """Run one completion to an outcome: ok, failed, deferred, stopped or budget.
+
+        `priority` (higher is more urgent; `arena.runner.Priority`) is accepted
+        for admission order and not used yet: calls are admitted first come,
+        first served.
+        """
+        del priority  # admission is first come, first served for now
         state = self._state(provider_name)
         governor = state.governor
         retry = self._retry

@@ -150,19 +150,27 @@ def read_journal(table: str, path: Path) -> pl.DataFrame:
         return parse_journal(table, f.read())
 
 
-def read_parts(table: str, paths: list[Path]) -> pl.DataFrame:
-    """Rows of Parquet parts in the given order, conformed to the table's current schema."""
+def read_parts(table: str, paths: list[Path], columns: list[str] | None = None) -> pl.DataFrame:
+    """Rows of Parquet parts in the given order, conformed to the table's current schema.
+
+    `columns` (None: every column) are the only ones read from the files.
+    """
     if not paths:
-        return empty_frame(table)
-    try:
-        return conform(pl.read_parquet(paths), table)  # one parallel read
+        return conform(empty_frame(table), table, columns)
+    try:  # one parallel read
+        return conform(pl.read_parquet(paths, columns=columns), table, columns)
     except Exception:  # parts written under different schemas: one at a time
-        return pl.concat([conform(pl.read_parquet(p), table) for p in paths])
+        return pl.concat([conform(pl.read_parquet(p), table, columns) for p in paths])
 
 
-def conform(frame: pl.DataFrame, table: str) -> pl.DataFrame:
-    """Give a frame exactly the table's columns (missing ones null), in order, with its types."""
+def conform(frame: pl.DataFrame, table: str, columns: list[str] | None = None) -> pl.DataFrame:
+    """Give a frame exactly the table's columns (missing ones null), in order, with its types.
+
+    With `columns`, only those (in that order).
+    """
     schema = polars_schema(table)
+    if columns is not None:
+        schema = pl.Schema({name: schema[name] for name in columns})
     if frame.schema == schema:
         return frame
     return frame.select(
@@ -173,11 +181,13 @@ def conform(frame: pl.DataFrame, table: str) -> pl.DataFrame:
     )
 
 
-def latest_per_id(frames: list[pl.DataFrame], table: str) -> pl.DataFrame:
+def latest_per_id(
+    frames: list[pl.DataFrame], table: str, columns: list[str] | None = None
+) -> pl.DataFrame:
     """Concatenate frames (oldest first) and keep the last row of each id."""
     frames = [f for f in frames if f.height]
     if not frames:
-        return empty_frame(table)
+        return conform(empty_frame(table), table, columns)
     merged = frames[0] if len(frames) == 1 else pl.concat(frames, how="vertical", rechunk=True)
     return merged.unique(subset="id", keep="last", maintain_order=True)
 

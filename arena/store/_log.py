@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 import polars as pl
@@ -46,24 +46,35 @@ class RunLog:
         """A writer for this log; use as `async with log.writer() as w`."""
         return LogWriter(self.directory, compact_every=compact_every)
 
-    def read(self, table: str) -> pl.DataFrame:
-        """Every row of a table, the last written one per `id`, with the table's schema."""
-        table_schema(table)  # unknown table -> ValueError
+    def read(self, table: str, columns: Sequence[str] | None = None) -> pl.DataFrame:
+        """Every row of a table, the last written one per `id`, with the table's schema.
+
+        `columns` selects the columns to read (`id` always comes first): Parquet
+        parts then read only those from disk, so a caller that needs ids and
+        statuses does not load every text. An unknown column is a ValueError.
+        """
+        names = table_schema(table).names  # unknown table -> ValueError
+        cols: list[str] | None = None
+        if columns is not None:
+            unknown = [c for c in columns if c not in names]
+            if unknown:
+                raise ValueError(f"table {table!r} has no column(s) {', '.join(unknown)}")
+            cols = list(dict.fromkeys(["id", *columns]))
         for _ in range(_READ_ATTEMPTS):
             try:
-                return latest_per_id(self._read_frames(table), table)
+                return latest_per_id(self._read_frames(table, cols), table, cols)
             except _Renamed:
                 continue
         raise RuntimeError(f"could not read table {table!r} of {self.log_dir}: it kept moving")
 
     def ids(self, table: str, statuses: Iterable[str] | None = None) -> set[str]:
         """Ids whose latest row has a status in `statuses` (every id when None)."""
-        frame = self.read(table)
+        frame = self.read(table, columns=["status"])
         if statuses is not None:
             frame = frame.filter(pl.col("status").is_in([str(s) for s in statuses]))
         return set(frame["id"].to_list())
 
-    def _read_frames(self, table: str) -> list[pl.DataFrame]:
+    def _read_frames(self, table: str, cols: list[str] | None) -> list[pl.DataFrame]:
         """One pass over a table's files, oldest rows first, safe against a running writer.
 
         Files are read against the flow of rows (live journal, sealed journals,
@@ -84,12 +95,12 @@ class RunLog:
                 opened_after = max_key(self.log_dir, table)
                 if not _same_file(live_path, f.fileno()):
                     raise _Renamed  # maybe sealed before the keys were listed
-                live = parse_journal(table, f.read())
+                live = _select(parse_journal(table, f.read()), cols)
 
         files: list[tuple[int, int, pl.DataFrame | Path]] = []
         for key, path in list_sealed(self.log_dir, table):
             try:
-                files.append((key, 0, read_journal(table, path)))
+                files.append((key, 0, _select(read_journal(table, path), cols)))
             except FileNotFoundError:
                 continue  # compacted meanwhile: its part is listed below
         files.extend((key, 1, path) for key, path in list_parts(self.log_dir, table))
@@ -97,10 +108,16 @@ class RunLog:
         before = [item for key, _, item in files if key <= opened_after]
         after = [item for key, _, item in files if key > opened_after]
         live_frames = [live] if live is not None else []
-        return [*_frames(table, before), *live_frames, *_frames(table, after)]
+        return [*_frames(table, before, cols), *live_frames, *_frames(table, after, cols)]
 
 
-def _frames(table: str, items: list[pl.DataFrame | Path]) -> list[pl.DataFrame]:
+def _select(frame: pl.DataFrame, cols: list[str] | None) -> pl.DataFrame:
+    return frame if cols is None else frame.select(cols)
+
+
+def _frames(
+    table: str, items: list[pl.DataFrame | Path], cols: list[str] | None
+) -> list[pl.DataFrame]:
     """Frames in order, reading each run of consecutive parts in one go."""
     frames: list[pl.DataFrame] = []
     run: list[Path] = []
@@ -109,11 +126,11 @@ def _frames(table: str, items: list[pl.DataFrame | Path]) -> list[pl.DataFrame]:
             run.append(item)
             continue
         if run:
-            frames.append(read_parts(table, run))
+            frames.append(read_parts(table, run, cols))
             run = []
         frames.append(item)
     if run:
-        frames.append(read_parts(table, run))
+        frames.append(read_parts(table, run, cols))
     return frames
 
 

@@ -18,7 +18,8 @@ def test_public_names() -> None:
         "Sample",
         "load_samples",
         "run_standalone",
-        "score_tournament",
+        "batcheval_stage",
+        "BatchEvalPlanner",
         "bootstrap_ci",
         "correlations",
     }

@@ -17,7 +17,8 @@ from arena.batcheval import (
     tournament_samples,
 )
 from arena.config import load_tournament
-from arena.engine import build_plan, preflight, run_tournament
+from arena.engine import preflight, run_tournament
+from arena.pipeline import build_plan
 from arena.store import RunLog
 from tests.conftest import small_tournament
 

@@ -16,7 +16,8 @@ import pytest
 
 from arena.config import load_tournament
 from arena.discuss import TABLE
-from arena.engine import RunSummary, run_tournament
+from arena.engine import run_tournament
+from arena.runner import RunSummary
 from arena.store import RunLog
 from tests.conftest import small_tournament
 

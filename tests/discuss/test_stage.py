@@ -14,7 +14,8 @@ import arena.discuss  # noqa: F401  (registers the stage)
 from arena.cli import main
 from arena.config import DiscussionConfig, load_tournament
 from arena.discuss import STATE_FILE, TABLE, discussion_stats, select_battles, top2
-from arena.engine import build_plan, run_tournament
+from arena.engine import run_tournament
+from arena.pipeline import build_plan
 from arena.store import RunLog
 from tests.conftest import small_tournament
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import yaml
 
 from arena.config import load_tournament
-from arena.engine import build_plan
+from arena.pipeline import build_plan
 from tests.conftest import small_tournament
 
 

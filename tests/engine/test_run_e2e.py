@@ -14,7 +14,7 @@ import polars as pl
 import pytest
 
 from arena.config import load_tournament
-from arena.engine import build_plan
+from arena.pipeline import build_plan
 from arena.store import RunLock, RunLog
 from tests.conftest import small_tournament
 

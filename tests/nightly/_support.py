@@ -12,7 +12,7 @@ from click.testing import CliRunner, Result
 
 from arena.cli import main
 from arena.config import load_tournament
-from arena.engine import build_plan
+from arena.pipeline import build_plan
 
 
 def cli(*args: str) -> Result:

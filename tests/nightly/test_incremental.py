@@ -9,8 +9,8 @@ from typing import Any
 import polars as pl
 
 from arena.config import DEFAULT_REVIEW_TEMPLATE, load_tournament
-from arena.engine import build_plan
 from arena.nightly import PLAN_FILE, classify, plan_frame, read_plan
+from arena.pipeline import build_plan
 from arena.report import build_leaderboard, leaderboard_dict
 from arena.store import RunLog
 from tests.conftest import small_tournament

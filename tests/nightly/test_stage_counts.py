@@ -13,7 +13,7 @@ from arena.batcheval import TABLE as BATCHEVAL
 from arena.config import load_tournament
 from arena.discuss import TABLE as DISCUSSIONS
 from arena.discuss import discussion_stats, read_state
-from arena.engine import build_plan
+from arena.pipeline import build_plan
 from arena.store import RunLog
 from tests.conftest import small_tournament
 from tests.nightly._support import as_json, cli, edit_yaml, run
