@@ -210,7 +210,8 @@ def run_directory(
                 t,
                 plan,
                 "retry-failed" if retry_failed else "run",
-                lambda: leaderboard_dict(build_leaderboard(t.output_dir)),
+                lambda: leaderboard_dict(build_leaderboard(t.output_dir, ratings_only=True)),
+                added=summary.completed + summary.failed + summary.invalid > 0,
             )
     return DirectoryRun(summary, start, plan, ran, blocked, history)
 

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 
 from arena.config import ConfigError, load_tournament
-from arena.nightly._history import append_history, snapshot_rows
+from arena.nightly._history import HISTORY_TABLE, append_history, snapshot_rows
 from arena.nightly._planfile import plan_changes, plan_frame, read_plan, write_plan
 from arena.nightly._status import classify
 from arena.store import RunLog
@@ -111,31 +111,62 @@ def failed_only(plan: Plan, start: RunStart) -> tuple[Plan, int]:
 
 
 def record_history(
-    t: Tournament, plan: Plan, command: str, leaderboard: Callable[[], Mapping[str, Any]]
+    t: Tournament,
+    plan: Plan,
+    command: str,
+    leaderboard: Callable[[], Mapping[str, Any]],
+    *,
+    added: bool = True,
 ) -> str | None:
     """Append the leaderboard (its `--format json` shape) to DIR's history table.
 
-    Returns why nothing was appended (no rankable reviews yet), else None.
-    The caller holds the run lock.
+    Returns why nothing was appended (no rankable reviews yet, or nothing new),
+    else None. A run that logged nothing (`added` False) appends nothing when
+    the last snapshot already describes this log: same config hash, same
+    planned and open calls. The plan's states come from DIR/plan.parquet (the
+    run wrote it), and the leaderboard is computed only when a snapshot is
+    appended. The caller holds the run lock.
     """
+    frame = read_plan(t.output_dir)
+    states = classify(frame if frame is not None else plan_frame(t, plan), RunLog(t.output_dir))
+    open_calls = int(states["state"].is_in(["failed", "stale", "pending"]).sum())
+    del states, frame
+    config_hash = t.config_hash()
+    if not added and _last_snapshot_matches(t.output_dir, config_hash, plan.size, open_calls):
+        return "no new leaderboard snapshot for the history: the run added nothing"
     try:
         board = leaderboard()
     except (ConfigError, ValueError) as exc:
         return f"no leaderboard snapshot for the history: {exc}"
     if not board.get("models"):
         return "no leaderboard snapshot for the history: no ranked models"
-    states = classify(plan_frame(t, plan), RunLog(t.output_dir))
-    open_calls = int(states["state"].is_in(["failed", "stale", "pending"]).sum())
     rows = snapshot_rows(
         board,
         command=command,
-        config_hash=t.config_hash(),
+        config_hash=config_hash,
         n_questions=len(t.questions),
         calls_planned=plan.size,
         calls_open=open_calls,
     )
     append_history(t.output_dir, rows)
     return None
+
+
+def _last_snapshot_matches(
+    directory: Path, config_hash: str, planned: int, open_calls: int
+) -> bool:
+    """Whether DIR's latest history snapshot has this config hash and these call counts."""
+    history = RunLog(directory).read(
+        HISTORY_TABLE, columns=["snapshot", "at", "config_hash", "calls_planned", "calls_open"]
+    )
+    if history.height == 0:
+        return False
+    last = history.sort("at", "snapshot").row(-1, named=True)
+    return (last["config_hash"], last["calls_planned"], last["calls_open"]) == (
+        config_hash,
+        planned,
+        open_calls,
+    )
 
 
 def recorded_config(directory: str | os.PathLike[str]) -> Path | None:

@@ -226,8 +226,18 @@ def _sim_skills(tournament: dict[str, Any], contestants: list[str]) -> dict[str,
     return skills
 
 
-def load_run(directory: str | Path) -> RunData:
-    """Read a run directory: `tournament.json`, the `reviews`, `answers`, `batcheval` tables."""
+# What ranking reads of a run's log: the reviews' keys, verdicts and costs, and the
+# other tables' costs (never a text).
+RANKING_COLUMNS = (*IMPORT_COLUMNS, "verdict", "status", "cost_usd", "finished_at")
+COST_COLUMNS = ("status", "cost_usd", "finished_at")
+
+
+def load_run(directory: str | Path, *, ranking_only: bool = False) -> RunData:
+    """Read a run directory: `tournament.json`, the `reviews`, `answers`, `batcheval` tables.
+
+    `ranking_only` reads only the columns ranking needs (`RANKING_COLUMNS` of the
+    reviews, `COST_COLUMNS` of the others): a million reviews without their texts.
+    """
     root = Path(directory)
     if not root.is_dir():
         raise LeaderboardInputError(root, "", "no such run directory or reviews file")
@@ -239,9 +249,11 @@ def load_run(directory: str | Path) -> RunData:
     if has_log:
         log = RunLog(root)
         # Only rows of the current plan: stale rows and removed models are left out.
-        reviews = current_rows(root, "reviews", log.read("reviews"))
-        answers: pl.DataFrame | None = log.read("answers")
-        batcheval: pl.DataFrame | None = log.read(BATCHEVAL_TABLE)
+        wanted = RANKING_COLUMNS if ranking_only else None
+        costs = COST_COLUMNS if ranking_only else None
+        reviews = current_rows(root, "reviews", log.read("reviews", columns=wanted))
+        answers: pl.DataFrame | None = log.read("answers", columns=costs)
+        batcheval: pl.DataFrame | None = log.read(BATCHEVAL_TABLE, columns=costs)
     else:
         reviews = pl.DataFrame(
             schema={c: pl.String for c in (*IMPORT_COLUMNS, "verdict", "status")}
@@ -276,12 +288,13 @@ def _shard_of(run: RunData) -> tuple[int, int] | None:
     return int(shard["index"]), int(shard["count"])
 
 
-def load_runs(directories: Sequence[str | Path]) -> RunData:
+def load_runs(directories: Sequence[str | Path], *, ranking_only: bool = False) -> RunData:
     """Several run directories of one tournament (the shards of a split run) read as one.
 
     Directories of different tournaments (name or config hash), the same
     directory twice, or the same shard twice are refused. The tables are
     concatenated, keeping the last-finished row of an id that appears twice.
+    `ranking_only` as for `load_run`.
     """
     paths = [Path(d) for d in directories]
     if not paths:
@@ -292,7 +305,7 @@ def load_runs(directories: Sequence[str | Path]) -> RunData:
         if key in seen:
             raise LeaderboardInputError(path, "", f"given twice (also as {seen[key]})")
         seen[key] = path
-    runs = [load_run(path) for path in paths]
+    runs = [load_run(path, ranking_only=ranking_only) for path in paths]
     if len(runs) == 1:
         return dataclasses.replace(runs[0], directories=(runs[0].directory,))
     first = runs[0]

@@ -273,7 +273,7 @@ def build_leaderboard(
     skills: dict[str, float] = {}
     answers = scored = None
     if target is not None and target.is_dir():
-        run = load_runs(directories)
+        run = load_runs(directories, ranking_only=True)
         contestants, reviewers, skills, answers, scored = (
             run.contestants,
             run.reviewers,
