@@ -500,6 +500,7 @@ class AllPairsPlanner(Planner):
             finish=finish,
             after=(call.answer_a_id, call.answer_b_id),
             priority=Priority.REVIEW,
+            awaited=False,  # no call waits for a review
         )
 
 

@@ -84,6 +84,9 @@ class Call:
       (a later turn, a re-ask) or None when the call is complete.
     - `finish` turns the outcomes (every one final) into rows and a status.
     - `after`: ids of calls that must be logged ok (or invalid) first.
+    - `awaited`: whether other calls may name this one in `after`; the runner
+      remembers the ids of awaited calls once logged (a million reviews that
+      nothing waits for are not kept).
     """
 
     id: str
@@ -95,6 +98,7 @@ class Call:
     follow: FollowFn | None = None
     after: tuple[str, ...] = ()
     priority: int = Priority.BACKGROUND
+    awaited: bool = True
 
 
 ResultStatus = Literal["ok", "invalid", "failed", "pending"]
@@ -410,7 +414,7 @@ class Runner:
         self._wake.set()
 
     def _deliver(self, result: CallResult) -> None:
-        if result.status in ("ok", "invalid"):
+        if result.status in ("ok", "invalid") and result.call.awaited:
             self.ctx.logged.add(result.call.id)
             self._ready.extend(self._parked.pop(result.call.id, []))
         for planner in self.planners:

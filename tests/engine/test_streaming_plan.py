@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import asyncio
-import json
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 import arena.pipeline as pipeline
-from arena.config import Question, load_tournament
+from arena.config import load_tournament
 from arena.engine import run_tournament
 from arena.pipeline import ReviewCalls, answer_id, build_plan, review_context, review_id
 from arena.store import RunLog
@@ -74,3 +73,13 @@ def test_a_run_parks_few_reviews_and_makes_them_all(
     reviews = RunLog(t.output_dir).read("reviews")
     assert reviews.height == 5 * 3 * 2 * 3 and reviews["id"].n_unique() == reviews.height
     assert 0 < most <= 3
+
+
+def test_plan_file_rows_from_columns_match_the_calls(tmp_path: Path) -> None:
+    from arena.nightly import plan_frame
+
+    t = load_tournament(small_tournament(tmp_path, models=3, questions=3))
+    plan = build_plan(t)
+    fast = plan_frame(t, plan)
+    slow = plan_frame(t, pipeline.Plan(plan.answers, tuple(plan.reviews)))
+    assert fast.equals(slow) and fast.height == plan.size
