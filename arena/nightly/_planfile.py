@@ -157,8 +157,14 @@ def current_rows(
     directory: str | os.PathLike[str], table: str, frame: pl.DataFrame
 ) -> pl.DataFrame:
     """Rows of `table` whose id is in DIR's plan (all rows when DIR has no plan file)."""
-    plan = read_plan(directory)
-    if plan is None:
+    path = Path(directory) / PLAN_FILE
+    if not path.is_file():
         return frame
-    ids = plan.filter(pl.col("stage") == table).select("id")
+    # Only the ids of the plan are read (a million-call plan without its other columns).
+    ids = (
+        pl.scan_parquet(path)
+        .filter(pl.col("stage") == table)
+        .select(pl.col("id").cast(pl.String))
+        .collect()
+    )
     return frame.join(ids, on="id", how="semi", maintain_order="left")
