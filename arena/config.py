@@ -331,6 +331,9 @@ class Tournament:
     review_template: str
     review_template_path: Path
     output_dir: Path
+    # (K, N) when this is shard K of N (`arena run --shard K/N`, see arena.shard):
+    # `questions` then holds only that shard's questions.
+    shard: tuple[int, int] | None = None
 
     @property
     def name(self) -> str:

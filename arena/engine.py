@@ -55,6 +55,8 @@ def snapshot(t: Tournament) -> dict[str, Any]:
         "models": models,
         # `arena retry-failed DIR` and `arena status DIR` reload the config from here.
         "config_path": str(t.path.resolve()),
+        # `arena run --shard K/N`: this directory holds shard K's calls only.
+        "shard": None if t.shard is None else {"index": t.shard[0], "count": t.shard[1]},
     }
 
 

@@ -24,7 +24,14 @@ from typing import Any
 
 from arena.config import Question, Tournament
 
-__all__ = ["Shard", "parse_shard", "shard_of", "shard_questions", "shard_tournament"]
+__all__ = [
+    "Shard",
+    "parse_shard",
+    "recorded_shard",
+    "shard_of",
+    "shard_questions",
+    "shard_tournament",
+]
 
 _SHARD = re.compile(r"^\s*(\d+)\s*/\s*(\d+)\s*$")
 
@@ -73,4 +80,14 @@ def shard_questions(questions: tuple[Question, ...], shard: Shard) -> tuple[Ques
 
 def shard_tournament(t: Tournament, shard: Shard) -> Tournament:
     """The tournament restricted to one shard's questions (nothing else changes)."""
-    return dataclasses.replace(t, questions=shard_questions(t.questions, shard))
+    return dataclasses.replace(
+        t, questions=shard_questions(t.questions, shard), shard=(shard.index, shard.count)
+    )
+
+
+def recorded_shard(snapshot: dict[str, Any]) -> Shard | None:
+    """The shard a run directory's tournament.json records, if any."""
+    entry = snapshot.get("shard")
+    if not isinstance(entry, dict):
+        return None
+    return Shard(int(entry["index"]), int(entry["count"]))

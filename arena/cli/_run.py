@@ -24,6 +24,7 @@ from arena.config import Tournament
 from arena.engine import DirectoryRun, log_line, preflight, run_directory, unpriced_models
 from arena.nightly import PlanChanged
 from arena.runner import ProgressFn, RunSummary
+from arena.shard import parse_shard, shard_tournament
 from arena.store import LockHeld
 
 
@@ -100,9 +101,20 @@ def exit_code(summary: RunSummary, signals: list[int]) -> Exit:
     default=None,
     help="Output directory (default: the YAML's `output`, else runs/<name>).",
 )
+@click.option(
+    "--shard",
+    "shard_text",
+    metavar="K/N",
+    default=None,
+    help="Run only shard K of N: the calls of the questions whose id hashes to K "
+    "(each shard in its own --out directory; rank them together with "
+    "`arena leaderboard DIR1 DIR2 ...`).",
+)
 @json_summary_option
 @budget_option
-def run_cmd(file: Path, out: Path | None, as_json: bool, budget: float | None) -> None:
+def run_cmd(
+    file: Path, out: Path | None, shard_text: str | None, as_json: bool, budget: float | None
+) -> None:
     """Run or resume the tournament in FILE.
 
     Every contestant answers every question; every ordered pair is judged by
@@ -111,7 +123,15 @@ def run_cmd(file: Path, out: Path | None, as_json: bool, budget: float | None) -
     complete, 2 bad input, 3 partial (failed or pending calls remain),
     4 budget reached, 75 another run holds the lock, 130/143 interrupted.
     """
+    shard = None
+    if shard_text is not None:
+        try:
+            shard = parse_shard(shard_text)
+        except ValueError as exc:
+            fail(f"--shard: {exc}")
     t = load_or_exit(file, out)
+    if shard is not None:
+        t = shard_tournament(t, shard)
     problems = preflight(t)
     if problems:
         fail("\n  ".join([f"{file}: cannot start:"] + problems))

@@ -16,6 +16,7 @@ from arena.config import ConfigError, load_tournament
 from arena.nightly._history import HISTORY_TABLE, append_history, snapshot_rows
 from arena.nightly._planfile import plan_changes, plan_frame, read_plan, write_plan
 from arena.nightly._status import classify
+from arena.shard import recorded_shard, shard_tournament
 from arena.store import RunLog
 
 if TYPE_CHECKING:
@@ -194,4 +195,15 @@ def load_for_directory(directory: str | os.PathLike[str], config: Path | None) -
             "not a run directory of a tournament (no tournament.json "
             "with config_path); pass --config FILE",
         )
-    return load_tournament(path, folder)
+    t = load_tournament(path, folder)
+    shard = recorded_shard(_snapshot(folder))
+    return t if shard is None else shard_tournament(t, shard)
+
+
+def _snapshot(folder: Path) -> dict[str, Any]:
+    """DIR/tournament.json, or {} when missing or unreadable."""
+    try:
+        data = json.loads((folder / "tournament.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}

@@ -21,6 +21,7 @@ import polars as pl
 from arena.batcheval import TABLE as BATCHEVAL_TABLE
 from arena.config import ConfigError
 from arena.nightly import current_rows
+from arena.shard import recorded_shard
 from arena.store import RunLog
 
 __all__ = [
@@ -280,12 +281,16 @@ def _latest(frames: Sequence[pl.DataFrame | None]) -> pl.DataFrame | None:
     return merged.unique("id", keep="last", maintain_order=True)
 
 
+def _by_id(reviews: pl.DataFrame) -> pl.DataFrame:
+    """Reviews in id order: the order weighted Elo draws its random orders from is then
+    the same however the rows were written or split across directories."""
+    return reviews.sort("id") if "id" in reviews.columns else reviews
+
+
 def _shard_of(run: RunData) -> tuple[int, int] | None:
     """(K, N) of a directory written by `arena run --shard K/N`, else None."""
-    shard = (run.tournament or {}).get("shard")
-    if not isinstance(shard, dict):
-        return None
-    return int(shard["index"]), int(shard["count"])
+    shard = recorded_shard(run.tournament or {})
+    return None if shard is None else (shard.index, shard.count)
 
 
 def load_runs(directories: Sequence[str | Path], *, ranking_only: bool = False) -> RunData:
@@ -293,7 +298,8 @@ def load_runs(directories: Sequence[str | Path], *, ranking_only: bool = False) 
 
     Directories of different tournaments (name or config hash), the same
     directory twice, or the same shard twice are refused. The tables are
-    concatenated, keeping the last-finished row of an id that appears twice.
+    concatenated, keeping the last-finished row of an id that appears twice;
+    the reviews come in id order.
     `ranking_only` as for `load_run`.
     """
     paths = [Path(d) for d in directories]
@@ -307,7 +313,9 @@ def load_runs(directories: Sequence[str | Path], *, ranking_only: bool = False) 
         seen[key] = path
     runs = [load_run(path, ranking_only=ranking_only) for path in paths]
     if len(runs) == 1:
-        return dataclasses.replace(runs[0], directories=(runs[0].directory,))
+        return dataclasses.replace(
+            runs[0], reviews=_by_id(runs[0].reviews), directories=(runs[0].directory,)
+        )
     first = runs[0]
     shards: dict[tuple[int, int], Path] = {}
     for run in runs:
@@ -338,6 +346,7 @@ def load_runs(directories: Sequence[str | Path], *, ranking_only: bool = False) 
         )
     reviews = _latest([run.reviews for run in runs])
     assert reviews is not None
+    reviews = _by_id(reviews)
     skills: dict[str, float] = {}
     for run in runs:
         skills.update(run.sim_skill)

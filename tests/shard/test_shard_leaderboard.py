@@ -64,3 +64,49 @@ def test_several_sources_must_be_directories(two_tournaments: tuple[Path, Path])
 def test_one_directory_is_unchanged(two_tournaments: tuple[Path, Path]) -> None:
     a, _ = two_tournaments
     assert board(a)["models"]
+
+
+@pytest.fixture(scope="module")
+def split_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[Path]]:
+    """One tournament run whole, and the same run in 3 shards (each in its own directory)."""
+    tmp = tmp_path_factory.mktemp("split")
+    path = small_tournament(tmp, models=3, questions=6, sim={"judge_noise": 0.8})
+    assert arena("run", str(path), "--out", str(tmp / "whole"))[0] == 0
+    shards = []
+    for k in (1, 2, 3):
+        out = tmp / f"shard{k}"
+        code, text = arena("run", str(path), "--shard", f"{k}/3", "--out", str(out), "--json")
+        assert code == 0, text
+        assert json.loads(text.splitlines()[-1])["planned"] == 2 * (3 + 3 * 2 * 3)
+        shards.append(out)
+    return tmp / "whole", shards
+
+
+def test_three_shards_rank_as_the_whole_run(split_run: tuple[Path, list[Path]]) -> None:
+    whole, shards = split_run
+    merged, alone = board(*shards), board(whole)
+    assert merged.keys() == alone.keys()
+    for key in merged:
+        assert merged[key] == alone[key], key
+    assert merged["counts"]["reviews"] == 6 * 3 * 2 * 3
+
+
+def test_a_shard_directory_remembers_its_shard(split_run: tuple[Path, list[Path]]) -> None:
+    _, shards = split_run
+    snapshot = json.loads((shards[1] / "tournament.json").read_text())
+    assert snapshot["shard"] == {"index": 2, "count": 3} and snapshot["questions"] == 2
+    # status reloads the config from the directory and stays within the shard.
+    code, out = arena("status", str(shards[1]), "--json")
+    assert code == 0, out
+    assert json.loads(out)["total"]["planned"] == 2 * (3 + 3 * 2 * 3)
+    # A shard given twice, or shards of different splits, are refused.
+    code, out = arena("leaderboard", str(shards[1]), str(shards[1] / "."), *FAST)
+    assert code == 2
+
+
+def test_bad_shard_is_refused_before_any_call(tmp_path: Path) -> None:
+    path = small_tournament(tmp_path, models=3, questions=2)
+    for bad in ("0/3", "4/3", "x"):
+        code, out = arena("run", str(path), "--shard", bad)
+        assert code == 2 and "--shard" in out
+    assert not (tmp_path / "out").exists()
