@@ -14,14 +14,15 @@ from __future__ import annotations
 
 import time
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import IO, Any
+from typing import IO, Any, Protocol
 
 __all__ = [
     "BarsView",
     "Figures",
     "LineView",
+    "RunProgress",
     "Snapshot",
     "StageCounts",
     "StageFigures",
@@ -49,7 +50,7 @@ class Snapshot:
 
     at: float
     stages: tuple[StageCounts, ...]
-    spent_usd: float = 0.0
+    spent_usd: float | None = 0.0  # None: not known to this display
     retries: int = 0
 
     @property
@@ -154,7 +155,7 @@ def plain_line(figures: Figures) -> str:
     parts.append(f"| {rate} calls/s")
     parts.append(f"ETA {format_duration(overall.eta_s)}")
     parts.append(f"elapsed {format_duration(last.at)}")
-    parts.append(f"spent ${last.spent_usd:.4f}")
+    parts.append("spent --" if last.spent_usd is None else f"spent ${last.spent_usd:.4f}")
     parts.append(f"retries {last.retries}")
     parts.append(f"failed {last.failed}")
     return " ".join(parts)
@@ -224,11 +225,67 @@ class BarsView:
         self.bars.stop()
 
 
-def snapshot_of(
-    at: float,
-    counts: Sequence[tuple[str, int, int, int]],
-    spent_usd: float,
-    retries: int,
-) -> Snapshot:
-    """A Snapshot from (stage, done, total, failed) tuples."""
-    return Snapshot(at, tuple(StageCounts(n, d, t, f) for n, d, t, f in counts), spent_usd, retries)
+class View(Protocol):
+    """Shows snapshots (`LineView`, `BarsView`)."""
+
+    def show(self, snapshot: Snapshot) -> None: ...
+
+    def close(self) -> None: ...
+
+
+class RunProgress:
+    """The runner's progress callback: shows a snapshot at most once per `interval` seconds.
+
+    The runner calls it as `progress(stage, done, total)` whenever a count
+    changes; that only records the counts. With the run's stats bound
+    (`bind_stats`, the runner does it: per stage planned, done and failed
+    calls, and the retries) and its scheduler (`bind_scheduler`: the spend),
+    each snapshot carries every figure. `close` shows the final one.
+    """
+
+    def __init__(
+        self, view: View, *, interval: float, clock: Callable[[], float] = time.monotonic
+    ) -> None:
+        self.view = view
+        self.interval = interval
+        self.clock = clock
+        self.started = clock()
+        self.last: float | None = None
+        self.counts: dict[str, tuple[int, int]] = {}
+        self.stats: Any = None  # arena.runner.RunStats
+        self.scheduler: Any = None  # arena.scheduler.Scheduler
+
+    def bind_stats(self, stats: Any) -> None:
+        self.stats = stats
+
+    def bind_scheduler(self, scheduler: Any) -> None:
+        self.scheduler = scheduler
+
+    def __call__(self, stage: str, done: int, total: int) -> None:
+        self.counts[stage] = (done, total)
+        now = self.clock()
+        if self.last is None or now - self.last >= self.interval:
+            self.last = now
+            self.view.show(self.snapshot(now))
+
+    def snapshot(self, now: float | None = None) -> Snapshot:
+        """Every stage's counts, the spend and the retries as of now."""
+        at = (self.clock() if now is None else now) - self.started
+        if self.stats is not None:
+            stages = tuple(
+                StageCounts(name, s.done, max(s.planned, s.done), s.failed)
+                for name, s in self.stats.stages.items()
+                if s.planned or s.done
+            )
+            retries = int(getattr(self.stats, "retries", 0))
+        else:
+            stages = tuple(StageCounts(n, d, t) for n, (d, t) in self.counts.items())
+            retries = 0
+        spent = float(self.scheduler.spent_usd) if self.scheduler is not None else None
+        return Snapshot(at, stages, spent, retries)
+
+    def close(self) -> None:
+        """Show the final figures and release the view."""
+        if self.counts or self.stats is not None:
+            self.view.show(self.snapshot())
+        self.view.close()

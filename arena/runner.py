@@ -193,6 +193,10 @@ class RunStats:
         self.stages: dict[str, StageStats] = {}
         self.full_report: set[str] = set()  # stages whose summary lists every count
         self.errors: list[str] = []
+        self.retries = 0  # attempts beyond the first, over every request
+        bind = getattr(progress, "bind_stats", None)
+        if bind is not None:  # a progress display that shows more than done / total
+            bind(self)
 
     def stage(self, name: str) -> StageStats:
         """The counts of a stage (created empty on first use)."""
@@ -432,6 +436,7 @@ class Runner:
         priority = call.priority
         while request is not None:
             outcome = await self.scheduler.call(call.provider, request, priority=priority)
+            self.stats.retries += max(0, outcome.attempts - 1)
             if not outcome.final:
                 self.stats.unlogged(call.stage, outcome)
                 return CallResult(call, "pending", (), outcome)

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
 import click
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.console import Console
 
 from arena.cli._common import (
     Exit,
@@ -21,47 +20,51 @@ from arena.cli._common import (
     signal_exit,
 )
 from arena.config import Tournament
-from arena.engine import DirectoryRun, log_line, preflight, run_directory, unpriced_models
+from arena.engine import DirectoryRun, preflight, run_directory, unpriced_models
 from arena.nightly import PlanChanged
-from arena.runner import ProgressFn, RunSummary
+from arena.progress import BarsView, LineView, RunProgress
+from arena.runner import RunSummary
+from arena.scheduler import Scheduler
 from arena.shard import parse_shard, shard_tournament
 from arena.store import LockHeld
 
+# Seconds between progress lines when stderr is not a terminal (cron, logs), and
+# between redraws of the bars on a terminal.
+LINE_INTERVAL = 10.0
+BARS_INTERVAL = 0.25
 
-class _PlainProgress:
-    """Periodic timestamped lines for logs and cron (no terminal)."""
 
-    def __init__(self, every: float = 5.0) -> None:
-        self.every = every
-        self.state: dict[str, tuple[int, int]] = {}
-        self.last = 0.0
-
-    def __call__(self, stage: str, done: int, total: int) -> None:
-        self.state[stage] = (done, total)
-        now = time.monotonic()
-        if now - self.last >= self.every or done == total:
-            self.last = now
-            log_line(" ".join(f"{k} {d}/{t}" for k, (d, t) in sorted(self.state.items())))
+def _PlainProgress() -> RunProgress:  # noqa: N802 - used as a class by `arena discuss`
+    """One timestamped line per interval on stderr, with every figure (for cron and logs)."""
+    return RunProgress(LineView(sys.stderr), interval=LINE_INTERVAL)
 
 
 def _run(
     t: Tournament,
     budget: float | None,
-    progress: ProgressFn | None,
+    progress: RunProgress,
     signals: list[int],
     retry_failed: bool = False,
 ) -> DirectoryRun:
     interrupts = Interrupts(signals)
-    return run_directory(
-        t,
-        retry_failed=retry_failed,
-        budget_usd=budget,
-        progress=progress,
-        on_loop=interrupts.install,
-        on_scheduler=interrupts.attach,
-        # stopped by SIGINT / SIGTERM (exit 130 / 143)
-        interrupted=lambda: bool(signals),
-    )
+
+    def attach(scheduler: Scheduler) -> None:
+        interrupts.attach(scheduler)
+        progress.bind_scheduler(scheduler)  # the spend so far
+
+    try:
+        return run_directory(
+            t,
+            retry_failed=retry_failed,
+            budget_usd=budget,
+            progress=progress,
+            on_loop=interrupts.install,
+            on_scheduler=attach,
+            # stopped by SIGINT / SIGTERM (exit 130 / 143)
+            interrupted=lambda: bool(signals),
+        )
+    finally:
+        progress.close()
 
 
 def run_in_directory(
@@ -71,7 +74,8 @@ def run_in_directory(
     signals: list[int] = []
     try:
         if sys.stderr.isatty() and not as_json:
-            done = _run_with_bars(t, budget, signals, retry_failed)
+            bars = RunProgress(BarsView(Console(stderr=True)), interval=BARS_INTERVAL)
+            done = _run(t, budget, bars, signals, retry_failed)
         else:
             done = _run(t, budget, _PlainProgress(), signals, retry_failed)
     except LockHeld as exc:
@@ -157,23 +161,3 @@ def run_cmd(
     )
     notes = [done.history] if done.history is not None else []
     report_and_exit(report, as_json, line, summary.errors, code, notes)
-
-
-def _run_with_bars(
-    t: Tournament, budget: float | None, signals: list[int], retry_failed: bool
-) -> DirectoryRun:
-    columns = (
-        TextColumn("{task.description:>8}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-    )
-    with Progress(*columns, transient=False) as bars:
-        tasks: dict[str, Any] = {}
-
-        def progress(stage: str, done: int, total: int) -> None:
-            if stage not in tasks:
-                tasks[stage] = bars.add_task(stage, total=total)
-            bars.update(tasks[stage], completed=done)
-
-        return _run(t, budget, progress, signals, retry_failed)

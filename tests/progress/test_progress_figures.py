@@ -3,16 +3,22 @@
 from __future__ import annotations
 
 import io
+from pathlib import Path
 
+from click.testing import CliRunner
+
+from arena.cli import main
 from arena.progress import (
     BarsView,
     Figures,
     LineView,
+    RunProgress,
     Snapshot,
     StageCounts,
     format_duration,
     plain_line,
 )
+from tests.conftest import small_tournament
 
 
 def snap(at: float, answers: int, reviews: int, reviews_total: int, **kw: float) -> Snapshot:
@@ -102,3 +108,38 @@ def test_bars_view_shows_each_stage_and_the_totals() -> None:
     text = out.getvalue()
     assert "100/100" in text and "20/400" in text
     assert "30.0/s" in text and "retries 3" in text and "failed 2" in text and "$0.5000" in text
+
+
+def test_a_run_reports_every_figure_on_stderr(tmp_path: Path) -> None:
+    # Not a terminal: timestamped lines; the last one has the final counts and the retries
+    # the scheduler made for the simulator's transient failures.
+    path = small_tournament(tmp_path, models=3, questions=3, sim={"failure_rate": 0.3})
+    result = CliRunner().invoke(main, ["run", str(path)])
+    assert result.exit_code in (0, 3), result.output
+    lines = [line for line in result.stderr.splitlines() if " calls/s " in line]
+    assert lines, result.stderr
+    last = lines[-1]
+    assert "answers 9/9 reviews 54/54" in last
+    retries = int(last.split("retries ")[1].split()[0])
+    assert retries > 0 and "spent $0.0000" in last and "ETA 0:00" in last
+
+
+def test_run_progress_shows_at_most_once_per_interval() -> None:
+    shown: list[Snapshot] = []
+
+    class Collect:
+        def show(self, snapshot: Snapshot) -> None:
+            shown.append(snapshot)
+
+        def close(self) -> None:
+            shown.append(Snapshot(-1.0, ()))
+
+    now = [0.0]
+    progress = RunProgress(Collect(), interval=10.0, clock=lambda: now[0])
+    for k in range(1, 6):
+        now[0] = 3.0 * k
+        progress("answers", k, 5)
+    progress.close()
+    # shown at 3 s (first), 15 s (12 s later), then the final figures and the close
+    assert [s.at for s in shown] == [3.0, 15.0, 15.0, -1.0]
+    assert shown[2].stages == (StageCounts("answers", 5, 5),) and shown[2].spent_usd is None
