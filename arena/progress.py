@@ -171,8 +171,9 @@ class LineView:
 
     def show(self, snapshot: Snapshot) -> None:
         self.figures.add(snapshot)
-        stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(self.clock()))
-        self.stream.write(f"[{stamp}Z] {plain_line(self.figures)}\n")
+        # Local time, as every other timestamped line arena and its nightly wrapper write.
+        stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(self.clock()))
+        self.stream.write(f"[{stamp}] {plain_line(self.figures)}\n")
         self.stream.flush()
 
     def close(self) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import time
 from pathlib import Path
 
 from click.testing import CliRunner
@@ -87,7 +88,8 @@ def test_line_view_writes_one_stamped_line_per_sample() -> None:
     view.show(snap(1.0, 100, 10, 10))
     lines = out.getvalue().splitlines()
     assert len(lines) == 2
-    assert lines[0].startswith("[1970-01-01T00:00:00Z] answers 0/100 reviews 0/10 | -- calls/s")
+    stamp = time.strftime("[%Y-%m-%dT%H:%M:%S] ", time.localtime(0.0))
+    assert lines[0].startswith(stamp + "answers 0/100 reviews 0/10 | -- calls/s")
     assert "ETA 0:00" in lines[1]
 
 
