@@ -10,7 +10,7 @@ import hashlib
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import Annotated, Any, Literal, TypeVar
 
 import yaml
 from pydantic import (
@@ -119,6 +119,11 @@ class SimParams(_Strict):
     # the answers is than one review's (noise judge_noise / (1 + insight)).
     stubbornness: float = Field(default=0.5, ge=0, le=1)
     insight: float = Field(default=1.0, ge=0)
+    # Built-in gains the benchmarks switch off to show figures without them:
+    # a discussant's fresh look free of position bias and sharper by `insight`,
+    # and a batch's spread anchoring the scale (a lone sample drifts most).
+    fresh_look: bool = True
+    batch_anchoring: bool = True
 
 
 class ModelConfig(_Strict):
@@ -209,6 +214,9 @@ class BatchEvalConfig(_Strict):
     temperature: float = Field(default=0.2, ge=0)
     max_tokens: int = Field(default=2048, ge=1)
     strategy: Literal["heterogeneous", "random", "homogeneous"] = "heterogeneous"
+    # paper: the released code's batching (previous round's scores, n mod B set
+    # aside as a short last batch); arena: running means, even batch sizes.
+    composition: Literal["paper", "arena"] = "paper"
     procedure: Literal["two-stage", "one-stage"] = "two-stage"
     template: str | None = None  # default: configs/prompts/batcheval_<procedure>.txt
 
@@ -245,7 +253,10 @@ class DiscussionConfig(_Strict):
     discussants: str | list[str] | dict[str, list[str]] = "top2"
     leader: str = "random"  # random | alternate | a model name
     max_turns: int = Field(default=4, ge=1)
+    stop_on_agreement: bool = False  # the paper always runs max_turns turns
+    allow_contestants: bool = False  # may a battle's contestants discuss it?
     temperature: float = Field(default=0.2, ge=0)
+    temperatures: dict[str, Annotated[float, Field(ge=0)]] = Field(default_factory=dict)
     max_tokens: int = Field(default=1024, ge=1)
     outcome: Literal["replace", "add"] = "replace"
     weight: int = Field(default=1, ge=1)  # `add`: the verdict counts as this many reviews
@@ -496,8 +507,12 @@ def _check_discussion(cfg: TournamentConfig, d: DiscussionConfig, file: str | Pa
     for i, n in enumerate(d.named_discussants()):
         if n not in cfg.models:
             raise ConfigError(file, f"{where}[{i}]", f"'{n}' is not a configured model")
-    if d.discussants == "top2" and len(cfg.reviewers or cfg.contestants) < 2:
+    reviewers = cfg.reviewers or cfg.contestants
+    if d.discussants == "top2" and len(reviewers) < 2:
         raise ConfigError(file, "discussion.discussants", "top2 needs at least two reviewers")
+    for name in d.temperatures:
+        if name not in cfg.models:
+            raise ConfigError(file, f"discussion.temperatures.{name}", "not a configured model")
     if d.leader not in ("random", "alternate"):
         pool = d.named_discussants() or (cfg.reviewers or cfg.contestants)
         if d.leader not in pool:
@@ -507,6 +522,44 @@ def _check_discussion(cfg: TournamentConfig, d: DiscussionConfig, file: str | Pa
                 f"'{d.leader}' is not random, alternate or one of the "
                 f"discussants ({', '.join(pool)})",
             )
+    if not d.allow_contestants:
+        _check_eligible(cfg, d, reviewers, file)
+
+
+def _check_eligible(
+    cfg: TournamentConfig, d: DiscussionConfig, reviewers: list[str], file: str | Path
+) -> None:
+    """A battle's contestants never discuss it: some battle must keep a pair of discussants."""
+    if d.discussants == "top2":
+        worst = len(reviewers) - min(2, len(set(reviewers) & set(cfg.contestants)))
+        if worst < 2:
+            raise ConfigError(
+                file,
+                "discussion.discussants",
+                "top2 excludes a battle's contestants, which leaves some battles fewer "
+                f"than two reviewers to discuss them ({len(reviewers)} reviewers); add "
+                "reviewers, or set discussion.allow_contestants: true",
+            )
+        return
+    pairs = (
+        [d.discussants]
+        if isinstance(d.discussants, list)
+        else [
+            [a, b]
+            for i, a in enumerate(d.named_discussants())
+            for b in d.named_discussants()[i + 1 :]
+        ]
+    )
+    c = cfg.contestants
+    battles = [(a, b) for i, a in enumerate(c) for b in c[i + 1 :]]
+    if not any(not {x, y} & {a, b} for x, y in pairs for a, b in battles):
+        raise ConfigError(
+            file,
+            "discussion.discussants",
+            "a battle's contestants never discuss it, and every battle has one of these "
+            "discussants as a contestant; name other discussants, or set "
+            "discussion.allow_contestants: true",
+        )
 
 
 class _UniqueKeyLoader(yaml.SafeLoader):

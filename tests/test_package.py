@@ -14,7 +14,13 @@ def test_open_log_reads_every_table_in_a_fresh_interpreter(tmp_path: Path) -> No
         tmp_path,
         models=3,
         questions=2,
-        extra={"discussion": {"discussants": ["m0", "m1"], "trigger": "inconsistent"}},
+        extra={
+            "discussion": {
+                "discussants": ["m0", "m1"],
+                "trigger": "inconsistent",
+                "allow_contestants": True,
+            }
+        },
     )
     run = subprocess.run(
         [sys.executable, "-m", "arena", "run", str(yaml_path), "--json"],

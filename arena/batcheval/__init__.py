@@ -1,7 +1,7 @@
 """BatchEval: per-answer quality scores, many answers per prompt, over several rounds.
 
-See docs/batcheval.md for the YAML section and the `arena batcheval` command,
-and ../shared/ALGORITHMS.md ("BatchEval") for the method.
+See docs/batcheval.md for the method (the paper's protocol by default, arena's
+variants as options), the YAML section and the `arena batcheval` command.
 """
 
 from arena.batcheval._aggregate import (
@@ -11,13 +11,23 @@ from arena.batcheval._aggregate import (
     running_means,
     win_rates,
 )
-from arena.batcheval._compose import STRATEGIES, Strategy, compose_round
-from arena.batcheval._parse import parse_scores
+from arena.batcheval._compose import (
+    COMPOSITIONS,
+    STRATEGIES,
+    Composition,
+    Strategy,
+    compose_round,
+    ordering_scores,
+)
+from arena.batcheval._human import ALL_SCORERS, HumanScores, human_agreement, load_human_scores
+from arena.batcheval._parse import one_generation, parse_scores
 from arena.batcheval._prompt import (
     DEFAULT_TEMPLATES,
+    PROCEDURE_PLACEHOLDERS,
     REQUIRED_PLACEHOLDERS,
     load_template,
     render_prompt,
+    sample_format,
     score_format,
 )
 from arena.batcheval._samples import Sample, load_samples
@@ -39,7 +49,7 @@ from arena.batcheval._standalone import (
     preflight,
     run_standalone,
 )
-from arena.batcheval._summary import batcheval_summary, contestant_scores
+from arena.batcheval._summary import batcheval_summary, contestant_scores, run_human_scores
 from arena.batcheval._tournament import (
     TournamentBatchEval,
     batcheval_preflight,
@@ -49,7 +59,10 @@ from arena.batcheval._tournament import (
 from arena.config import BatchEvalConfig, CriterionConfig, ScaleConfig
 
 __all__ = [
+    "ALL_SCORERS",
+    "COMPOSITIONS",
     "DEFAULT_TEMPLATES",
+    "PROCEDURE_PLACEHOLDERS",
     "REQUIRED_PLACEHOLDERS",
     "SCORES_FILE",
     "SCORES_SCHEMA",
@@ -61,8 +74,10 @@ __all__ = [
     "BatchEvalFileConfig",
     "BatchEvalPlanner",
     "BatchEvalSetup",
+    "Composition",
     "BatchEvalStage",
     "CriterionConfig",
+    "HumanScores",
     "Sample",
     "SampleScore",
     "ScaleConfig",
@@ -78,16 +93,22 @@ __all__ = [
     "compose_round",
     "contestant_scores",
     "correlations",
+    "human_agreement",
     "load_samples",
+    "load_human_scores",
     "load_setup",
     "load_template",
     "mean_and_spread",
+    "one_generation",
+    "ordering_scores",
     "parse_scores",
     "preflight",
     "read_scores",
     "render_prompt",
     "run_standalone",
+    "run_human_scores",
     "running_means",
+    "sample_format",
     "score_format",
     "scores_frame",
     "tournament_samples",

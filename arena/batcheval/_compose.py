@@ -1,17 +1,32 @@
 """Which samples share a batch in each round (pure, seeded, deterministic).
 
-Round 1 shuffles every sample and splits the list into batches. Later rounds
-order the samples by their mean score so far and then build batches by the
-chosen strategy:
+Two compositions, for every strategy:
 
-- heterogeneous: cut the sorted list into strata of consecutive samples and
-  give every batch one sample of each stratum, so each batch spans the whole
-  quality range (the paper's choice);
-- homogeneous: consecutive samples of the sorted list share a batch;
-- random: shuffle again, ignoring the scores.
+`paper` (the default; the released BatchEval code): every batch holds exactly
+`batch_size` samples except one short last batch of the `n mod batch_size`
+samples left over. Round 1 shuffles every sample and cuts the list into
+batches in order. Later rounds order the samples by their score in the
+previous round (see `ordering_scores`), set aside `n mod batch_size` samples
+picked at random as the short last batch, and build the full batches from the
+rest (`m = n - n mod batch_size` samples, `k = m / batch_size` full batches):
 
-The number of batches is `ceil(n / batch_size)` and batch sizes differ by at
-most one, so no batch is a lone leftover sample.
+- heterogeneous: the sorted rest is cut into `batch_size` strata of `k`
+  consecutive samples, and batch i takes the i-th sample of every stratum
+  (sorted positions i, k + i, 2k + i, ...), so every batch spans the whole
+  quality range;
+- homogeneous: consecutive runs of `batch_size` sorted samples;
+- random: all samples shuffled again, ignoring the scores, and cut in order.
+
+`arena` (arena's earlier rule): `ceil(n / batch_size)` batches whose sizes
+differ by at most one (no short batch). Later rounds order the samples by
+their mean score over all rounds so far; heterogeneous cuts that order into
+strata of `ceil(n / batch_size)` consecutive samples and places each
+stratum's samples in distinct batches at random (a short last stratum tops up
+batches picked at random); homogeneous and random as above.
+
+Either way, a sample unscored in the scores that order the round sits at the
+mean of the scored ones, ties are broken at random, and the samples of a batch
+are shuffled, so position in the prompt never follows quality.
 """
 
 from __future__ import annotations
@@ -22,16 +37,37 @@ import random
 from collections.abc import Mapping, Sequence
 from typing import Literal
 
-__all__ = ["STRATEGIES", "Strategy", "compose_round", "seeded_rng"]
+from arena.batcheval._aggregate import running_means
+
+__all__ = [
+    "COMPOSITIONS",
+    "STRATEGIES",
+    "Composition",
+    "Strategy",
+    "compose_round",
+    "ordering_scores",
+    "seeded_rng",
+]
 
 Strategy = Literal["heterogeneous", "random", "homogeneous"]
 STRATEGIES: tuple[Strategy, ...] = ("heterogeneous", "random", "homogeneous")
+Composition = Literal["paper", "arena"]
+COMPOSITIONS: tuple[Composition, ...] = ("paper", "arena")
 
 
 def seeded_rng(*parts: object) -> random.Random:
     """A random generator seeded from a stable hash of the parts."""
     digest = hashlib.blake2b("\x1f".join(map(str, parts)).encode(), digest_size=8).digest()
     return random.Random(int.from_bytes(digest, "big"))
+
+
+def ordering_scores(
+    history: Mapping[str, Sequence[float | None]], composition: Composition
+) -> dict[str, float | None]:
+    """The scores that order the next round: the previous round's (paper) or the mean so far."""
+    if composition == "paper":
+        return {sid: (scores[-1] if scores else None) for sid, scores in history.items()}
+    return running_means(history)
 
 
 def _split_even(items: Sequence[str], k: int) -> list[list[str]]:
@@ -46,10 +82,15 @@ def _split_even(items: Sequence[str], k: int) -> list[list[str]]:
     return out
 
 
+def _chunks(items: Sequence[str], size: int) -> list[list[str]]:
+    """Consecutive chunks of `size` (the last one shorter when it does not divide)."""
+    return [list(items[i : i + size]) for i in range(0, len(items), size)]
+
+
 def _order_by_means(
     sample_ids: Sequence[str], means: Mapping[str, float | None], rng: random.Random
 ) -> list[str]:
-    """Samples sorted by mean score; unscored ones at the overall mean; ties at random."""
+    """Samples sorted by score, lowest first; unscored ones at the overall mean; ties at random."""
     known = [m for m in means.values() if m is not None]
     centre = sum(known) / len(known) if known else 0.0
     tiebreak = {sid: rng.random() for sid in sample_ids}
@@ -61,6 +102,59 @@ def _order_by_means(
     return sorted(sample_ids, key=key)
 
 
+def _paper(
+    ids: list[str],
+    round_index: int,
+    batch_size: int,
+    strategy: Strategy,
+    means: Mapping[str, float | None],
+    rng: random.Random,
+) -> list[list[str]]:
+    if round_index == 1 or strategy == "random":
+        rng.shuffle(ids)
+        return _chunks(ids, batch_size)
+    ordered = _order_by_means(ids, means, rng)
+    leftover = len(ordered) % batch_size
+    aside = set(rng.sample(ordered, leftover))
+    rest = [sid for sid in ordered if sid not in aside]
+    short = [sid for sid in ordered if sid in aside]
+    k = len(rest) // batch_size
+    if strategy == "heterogeneous":
+        full = [[rest[j * k + i] for j in range(batch_size)] for i in range(k)]
+    else:
+        full = _chunks(rest, batch_size)
+    return full + ([short] if short else [])
+
+
+def _arena(
+    ids: list[str],
+    round_index: int,
+    batch_size: int,
+    strategy: Strategy,
+    means: Mapping[str, float | None],
+    rng: random.Random,
+) -> list[list[str]]:
+    k = math.ceil(len(ids) / batch_size)
+    if round_index == 1 or strategy == "random":
+        rng.shuffle(ids)
+        return _split_even(ids, k)
+    if strategy == "homogeneous":
+        return _split_even(_order_by_means(ids, means, rng), k)
+    ordered = _order_by_means(ids, means, rng)
+    batches: list[list[str]] = [[] for _ in range(k)]
+    # Strata of k consecutive samples; each gives one sample to each batch.
+    # The last stratum may be short: it tops up batches picked at random.
+    for start in range(0, len(ordered), k):
+        stratum = ordered[start : start + k]
+        rng.shuffle(stratum)
+        targets = list(range(k))
+        if len(stratum) < k:
+            rng.shuffle(targets)
+        for sid, target in zip(stratum, targets, strict=False):
+            batches[target].append(sid)
+    return batches
+
+
 def compose_round(
     sample_ids: Sequence[str],
     round_index: int,
@@ -69,39 +163,29 @@ def compose_round(
     strategy: Strategy,
     means: Mapping[str, float | None],
     seed: object,
+    composition: Composition = "paper",
 ) -> list[list[str]]:
-    """The batches of one round (1-based), each a list of sample ids in prompt order."""
+    """The batches of one round (1-based), each a list of sample ids in prompt order.
+
+    `means` are the scores that order the round (`ordering_scores`: the
+    previous round's for `paper`, the running means for `arena`).
+    """
     if batch_size < 1:
         raise ValueError(f"batch_size must be at least 1 (got {batch_size})")
     if round_index < 1:
         raise ValueError(f"round_index must be at least 1 (got {round_index})")
     if strategy not in STRATEGIES:
         raise ValueError(f"unknown strategy {strategy!r} (known: {', '.join(STRATEGIES)})")
+    if composition not in COMPOSITIONS:
+        raise ValueError(f"unknown composition {composition!r} (known: {', '.join(COMPOSITIONS)})")
     if len(set(sample_ids)) != len(sample_ids):
         raise ValueError("sample ids must be unique")
     ids = sorted(sample_ids)  # the caller's order must not matter
     if not ids:
         return []
-    k = math.ceil(len(ids) / batch_size)
     rng = seeded_rng(seed, "compose", round_index)
-    if round_index == 1 or strategy == "random":
-        rng.shuffle(ids)
-        batches = _split_even(ids, k)
-    elif strategy == "homogeneous":
-        batches = _split_even(_order_by_means(ids, means, rng), k)
-    else:
-        ordered = _order_by_means(ids, means, rng)
-        batches = [[] for _ in range(k)]
-        # Strata of k consecutive samples; each gives one sample to each batch.
-        # The last stratum may be short: it tops up batches picked at random.
-        for start in range(0, len(ordered), k):
-            stratum = ordered[start : start + k]
-            rng.shuffle(stratum)
-            targets = list(range(k))
-            if len(stratum) < k:
-                rng.shuffle(targets)
-            for sid, target in zip(stratum, targets, strict=False):
-                batches[target].append(sid)
+    build = _paper if composition == "paper" else _arena
+    batches = build(ids, round_index, batch_size, strategy, means, rng)
     for batch in batches:
         rng.shuffle(batch)  # position in the prompt must not follow quality
     return batches

@@ -1,5 +1,10 @@
 """Reading BatchEval scores back from real model output.
 
+Two layouts: two-stage output ends with a score block (`Float Scores: [Sample1:
+2.4, ...]`, or a list or table of them); one-stage output scores each sample
+after its analysis (`Score of Sample1: 2.4`). One-stage lines are read when
+the output has them and no score block after the last of them.
+
 The contract is conservative: a sample gets a score only when the output states
 exactly one in-range number for it. Anything missing, duplicated, out of range
 or ambiguous becomes None (the caller re-asks or leaves it unscored); the parser
@@ -11,13 +16,22 @@ from __future__ import annotations
 import math
 import re
 
-__all__ = ["parse_scores"]
+__all__ = ["one_generation", "parse_scores"]
 
 _NUMBER = r"[-+]?\d+(?:\.\d+)?|[-+]?\.\d+"
 
 # A label that introduces the score block: "Float Scores:", "**Final scores**",
 # "## Scores", "Scores =" ... The last one that is followed by scores wins.
-_LABEL_RE = re.compile(r"(?i)\b(?:float\s+|final\s+|decimal\s+)?scores?\b")
+# "Score of Sample3" is a one-stage line, not a label.
+_LABEL_RE = re.compile(
+    r"(?i)\b(?:float\s+|final\s+|decimal\s+)?scores?\b(?!\s+(?:of|for)\s+sample)"
+)
+
+# One-stage: "Score of Sample3: 2.4", "Score for Sample 3 = 2.4", "Score of Sample3 - 2.4/3".
+_ONE_STAGE_RE = re.compile(
+    r"(?i)\bscore\s+(?:of|for)\s+sample\s*#?\s*(\d+)(?![\d.])\W*?"
+    rf"({_NUMBER})(?![\d.]*\s*%)(?![\d.]*\s*(?:-|–|to)\s*\d)"
+)
 
 # "Sample3: 2.4", "Sample 3 = 2.4", "Sample #3 -> 2.4", '"Sample3": 2.4',
 # "Sample3 (score: 2.4)", "Sample3 | 2.4", "Sample 3 – 2.4/3". The index may not
@@ -50,6 +64,13 @@ def parse_scores(text: str, n: int, low: float, high: float) -> list[float | Non
     if not low < high:
         raise ValueError(f"low must be below high (got {low}, {high})")
     clean = text.replace("**", "").replace("__", "").replace("`", "").replace("*", "")
+    one_stage = list(_ONE_STAGE_RE.finditer(clean))
+    if one_stage:
+        after = clean[one_stage[-1].end() :]
+        block = _from_labelled_region(after, n)
+        if block is None:
+            lines = [(int(m.group(1)), float(m.group(2))) for m in one_stage]
+            return _validate(lines, n, low, high)
     found = _from_labelled_region(clean, n)
     if found is None:
         found = _from_table(clean) or _pairs(clean) or None
@@ -147,3 +168,18 @@ def _table_pairs(table: list[list[str]]) -> list[tuple[int, float]]:
         if len(indices) == 1 and value is not None:
             pairs.append((int(indices[0].group(1)), float(value.group(1))))
     return pairs
+
+
+def one_generation(
+    first: list[float | None], again: list[float | None] | None
+) -> list[float | None]:
+    """The scores a re-asked batch keeps: all from one reply, never a mix of the two.
+
+    Two replies may use the scale differently, so a batch keeps the scores of
+    the reply with more readable ones (the first reply on a tie, or when the
+    re-ask failed: `again` None); what that reply left unreadable stays None.
+    """
+    if again is None:
+        return list(first)
+    readable = sum(s is not None for s in first), sum(s is not None for s in again)
+    return list(again) if readable[1] > readable[0] else list(first)

@@ -1,4 +1,11 @@
-"""BatchEval prompts: the template files and rendering a batch into one prompt."""
+"""BatchEval prompts: the template files and rendering a batch into one prompt.
+
+Two procedures, as in the paper: two-stage analyses every sample first and
+then gives all the scores at once (`{score_format}`: `Float Scores: [Sample1:
+<score>, ...]`); one-stage analyses and scores each sample in turn
+(`{sample_format}`: `Analysis of Sample1: ...` then `Score of Sample1: <score>`,
+sample after sample).
+"""
 
 from __future__ import annotations
 
@@ -10,9 +17,11 @@ from arena.config import CONFIGS_DIR, BatchEvalConfig, ConfigError, CriterionCon
 
 __all__ = [
     "DEFAULT_TEMPLATES",
+    "PROCEDURE_PLACEHOLDERS",
     "REQUIRED_PLACEHOLDERS",
     "load_template",
     "render_prompt",
+    "sample_format",
     "score_format",
 ]
 
@@ -20,7 +29,11 @@ DEFAULT_TEMPLATES: dict[str, Path] = {
     "two-stage": CONFIGS_DIR / "prompts" / "batcheval_two_stage.txt",
     "one-stage": CONFIGS_DIR / "prompts" / "batcheval_one_stage.txt",
 }
-REQUIRED_PLACEHOLDERS = ("{samples}", "{score_format}")
+REQUIRED_PLACEHOLDERS = ("{samples}", "{score_format}")  # the two-stage template's
+PROCEDURE_PLACEHOLDERS: dict[str, tuple[str, ...]] = {
+    "two-stage": REQUIRED_PLACEHOLDERS,
+    "one-stage": ("{samples}", "{sample_format}"),
+}
 
 
 def load_template(cfg: BatchEvalConfig, config_file: Path) -> str:
@@ -34,7 +47,7 @@ def load_template(cfg: BatchEvalConfig, config_file: Path) -> str:
         if not path.is_file():
             raise ConfigError(config_file, "batcheval.template", f"template file not found: {path}")
     template = path.read_text(encoding="utf-8")
-    for placeholder in REQUIRED_PLACEHOLDERS:
+    for placeholder in PROCEDURE_PLACEHOLDERS[cfg.procedure]:
         if placeholder not in template:
             raise ConfigError(
                 config_file,
@@ -47,6 +60,13 @@ def load_template(cfg: BatchEvalConfig, config_file: Path) -> str:
 def score_format(n: int) -> str:
     """The fixed line the scores must come in: `Float Scores: [Sample1: <score>, ...]`."""
     return "Float Scores: [" + ", ".join(f"Sample{k}: <score>" for k in range(1, n + 1)) + "]"
+
+
+def sample_format(n: int) -> str:
+    """The one-stage lines: an analysis, then the score, of each sample in turn."""
+    return "\n".join(
+        f"Analysis of Sample{k}: <analysis>\nScore of Sample{k}: <score>" for k in range(1, n + 1)
+    )
 
 
 def _anchors(criterion: CriterionConfig) -> str:
@@ -76,5 +96,6 @@ def render_prompt(template: str, criterion: CriterionConfig, samples: Sequence[S
         .replace("{high}", f"{criterion.scale.high:g}")
         .replace("{anchors}", _anchors(criterion))
         .replace("{score_format}", score_format(len(samples)))
+        .replace("{sample_format}", sample_format(len(samples)))
         .replace("{samples}", blocks)
     )

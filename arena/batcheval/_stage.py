@@ -22,9 +22,9 @@ from typing import Any
 
 import polars as pl
 
-from arena.batcheval._aggregate import mean_and_spread, running_means
-from arena.batcheval._compose import compose_round
-from arena.batcheval._parse import parse_scores
+from arena.batcheval._aggregate import mean_and_spread
+from arena.batcheval._compose import compose_round, ordering_scores
+from arena.batcheval._parse import one_generation, parse_scores
 from arena.batcheval._prompt import render_prompt
 from arena.batcheval._samples import Sample
 from arena.batcheval._schema import TABLE
@@ -331,7 +331,8 @@ class BatchEvalPlanner(Planner):
                 pair.round,
                 batch_size=self.cfg.batch_size,
                 strategy=self.cfg.strategy,
-                means=running_means(pair.history),
+                means=ordering_scores(pair.history, self.cfg.composition),
+                composition=self.cfg.composition,
                 seed=(self.seed, pair.criterion.name, pair.scorer.name),
             )
             pair.batches, pair.results = [], {}
@@ -404,8 +405,8 @@ class BatchEvalPlanner(Planner):
             return parse_scores(outcome.result.text, n, crit.scale.low, crit.scale.high)
 
         def follow(outcomes: Sequence[CallOutcome]) -> GenerateRequest | None:
-            # Asked once more when scores are missing; what is still missing
-            # stays unscored for this round.
+            # The whole batch is asked once more when scores are missing; the
+            # batch then keeps the scores of the reply with more readable ones.
             if len(outcomes) == 1 and any(s is None for s in parse(outcomes[0])):
                 return request()
             return None
@@ -420,8 +421,8 @@ class BatchEvalPlanner(Planner):
                 self.reasked += 1
                 again = outcomes[1]
                 if again.ok and again.result is not None:
-                    retry = parse(again)
-                    scores = [a if a is not None else b for a, b in zip(scores, retry, strict=True)]
+                    # One generation's scores, never a mix of the two replies.
+                    scores = one_generation(scores, parse(again))
                 else:
                     error = f"re-ask failed: {again.error}"
             status = CallStatus.OK if all(s is not None for s in scores) else CallStatus.INVALID

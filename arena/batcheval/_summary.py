@@ -9,12 +9,14 @@ from typing import Any
 import polars as pl
 
 from arena.batcheval._aggregate import bootstrap_ci, correlations, win_rates
+from arena.batcheval._human import HumanScores, human_agreement, load_human_scores
 from arena.batcheval._schema import SCORES_FILE
 from arena.batcheval._scores import read_scores
+from arena.config import ConfigError
 from arena.store import RunLog
 from arena.types import CallStatus
 
-__all__ = ["batcheval_summary", "contestant_scores"]
+__all__ = ["batcheval_summary", "contestant_scores", "run_human_scores"]
 
 
 def contestant_scores(
@@ -69,17 +71,32 @@ def _pairwise_win_rates(run_dir: Path) -> dict[str, float]:
     )
 
 
+def run_human_scores(run_dir: str | Path, path: str | Path) -> HumanScores:
+    """Human scores of a run's answers (`question_id`, `model` or answer `id`); ConfigError if bad.
+
+    The criteria are those of the run's BatchEval scores.
+    """
+    scores = read_scores(Path(run_dir) / SCORES_FILE)
+    if scores is None or scores.height == 0:
+        raise ConfigError(path, "", f"the run {run_dir} has no BatchEval scores to compare with")
+    return load_human_scores(Path(path), sorted(set(scores["criterion"].to_list())))
+
+
 def batcheval_summary(
     run_dir: str | Path,
     pairwise: Mapping[str, float] | None = None,
     *,
     n_boot: int = 2000,
     seed: int = 0,
+    human: HumanScores | None = None,
 ) -> dict[str, Any] | None:
     """BatchEval results of a tournament run directory; None when it has none.
 
     `pairwise` is the pairwise rating per contestant (higher is better) to
     correlate with; by default the plain win rate from the reviews table.
+    With `human` scores (keyed by `question_id` and `model`, or by answer id),
+    `human` holds their per-answer Pearson and Spearman correlations with the
+    BatchEval scores, per criterion, with bootstrap intervals.
     """
     run_dir = Path(run_dir)
     scores = read_scores(run_dir / SCORES_FILE)
@@ -105,4 +122,5 @@ def batcheval_summary(
         "against": against,
         "pairwise": ranking,
         "unscored": int(scores["rounds_missing"].sum()),
+        "human": None if human is None else human_agreement(scores, human, seed=seed),
     }

@@ -15,12 +15,16 @@ from rich.table import Table
 
 from arena.batcheval import (
     BatchEvalSetup,
+    HumanScores,
     Sample,
     StageSummary,
+    human_agreement,
+    load_human_scores,
     load_samples,
     load_setup,
     preflight,
     run_standalone,
+    scores_frame,
 )
 from arena.cli._common import Exit, Interrupts, budget_option, fail, signal_exit
 from arena.config import ConfigError
@@ -66,9 +70,18 @@ def _exit_code(summary: StageSummary, signals: list[int], budget_stopped: bool) 
 
 
 def _report(
-    setup: BatchEvalSetup, samples: tuple[Sample, ...], summary: StageSummary, code: Exit
+    setup: BatchEvalSetup,
+    samples: tuple[Sample, ...],
+    summary: StageSummary,
+    code: Exit,
+    human: HumanScores | None,
 ) -> dict[str, Any]:
     cfg = setup.config
+    agreement = (
+        None
+        if human is None
+        else human_agreement(scores_frame(summary.scores), human, seed=setup.seed)
+    )
     return {
         "name": setup.name,
         "output": str(setup.output_dir),
@@ -77,6 +90,7 @@ def _report(
         "criteria": [c.name for c in cfg.criteria],
         "scorers": list(cfg.scorers),
         "strategy": cfg.strategy,
+        "composition": cfg.composition,
         "procedure": cfg.procedure,
         "rounds": cfg.rounds,
         "batch_size": cfg.batch_size,
@@ -88,13 +102,15 @@ def _report(
         "wall_seconds": summary.wall_seconds,
         "errors": summary.errors,
         "results": [s.to_json() for s in summary.scores],
+        "human": agreement,
     }
 
 
 def _table(report: dict[str, Any]) -> Table:
     table = Table(
         title=f"BatchEval {report['name']}: {report['samples']} samples, "
-        f"{report['rounds']} rounds, {report['strategy']} batches"
+        f"{report['rounds']} rounds, {report['strategy']} batches "
+        f"({report['composition']} composition), {report['procedure']}"
     )
     for col in ("id", "criterion", "scorer", "score", "spread", "rounds"):
         table.add_column(col, justify="left" if col in ("id", "criterion", "scorer") else "right")
@@ -106,6 +122,39 @@ def _table(report: dict[str, Any]) -> Table:
             r["id"], r["criterion"], r["scorer"], score, spread, f"{r['rounds_scored']}/{total}"
         )
     return table
+
+
+def _cell(value: float | None, interval: list[float] | None) -> str:
+    if value is None:
+        return "-"
+    if interval is None:
+        return f"{value:.3f}"
+    return f"{value:.3f} [{interval[0]:.3f}, {interval[1]:.3f}]"
+
+
+def _human_table(rows: list[dict[str, Any]]) -> Table:
+    table = Table(title="Agreement with human scores (per sample; 95% bootstrap intervals)")
+    for col in ("criterion", "scorer", "n", "pearson", "spearman"):
+        table.add_column(col, justify="left" if col in ("criterion", "scorer") else "right")
+    for r in rows:
+        table.add_row(
+            r["criterion"],
+            r["scorer"],
+            str(r["n"]),
+            _cell(r["pearson"], r["pearson_ci"]),
+            _cell(r["spearman"], r["spearman_ci"]),
+        )
+    return table
+
+
+def _check_human(human: HumanScores, samples: tuple[Sample, ...]) -> None:
+    """Human scores must name the samples by id, and name some of them."""
+    if human.by != "id":
+        fail(f"{human.path}: id: name the samples by 'id' (the samples file's ids)")
+    ids = {s.id for s in samples}
+    for criterion, by_key in human.scores.items():
+        if not ids & by_key.keys():
+            fail(f"{human.path}: id: no sample of the samples file is scored on '{criterion}'")
 
 
 @click.command("batcheval")
@@ -131,24 +180,45 @@ def _table(report: dict[str, Any]) -> Table:
     show_default=True,
     help="How to print the final scores on stdout.",
 )
+@click.option(
+    "--human",
+    "human_file",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Human scores (JSONL or CSV rows: id, criterion, score): report the per-sample "
+    "Pearson and Spearman correlation of the BatchEval scores with them, per criterion, "
+    "with bootstrap intervals.",
+)
 @budget_option
 def batcheval_cmd(
-    samples_file: Path, config_file: Path, out: Path | None, fmt: str, budget: float | None
+    samples_file: Path,
+    config_file: Path,
+    out: Path | None,
+    fmt: str,
+    human_file: Path | None,
+    budget: float | None,
 ) -> None:
     """Score every sample in SAMPLES.jsonl (`id`, `text`, optional `context`) with BatchEval.
 
     Samples are scored in batches on each criterion by each scorer over several
-    rounds; a sample's score is its mean over the rounds. Calls are logged to
+    rounds; a sample's score is its mean over the rounds. With --human FILE the
+    scores are compared with human scores of the same samples (the paper's
+    evaluation): Pearson and Spearman per criterion, with bootstrap intervals. Calls are logged to
     the crash-safe log in the output directory (table `batcheval`) and a rerun
     resumes; final scores go to batcheval_scores.parquet there. Exit codes: 0
     complete, 2 bad input, 3 partial, 4 budget reached, 75 locked, 130/143
     interrupted.
     """
+    human: HumanScores | None = None
     try:
         setup = load_setup(config_file, out)
         samples = load_samples(samples_file)
+        if human_file is not None:
+            human = load_human_scores(human_file, [c.name for c in setup.config.criteria])
     except ConfigError as exc:
         fail(str(exc))
+    if human is not None:
+        _check_human(human, samples)
     problems = preflight(setup)
     if problems:
         fail("\n  ".join([f"{config_file}: cannot start:"] + problems))
@@ -161,11 +231,13 @@ def batcheval_cmd(
         fail(str(exc), Exit.LOCKED)
     budget_stopped = interrupts.scheduler is not None and interrupts.scheduler.budget_exhausted
     code = _exit_code(summary, signals, budget_stopped)
-    report = _report(setup, samples, summary, code)
+    report = _report(setup, samples, summary, code, human)
     if fmt == "json":
         click.echo(json.dumps(report))
     else:
         Console().print(_table(report))
+        if report["human"] is not None:
+            Console().print(_human_table(report["human"]))
     click.echo(
         f"{setup.name}: {len(samples)} samples; batch calls planned {summary.planned}, "
         f"skipped {summary.skipped}, completed {summary.completed}, invalid {summary.invalid}, "

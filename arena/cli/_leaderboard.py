@@ -57,6 +57,15 @@ def _fail(message: str) -> None:
     "report the agreement of each reviewer and of each ranking with them.",
 )
 @click.option(
+    "--human-scores",
+    "human_scores_file",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Human scores of the run's answers (JSONL or CSV rows: question_id, model, "
+    "criterion, score): the BatchEval block reports their per-answer Pearson and Spearman "
+    "correlation with the BatchEval scores, per criterion, with bootstrap intervals.",
+)
+@click.option(
     "--anchor",
     metavar="MODEL",
     default=None,
@@ -101,6 +110,7 @@ def leaderboard(
     fmt: str,
     reviews_file: Path | None,
     human_file: Path | None,
+    human_scores_file: Path | None,
     anchor: str | None,
     elo_orders: int,
     bootstrap: int,
@@ -158,6 +168,7 @@ def leaderboard(
             reviews_file=reviews_file,
             human_file=human_file,
             options=options,
+            human_scores_file=human_scores_file,
         )
     except LeaderboardInputError as exc:
         _fail(str(exc))

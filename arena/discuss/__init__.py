@@ -1,21 +1,28 @@
 """PeerDiscussion: two reviewers discuss disputed battles to a shared verdict.
 
-See docs/discussion.md for the YAML section, the `arena discuss` command and
-the log table, and ../shared/ALGORITHMS.md ("PeerDiscussion") for the method.
+See docs/discussion.md for the method (the PRD paper's protocol by default, and
+arena's variants as options), the YAML section, the `arena discuss` command and
+the log table.
 Importing this package registers the discussion stage of `arena run`.
 """
 
 from arena.config import DiscussionConfig
-from arena.discuss._board import DiscussionTable, discussion_block, discussion_tables
-from arena.discuss._choose import choose_leader, discussant_pairs, top2
+from arena.discuss._board import (
+    DiscussionTable,
+    discussion_block,
+    discussion_footer,
+    discussion_tables,
+)
+from arena.discuss._choose import choose_leader, discussant_pairs, ranked_reviewers, top2
 from arena.discuss._outcome import Outcome, agreed_verdicts, apply_discussions
 from arena.discuss._prompt import (
     DEFAULT_ROLE_TEMPLATE,
     DEFAULT_TEMPLATE,
     Templates,
     load_templates,
+    render_messages,
+    render_opening,
     render_role,
-    render_turn,
 )
 from arena.discuss._protocol import (
     Battle,
@@ -75,6 +82,7 @@ __all__ = [
     "discussant_pairs",
     "discussion_block",
     "discussion_context",
+    "discussion_footer",
     "discussion_id",
     "discussion_report",
     "discussion_stage",
@@ -84,9 +92,11 @@ __all__ = [
     "logged_calls",
     "mirror_verdict",
     "read_discussions",
+    "ranked_reviewers",
     "read_state",
+    "render_messages",
+    "render_opening",
     "render_role",
-    "render_turn",
     "row_id",
     "run_discussion",
     "select_battles",

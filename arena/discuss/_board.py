@@ -15,7 +15,7 @@ from typing import Any
 
 from arena.discuss._rundir import DiscussionReport
 
-__all__ = ["DiscussionTable", "discussion_block", "discussion_tables"]
+__all__ = ["DiscussionTable", "discussion_block", "discussion_footer", "discussion_tables"]
 
 # model -> ranking name (win_rate, weighted_win_rate, elo, bt) -> score (None if undefined)
 Scores = Mapping[str, Mapping[str, float | None]]
@@ -77,10 +77,28 @@ def _fmt(value: Any, digits: int = 3) -> str:
     return f"{value:.{digits}f}" if isinstance(value, float) else str(value)
 
 
+def discussion_footer(block: Mapping[str, Any]) -> list[str]:
+    """What the discussion outcomes did to the ranking, said plainly for the footer."""
+    unresolved = f"{block['unresolved']} unresolved discussion(s) changed nothing"
+    if block["outcome"] == "replace":
+        return [
+            f"Discussions (outcome replace): in each of the {block['agreed']} agreed "
+            "discussion(s), two discussants' shared verdict overwrote the verdicts of every "
+            f"reviewer of that battle; {unresolved}. The rankings above use these verdicts; "
+            "see 'Rankings with and without discussion outcomes'."
+        ]
+    return [
+        f"Discussions (outcome add): each of the {block['agreed']} agreed discussion(s) added "
+        f"{block['weight']} review(s) by the reviewer (discussion), next to the reviewers' own; "
+        f"{unresolved}."
+    ]
+
+
 def discussion_tables(block: Mapping[str, Any]) -> list[DiscussionTable]:
     """The discussion block as text tables: per-model behaviour, then both rankings."""
     how = (
-        "replace (the battle's reviews take the agreed verdict)"
+        "replace (every review of a discussed battle takes the verdict its two discussants "
+        "agreed on)"
         if block["outcome"] == "replace"
         else f"add (each agreed verdict counts as {block['weight']} review(s) by "
         "the reviewer (discussion))"

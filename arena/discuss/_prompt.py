@@ -1,11 +1,20 @@
-"""Discussion prompts: the template files and rendering one turn's prompt.
+"""Discussion prompts: the template files and the chat messages of one turn.
 
-The discussion template holds the question, both answers, both initial reviews
-(the leader's first), the discussion so far and the role reminder; the role
-template is both the system prompt of every turn and that reminder. The blocks
-(`[The start of Reviewer 1's initial review]`, `[The start of Reviewer 2's
-turn 3]` ...) are written here, not by the template, so that every prompt has
-the same structure.
+A turn is sent as a real multi-message chat, as in the paper:
+
+- system: the role prompt of the speaker (`You are Reviewer 1 ...`);
+- user: the opening, i.e. the discussion template filled with the question,
+  both answers and both initial reviews (the leader's first);
+- then every turn so far, each a message of its speaker's role: the speaker's
+  own earlier turns as `assistant` messages (its own words, verbatim), the
+  other reviewer's turns as `user` messages in a `[The start of Reviewer 2's
+  turn 2]` block.
+
+Every user message ends with the role reminder (the role prompt again), so the
+reminder follows each of the other reviewer's turns. The follower's first turn
+comes right after the opening and the leader's turn 1, which then share one user
+message (chat APIs expect user and assistant messages to alternate). The blocks
+are written here, not by the template, so every prompt has the same structure.
 """
 
 from __future__ import annotations
@@ -17,6 +26,7 @@ from pathlib import Path
 
 from arena.config import CONFIGS_DIR, ConfigError, DiscussionConfig, Question
 from arena.review import render_answer, render_question
+from arena.types import Message
 
 __all__ = [
     "DEFAULT_ROLE_TEMPLATE",
@@ -24,27 +34,25 @@ __all__ = [
     "REASK_NOTE",
     "REASK_REVIEW_NOTE",
     "ROLE_PLACEHOLDERS",
+    "RETIRED_PLACEHOLDERS",
     "TEMPLATE_PLACEHOLDERS",
     "Spoken",
     "Templates",
     "load_templates",
     "reviewer_label",
+    "render_messages",
+    "render_opening",
     "render_role",
-    "render_turn",
 ]
 
 DEFAULT_TEMPLATE = CONFIGS_DIR / "prompts" / "discussion.txt"
 DEFAULT_ROLE_TEMPLATE = CONFIGS_DIR / "prompts" / "discussion_role.txt"
-TEMPLATE_PLACEHOLDERS = (
-    "{question}",
-    "{answer_a}",
-    "{answer_b}",
-    "{reviews}",
-    "{history}",
-    "{role}",
-)
+TEMPLATE_PLACEHOLDERS = ("{question}", "{answer_a}", "{answer_b}", "{reviews}")
+# Placeholders of the single-message format, which the chat format has no use
+# for: the turns are messages of their own and the role reminder ends each one.
+RETIRED_PLACEHOLDERS = ("{history}", "{role}")
 ROLE_PLACEHOLDERS = ("{reviewer}", "{other}")
-_PLACEHOLDER = re.compile(r"\{(question|answer_a|answer_b|reviews|history|role)\}")
+_PLACEHOLDER = re.compile(r"\{(question|answer_a|answer_b|reviews)\}")
 
 # Appended to a prompt whose reply had no readable preference (asked once more).
 REASK_NOTE = (
@@ -85,6 +93,16 @@ def _load(
             raise ConfigError(
                 config_file, key, f"template {path} lacks the placeholder {placeholder}"
             )
+    if placeholders is TEMPLATE_PLACEHOLDERS:
+        for placeholder in RETIRED_PLACEHOLDERS:
+            if placeholder in text:
+                raise ConfigError(
+                    config_file,
+                    key,
+                    f"template {path} has the placeholder {placeholder}, which is no longer "
+                    "used: turns are sent as chat messages, each user message ending with the "
+                    "role reminder",
+                )
     return text
 
 
@@ -134,7 +152,31 @@ def _block(title: str, body: str) -> str:
     return f"[The start of {title}]\n{body.strip()}\n[The end of {title}]"
 
 
-def render_turn(
+def render_opening(
+    templates: Templates,
+    question: Question,
+    answer_a: Sequence[str],
+    answer_b: Sequence[str],
+    initial: tuple[str, str],
+) -> str:
+    """The discussion template filled in (plain replacement, one pass), without the reminder.
+
+    `initial` holds the leader's and the follower's initial reviews, in that order.
+    """
+    reviews = "\n\n".join(
+        _block(f"{reviewer_label(k)}'s initial review", text) for k, text in enumerate(initial, 1)
+    )
+    values = {
+        "question": render_question(question),
+        "answer_a": render_answer(question, answer_a),
+        "answer_b": render_answer(question, answer_b),
+        "reviews": reviews,
+    }
+    # One pass over the template: answers and reviews may contain "{...}" text.
+    return _PLACEHOLDER.sub(lambda m: values[m.group(1)], templates.discussion).strip()
+
+
+def render_messages(
     templates: Templates,
     question: Question,
     answer_a: Sequence[str],
@@ -142,29 +184,27 @@ def render_turn(
     initial: tuple[str, str],
     history: Sequence[Spoken],
     position: int,
-) -> str:
-    """The user prompt of one turn for discussant `position` (plain replacement).
+    note: str = "",
+) -> tuple[str, tuple[Message, ...]]:
+    """The system prompt and the chat messages of a turn for discussant `position`.
 
-    `initial` holds the leader's and the follower's initial reviews, in that
-    order; `history` every readable turn so far.
+    `history` holds every readable turn so far, in order; `note` (a re-ask)
+    goes at the very end of the last user message.
     """
-    reviews = "\n\n".join(
-        _block(f"{reviewer_label(k)}'s initial review", text) for k, text in enumerate(initial, 1)
-    )
-    turns = (
-        "\n\n".join(
-            _block(f"{reviewer_label(s.position)}'s turn {n}", s.text)
-            for n, s in enumerate(history, 1)
-        )
-        or "(no turns yet)"
-    )
-    values = {
-        "question": render_question(question),
-        "answer_a": render_answer(question, answer_a),
-        "answer_b": render_answer(question, answer_b),
-        "reviews": reviews,
-        "history": turns,
-        "role": render_role(templates, position),
-    }
-    # One pass over the template: answers and reviews may contain "{...}" text.
-    return _PLACEHOLDER.sub(lambda m: values[m.group(1)], templates.discussion)
+    role = render_role(templates, position)
+    parts: list[tuple[str, str]] = [
+        ("user", render_opening(templates, question, answer_a, answer_b, initial))
+    ]
+    for n, spoken in enumerate(history, 1):
+        if spoken.position == position:
+            parts.append(("assistant", spoken.text.strip()))
+            continue
+        block = _block(f"{reviewer_label(spoken.position)}'s turn {n}", spoken.text)
+        if parts[-1][0] == "user":
+            parts[-1] = ("user", f"{parts[-1][1]}\n\n{block}")
+        else:
+            parts.append(("user", block))
+    messages = [Message(r, f"{text}\n\n{role}" if r == "user" else text) for r, text in parts]
+    last = messages[-1]
+    messages[-1] = Message(last.role, last.content + note)
+    return role, tuple(messages)

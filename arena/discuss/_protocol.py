@@ -2,13 +2,20 @@
 
 1. Each discussant's initial review: copied from the reviews table when it is
    there, else asked with the tournament's review template.
-2. Turns, leader first, then alternating: the role prompt as system prompt and
-   as the last lines of every turn's prompt, which shows the question, both
-   answers, both initial reviews (the leader's first) and every turn so far.
-3. After each turn: agreement when the speaker's preference equals the other
-   discussant's latest one; `unresolved` after `max_turns` turns.
-A reply without a readable preference is asked once more (the same prompt with
-a note); a second unreadable reply ends the discussion `unresolved`.
+2. Turns, leader first, then alternating, each sent as a multi-message chat
+   (see `arena.discuss._prompt`): the role prompt as system prompt, the
+   opening (question, both answers, both initial reviews, the leader's first),
+   then every turn so far as a message of its speaker's role, each user
+   message ending with the role reminder.
+3. By default every discussion runs `max_turns` turns, as in the paper. The
+   final verdict is the last turn's preferences: the one both discussants
+   hold after the last turn (each one's latest preference; the follower's
+   initial one if it never spoke) when they agree, else the discussion is
+   `unresolved` and changes nothing. With `stop_on_agreement` a discussion
+   ends `agreed` after the first turn that leaves the two agreeing (cheaper;
+   not the paper's protocol).
+A reply without a readable preference is asked once more (the same messages
+with a note); a second unreadable reply ends the discussion `unresolved`.
 
 Every step has a row id derived from the discussion id, so a resumed discussion
 reuses the rows already logged and asks only what is missing. A failed call is
@@ -25,7 +32,7 @@ without a call). It is driven by the discussion planner inside `arena run`
 from __future__ import annotations
 
 from collections.abc import Callable, Generator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 from arena.config import Question
@@ -34,8 +41,7 @@ from arena.discuss._prompt import (
     REASK_REVIEW_NOTE,
     Spoken,
     Templates,
-    render_role,
-    render_turn,
+    render_messages,
 )
 from arena.review import parse_verdict, render_review_prompt
 from arena.scheduler import CallOutcome
@@ -124,6 +130,12 @@ class Settings:
     max_tokens: int
     max_turns: int
     context: str
+    stop_on_agreement: bool = False
+    temperatures: Mapping[str, float] = field(default_factory=dict)  # per discussant name
+
+    def temperature_of(self, name: str) -> float:
+        """The sampling temperature of a discussant's turns."""
+        return self.temperatures.get(name, self.temperature)
 
 
 @dataclass(frozen=True)
@@ -361,17 +373,22 @@ class _Run:
     ) -> GenerateRequest:
         s, st = self.spec, self.settings
         who = s.leader if position == 1 else s.follower
-        prompt = render_turn(
-            st.templates, s.battle.question, s.answer_a, s.answer_b, initial, history, position
+        system, messages = render_messages(
+            st.templates,
+            s.battle.question,
+            s.answer_a,
+            s.answer_b,
+            initial,
+            history,
+            position,
+            REASK_NOTE if attempt > 1 else "",
         )
-        if attempt > 1:
-            prompt += REASK_NOTE
         return GenerateRequest(
             model=who.model_id,
-            messages=(Message("user", prompt),),
-            temperature=st.temperature,
+            messages=messages,
+            temperature=st.temperature_of(who.name),
             max_tokens=st.max_tokens,
-            system=render_role(st.templates, position),
+            system=system,
         )
 
     def _final(self, result: DiscussionResult) -> Generator[Step, Reply, None]:
@@ -414,10 +431,17 @@ class _Run:
             self.turns = turn
             history.append(Spoken(position, said.text))
             latest[position] = said.preference
-            if latest[1] == latest[2]:
+            if self.settings.stop_on_agreement and latest[1] == latest[2]:
                 return DiscussionResult("agreed", said.preference, turn, None)
+        if latest[1] == latest[2]:
+            return DiscussionResult("agreed", latest[1], self.turns, None)
         return DiscussionResult(
-            "unresolved", None, self.turns, f"no agreement after {self.turns} turns"
+            "unresolved",
+            None,
+            self.turns,
+            f"no agreement after {self.turns} turns "
+            f"(last preferences: {s.leader.name} {latest[1].value}, "
+            f"{s.follower.name} {latest[2].value})",
         )
 
     def steps(self) -> Steps:

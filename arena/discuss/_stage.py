@@ -5,8 +5,10 @@ as soon as every reviewer has judged a battle (and, for the `inconsistent`
 trigger, its mirror), the battle's triggers are computed, and a selected battle
 is discussed at once. There is no barrier between reviews and discussions.
 
-`top2` discussants are the two reviewers with the highest PeerRank weights
-at the moment a battle is dispatched, computed from the reviews known then
+A battle's contestants never discuss it unless the section sets
+`allow_contestants`: `top2` discussants are the two reviewers, other than the
+battle's contestants, with the highest PeerRank weights at the moment a
+battle is dispatched, computed from the reviews known then
 (recomputed when reviews arrived since; in a resumed run every review in the
 log is known before the first dispatch). A battle that already has
 discussions in the log (same context) keeps their discussants and leaders, so
@@ -28,7 +30,7 @@ from typing import Any
 import polars as pl
 
 from arena.config import DiscussionConfig, Tournament
-from arena.discuss._choose import choose_leader, discussant_pairs, top2
+from arena.discuss._choose import choose_leader, discussant_pairs, ranked_reviewers
 from arena.discuss._prompt import load_templates
 from arena.discuss._protocol import (
     Ask,
@@ -101,6 +103,8 @@ class DiscussionStage(Planner):
             max_tokens=section.max_tokens,
             max_turns=section.max_turns,
             context=context,
+            stop_on_agreement=section.stop_on_agreement,
+            temperatures=dict(section.temperatures),
         )
         self.expected = set(t.reviewers)
         self.order: dict[_Key, int] = {}
@@ -279,7 +283,7 @@ class DiscussionStage(Planner):
                     "verdict": pl.String,
                 },
             )
-            self.top = top2(frame, self.t.contestants, self.t.reviewers)
+            self.top = ranked_reviewers(frame, self.t.contestants, self.t.reviewers)
         return self.top
 
     def _pairs(self, battle: Battle) -> list[tuple[str, str]]:
@@ -289,7 +293,7 @@ class DiscussionStage(Planner):
             return list(logged)
         out: list[tuple[str, str]] = []
         top = self._top2() if self.cfg.discussants == "top2" else None
-        for pair in discussant_pairs(self.cfg, top):
+        for pair in discussant_pairs(self.cfg, top, (battle.model_a, battle.model_b)):
             known = [p for p in logged if set(p) == set(pair)]
             if known:
                 out.append(known[0])

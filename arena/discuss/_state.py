@@ -44,8 +44,11 @@ def discussion_context(t: Tournament, cfg: DiscussionConfig, templates: Template
             "review_temperature": t.config.review.temperature,
             "review_max_tokens": t.config.review.max_tokens,
             "temperature": cfg.temperature,
+            "temperatures": dict(sorted(cfg.temperatures.items())),
             "max_tokens": cfg.max_tokens,
             "max_turns": cfg.max_turns,
+            "stop_on_agreement": cfg.stop_on_agreement,
+            "format": "chat",
         },
     )
 

@@ -14,10 +14,15 @@ very different quality anchor the ends of the scale. Hence heterogeneous
 batches (every one spans the range, about the same mean) are judged best,
 random ones add some noise, homogeneous ones have no anchors, and a sample
 scored alone is both compressed (it is its own context) and fully adrift.
+That anchoring is a gain the simulator builds in, not evidence about real
+models; `batch_anchoring: false` turns it off (every call drifts with sd
+`score_drift`, whatever its batch).
 
 The prompt format is the interface, as it is for a real model: samples come in
 `[The start of SampleK]` ... `[The end of SampleK]` blocks and the scores are
-asked for in the `Float Scores: [Sample1: ...]` template. This module must not
+asked for in the `Float Scores: [Sample1: ...]` template (two-stage) or as
+`Score of SampleK: ...` after each sample's analysis (one-stage, which the sim
+scores with 1.25 times the noise). This module must not
 import `arena.providers.sim` (which imports it), so it keeps its own copy of
 the signature pattern; tests check that the two agree.
 """
@@ -34,6 +39,7 @@ from arena.config import SimParams
 __all__ = ["is_batcheval_prompt", "score_batch", "text_quality"]
 
 MARKER = "Float Scores: [Sample1:"
+ONE_STAGE_MARKER = "Score of Sample1: <score>"
 _SAMPLE_RE = re.compile(r"\[The start of Sample(\d+)\]\n(.*?)\n\[The end of Sample\1\]", re.S)
 _SIGNATURE_RE = re.compile(r"⟦sim author=(?P<author>[^ ⟧]+) q=(?P<q>-?[0-9.]+)⟧")
 _NUM = r"[-+]?\d+(?:\.\d+)?"
@@ -72,7 +78,7 @@ def _rng(*parts: object) -> random.Random:
 
 def is_batcheval_prompt(prompt: str) -> bool:
     """Whether a prompt asks for BatchEval scores (the fixed template and sample blocks)."""
-    return MARKER in prompt and "[The start of Sample1]" in prompt
+    return (MARKER in prompt or ONE_STAGE_MARKER in prompt) and "[The start of Sample1]" in prompt
 
 
 def text_quality(text: str) -> float:
@@ -103,14 +109,14 @@ def score_batch(
     n = max(blocks) if blocks else 1
     qualities = [text_quality(blocks.get(k, "")) for k in range(1, n + 1)]
     low, high = _scale(prompt)
-    two_stage = "Stage 1" in prompt
+    two_stage = ONE_STAGE_MARKER not in prompt
     noise = params.score_noise * (1.0 if two_stage else _ONE_STAGE_NOISE)
     rng = _rng(seed, "batcheval", model, key, attempt)
     scores: list[float] = []
     seen = [q + noise * rng.gauss(0.0, 1.0) for q in qualities]
     mean = sum(seen) / n
     spread = math.sqrt(sum((x - mean) ** 2 for x in seen) / n)
-    anchored = min(1.0, spread / _POPULATION_SD)
+    anchored = min(1.0, spread / _POPULATION_SD) if params.batch_anchoring else 0.0
     drift = params.score_drift * (1.0 - anchored) * rng.gauss(0.0, 1.0)
     for x in seen:
         perceived = x - params.batch_context * mean + drift
@@ -124,6 +130,8 @@ def score_batch(
             lines.append(f"Sample{k}: This response {rng.choice(phrases)}.")
         lines.append("")
     entries = [[f"Sample{k}", _fmt(s)] for k, s in enumerate(scores, 1)]
+    if not two_stage:
+        return _one_stage(entries, low, high, params.malformed_rate, rng)
     if rng.random() < params.malformed_rate:
         return "\n".join(lines + _malformed(entries, high, rng))
     style = rng.random()
@@ -152,3 +160,22 @@ def _malformed(entries: list[list[str]], high: float, rng: random.Random) -> lis
     if not entries:
         return ["Float Scores: []"]
     return ["Float Scores: [" + ", ".join(f"{a}: {b}" for a, b in entries) + "]"]
+
+
+def _one_stage(
+    entries: list[list[str]], low: float, high: float, malformed_rate: float, rng: random.Random
+) -> str:
+    """Each sample's analysis then its score line; a malformed reply loses or spoils one."""
+    bad = rng.randrange(len(entries)) if rng.random() < malformed_rate else -1
+    drop = rng.random() < 0.5
+    lines: list[str] = []
+    for k, (name, value) in enumerate(entries):
+        rel = (float(value) - low) / (high - low)
+        phrases = _HIGH if rel > 2 / 3 else _MID if rel > 1 / 3 else _LOW
+        lines.append(f"Analysis of {name}: This response {rng.choice(phrases)}.")
+        if k == bad:
+            if drop:
+                continue
+            value = _fmt(high + 1.5)
+        lines.append(f"Score of {name}: {value}")
+    return "\n".join(lines)

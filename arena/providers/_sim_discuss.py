@@ -1,28 +1,39 @@
 """The simulator as a discussant in a PeerDiscussion (see docs/discussion.md).
 
-A sim discussant reads the prompt like a model would: the two answers (and the
-latent quality their sim signatures carry), both initial reviews, every turn
-so far, and which reviewer it is (the role reminder `You are Reviewer N`).
-Each of its turns carries its own signature, `⟦sim reviewer=NAME skill=S⟧`, so
-the other sim discussant can tell how strong a reviewer it is arguing with.
+A sim discussant reads a turn's chat like a model would: the system prompt and
+the role reminder (`You are Reviewer N`) say which reviewer it is; the first
+user message holds the two answers (and the latent quality their sim
+signatures carry) and both initial reviews; its own earlier turns are the
+`assistant` messages, the other reviewer's are the `[The start of Reviewer N's
+turn K]` blocks of the later user messages. Each of its turns carries its own
+signature, `⟦sim reviewer=NAME skill=S⟧`, so the other sim discussant can tell
+how strong a reviewer it is arguing with.
 
 A turn: the leader opens by defending its initial review. Later, a discussant
 that disagrees with the other's latest preference takes a fresh look at the
-answers with both reviews and the arguments before it: no position bias, no
-self-preference (the aspects are weighed in order) and less noise,
-`seen = true gap + judge_noise / (1 + insight) * e`. It adopts the other's
-preference with probability
+answers with both reviews and the arguments before it, and sees the quality
+gap of A over B as
+
+    seen = true gap + self + judge_noise / (1 + insight) * e
+
+where `self` is `+self_preference` when the discussant wrote answer A and
+`-self_preference` when it wrote answer B (a discussant judging its own
+answer keeps its bias, as a reviewer does), else 0. The fresh look has no
+position bias and less noise than a review: a gain the simulator builds in.
+With `fresh_look: false` it has neither advantage: position bias is added and
+the noise is the reviews' `judge_noise`. It adopts the other's preference with
+probability
 
     (1 - stubbornness) * sigmoid(skill_other - skill_own + 4 * (m_other - m_own))
 
 where `m` is how much `seen` supports a preference (`seen` for A, `-seen` for
 B, 0 for a tie). So a discussant is more easily persuaded by a stronger
-reviewer and toward the truly better answer, and holds its opinion otherwise.
-With probability `malformed_rate` the turn has no preference line.
+reviewer and toward the answer it sees as better, and holds its opinion
+otherwise. With probability `malformed_rate` the turn has no preference line.
 
-The prompt format is the interface: this module must not import
+The chat format is the interface: this module must not import
 `arena.providers.sim` (which imports it) nor `arena.discuss` (a later layer);
-tests check that the prompts arena.discuss renders are read correctly here.
+tests check that the messages arena.discuss renders are read correctly here.
 """
 
 from __future__ import annotations
@@ -31,10 +42,12 @@ import hashlib
 import math
 import random
 import re
+from collections.abc import Sequence
 
 from arena.config import SimParams
+from arena.types import Message
 
-__all__ = ["discussion_turn", "is_discussion_prompt"]
+__all__ = ["discussion_turn", "is_discussion_prompt", "is_discussion_request"]
 
 _REVIEW_MARKERS = (
     "[The start of Reviewer 1's initial review]",
@@ -73,8 +86,13 @@ _OPEN = "As the first to speak, I restate my assessment of the two answers."
 
 
 def is_discussion_prompt(prompt: str) -> bool:
-    """Whether a prompt is a turn of a PeerDiscussion (both initial-review blocks)."""
+    """Whether a prompt is a discussion's opening (both initial-review blocks)."""
     return all(marker in prompt for marker in _REVIEW_MARKERS)
+
+
+def is_discussion_request(messages: Sequence[Message]) -> bool:
+    """Whether a chat is a turn of a PeerDiscussion: its first message is the opening."""
+    return bool(messages) and is_discussion_prompt(messages[0].content)
 
 
 def _rng(*parts: object) -> random.Random:
@@ -90,15 +108,18 @@ def _preference(text: str) -> str | None:
     return "tie" if last == "tie" else last.upper()
 
 
-def _true_gap(answers: str) -> float:
-    """Quality of answer A minus answer B, from the answers' sim signatures (0 if none)."""
+def _answers(answers: str) -> tuple[float, str | None, str | None]:
+    """Quality of answer A minus answer B and their authors, from the sim signatures.
+
+    (0, None, None) without two signed answers.
+    """
     quality: dict[str, list[float]] = {}
     for m in _ANSWER_SIG_RE.finditer(answers):
         quality.setdefault(m.group("author"), []).append(float(m.group("q")))
     if len(quality) < 2:
-        return 0.0
-    first, second = list(quality.values())[:2]
-    return sum(first) / len(first) - sum(second) / len(second)
+        return 0.0, None, None
+    (author_a, first), (author_b, second) = list(quality.items())[:2]
+    return sum(first) / len(first) - sum(second) / len(second), author_a, author_b
 
 
 def _merit(preference: str | None, seen: float) -> float:
@@ -110,25 +131,47 @@ def _sigmoid(z: float) -> float:
 
 
 def discussion_turn(
-    seed: int, model: str, params: SimParams, prompt: str, key: str, attempt: int
+    seed: int,
+    model: str,
+    params: SimParams,
+    system: str | None,
+    messages: Sequence[Message],
+    key: str,
+    attempt: int,
 ) -> str:
-    """A sim discussant's reply to one turn of a discussion."""
+    """A sim discussant's reply to one turn of a discussion (the chat so far)."""
     rng = _rng(seed, "discuss", model, key, attempt)
-    roles = _ROLE_RE.findall(prompt)
+    roles = _ROLE_RE.findall(system or "") or _ROLE_RE.findall(messages[-1].content)
     own = int(roles[-1]) if roles else 1
     other = 3 - own
+    opening = messages[0].content
     latest: dict[int, str | None] = {1: None, 2: None}
-    for who, body in _INITIAL_RE.findall(prompt):
+    for who, body in _INITIAL_RE.findall(opening):
         latest[int(who)] = _preference(body)
     other_skill: float | None = None
-    turns = _TURN_RE.findall(prompt)
-    for who, _n, body in turns:
-        latest[int(who)] = _preference(body)
-        if int(who) == other:
-            sig = _REVIEWER_SIG_RE.search(body)
-            other_skill = float(sig.group("skill")) if sig else None
-    noise = params.judge_noise / (1.0 + params.insight)
-    seen = _true_gap(prompt.split(_REVIEW_MARKERS[0])[0]) + noise * rng.gauss(0.0, 1.0)
+    turns = 0
+    for message in messages:
+        if message.role == "assistant":
+            latest[own] = _preference(message.content)
+            turns += 1
+            continue
+        for who, _n, body in _TURN_RE.findall(message.content):
+            turns += 1
+            latest[int(who)] = _preference(body)
+            if int(who) == other:
+                sig = _REVIEWER_SIG_RE.search(body)
+                other_skill = float(sig.group("skill")) if sig else None
+    gap, author_a, author_b = _answers(opening.split(_REVIEW_MARKERS[0])[0])
+    if author_a == model:
+        gap += params.self_preference
+    elif author_b == model:
+        gap -= params.self_preference
+    if params.fresh_look:
+        noise = params.judge_noise / (1.0 + params.insight)
+    else:
+        noise = params.judge_noise
+        gap += params.position_bias
+    seen = gap + noise * rng.gauss(0.0, 1.0)
     mine, theirs = latest[own], latest[other]
     if mine is None:  # no readable initial preference: judge afresh
         mine = "tie" if abs(seen) < params.tie_band else ("A" if seen > 0 else "B")
@@ -137,8 +180,8 @@ def discussion_turn(
     elif theirs is None or theirs == mine:
         choice, reason = mine, rng.choice(_HOLD)
     else:
-        gap = 0.0 if other_skill is None else other_skill - params.skill
-        z = _SKILL_WEIGHT * gap + _MERIT_WEIGHT * (_merit(theirs, seen) - _merit(mine, seen))
+        skill_gap = 0.0 if other_skill is None else other_skill - params.skill
+        z = _SKILL_WEIGHT * skill_gap + _MERIT_WEIGHT * (_merit(theirs, seen) - _merit(mine, seen))
         if rng.random() < (1.0 - params.stubbornness) * _sigmoid(z):
             choice, reason = theirs, rng.choice(_CHANGE)
         else:

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from arena.config import ModelConfig, ProviderConfig, SimParams
 from arena.providers._base import Provider
 from arena.providers._sim_batcheval import is_batcheval_prompt, score_batch
-from arena.providers._sim_discuss import discussion_turn, is_discussion_prompt
+from arena.providers._sim_discuss import discussion_turn, is_discussion_request
 from arena.types import (
     ErrorKind,
     GenerateRequest,
@@ -174,8 +174,16 @@ class SimProvider(Provider):
         last = request.messages[-1].content
         if is_batcheval_prompt(last):
             return score_batch(self.seed, request.model, params, last, key, self._attempts[key])
-        if is_discussion_prompt(last):
-            return discussion_turn(self.seed, request.model, params, last, key, self._attempts[key])
+        if is_discussion_request(request.messages):
+            return discussion_turn(
+                self.seed,
+                request.model,
+                params,
+                request.system,
+                request.messages,
+                key,
+                self._attempts[key],
+            )
         signed = find_signatures(last)
         authors = list(dict.fromkeys(s.author for s in signed))
         if len(authors) >= 2:

@@ -17,7 +17,7 @@ from rich import box
 from rich.console import Console, JustifyMethod
 from rich.table import Table
 
-from arena.discuss import discussion_tables
+from arena.discuss import discussion_footer, discussion_tables
 from arena.report._leaderboard import RANKINGS, Leaderboard, leaderboard_dict
 
 __all__ = ["render_json", "render_markdown", "render_table"]
@@ -168,6 +168,8 @@ def _sections(board: Leaderboard) -> tuple[list[str], list[_Section], list[str]]
     footer = []
     if board.cost_usd is not None:
         footer.append(f"Total cost: ${board.cost_usd:.4f}")
+    if board.discussion is not None:
+        footer.extend(discussion_footer(board.discussion))
     footer.extend(f"Warning: {w}" for w in board.warnings)
     return intro, sections, footer
 
@@ -213,7 +215,35 @@ def _batcheval_sections(block: dict[str, Any]) -> list[_Section]:
             f"rating ({against}); '-' with fewer than 3 models or no spread."
         ],
     )
-    return [scores, correlation]
+    if not block.get("human"):
+        return [scores, correlation]
+    human = _Section(
+        "BatchEval scores against human scores (per answer, 95% bootstrap CI)",
+        ["criterion", "scorer", "answers", "Pearson", "Spearman"],
+        [
+            [
+                h["criterion"],
+                h["scorer"],
+                str(h["n"]),
+                _with_ci(h["pearson"], h["pearson_ci"]),
+                _with_ci(h["spearman"], h["spearman_ci"]),
+            ]
+            for h in block["human"]
+        ],
+        [
+            "The paper's evaluation: correlation over the answers of their BatchEval score "
+            "(mean over rounds; 'all scorers': also over scorers) and their mean human score; "
+            "intervals resample answers. '-' with fewer than 3 answers or no spread."
+        ],
+    )
+    return [scores, correlation, human]
+
+
+def _with_ci(value: float | None, interval: list[float] | None) -> str:
+    if value is None:
+        return "-"
+    text = _fmt(value)
+    return text if interval is None else f"{text} [{interval[0]:.3f}, {interval[1]:.3f}]"
 
 
 def render_json(board: Leaderboard) -> str:

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 import yaml
 from click.testing import CliRunner
+from scipy import stats
 
 from arena.batcheval import SCORES_FILE, TABLE, read_scores
 from arena.cli import main
@@ -164,6 +165,7 @@ def _crit(**kw: Any) -> dict[str, Any]:
             "batcheval: required key is missing",
         ),
         (None, _bad_config(template="missing.txt"), "batcheval.template: template file not found"),
+        (None, _bad_config(composition="balanced"), "batcheval.composition: Input should be"),
     ],
 )
 def test_bad_input_exits_2_with_the_reason(
@@ -192,3 +194,86 @@ def test_locked_output_exits_75(tmp_path: Path) -> None:
     with RunLock(out):
         result = invoke(str(samples), "--config", str(cfg), "--out", str(out))
     assert result.exit_code == 75
+
+
+def _human_file(tmp: Path, rows: list[dict[str, Any]], name: str = "human.jsonl") -> Path:
+    path = tmp / name
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
+
+
+def test_human_scores_pearson_and_spearman_with_intervals(tmp_path: Path) -> None:
+    samples, cfg = write_inputs(tmp_path, n=12)
+    # two annotators per sample, averaged; they follow the samples' true quality
+    rows = [
+        {"id": f"a{i}", "criterion": "helpfulness", "score": 1 + i / 6 + d}
+        for i in range(12)
+        for d in (-0.2, 0.2)
+    ]
+    human = _human_file(tmp_path, rows)
+    out = tmp_path / "out"
+    args = [str(samples), "--config", str(cfg), "--out", str(out), "--human", str(human)]
+    result = invoke(*args, "--format", "json")
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout.strip().splitlines()[-1])
+    (row,) = report["human"]
+    assert (row["criterion"], row["scorer"]) == ("helpfulness", "all scorers")
+    scored = {r["id"]: r["score"] for r in report["results"] if r["score"] is not None}
+    ids = sorted(scored)
+    truth = [1 + int(i[1:]) / 6 for i in ids]
+    assert row["n"] == len(ids) >= 10
+    assert row["pearson"] == pytest.approx(stats.pearsonr([scored[i] for i in ids], truth)[0])
+    assert row["spearman"] == pytest.approx(stats.spearmanr([scored[i] for i in ids], truth)[0])
+    assert row["pearson"] > 0.8
+    for name in ("pearson", "spearman"):
+        lo, hi = row[f"{name}_ci"]
+        assert -1 <= lo <= row[name] <= hi <= 1 and lo < hi
+    table = invoke(*args)
+    assert table.exit_code == 0
+    assert "Agreement with human scores" in table.stdout and "helpfulness" in table.stdout
+
+
+def test_human_scores_as_csv_without_the_criterion(tmp_path: Path) -> None:
+    samples, cfg = write_inputs(tmp_path, n=9)
+    human = tmp_path / "human.csv"
+    human.write_text("id,score\n" + "".join(f"a{i},{i}\n" for i in range(9)))
+    out = tmp_path / "out"
+    result = invoke(
+        str(samples),
+        "--config",
+        str(cfg),
+        "--out",
+        str(out),
+        "--human",
+        str(human),
+        "--format",
+        "json",
+    )
+    assert result.exit_code == 0, result.output
+    (row,) = json.loads(result.stdout.strip().splitlines()[-1])["human"]
+    assert row["criterion"] == "helpfulness" and row["n"] >= 7
+
+
+@pytest.mark.parametrize(
+    ("rows", "reason"),
+    [
+        (
+            [{"id": "a1", "criterion": "speed", "score": 1}],
+            "line 1: criterion: unknown criterion 'speed'",
+        ),
+        ([{"id": "a1", "score": "high"}], "line 1: score: not a number: 'high'"),
+        ([{"criterion": "helpfulness", "score": 1}], "line 1: id: missing 'id'"),
+        ([{"id": "zz", "score": 1}], "no sample of the samples file is scored on 'helpfulness'"),
+        ([], "no human scores in file"),
+    ],
+)
+def test_bad_human_scores_exit_2_before_any_call(
+    tmp_path: Path, rows: list[dict[str, Any]], reason: str
+) -> None:
+    samples, cfg = write_inputs(tmp_path)
+    out = tmp_path / "out"
+    human = _human_file(tmp_path, rows)
+    result = invoke(str(samples), "--config", str(cfg), "--out", str(out), "--human", str(human))
+    assert result.exit_code == 2, result.output
+    assert reason in result.stderr and str(human) in result.stderr
+    assert not (out / "log").exists()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from arena.batcheval import parse_scores
+from arena.batcheval import one_generation, parse_scores
 
 TWO_STAGE = """\
 Sample1: The response answers the question directly and cites the relevant rule.
@@ -214,3 +214,79 @@ def test_ten_samples_in_the_fixed_template() -> None:
 def test_bad_arguments(n: int, low: float, high: float) -> None:
     with pytest.raises(ValueError):
         parse_scores("Float Scores: [Sample1: 2]", n, low, high)
+
+
+# --- one-stage output: each sample analysed, then scored, in turn ---------------
+
+ONE_STAGE = """\
+Analysis of Sample1: Direct and accurate; it cites the rule the question is about.
+Score of Sample1: 2.6
+Analysis of Sample2: Restates the question. Compared with Sample1 it adds nothing;
+a score of 1 would be harsh, since Sample 3 is worse.
+Score of Sample2: 1.4
+Analysis of Sample3: Off topic.
+Score of Sample3: 1.0"""
+
+ONE_STAGE_CORPUS: list[tuple[str, str, int, list[float | None]]] = [
+    ("as asked, numbers in the analyses ignored", ONE_STAGE, 3, [2.6, 1.4, 1.0]),
+    (
+        "markdown, spacing, 'for' and '='",
+        "**Analysis of Sample 1:** good.\n**Score of Sample 1:** 2.5\n\n"
+        "Analysis of Sample 2: poor.\nScore for Sample #2 = 1.25",
+        2,
+        [2.5, 1.25],
+    ),
+    ("score out of the scale's top", "Score of Sample1: 2.5/3\nScore of Sample2: 3", 2, [2.5, 3.0]),
+    (
+        "a sample never scored",
+        "Score of Sample1: 2\nAnalysis of Sample2: hard to say.",
+        2,
+        [2.0, None],
+    ),
+    (
+        "a sample scored twice",
+        "Score of Sample1: 2\nScore of Sample1: 3\nScore of Sample2: 1",
+        2,
+        [None, 1.0],
+    ),
+    ("out of range", "Score of Sample1: 4.5\nScore of Sample2: 2", 2, [None, 2.0]),
+    ("a range is no score", "Score of Sample1: 2-3\nScore of Sample2: 2", 2, [None, 2.0]),
+    (
+        "a sample number past the batch: nothing trusted",
+        "Score of Sample1: 2\nScore of Sample3: 2",
+        2,
+        [None, None],
+    ),
+    (
+        "a score block after the lines wins",
+        "Score of Sample1: 1\nScore of Sample2: 1\n\nOn reflection:\n"
+        "Float Scores: [Sample1: 2.0, Sample2: 3.0]",
+        2,
+        [2.0, 3.0],
+    ),
+    (
+        "closing prose that mentions scores",
+        ONE_STAGE + "\n\nThese scores reflect the criterion only.",
+        3,
+        [2.6, 1.4, 1.0],
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("text", "n", "expected"),
+    [case[1:] for case in ONE_STAGE_CORPUS],
+    ids=[case[0] for case in ONE_STAGE_CORPUS],
+)
+def test_one_stage_outputs(text: str, n: int, expected: list[float | None]) -> None:
+    assert parse_scores(text, n, 1, 3) == expected
+
+
+def test_a_reasked_batch_keeps_one_generation_of_scores() -> None:
+    first: list[float | None] = [2.0, None, 1.0]
+    assert one_generation(first, [2.5, 2.8, 1.2]) == [2.5, 2.8, 1.2]  # the re-ask, in full
+    assert one_generation(first, [None, 3.0, None]) == first  # the first has more
+    assert one_generation(first, [None, 3.0, 1.0]) == first  # a tie keeps the first
+    assert one_generation(first, None) == first  # the re-ask failed
+    # never a mix: no sample takes its score from the other reply
+    assert one_generation([None, None, 1.0], [2.0, 2.0, None]) == [2.0, 2.0, None]

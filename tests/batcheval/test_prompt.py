@@ -15,6 +15,7 @@ from arena.batcheval import (
     load_template,
     parse_scores,
     render_prompt,
+    sample_format,
     score_format,
 )
 from arena.config import ConfigError
@@ -49,8 +50,20 @@ def test_shipped_templates_render_every_placeholder(procedure: str) -> None:
     assert "[The start of Sample2]\nSecond.\n[The end of Sample2]" in prompt
     assert "helpfulness: Does it help the asker?" in prompt
     assert "- 1: not at all\n- 2: partly\n- 3: fully" in prompt  # anchors in scale order
-    assert "Float Scores: [Sample1: <score>, Sample2: <score>]" in prompt
-    assert ("Stage 1" in prompt) == (procedure == "two-stage")
+    two_stage = procedure == "two-stage"
+    assert ("Float Scores: [Sample1: <score>, Sample2: <score>]" in prompt) == two_stage
+    assert ("Stage 1" in prompt) == two_stage
+    # one-stage, as in the paper: each sample analysed, then scored, in turn
+    per_sample = (
+        "Analysis of Sample1: <analysis>\nScore of Sample1: <score>\n"
+        "Analysis of Sample2: <analysis>\nScore of Sample2: <score>"
+    )
+    assert (per_sample in prompt) == (not two_stage)
+
+
+def test_one_stage_format_round_trips_through_the_parser() -> None:
+    lines = sample_format(3).replace("<analysis>", "fine").replace("<score>", "1.5")
+    assert parse_scores(lines, 3, 1, 3) == [1.5, 1.5, 1.5]
 
 
 def test_score_format_round_trips_through_the_parser() -> None:
@@ -77,3 +90,6 @@ def test_custom_template_missing_or_lacking_placeholders(tmp_path: Path) -> None
     with pytest.raises(ConfigError, match=r"lacks the placeholder \{score_format\}"):
         load_template(_cfg(template="bad.txt"), tmp_path / "t.yaml")
     assert REQUIRED_PLACEHOLDERS == ("{samples}", "{score_format}")
+    (tmp_path / "one.txt").write_text("Rate these: {samples}\n{score_format}")
+    with pytest.raises(ConfigError, match=r"lacks the placeholder \{sample_format\}"):
+        load_template(_cfg(template="one.txt", procedure="one-stage"), tmp_path / "t.yaml")

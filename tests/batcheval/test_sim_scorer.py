@@ -108,10 +108,33 @@ def test_two_stage_analyses_every_sample_before_the_scores() -> None:
     assert "Float Scores" in text
 
 
-def test_one_stage_gives_only_scores() -> None:
-    text = score_batch(0, "j", SimParams(), _prompt([0.1, 0.2], "one-stage"), "k", 1)
-    assert text.lstrip("*").startswith("Float Scores")
+def test_one_stage_analyses_and_scores_each_sample_in_turn() -> None:
+    prompt = _prompt([0.1, 0.2], "one-stage")
+    assert is_batcheval_prompt(prompt)
+    text = score_batch(0, "j", SimParams(), prompt, "k", 1)
+    assert [ln.split(":")[0] for ln in text.splitlines()] == [
+        "Analysis of Sample1",
+        "Score of Sample1",
+        "Analysis of Sample2",
+        "Score of Sample2",
+    ]
+    assert "Float Scores" not in text
     assert all(s is not None for s in _scores(text, 2))
+    for key in range(20):  # a malformed one-stage reply loses or spoils a score
+        bad = score_batch(0, "j", SimParams(malformed_rate=1.0), prompt, str(key), 1)
+        assert None in _scores(bad, 2)
+
+
+def test_without_batch_anchoring_a_diverse_batch_drifts_like_any_other() -> None:
+    # A batch spanning the range anchors the scale: the same samples score the
+    # same on every call. Without anchoring, each call drifts.
+    diverse = _prompt([-1.5, 0.0, 1.5])
+    anchored = SimParams(score_noise=0.0)
+    loose = SimParams(score_noise=0.0, batch_anchoring=False)
+    calls = [str(k) for k in range(8)]
+    fixed = {tuple(_scores(score_batch(0, "j", anchored, diverse, k, 1), 3)) for k in calls}
+    moving = {tuple(_scores(score_batch(0, "j", loose, diverse, k, 1), 3)) for k in calls}
+    assert len(fixed) == 1 and len(moving) > 1
 
 
 def test_scores_stay_on_the_prompted_scale() -> None:

@@ -103,6 +103,17 @@ def test_every_sample_scored_once_per_round_and_final_is_the_mean(tmp_path: Path
         assert row["rounds_scored"] + row["rounds_missing"] == 3
 
 
+def test_one_stage_scores_each_sample_after_its_analysis(tmp_path: Path) -> None:
+    summary = asyncio.run(run_standalone(_setup(tmp_path, procedure="one-stage"), _samples(6)))
+    log = _log(tmp_path)
+    critic = log.filter(pl.col("scorer") == "critic")  # never malformed: every score read
+    assert (critic["status"] == "ok").all() and critic["score"].null_count() == 0
+    assert critic["text"].str.contains("Analysis of Sample1:").all()
+    assert critic["text"].str.contains("Score of Sample1: ").all()
+    assert not critic["text"].str.contains("Float Scores").any()
+    assert summary.pending == summary.failed == 0
+
+
 def test_critic_is_called_by_its_provider_side_id(tmp_path: Path) -> None:
     asyncio.run(run_standalone(_setup(tmp_path), _samples(4)))
     assert set(_log(tmp_path).filter(pl.col("scorer") == "critic")["status"].to_list()) == {"ok"}
@@ -185,10 +196,22 @@ def _line(n: int, skip: int | None = None) -> str:
 
 
 def _run_stage(
-    tmp_path: Path, reply: Callable[[str, int], str], *, rounds: int = 1, stop: bool = False
+    tmp_path: Path,
+    reply: Callable[[str, int], str],
+    *,
+    rounds: int = 1,
+    stop: bool = False,
+    n: int = 3,
+    composition: str = "paper",
 ) -> tuple[StageSummary, pl.DataFrame, Scripted]:
     cfg = BatchEvalConfig.model_validate(
-        {"scorers": ["j"], "criteria": CRITERIA[:1], "batch_size": 3, "rounds": rounds}
+        {
+            "scorers": ["j"],
+            "criteria": CRITERIA[:1],
+            "batch_size": 3,
+            "rounds": rounds,
+            "composition": composition,
+        }
     )
     provider = Scripted(reply)
     sched = Scheduler({"p": provider}, {}, RetryConfig(max_attempts=1))
@@ -201,7 +224,7 @@ def _run_stage(
             stage = BatchEvalStage(
                 cfg,
                 load_template(cfg, tmp_path / "x.yaml"),
-                _samples(3),
+                _samples(n),
                 [Scorer("j", "p", "j-1", {"name": "j"})],
                 sched,
                 w,
@@ -264,3 +287,55 @@ def test_unparseable_text_is_kept_raw(tmp_path: Path) -> None:
     _, log, _ = _run_stage(tmp_path, lambda p, a: "I would rather not score these.")
     assert log["text"].to_list() == ["I would rather not score these."] * 3
     assert log["status"].to_list() == ["invalid"] * 3
+
+
+def test_a_reasked_batch_keeps_one_reply_never_a_mix(tmp_path: Path) -> None:
+    # First reply: Sample2 missing. The re-ask: Sample3 missing, other values.
+    # Both read two scores; the first reply is kept whole (no 1.6 for Sample2).
+    def two_generations(prompt: str, attempt: int) -> str:
+        if attempt == 1:
+            return "Float Scores: [Sample1: 2.1, Sample3: 2.3]"
+        return "Float Scores: [Sample1: 1.5, Sample2: 1.6]"
+
+    summary, log, _ = _run_stage(tmp_path, two_generations)
+    assert log["score"].to_list() == [2.1, None, 2.3]
+    assert summary.reasked == 1 and summary.unscored == 1
+    # a re-ask that reads in full replaces the first reply's scores entirely
+    again = tmp_path / "again"
+    again.mkdir()
+    _, log, _ = _run_stage(
+        again,
+        lambda p, a: "Float Scores: [Sample1: 2.1]" if a == 1 else _line(3).replace("2.", "1."),
+    )
+    assert log["score"].to_list() == [1.1, 1.2, 1.3]
+
+
+def _by_index(prompt: str, attempt: int) -> str:
+    """Each sample scored by its index: s0 lowest, s6 highest."""
+    blocks = re.findall(r"\[The start of Sample(\d+)\]\nAnswer (\d+)\.", prompt)
+    return "Float Scores: [" + ", ".join(f"Sample{k}: {1 + int(i) / 5}" for k, i in blocks) + "]"
+
+
+def _rounds(log: pl.DataFrame) -> dict[int, list[list[str]]]:
+    out: dict[int, list[list[str]]] = {}
+    for (r, _), group in sorted(log.group_by(["round", "batch_index"]), key=lambda kv: kv[0]):
+        out.setdefault(int(r), []).append(sorted(group["sample_id"].to_list()))
+    return out
+
+
+def test_paper_composition_in_the_stage(tmp_path: Path) -> None:
+    # 7 samples in batches of 3: two full batches and a short one of 7 mod 3 = 1.
+    # Round 2 orders by round 1's scores (s0 < ... < s6): with the set-aside
+    # sample removed, r[0..5] in order, batch i = {r[i], r[2 + i], r[4 + i]}.
+    _, log, _ = _run_stage(tmp_path, _by_index, rounds=2, n=7)
+    rounds = _rounds(log)
+    assert [len(b) for b in rounds[1]] == [len(b) for b in rounds[2]] == [3, 3, 1]
+    (aside,) = rounds[2][2]
+    rest = [f"s{i}" for i in range(7) if f"s{i}" != aside]
+    assert rounds[2][:2] == [sorted(rest[0::2]), sorted(rest[1::2])]
+
+
+def test_arena_composition_in_the_stage(tmp_path: Path) -> None:
+    _, log, _ = _run_stage(tmp_path, _by_index, rounds=2, n=7, composition="arena")
+    rounds = _rounds(log)
+    assert sorted(len(b) for b in rounds[2]) == [2, 2, 3]  # even sizes, no short batch

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from pathlib import Path
 from typing import Any
 
 import polars as pl
 import pytest
+from click.testing import CliRunner
 
 from arena.batcheval import (
     SCORES_FILE,
@@ -16,6 +18,7 @@ from arena.batcheval import (
     read_scores,
     tournament_samples,
 )
+from arena.cli import main
 from arena.config import load_tournament
 from arena.engine import preflight, run_tournament
 from arena.pipeline import build_plan
@@ -107,3 +110,38 @@ def test_bad_template_is_a_preflight_problem(tmp_path: Path) -> None:
     t = _tournament(tmp_path, template="nope.txt")
     problems = preflight(t)
     assert any("batcheval.template: template file not found" in p for p in problems)
+
+
+def test_leaderboard_reports_agreement_with_human_scores(tmp_path: Path) -> None:
+    t = _tournament(tmp_path)
+    asyncio.run(run_tournament(t))
+    answers = RunLog(t.output_dir).read("answers")
+    # people score the better models' answers higher, on one criterion only
+    skill = {f"m{i}": 4.0 - i for i in range(4)}
+    lines = [
+        json.dumps({"question_id": q, "model": m, "criterion": "helpfulness", "score": skill[m]})
+        for q, m in answers.select("question_id", "model").iter_rows()
+    ]
+    human = tmp_path / "human.jsonl"
+    human.write_text("\n".join(lines) + "\n")
+    runner = CliRunner()
+    args = ["leaderboard", str(t.output_dir), "--bootstrap", "20", "--elo-orders", "0"]
+    result = runner.invoke(main, [*args, "--human-scores", str(human), "--format", "json"])
+    assert result.exit_code == 0, result.output
+    rows = json.loads(result.stdout)["batcheval"]["human"]
+    assert [(r["criterion"], r["scorer"]) for r in rows] == [
+        ("helpfulness", "all scorers"),
+        ("helpfulness", "m0"),
+        ("helpfulness", "m1"),
+    ]
+    for r in rows:
+        assert r["n"] == answers.height and r["pearson"] > 0.3
+        lo, hi = r["spearman_ci"]
+        assert lo <= r["spearman"] <= hi
+    markdown = runner.invoke(main, [*args, "--human-scores", str(human), "--format", "markdown"])
+    assert "BatchEval scores against human scores" in markdown.stdout
+    plain = runner.invoke(main, [*args, "--format", "json"])
+    assert json.loads(plain.stdout)["batcheval"]["human"] is None
+    human.write_text(json.dumps({"question_id": "q0", "model": "m0", "criterion": "x"}) + "\n")
+    bad = runner.invoke(main, [*args, "--human-scores", str(human)])
+    assert bad.exit_code == 2 and "unknown criterion 'x'" in bad.output

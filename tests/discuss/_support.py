@@ -59,7 +59,12 @@ class Script:
         self.counts[what] += 1
 
 
-def settings(max_turns: int = 4) -> Settings:
+def settings(
+    max_turns: int = 4,
+    *,
+    stop_on_agreement: bool = False,
+    temperatures: dict[str, float] | None = None,
+) -> Settings:
     """The default templates with a short review template."""
     cfg = DiscussionConfig(max_turns=max_turns)
     return Settings(
@@ -71,6 +76,8 @@ def settings(max_turns: int = 4) -> Settings:
         max_tokens=256,
         max_turns=max_turns,
         context="ctx",
+        stop_on_agreement=stop_on_agreement,
+        temperatures=temperatures or {},
     )
 
 

@@ -76,6 +76,11 @@ def test_replace_changes_the_leaderboard_and_both_rankings_are_shown(tmp_path: P
     assert board["reviewer_weights"].keys() == {"r1", "r2"}
     text = render_markdown(build_leaderboard(out, options=FAST))
     assert "## Discussions" in text and "## Rankings with and without discussion outcomes" in text
+    # the footer says plainly what replace did, and that unresolved ones changed nothing
+    assert (
+        "in each of the 4 agreed discussion(s), two discussants' shared verdict overwrote the "
+        "verdicts of every reviewer of that battle; 1 unresolved discussion(s) changed nothing"
+    ) in " ".join(text.split())
 
 
 def test_add_counts_the_weight_as_reviews_by_the_discussion_reviewer(tmp_path: Path) -> None:
@@ -86,6 +91,13 @@ def test_add_counts_the_weight_as_reviews_by_the_discussion_reviewer(tmp_path: P
     assert [m["model"] for m in light["models"]][0] == "y"
     assert [m["model"] for m in heavy["models"]][0] == "x"
     assert heavy["discussion"]["weight"] == 4
+    run_b = tmp_path / "b" / "run"
+    text = " ".join(render_markdown(build_leaderboard(run_b, options=FAST)).split())
+    assert (
+        "Discussions (outcome add): each of the 4 agreed discussion(s) added 4 review(s) by "
+        "the reviewer (discussion), next to the reviewers' own; 1 unresolved discussion(s) "
+        "changed nothing."
+    ) in text
 
 
 @pytest.fixture(scope="module")
@@ -140,6 +152,7 @@ def test_judge_diagnostics_describe_the_reviews_as_written(tmp_path: Path) -> No
                 "trigger": ["inconsistent"],
                 "discussants": ["m0", "m1"],
                 "outcome": "replace",
+                "allow_contestants": True,
             }
         },
     )

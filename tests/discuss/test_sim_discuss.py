@@ -1,14 +1,14 @@
-"""The simulator as a discussant: it reads arena.discuss's prompts and is persuaded sensibly."""
+"""The simulator as a discussant: it reads arena.discuss's chat turns and is persuaded sensibly."""
 
 from __future__ import annotations
 
 import asyncio
 
 from arena.config import ModelConfig, ProviderConfig, Question, SimParams
-from arena.discuss import render_turn
+from arena.discuss import render_messages
 from arena.discuss._prompt import Spoken
 from arena.providers._sim_batcheval import is_batcheval_prompt
-from arena.providers._sim_discuss import discussion_turn, is_discussion_prompt
+from arena.providers._sim_discuss import discussion_turn, is_discussion_request
 from arena.providers.sim import SimProvider, signature
 from arena.review import render_review_prompt
 from arena.types import GenerateRequest, Message
@@ -20,10 +20,18 @@ ANSWER_A = (f"First answer.\n{signature('alpha', 1.0)}",)
 ANSWER_B = (f"Second answer.\n{signature('beta', 0.0)}",)
 
 
+Chat = tuple[str, tuple[Message, ...]]
+
+
 def _prompt(
-    lead: str, follow: str, lead_turn: str | None, lead_skill: float, gap: float = 1.0
-) -> str:
-    """The follower's turn 2 prompt (or the leader's turn 1 prompt without `lead_turn`).
+    lead: str,
+    follow: str,
+    lead_turn: str | None,
+    lead_skill: float,
+    gap: float = 1.0,
+    author_b: str = "beta",
+) -> Chat:
+    """The follower's turn 2 chat (or the leader's turn 1 chat without `lead_turn`).
 
     Answer A is better than answer B by `gap` quality units.
     """
@@ -31,8 +39,8 @@ def _prompt(
     if lead_turn is not None:
         text = f"My case.\n⟦sim reviewer=lead skill={lead_skill:.4f}⟧\nPreference: [[{lead_turn}]]"
         history.append(Spoken(1, text))
-    answer_b = (f"Second answer.\n{signature('beta', 1.0 - gap)}",)
-    return render_turn(
+    answer_b = (f"Second answer.\n{signature(author_b, 1.0 - gap)}",)
+    return render_messages(
         settings().templates,
         QUESTION,
         ANSWER_A,
@@ -43,25 +51,26 @@ def _prompt(
     )
 
 
-def _choices(prompt: str, params: SimParams, n: int = 400) -> list[str]:
+def _choices(chat: Chat, params: SimParams, n: int = 400, model: str = "follow") -> list[str]:
     out = []
     for i in range(n):
-        reply = discussion_turn(7, "follow", params, prompt, f"key{i}", 1)
+        reply = discussion_turn(7, model, params, chat[0], chat[1], f"key{i}", 1)
         out.append(reply.rsplit("[[", 1)[1].split("]]")[0])
     return out
 
 
-def _switch_rate(prompt: str, params: SimParams, to: str) -> float:
-    choices = _choices(prompt, params)
+def _switch_rate(chat: Chat, params: SimParams, to: str, model: str = "follow") -> float:
+    choices = _choices(chat, params, model=model)
     return choices.count(to) / len(choices)
 
 
 def test_prompts_are_recognised_by_the_right_mode() -> None:
-    turn_prompt = _prompt("A", "B", "A", 0.0)
+    _system, turn_chat = _prompt("A", "B", "A", 0.0)
     review = render_review_prompt(REVIEW_TEMPLATE, QUESTION, ANSWER_A, ANSWER_B)
-    assert is_discussion_prompt(turn_prompt) and not is_batcheval_prompt(turn_prompt)
-    assert is_discussion_prompt(_prompt("A", "B", None, 0.0))
-    assert not is_discussion_prompt(review)
+    assert is_discussion_request(turn_chat)
+    assert not any(is_batcheval_prompt(m.content) for m in turn_chat)
+    assert is_discussion_request(_prompt("A", "B", None, 0.0)[1])
+    assert not is_discussion_request((Message("user", review),))
 
 
 def test_persuaded_toward_the_truly_better_answer() -> None:
@@ -96,18 +105,52 @@ def test_stubbornness_holds_and_the_leader_opens_with_its_review() -> None:
 
 def test_malformed_turns_have_no_preference_line() -> None:
     params = SimParams(malformed_rate=1.0)
-    reply = discussion_turn(1, "follow", params, _prompt("A", "B", "A", 0.0), "k", 1)
+    system, chat = _prompt("A", "B", "A", 0.0)
+    reply = discussion_turn(1, "follow", params, system, chat, "k", 1)
     assert "Preference:" not in reply and "⟦sim reviewer=follow" in reply
 
 
 def test_the_sim_provider_answers_discussion_prompts_as_a_discussant() -> None:
     models = {"follow": ModelConfig(provider="sim", sim=SimParams(skill=1.0))}
     provider = SimProvider("sim", ProviderConfig(type="sim"), models, seed=3)
-    request = GenerateRequest(
-        model="follow",
-        messages=(Message("user", _prompt("A", "B", "A", 0.0)),),
-        system="You are Reviewer 2",
-    )
+    system, chat = _prompt("A", "B", "A", 0.0)
+    request = GenerateRequest(model="follow", messages=chat, system=system)
     result = asyncio.run(provider.generate(request))
     assert "⟦sim reviewer=follow skill=1.0000⟧" in result.text
     assert "Preference: [[" in result.text and "Verdict:" not in result.text
+
+
+def test_a_discussant_prefers_its_own_answer() -> None:
+    # The follower "beta" wrote answer B, equal in quality to A: it holds B
+    # (its own) more often than a discussant with no stake in the battle.
+    params = SimParams(self_preference=1.0, judge_noise=0.3, stubbornness=0.0)
+    own = _prompt("B", "B", "A", 0.0, gap=0.0, author_b="beta")
+    assert _switch_rate(own, params, "A", model="beta") < _switch_rate(own, params, "A") - 0.3
+
+
+def test_without_the_fresh_look_position_bias_and_noise_come_back() -> None:
+    # Equal answers: a biased look toward A is persuaded to A more often.
+    fresh = SimParams(position_bias=1.0, judge_noise=0.3, stubbornness=0.0)
+    plain = SimParams(position_bias=1.0, judge_noise=0.3, stubbornness=0.0, fresh_look=False)
+    chat = _prompt("A", "B", "A", 0.0, gap=0.0)
+    assert _switch_rate(chat, plain, "A") > _switch_rate(chat, fresh, "A") + 0.3
+
+
+def test_a_later_turn_reads_its_own_earlier_turn_from_the_assistant_message() -> None:
+    # Leader's turn 3: it said A at turn 1 (assistant), the follower said B at turn 2.
+    history = [
+        Spoken(1, "Mine.\nPreference: [[A]]"),
+        Spoken(2, "Theirs.\n⟦sim reviewer=f skill=0.0000⟧\nPreference: [[B]]"),
+    ]
+    system, chat = render_messages(
+        settings().templates,
+        QUESTION,
+        ANSWER_A,
+        ANSWER_B,
+        ("Review.\nVerdict: [[B]]", "Review.\nVerdict: [[B]]"),
+        history,
+        1,
+    )
+    assert [m.role for m in chat] == ["user", "assistant", "user"]
+    # Stubborn: it keeps what it said last (A, from its own turn), not its initial B.
+    assert set(_choices((system, chat), SimParams(stubbornness=1.0), n=30)) == {"A"}

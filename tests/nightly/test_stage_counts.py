@@ -30,7 +30,11 @@ BATCHEVAL_SECTION: dict[str, Any] = {
     "batch_size": 5,
     "rounds": 2,
 }
-DISCUSSION_SECTION: dict[str, Any] = {"trigger": ["tie", "inconsistent"], "max_turns": 3}
+DISCUSSION_SECTION: dict[str, Any] = {
+    "trigger": ["tie", "inconsistent"],
+    "max_turns": 3,
+    "allow_contestants": True,  # three models: no reviewer is outside a battle
+}
 PRICES = {name: {"input": 1.0, "output": 2.0} for name in ("m0", "m1", "m2", "judge")}
 
 
@@ -93,7 +97,11 @@ def test_plan_without_the_sections_has_no_extra_calls(tmp_path: Path) -> None:
 
 
 def test_all_pairs_discuss_each_battle_once_per_pair(tmp_path: Path) -> None:
-    section = {"discussants": {"all-pairs": ["m0", "m1", "m2"]}, "max_turns": 2}
+    section = {
+        "discussants": {"all-pairs": ["m0", "m1", "m2"]},
+        "max_turns": 2,
+        "allow_contestants": True,
+    }
     plan = as_json("plan", str(_yaml(tmp_path, discussion=section)))
     assert plan["discussion"]["pairs"] == 3
     assert plan["discussion"]["max_calls"] == 24 * 3 * 2 * (2 + 2)
