@@ -14,10 +14,18 @@ import polars as pl
 
 from arena.config import ConfigError, load_tournament
 from arena.nightly._history import HISTORY_TABLE, append_history, snapshot_rows
-from arena.nightly._planfile import plan_changes, plan_frame, read_plan, write_plan
+from arena.nightly._planfile import (
+    KEYS,
+    PLAN_FILE,
+    plan_changes,
+    plan_frame,
+    read_plan,
+    write_plan,
+)
 from arena.nightly._status import classify
 from arena.shard import recorded_shard, shard_tournament
 from arena.store import RunLog
+from arena.types import CallStatus
 
 if TYPE_CHECKING:
     from arena.config import Tournament
@@ -128,10 +136,7 @@ def record_history(
     run wrote it), and the leaderboard is computed only when a snapshot is
     appended. The caller holds the run lock.
     """
-    frame = read_plan(t.output_dir)
-    states = classify(frame if frame is not None else plan_frame(t, plan), RunLog(t.output_dir))
-    open_calls = int(states["state"].is_in(["failed", "stale", "pending"]).sum())
-    del states, frame
+    open_calls = _open_calls(t, plan)
     config_hash = t.config_hash()
     if not added and _last_snapshot_matches(t.output_dir, config_hash, plan.size, open_calls):
         return "no new leaderboard snapshot for the history: the run added nothing"
@@ -151,6 +156,28 @@ def record_history(
     )
     append_history(t.output_dir, rows)
     return None
+
+
+def _open_calls(t: Tournament, plan: Plan) -> int:
+    """Calls of the plan not logged with a result (failed, stale or pending).
+
+    Only ids and statuses are read: the plan's ids from DIR/plan.parquet (the
+    run wrote it) and the logged ids whose status is ok or invalid.
+    """
+    path = t.output_dir / PLAN_FILE
+    if path.is_file():
+        planned = pl.scan_parquet(path).select("id", "stage").collect()
+    else:
+        planned = plan_frame(t, plan).select("id", "stage")
+    log = RunLog(t.output_dir)
+    settled = 0
+    for table in KEYS:
+        logged = log.read(table, columns=["status"]).filter(
+            pl.col("status").is_in([CallStatus.OK.value, CallStatus.INVALID.value])
+        )
+        ids = planned.filter(pl.col("stage") == table).select("id")
+        settled += ids.join(logged.select("id"), on="id", how="semi").height
+    return planned.height - settled
 
 
 def _last_snapshot_matches(
