@@ -189,6 +189,7 @@ def run_directory(
         plan = build_plan(t)
         start = start_run(t, plan, same_plan=retry_failed)
         ran, blocked = failed_only(plan, start) if retry_failed else (plan, 0)
+        start = start.compact()  # the counts; the plan's frame is not kept through the run
 
         async def execute() -> RunSummary:
             if on_loop is not None:
@@ -214,8 +215,19 @@ def run_directory(
                 "retry-failed" if retry_failed else "run",
                 lambda: leaderboard_dict(build_leaderboard(t.output_dir, ratings_only=True)),
                 added=summary.completed + summary.failed + summary.invalid > 0,
+                calls_open=_open_after(plan, start, summary),
             )
     return DirectoryRun(summary, start, plan, ran, blocked, history)
+
+
+def _open_after(plan: Plan, start: RunStart, summary: RunSummary) -> int:
+    """Calls of the plan still failed, stale or pending after a run: those logged ok or
+    invalid at the start, plus the answers and reviews this run logged so, are settled."""
+    settled = start.count("done") + start.count("invalid")
+    for stage in ("answers", "reviews"):
+        counts = summary.by_stage.get(stage, {})
+        settled += counts.get("completed", 0) + counts.get("invalid", 0)
+    return plan.size - settled
 
 
 def log_line(message: str) -> None:

@@ -45,13 +45,27 @@ __all__ = [
 
 @dataclass(frozen=True)
 class RunStart:
-    """A run's plan as a frame, with the state of every call when the run started."""
+    """A run's plan as a frame, with the state of every call when the run started.
+
+    `compact()` keeps only the counts per state (a million-call plan's frame
+    need not stay in memory while the run goes on).
+    """
 
     states: pl.DataFrame
+    counts: dict[str, int] = dataclasses.field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if not self.counts and self.states.height:
+            tally = self.states["state"].value_counts()
+            self.counts.update(zip(tally["state"].to_list(), tally["count"].to_list(), strict=True))
 
     def count(self, state: str) -> int:
         """Calls of the plan in `state` at the start."""
-        return int((self.states["state"] == state).sum())
+        return int(self.counts.get(state, 0))
+
+    def compact(self) -> RunStart:
+        """The same counts without the frame."""
+        return RunStart(self.states.clear(), dict(self.counts))
 
     def to_json(self) -> dict[str, int]:
         """Calls this run has to make: never run, stale, and failed before."""
@@ -126,6 +140,7 @@ def record_history(
     leaderboard: Callable[[], Mapping[str, Any]],
     *,
     added: bool = True,
+    calls_open: int | None = None,
 ) -> str | None:
     """Append the leaderboard (its `--format json` shape) to DIR's history table.
 
@@ -136,7 +151,7 @@ def record_history(
     run wrote it), and the leaderboard is computed only when a snapshot is
     appended. The caller holds the run lock.
     """
-    open_calls = _open_calls(t, plan)
+    open_calls = _open_calls(t, plan) if calls_open is None else calls_open
     config_hash = t.config_hash()
     if not added and _last_snapshot_matches(t.output_dir, config_hash, plan.size, open_calls):
         return "no new leaderboard snapshot for the history: the run added nothing"
