@@ -18,7 +18,10 @@ demo: install
 	$(BIN)/arena leaderboard runs/demo
 
 test: install
-	$(BIN)/pytest -q
+	@command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 \
+	  || [ -n "$$ARENA_CHROMIUM" ] \
+	  || echo "make test: chromium not found, so the browser tests (tests/htmlreport, tests/viewer) are SKIPPED; install it with 'apt-get install -y chromium' as root (.ci/run does)"
+	$(BIN)/pytest -q -rs
 
 lint: install
 	$(BIN)/ruff check arena tests benchmarks
@@ -29,4 +32,4 @@ bench: install
 	for b in benchmarks/bench_*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done
 
 clean:
-	rm -rf $(VENV) runs .pytest_cache
+	rm -rf $(VENV) runs .pytest_cache test-artifacts

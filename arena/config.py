@@ -100,12 +100,17 @@ class SimParams(_Strict):
     answer_noise: float = Field(default=0.5, ge=0)
     style: str | None = None
     answer_words: int = Field(default=60, ge=1)
+    # Verbosity varies by answer: words = answer_words * exp(spread * N(0, 1)).
+    answer_words_spread: float = Field(default=0.0, ge=0)
     latency_mean: float = Field(default=0.0, ge=0)
     latency_sd: float = Field(default=0.0, ge=0)
     failure_rate: float = Field(default=0.0, ge=0, le=1)
     judge_noise: float = Field(default=0.5, ge=0)
     position_bias: float = 0.0
     self_preference: float = 0.0
+    # As a reviewer: added to the perceived gap in favour of the longer answer,
+    # per unit of relative length difference (L_A - L_B) / mean(L_A, L_B).
+    length_bias: float = 0.0
     tie_band: float = Field(default=0.1, ge=0)
     malformed_rate: float = Field(default=0.0, ge=0, le=1)
     # BatchEval scoring (arena/providers/_sim_batcheval.py): noise of seeing one
@@ -126,6 +131,12 @@ class SimParams(_Strict):
     batch_anchoring: bool = True
 
 
+# Sim settings that do not change what a call returns: not part of any id.
+SIM_RUN_ONLY = frozenset({"latency_mean", "latency_sd", "failure_rate"})
+# Sim parameters added after logs were first written (default 0: no effect).
+_LATER_SIM_PARAMS = frozenset({"answer_words_spread", "length_bias"})
+
+
 class ModelConfig(_Strict):
     """One named model: which provider serves it and how it is called."""
 
@@ -134,6 +145,8 @@ class ModelConfig(_Strict):
     temperature: float = Field(default=0.7, ge=0)
     max_tokens: int = Field(default=1024, ge=1)
     sim: SimParams | None = None
+    # Any string; changing it forces new answers (a provider updated a floating alias).
+    revision: str | None = None
 
 
 class ReviewConfig(_Strict):
@@ -404,8 +417,16 @@ def model_fingerprint(
         "temperature": m.temperature,
         "max_tokens": m.max_tokens,
     }
+    if m.revision is not None:
+        fp["revision"] = m.revision
     if prov.type == SIM_TYPE:
-        fp["sim"] = (m.sim or SimParams()).model_dump()
+        # Newer parameters enter only when set, so older logs stay current; latency and
+        # failures change when a call ends, never what it returns.
+        fp["sim"] = {
+            k: v
+            for k, v in (m.sim or SimParams()).model_dump().items()
+            if not (k in _LATER_SIM_PARAMS and v == 0) and k not in SIM_RUN_ONLY
+        }
         fp["seed"] = seed
     return fp
 

@@ -19,7 +19,7 @@ from typing import Any
 from arena.batcheval import batcheval_preflight, batcheval_stage
 from arena.config import ConfigError, Tournament
 from arena.discuss import discussion_stage
-from arena.nightly import RunStart, failed_only, record_history, start_run
+from arena.nightly import RunStart, failed_only, record_history, recorded_config, start_run
 from arena.pipeline import AllPairsPlanner, Plan, build_plan, make_providers
 from arena.providers import ProviderUnavailable, create_provider
 from arena.report import build_leaderboard, leaderboard_dict
@@ -60,11 +60,19 @@ def snapshot(t: Tournament) -> dict[str, Any]:
     }
 
 
-def write_snapshot(t: Tournament) -> None:
-    """Write tournament.json atomically."""
+def write_snapshot(t: Tournament, *, keep_config_path: bool = False) -> None:
+    """Write tournament.json atomically.
+
+    With `keep_config_path` (`arena retry-failed --config X`), the YAML path
+    recorded by the last `arena run` stays: X is for that retry only.
+    """
     t.output_dir.mkdir(parents=True, exist_ok=True)
+    data = snapshot(t)
+    recorded = recorded_config(t.output_dir) if keep_config_path else None
+    if recorded is not None:
+        data["config_path"] = str(recorded)
     tmp = t.output_dir / "tournament.json.tmp"
-    tmp.write_text(json.dumps(snapshot(t), indent=2))
+    tmp.write_text(json.dumps(data, indent=2))
     tmp.replace(t.output_dir / "tournament.json")
 
 
@@ -115,15 +123,17 @@ async def run_tournament(
     plan: Plan | None = None,
     extra_stages: bool = True,
     window: int | None = None,
+    record_config: bool = True,
 ) -> RunSummary:
     """Run every pending call of a tournament; the caller holds the run lock.
 
     `plan` defaults to `build_plan(t)`; `arena retry-failed` passes part of it
     with `extra_stages=False` (no discussion, BatchEval... on a partial plan).
     `window` bounds the calls in flight (default: `default_window` of the
-    providers' limits).
+    providers' limits). Without `record_config`, tournament.json keeps the
+    YAML path it records (retry-failed).
     """
-    write_snapshot(t)
+    write_snapshot(t, keep_config_path=not record_config)
     log = RunLog(t.output_dir)
     plan = plan if plan is not None else build_plan(t)
     base = AllPairsPlanner(t, plan)
@@ -175,6 +185,8 @@ def run_directory(
     on_scheduler: Callable[[Scheduler], None] | None = None,
     interrupted: Callable[[], bool] = lambda: False,
     window: int | None = None,
+    run_id: str | None = None,
+    tag: str | None = None,
 ) -> DirectoryRun:
     """`arena run` (or `arena retry-failed`) in the tournament's output directory.
 
@@ -202,6 +214,7 @@ def run_directory(
                 plan=ran,
                 extra_stages=not retry_failed,
                 window=window,
+                record_config=not retry_failed,
             )
 
         summary = asyncio.run(execute())
@@ -214,6 +227,9 @@ def run_directory(
                 plan,
                 "retry-failed" if retry_failed else "run",
                 lambda: leaderboard_dict(build_leaderboard(t.output_dir, ratings_only=True)),
+                start=None if retry_failed else start,  # stale calls this run made again
+                run_id=run_id,
+                tag=tag,
                 added=summary.completed + summary.failed + summary.invalid > 0,
                 calls_open=_open_after(plan, start, summary),
             )

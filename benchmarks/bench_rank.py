@@ -97,11 +97,11 @@ def synthetic_reviews(n: int, seed: int = 0) -> pl.DataFrame:
 def _baseline_scores(
     rows: list[dict[str, Any]], weights: dict[str, float], contestants: list[str]
 ) -> dict[str, float]:
-    """One pass of Algorithm 2's scoring over the review records."""
+    """One pass of Algorithm 2's scoring over the review records (a weighted mean)."""
     score_of = {"A": -1, "B": 1, "tie": 0}
     mean = sum(weights.values()) / len(weights)
     total = dict.fromkeys(contestants, 0.0)
-    count = dict.fromkeys(contestants, 0)
+    count = dict.fromkeys(contestants, 0.0)
     for row in rows:
         if row["status"] != "ok" or row["verdict"] not in score_of:
             continue
@@ -109,8 +109,8 @@ def _baseline_scores(
         w = weights[row["reviewer"]] / mean
         total[row["model_a"]] += w * (1 - score) / 2
         total[row["model_b"]] += w * (1 + score) / 2
-        count[row["model_a"]] += 1
-        count[row["model_b"]] += 1
+        count[row["model_a"]] += w
+        count[row["model_b"]] += w
     return {c: total[c] / count[c] for c in contestants}
 
 

@@ -22,6 +22,10 @@ COMMANDS: dict[str, str] = {
     "discuss": "arena.cli._discuss:discuss_cmd",
     "batcheval": "arena.cli._batcheval:batcheval_cmd",
     "fake-server": "arena.cli._fake_server:fake_server_cmd",
+    "report": "arena.cli._report:report_cmd",
+    "view": "arena.cli._view:view_cmd",
+    "export": "arena.cli._export:export_cmd",
+    "gc": "arena.cli._gc:gc_cmd",
 }
 
 

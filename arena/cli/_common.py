@@ -13,6 +13,7 @@ from typing import Any, NoReturn
 
 import click
 
+from arena.cli._record import complete, note_failure
 from arena.config import ConfigError, Tournament, load_tournament
 from arena.scheduler import Scheduler
 
@@ -32,6 +33,7 @@ class Exit(IntEnum):
 
 def fail(message: str, code: Exit = Exit.BAD_INPUT) -> NoReturn:
     """Print an error on stderr and exit with the code."""
+    note_failure(message)  # the run record of `arena run` / `retry-failed` (_record.py)
     click.echo(f"arena: error: {message}", err=True)
     sys.exit(int(code))
 
@@ -113,6 +115,7 @@ def report_and_exit(
     notes: Sequence[str] = (),
 ) -> NoReturn:
     """End a command that ran calls: the JSON report or a summary line, errors, exit code."""
+    report = complete(report, int(code))  # run id, times, pid, report files (_record.py)
     if as_json:
         click.echo(json.dumps(report))
     else:

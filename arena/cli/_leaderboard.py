@@ -2,19 +2,18 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 
 import click
-from rich.console import Console
 
-from arena.config import ConfigError
-from arena.nightly import history_view
+from arena.cli._history import LAST_TWO, show_history_or_diff
+from arena.cli._output import output_console
 from arena.report import (
     LeaderboardInputError,
     LeaderboardOptions,
     build_leaderboard,
+    render_csv,
     render_json,
     render_markdown,
     render_table,
@@ -35,10 +34,10 @@ def _fail(message: str) -> None:
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(["table", "markdown", "json"]),
+    type=click.Choice(["table", "markdown", "json", "csv"]),
     default="table",
     show_default=True,
-    help="Output format.",
+    help="Output format (csv: one row per model, numbers at full precision).",
 )
 @click.option(
     "--reviews",
@@ -93,6 +92,20 @@ def _fail(message: str) -> None:
     help="Seed of the Elo orders and the bootstrap.",
 )
 @click.option(
+    "--weights",
+    "weighting",
+    type=click.Choice(["peerrank", "equal"]),
+    default="peerrank",
+    show_default=True,
+    help="Reviewer weights: the PeerRank fixed point, or every reviewer the same.",
+)
+@click.option(
+    "--no-self",
+    "no_self",
+    is_flag=True,
+    help="Leave out the reviews a reviewer made of battles it takes part in.",
+)
+@click.option(
     "--history",
     "show_history",
     is_flag=True,
@@ -101,9 +114,14 @@ def _fail(message: str) -> None:
 @click.option(
     "--diff",
     "show_diff",
-    is_flag=True,
-    help="Changes since the previous history snapshot: rank moves, rating change, "
-    "new and dropped models.",
+    is_flag=False,
+    flag_value=LAST_TWO,
+    default=None,
+    metavar="[A..B]",
+    help="Changes between two history snapshots (default: the last two; A and B are "
+    "snapshot numbers, dates YYYY-MM-DD or `arena run --tag` tags): rank moves, anchored "
+    "rating change and whether it is significant, new, returning and dropped models, and "
+    "what changed in the tournament.",
 )
 def leaderboard(
     sources: tuple[Path, ...],
@@ -115,19 +133,24 @@ def leaderboard(
     elo_orders: int,
     bootstrap: int,
     seed: int,
+    weighting: str,
+    no_self: bool,
     show_history: bool,
-    show_diff: bool,
+    show_diff: str | None,
 ) -> None:
     """Rank models from a run directory or from a file of pairwise judgments.
 
     DIR_OR_FILE is a run directory (its log/ and tournament.json) or a reviews
     file. Reports win rates (equal reviewer weights), PeerRank weighted win
-    rates and reviewer weights, weighted Elo, and Bradley-Terry ratings with
-    bootstrap intervals (the table is ordered by them), plus judge diagnostics:
-    position bias, swap consistency, self-preference, tie and invalid rates,
-    the pairwise win-rate matrix and Fleiss' kappa. Invalid and failed reviews
-    are never counted as battles. With a run directory, --reviews FILE ranks
-    FILE against that tournament's contestants instead of the run's log.
+    rates and reviewer weights, weighted Elo, and Bradley-Terry ratings (the
+    table is ordered by them), each with a 95% bootstrap interval, rank
+    intervals, sample sizes, and, when the reviews carry the answers' text or
+    lengths, style-controlled ratings; plus judge diagnostics: position bias,
+    swap consistency, self-preference, length bias, tie and invalid rates, the
+    pairwise win-rate and battle-count matrices and Fleiss' kappa. Invalid and
+    failed reviews are never counted as battles. With a run directory,
+    --reviews FILE ranks FILE against that tournament's contestants instead
+    of the run's log.
     Several run directories (DIR1 DIR2 ...: the shards of one tournament run
     with `arena run --shard K/N`) are ranked as one tournament; directories of
     different tournaments are refused.
@@ -137,30 +160,24 @@ def leaderboard(
       arena leaderboard runs/demo
       arena leaderboard runs/demo --format json --anchor gpt-4o
       arena leaderboard --reviews judgments.csv --human labels.jsonl
+      arena leaderboard runs/demo --no-self --weights equal
       arena leaderboard runs/shard1 runs/shard2 runs/shard3
     """
-    if len(sources) > 1 and (show_history or show_diff):
+    if len(sources) > 1 and (show_history or show_diff is not None):
         _fail("--history and --diff read one run directory")
     source = sources[0] if sources else None
-    if show_history or show_diff:  # the history table (docs/nightly.md)
-        try:
-            if source is None:
-                raise ConfigError("arena leaderboard", "", "--history and --diff need a DIR")
-            view = history_view(source, diff=show_diff)
-        except ConfigError as exc:
-            _fail(str(exc))
-            return
-        if fmt == "json":
-            click.echo(json.dumps(view.to_json(), indent=2))
-        elif fmt == "markdown":
-            click.echo(view.markdown(), nl=False)
-        else:
-            view.print_table(Console(soft_wrap=False))
+    if show_history or show_diff is not None:  # the history table (docs/nightly.md)
+        show_history_or_diff(source, show_diff, anchor, fmt)
         return
     if source is None and reviews_file is None:
         _fail("give a run directory or a reviews file (DIR_OR_FILE or --reviews FILE)")
     options = LeaderboardOptions(
-        anchor=anchor, elo_orders=elo_orders, bootstrap=bootstrap, seed=seed
+        anchor=anchor,
+        elo_orders=elo_orders,
+        bootstrap=bootstrap,
+        seed=seed,
+        weights=weighting,
+        exclude_self=no_self,
     )
     try:
         board = build_leaderboard(
@@ -177,5 +194,7 @@ def leaderboard(
         click.echo(render_json(board))
     elif fmt == "markdown":
         click.echo(render_markdown(board), nl=False)
+    elif fmt == "csv":
+        click.echo(render_csv(board), nl=False)
     else:
-        render_table(board, Console(soft_wrap=False))
+        render_table(board, output_console())

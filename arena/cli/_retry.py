@@ -14,6 +14,7 @@ from arena.cli._common import (
     recorded_config_option,
     report_and_exit,
 )
+from arena.cli._record import output_of_dir, recorded
 from arena.cli._run import run_in_directory
 from arena.config import ConfigError
 from arena.engine import preflight
@@ -25,6 +26,7 @@ from arena.nightly import load_for_directory
 @recorded_config_option
 @json_summary_option
 @budget_option
+@recorded("retry-failed", output_of_dir)
 def retry_failed_cmd(
     directory: Path, config_file: Path | None, as_json: bool, budget: float | None
 ) -> None:

@@ -19,6 +19,7 @@ from arena.cli._common import (
     report_and_exit,
     signal_exit,
 )
+from arena.cli._record import current_run_id, output_of_yaml, recorded, tag_option
 from arena.config import Tournament
 from arena.engine import DirectoryRun, preflight, run_directory, unpriced_models
 from arena.nightly import PlanChanged
@@ -45,6 +46,7 @@ def _run(
     progress: RunProgress,
     signals: list[int],
     retry_failed: bool = False,
+    tag: str | None = None,
 ) -> DirectoryRun:
     interrupts = Interrupts(signals)
 
@@ -56,6 +58,8 @@ def _run(
         return run_directory(
             t,
             retry_failed=retry_failed,
+            run_id=current_run_id(),  # the run record's id, also in the history snapshot
+            tag=tag,
             budget_usd=budget,
             progress=progress,
             on_loop=interrupts.install,
@@ -68,16 +72,20 @@ def _run(
 
 
 def run_in_directory(
-    t: Tournament, budget: float | None, as_json: bool, retry_failed: bool = False
+    t: Tournament,
+    budget: float | None,
+    as_json: bool,
+    retry_failed: bool = False,
+    tag: str | None = None,
 ) -> tuple[DirectoryRun, Exit]:
     """Run with progress bars on a terminal, else timestamped lines; exit 75 / 2 on lock / plan."""
     signals: list[int] = []
     try:
         if sys.stderr.isatty() and not as_json:
             bars = RunProgress(BarsView(Console(stderr=True)), interval=BARS_INTERVAL)
-            done = _run(t, budget, bars, signals, retry_failed)
+            done = _run(t, budget, bars, signals, retry_failed, tag)
         else:
-            done = _run(t, budget, _PlainProgress(), signals, retry_failed)
+            done = _run(t, budget, _PlainProgress(), signals, retry_failed, tag)
     except LockHeld as exc:
         fail(str(exc), Exit.LOCKED)
     except PlanChanged as exc:
@@ -116,15 +124,23 @@ def exit_code(summary: RunSummary, signals: list[int]) -> Exit:
 )
 @json_summary_option
 @budget_option
+@tag_option
+@recorded("run", output_of_yaml)
 def run_cmd(
-    file: Path, out: Path | None, shard_text: str | None, as_json: bool, budget: float | None
+    file: Path,
+    out: Path | None,
+    shard_text: str | None,
+    as_json: bool,
+    budget: float | None,
+    tag: str | None,
 ) -> None:
     """Run or resume the tournament in FILE.
 
     Every contestant answers every question; every ordered pair is judged by
     every reviewer. Results are appended to the crash-safe log in the output
-    directory; calls already logged are never made again. Exit codes: 0
-    complete, 2 bad input, 3 partial (failed or pending calls remain),
+    directory; calls already logged are never made again. With --shard K/N
+    only the calls of the questions that hash to shard K run
+    (docs/scale.md). Exit codes: 0 complete, 2 bad input, 3 partial (failed or pending calls remain),
     4 budget reached, 75 another run holds the lock, 130/143 interrupted.
     """
     shard = None
@@ -147,7 +163,7 @@ def run_cmd(
                 "--budget; add it under `prices:` in the YAML",
                 err=True,
             )
-    done, code = run_in_directory(t, budget, as_json)
+    done, code = run_in_directory(t, budget, as_json, tag=tag)
     summary = done.summary
     report: dict[str, Any] = summary.to_json()
     report.update(done.start.to_json())  # new / stale / retried calls at the start

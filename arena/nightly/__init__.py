@@ -4,6 +4,8 @@ See docs/nightly.md. Nothing here imports the engine at run time, so that
 `arena.report` can filter the log by the plan file without a cycle.
 """
 
+from arena.nightly._attribution import describe_changes, results_hash, tournament_context
+from arena.nightly._gc import ARCHIVE_DIR, GcReport, collect_garbage
 from arena.nightly._history import (
     HISTORY_SCHEMA,
     HISTORY_TABLE,
@@ -11,6 +13,8 @@ from arena.nightly._history import (
     append_history,
     diff_snapshots,
     read_history,
+    select_range,
+    select_snapshot,
     snapshot_ids,
     snapshot_rows,
 )
@@ -22,6 +26,15 @@ from arena.nightly._planfile import (
     plan_frame,
     read_plan,
     write_plan,
+)
+from arena.nightly._report import (
+    EXIT_MEANINGS,
+    REPORTS_DIR,
+    failures_by_reason,
+    night_report,
+    report_markdown,
+    report_paths,
+    write_report,
 )
 from arena.nightly._runs import (
     PlanChanged,
@@ -42,9 +55,25 @@ from arena.nightly._status import (
     discussion_counts,
     status_report,
 )
-from arena.nightly._views import HistoryView, history_view
+from arena.nightly._views import HistoryView, change_phrases, history_view
 
 __all__ = [
+    "ARCHIVE_DIR",
+    "GcReport",
+    "collect_garbage",
+    "EXIT_MEANINGS",
+    "REPORTS_DIR",
+    "change_phrases",
+    "describe_changes",
+    "failures_by_reason",
+    "night_report",
+    "report_markdown",
+    "report_paths",
+    "results_hash",
+    "select_range",
+    "select_snapshot",
+    "tournament_context",
+    "write_report",
     "BATCHEVAL_SCHEMA",
     "HISTORY_SCHEMA",
     "HISTORY_TABLE",

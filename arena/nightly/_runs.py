@@ -13,7 +13,15 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 
 from arena.config import ConfigError, load_tournament
-from arena.nightly._history import HISTORY_TABLE, append_history, snapshot_rows
+from arena.nightly._attribution import results_hash, tournament_context
+from arena.nightly._history import (
+    HISTORY_TABLE,
+    RATING_FIELDS,
+    append_history,
+    read_history,
+    snapshot_ids,
+    snapshot_rows,
+)
 from arena.nightly._planfile import (
     KEYS,
     PLAN_FILE,
@@ -47,8 +55,8 @@ __all__ = [
 class RunStart:
     """A run's plan as a frame, with the state of every call when the run started.
 
-    `compact()` keeps only the counts per state (a million-call plan's frame
-    need not stay in memory while the run goes on).
+    `compact()` keeps the counts per state and only the stale calls' rows (a
+    million-call plan's frame need not stay in memory while the run goes on).
     """
 
     states: pl.DataFrame
@@ -64,8 +72,9 @@ class RunStart:
         return int(self.counts.get(state, 0))
 
     def compact(self) -> RunStart:
-        """The same counts without the frame."""
-        return RunStart(self.states.clear(), dict(self.counts))
+        """The same counts, and of the frame only the stale calls (id, stage, state)."""
+        stale = self.states.filter(pl.col("state") == "stale").select("id", "stage", "state")
+        return RunStart(stale, dict(self.counts))
 
     def to_json(self) -> dict[str, int]:
         """Calls this run has to make: never run, stale, and failed before."""
@@ -139,28 +148,46 @@ def record_history(
     command: str,
     leaderboard: Callable[[], Mapping[str, Any]],
     *,
+    start: RunStart | None = None,
+    run_id: str | None = None,
+    tag: str | None = None,
     added: bool = True,
     calls_open: int | None = None,
 ) -> str | None:
     """Append the leaderboard (its `--format json` shape) to DIR's history table.
 
-    Returns why nothing was appended (no rankable reviews yet, or nothing new),
-    else None. A run that logged nothing (`added` False) appends nothing when
-    the last snapshot already describes this log: same config hash, same
-    planned and open calls. The plan's states come from DIR/plan.parquet (the
-    run wrote it), and the leaderboard is computed only when a snapshot is
-    appended. The caller holds the run lock.
+    The snapshot carries what it depends on (`tournament_context`), the stale
+    calls `start` found (made again by this run), the run id and `tag`.
+    Returns why nothing was appended (no rankable reviews yet, or nothing
+    changed since the last snapshot and no tag was given), else None. A run
+    that logged nothing (`added` False) is found unchanged before any ranking:
+    the last snapshot has the same config and the same planned and open calls.
+    `calls_open` (failed, stale or pending calls of the plan) is counted from
+    the log's ids and statuses unless the caller knows it. The caller holds
+    the run lock.
     """
     open_calls = _open_calls(t, plan) if calls_open is None else calls_open
-    config_hash = t.config_hash()
-    if not added and _last_snapshot_matches(t.output_dir, config_hash, plan.size, open_calls):
-        return "no new leaderboard snapshot for the history: the run added nothing"
+    context = tournament_context(t)
+    config_hash = results_hash(context)
+    if (
+        tag is None
+        and not added
+        and _last_snapshot_matches(t.output_dir, config_hash, plan.size, open_calls)
+    ):
+        return "no new history snapshot: nothing changed since the last one"
     try:
         board = leaderboard()
     except (ConfigError, ValueError) as exc:
         return f"no leaderboard snapshot for the history: {exc}"
     if not board.get("models"):
         return "no leaderboard snapshot for the history: no ranked models"
+    rerun = None
+    if start is not None:
+        stale = start.states.filter(pl.col("state") == "stale")
+        rerun = {
+            "answers": int((stale["stage"] == "answers").sum()),
+            "reviews": int((stale["stage"] == "reviews").sum()),
+        }
     rows = snapshot_rows(
         board,
         command=command,
@@ -168,7 +195,13 @@ def record_history(
         n_questions=len(t.questions),
         calls_planned=plan.size,
         calls_open=open_calls,
+        run_id=run_id,
+        tag=tag,
+        context=context,
+        rerun=rerun,
     )
+    if tag is None and _same_as_last(t.output_dir, rows):
+        return "no new history snapshot: nothing changed since the last one"
     append_history(t.output_dir, rows)
     return None
 
@@ -210,6 +243,29 @@ def _last_snapshot_matches(
         planned,
         open_calls,
     )
+
+
+# Columns that decide whether a snapshot says anything new (ratings to 0.01).
+_SAME_COLUMNS = ("config_hash", "reviews", "invalid", "failed", "calls_planned", "calls_open")
+
+
+def _same_as_last(directory: Path, rows: list[dict[str, Any]]) -> bool:
+    """Whether `rows` repeat DIR's latest snapshot: same config, counts, models and ratings."""
+    history = read_history(directory)
+    if not history.height:
+        return False
+    last = history.filter(pl.col("snapshot") == snapshot_ids(history)[-1]).sort("rank")
+    if last.height != len(rows) or last["context"][0] is None:
+        return False
+
+    def key(row: Mapping[str, Any]) -> tuple[Any, ...]:
+        ratings = tuple(
+            None if row[k] is None or row[k] != row[k] else round(float(row[k]), 2)
+            for k in RATING_FIELDS
+        )
+        return (row["model"], row["rank"], *ratings, *(row[k] for k in _SAME_COLUMNS))
+
+    return [key(r) for r in last.iter_rows(named=True)] == [key(r) for r in rows]
 
 
 def recorded_config(directory: str | os.PathLike[str]) -> Path | None:

@@ -44,6 +44,29 @@ _WORDS = (
 ).split()
 
 
+def answer_words(text: str, signed: Sequence[SignedText], author: str) -> int:
+    """Words of `author`'s sim answers in `text` (the filler line before each signature)."""
+    total = 0
+    for s in signed:
+        if s.author != author or s.start < 2:
+            continue
+        line = text[text.rfind("\n", 0, s.start - 1) + 1 : s.start - 1]
+        if line.startswith("(") and ") " in line:
+            total += len(line.split(") ", 1)[1].split())
+    return total
+
+
+def _relative_length_gap(
+    text: str, signed: Sequence[SignedText], author_a: str, author_b: str
+) -> float:
+    """(L_A - L_B) / mean(L_A, L_B) in words; 0 when either length is unknown."""
+    la = answer_words(text, signed, author_a)
+    lb = answer_words(text, signed, author_b)
+    if la <= 0 or lb <= 0:
+        return 0.0
+    return (la - lb) / ((la + lb) / 2.0)
+
+
 def signature(author: str, quality: float) -> str:
     """The marker a sim answer carries so sim reviewers can read it back."""
     return f"⟦sim author={author} q={quality:.4f}⟧"
@@ -197,7 +220,11 @@ class SimProvider(Provider):
         turn = sum(1 for m in request.messages if m.role == "user")
         rng = rng_for(self.seed, "words", request.model, first_turn, turn)
         style = params.style or request.model
-        words = " ".join(rng.choice(_WORDS) for _ in range(params.answer_words))
+        count = params.answer_words
+        if params.answer_words_spread > 0:
+            spread = rng_for(self.seed, "verbosity", request.model, first_turn, turn)
+            count = max(1, round(count * math.exp(params.answer_words_spread * spread.gauss())))
+        words = " ".join(rng.choice(_WORDS) for _ in range(count))
         return f"({style}) {words.capitalize()}.\n{signature(request.model, quality)}"
 
     def review(
@@ -215,6 +242,8 @@ class SimProvider(Provider):
         qb = [s.quality for s in signed if s.author == author_b]
         rng = rng_for(self.seed, "review", key)
         diff = true_preference(qa, qb) + params.position_bias
+        if params.length_bias:
+            diff += params.length_bias * _relative_length_gap(prompt, signed, author_a, author_b)
         if author_a == reviewer:
             diff += params.self_preference
         elif author_b == reviewer:

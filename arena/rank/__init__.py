@@ -2,7 +2,9 @@
 
 Pure, synchronous functions over polars / numpy data: no I/O, no asyncio.
 Encode a reviews frame once with `encode_reviews`, then call `rank_reviews`
-(everything) or the individual functions. See docs/ranking.md.
+(everything: ratings with bootstrap intervals, rank intervals, PeerRank
+weights with convergence info, style control, diagnostics) or the individual
+functions. See docs/ranking.md.
 """
 
 from arena.rank._aggregate import (
@@ -40,19 +42,53 @@ from arena.rank._diagnostics import (
     reviewer_fleiss_kappa,
 )
 from arena.rank._elo import EloResult, weighted_elo
-from arena.rank._encode import REQUIRED_COLUMNS, ReviewSet, encode_reviews
+from arena.rank._encode import REQUIRED_COLUMNS, STYLE_FEATURES, ReviewSet, encode_reviews
+from arena.rank._intervals import RANK_TIE_TOLERANCE, NeighbourTest, RankTable, rank_models
 from arena.rank._peerrank import (
+    FixedPoint,
     PeerRankBatch,
     PeerRankResult,
     WinCounts,
+    equal_win_rates,
     peerrank,
     peerrank_batch,
+    solve_weights,
     weights_from_scores,
     win_counts,
 )
-from arena.rank._ranking import Ranking, RankOptions, bradley_terry, rank_reviews
+from arena.rank._ranking import (
+    ELO_BOOTSTRAP_ORDERS,
+    ELO_BOOTSTRAP_STEPS,
+    MIN_BATTLES,
+    MIN_ELO_ROUNDS,
+    MIN_QUESTIONS,
+    WEIGHTINGS,
+    Ranking,
+    RankOptions,
+    bradley_terry,
+    rank_reviews,
+)
+from arena.rank._style import StyleFit, answer_style, fit_style_control, length_bias
 
 __all__ = [
+    "ELO_BOOTSTRAP_ORDERS",
+    "ELO_BOOTSTRAP_STEPS",
+    "MIN_ELO_ROUNDS",
+    "FixedPoint",
+    "MIN_BATTLES",
+    "MIN_QUESTIONS",
+    "NeighbourTest",
+    "RANK_TIE_TOLERANCE",
+    "RankTable",
+    "STYLE_FEATURES",
+    "StyleFit",
+    "WEIGHTINGS",
+    "answer_style",
+    "equal_win_rates",
+    "fit_style_control",
+    "length_bias",
+    "rank_models",
+    "solve_weights",
     "A_WINS",
     "B_WINS",
     "TIE",

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
+from arena.rank._aggregate import bootstrap_counts
 from arena.rank._diagnostics import fleiss_kappa
 from arena.rank._encode import ReviewSet
 
@@ -46,20 +47,36 @@ def _canonical(rs: ReviewSet, question_map: IntArray) -> tuple[IntArray, IntArra
     return key.astype(np.int64), category.astype(np.int64)
 
 
+# Vote totals closer than this (relative to the top total) are a tie at the top.
+_VOTE_TOLERANCE = 1e-9
+
+
 def _plurality(votes: FloatArray) -> IntArray:
-    """Winning category per row of (battles x 3) vote totals; a tie at the top is 'tie'."""
+    """Winning category per row of (battles x 3) vote totals; a tie at the top is 'tie'.
+
+    Weighted totals are sums of floats, so "equal" means within a relative
+    1e-9: rounding noise never decides a weighted majority.
+    """
     top = votes.max(axis=1, keepdims=True)
-    leaders = (votes == top).sum(axis=1)
+    slack = _VOTE_TOLERANCE * np.maximum(np.abs(top), 1e-300)
+    leaders = (votes >= top - slack).sum(axis=1)
     return np.where(leaders > 1, _TIE, votes.argmax(axis=1)).astype(np.int64)
 
 
 @dataclass(frozen=True)
 class AgreementScore:
-    """Accuracy and Fleiss' kappa (two raters: the judge and the humans)."""
+    """Accuracy and Fleiss' kappa (two raters: the judge and the humans).
+
+    `accuracy_low` / `accuracy_high`: 95% bootstrap interval of the accuracy
+    over the labelled questions (NaN without a bootstrap or with under 2
+    questions).
+    """
 
     n: int
     accuracy: float
     kappa: float
+    accuracy_low: float = float("nan")
+    accuracy_high: float = float("nan")
 
 
 @dataclass(frozen=True)
@@ -81,7 +98,10 @@ class Agreement:
     rankings: dict[str, RankCorrelation]
 
 
-def _score(judge: IntArray, human: IntArray) -> AgreementScore:
+def _score(
+    judge: IntArray, human: IntArray, question: IntArray, draws: FloatArray | None
+) -> AgreementScore:
+    """Accuracy and kappa of `judge` against `human`; `draws` (rounds x questions) for the CI."""
     n = int(judge.size)
     if n == 0:
         return AgreementScore(0, float("nan"), float("nan"))
@@ -89,7 +109,17 @@ def _score(judge: IntArray, human: IntArray) -> AgreementScore:
     rows = np.arange(n)
     np.add.at(table, (rows, judge), 1)
     np.add.at(table, (rows, human), 1)
-    return AgreementScore(n, float(np.mean(judge == human)), fleiss_kappa(table))
+    hits = judge == human
+    low = high = float("nan")
+    if draws is not None and draws.shape[1] >= 2:
+        size = draws.shape[1]
+        per_hits = np.bincount(question, weights=hits.astype(np.float64), minlength=size)
+        per_n = np.bincount(question, minlength=size).astype(np.float64)
+        judged = draws @ per_n
+        rate = (draws @ per_hits)[judged > 0] / judged[judged > 0]
+        if rate.size:
+            low, high = (float(v) for v in np.percentile(rate, [2.5, 97.5]))
+    return AgreementScore(n, float(np.mean(hits)), fleiss_kappa(table), low, high)
 
 
 def kendall_tau(x: FloatArray, y: FloatArray) -> float:
@@ -134,11 +164,16 @@ def human_agreement(
     human: ReviewSet,
     weights: FloatArray,
     rankings: Mapping[str, FloatArray],
+    *,
+    bootstrap: int = 200,
+    seed: int = 0,
 ) -> Agreement:
     """Compare reviewers, their weighted majority and rankings with human labels.
 
     `human` must be encoded against the same contestants as `rs`; `rankings`
     maps a name (e.g. "bt") to one score per contestant (higher is better).
+    Accuracy intervals come from `bootstrap` rounds over the labelled
+    questions (seeded by `seed`).
     """
     if human.contestants != rs.contestants:
         raise ValueError("human labels must be encoded against the same contestants")
@@ -161,13 +196,22 @@ def human_agreement(
         where = np.clip(np.searchsorted(unique_keys, keys), 0, unique_keys.size - 1)
         return np.where(unique_keys[where] == keys, human_label[where], -1).astype(np.int64)
 
+    # Bootstrap over the labelled questions (dense codes 0..L-1 of the shared space).
+    labelled = np.unique(unique_keys // (c * c))
+    dense = np.full(len(names), -1, dtype=np.int64)
+    dense[labelled] = np.arange(labelled.size)
+    draws = None
+    if bootstrap > 0 and labelled.size >= 2:
+        draws = bootstrap_counts(int(labelled.size), bootstrap, seed)
+
     key, category = _canonical(rs, own_map)
     truth = lookup(key)
     matched = truth >= 0
+    asked = dense[key // (c * c)]
     per_reviewer: dict[str, AgreementScore] = {}
     for i, name in enumerate(rs.reviewers):
         mine = matched & (rs.reviewer == i)
-        per_reviewer[name] = _score(category[mine], truth[mine])
+        per_reviewer[name] = _score(category[mine], truth[mine], asked[mine], draws)
 
     judged_keys, judged_inverse = np.unique(key[matched], return_inverse=True)
     weighted = np.zeros((judged_keys.size, 3))
@@ -191,7 +235,9 @@ def human_agreement(
     return Agreement(
         battles=int(unique_keys.size),
         reviewers=per_reviewer,
-        weighted_majority=_score(majority, majority_truth),
+        weighted_majority=_score(
+            majority, majority_truth, dense[judged_keys[has_weight] // (c * c)], draws
+        ),
         human_win_rate={name: float(human_rate[i]) for i, name in enumerate(rs.contestants)},
         rankings={
             name: rank_correlation(np.asarray(v, dtype=np.float64), human_rate)

@@ -126,7 +126,11 @@ class _PairData:
             curvature = pulled * (1.0 - p)
             hessian = 1.0 - curvature  # the centring term adds 1 everywhere
             hessian[:, diagonal, diagonal] += curvature.sum(axis=2)
-            step = np.linalg.solve(hessian, grad[:, :, None])[:, :, 0]
+            try:
+                step = np.linalg.solve(hessian, grad[:, :, None])[:, :, 0]
+            except np.linalg.LinAlgError:  # a part held together by vanishing weights
+                ridge = _RIDGE * np.eye(c)
+                step = np.linalg.solve(hessian + ridge, grad[:, :, None])[:, :, 0]
             size = np.abs(step).max(axis=1)
             # Long steps are cut to _MAX_STEP nats: safe far from the optimum.
             step *= np.minimum(1.0, _MAX_STEP / np.maximum(size, 1e-300))[:, None]
@@ -141,6 +145,16 @@ class _PairData:
 
 _MAX_STEP = 2.0
 _NEWTON_TOL = 1e-10
+_RIDGE = 1e-9
+# Pair wins below this share of a matrix's total are rounding remnants of a
+# zero weight: they count as no comparison at all.
+_NEGLIGIBLE = 1e-12
+
+
+def _drop_negligible(pairs: FloatArray) -> FloatArray:
+    total = pairs.sum(axis=(-2, -1), keepdims=True)
+    out: FloatArray = np.where(pairs > _NEGLIGIBLE * total, pairs, 0.0)
+    return out
 
 
 def _lbfgsb(data: _PairData, start: FloatArray) -> FloatArray:
@@ -198,7 +212,13 @@ def _virtual_ties(pairs: FloatArray, compared: NDArray[np.bool_]) -> FloatArray:
 
 @dataclass(frozen=True, eq=False)
 class BTFit:
-    """Bradley-Terry ratings, bootstrap intervals and how the fit was made."""
+    """Bradley-Terry ratings, bootstrap intervals and how the fit was made.
+
+    A model that lost no weighted battle (no loss, no tie) has `ci_high = inf`:
+    its virtual ties keep the rating finite, but the data give no upper bound;
+    likewise `ci_low = -inf` for one that won nothing. `boot_rating` holds
+    every bootstrap round's ratings (rounds, C); NaN outside fitted parts.
+    """
 
     rating: FloatArray  # (C,), NaN for a model without any weighted battle
     ci_low: FloatArray
@@ -206,6 +226,7 @@ class BTFit:
     components: list[list[int]]  # connected parts, by model index
     regularised: list[int]  # parts (indices into components) given virtual ties
     bootstrap_rounds: int
+    boot_rating: FloatArray | None = None
 
 
 def fit_bradley_terry(
@@ -224,9 +245,13 @@ def fit_bradley_terry(
     rating = np.full(c, np.nan)
     low = np.full(c, np.nan)
     high = np.full(c, np.nan)
+    pairs = _drop_negligible(pairs)
+    if bootstrap_pairs is not None:
+        bootstrap_pairs = _drop_negligible(bootstrap_pairs)
     components = comparison_components(pairs)
     regularised: list[int] = []
     rounds = 0 if bootstrap_pairs is None else bootstrap_pairs.shape[0]
+    boot_all = None if rounds == 0 else np.full((rounds, c), np.nan)
     for index, part in enumerate(components):
         if len(part) < 2:
             continue
@@ -245,6 +270,12 @@ def fit_bradley_terry(
         boot = np.where(broken[:, None, None], _virtual_ties(boot, compared), boot)
         start = np.repeat(theta, rounds, axis=0)
         boot_rating = _anchor(fit_log_strengths(boot, start), part_anchor)
+        assert boot_all is not None
+        boot_all[:, part] = boot_rating
         low[part] = np.percentile(boot_rating, 2.5, axis=0)
         high[part] = np.percentile(boot_rating, 97.5, axis=0)
-    return BTFit(rating, low, high, components, regularised, rounds)
+    won, lost = pairs.sum(axis=1), pairs.sum(axis=0)
+    fitted = ~np.isnan(rating) & (rounds > 0)
+    high[fitted & (lost <= 0) & (won > 0)] = np.inf
+    low[fitted & (won <= 0) & (lost > 0)] = -np.inf
+    return BTFit(rating, low, high, components, regularised, rounds, boot_all)

@@ -16,13 +16,16 @@ import numpy as np
 import polars as pl
 from numpy.typing import NDArray
 
-__all__ = ["REQUIRED_COLUMNS", "ReviewSet", "encode_reviews"]
+__all__ = ["REQUIRED_COLUMNS", "STYLE_FEATURES", "ReviewSet", "encode_reviews"]
 
 IntArray = NDArray[np.int64]
 CodeArray = NDArray[np.int32]
 FloatArray = NDArray[np.float64]
 
 REQUIRED_COLUMNS = ("question_id", "model_a", "model_b", "reviewer", "verdict")
+# Style features of the two answers, as columns `<name>_a` and `<name>_b`
+# (length in any unit; counts of markdown headers, list items and bold spans).
+STYLE_FEATURES = ("length", "headers", "lists", "bold")
 
 _KNOWN_VERDICTS = ("A", "B", "tie", "invalid")
 # Outcome of a review: its score + 1 (0, 1, 2) when counted, else one of these.
@@ -58,6 +61,21 @@ class ReviewSet:
     # Per reviewer: reviews with a readable verdict or an unreadable one.
     invalid_per_reviewer: IntArray
     answered_per_reviewer: IntArray
+    # Style features of the answers of each counted battle (columns follow
+    # `style_names`; NaN where a row lacks them), when the frame has them.
+    style_names: tuple[str, ...] = ()
+    style_a: FloatArray | None = None
+    style_b: FloatArray | None = None
+    # Reviews of a reviewer's own battles left out (`exclude_self`).
+    n_self_excluded: int = 0
+
+    @property
+    def style_missing(self) -> int:
+        """Counted battles without style features (all of them when there are none)."""
+        if self.style_a is None or self.style_b is None:
+            return self.n_battles
+        lacking = np.isnan(self.style_a).any(axis=1) | np.isnan(self.style_b).any(axis=1)
+        return int(lacking.sum())
 
     @property
     def n_questions(self) -> int:
@@ -158,6 +176,7 @@ def encode_reviews(
     *,
     contestants: Sequence[str] | None = None,
     reviewers: Sequence[str] | None = None,
+    exclude_self: bool = False,
 ) -> ReviewSet:
     """Integer-code a reviews frame (columns of the log's `reviews` table).
 
@@ -167,6 +186,11 @@ def encode_reviews(
     leaves the leaderboard). Raises ValueError on a missing value, an unknown
     verdict or a model reviewed against itself. Columns may be strings or
     polars Enums (the fast path: no string work at all).
+
+    With `exclude_self`, reviews by a reviewer of a battle it takes part in
+    are left out (counted in `n_self_excluded`). Columns `length_a` and
+    `length_b` (and optionally `headers_*`, `lists_*`, `bold_*`, see
+    STYLE_FEATURES) give the answers' style for style control.
     """
     missing = [c for c in REQUIRED_COLUMNS if c not in reviews.columns]
     if missing:
@@ -191,6 +215,17 @@ def encode_reviews(
     keep = None
     if contestants is not None or reviewers is not None:
         keep = (model_a >= 0) & (model_b >= 0) & (reviewer >= 0)
+    position = {name: i for i, name in enumerate(contestant_names)}
+    as_contestant = np.array([position.get(name, -1) for name in reviewer_names], dtype=np.int64)
+    n_self = 0
+    if exclude_self and len(reviewer_names):
+        judge_as = as_contestant[np.where(reviewer >= 0, reviewer, 0)]
+        own = (reviewer >= 0) & (judge_as >= 0) & ((judge_as == model_a) | (judge_as == model_b))
+        if keep is not None:
+            own &= keep
+        n_self = int(own.sum())
+        if n_self:
+            keep = ~own if keep is None else keep & ~own
     same = model_a == model_b
     if keep is not None:
         same &= keep
@@ -224,14 +259,13 @@ def encode_reviews(
     rows_per_reviewer = np.bincount(kept, minlength=n_rev).astype(np.int64)
     invalid_per = np.bincount(reviewer[outcome == _INVALID], minlength=n_rev).astype(np.int64)
     failed_per = np.bincount(reviewer[outcome == _FAILED], minlength=n_rev).astype(np.int64)
-    position = {name: i for i, name in enumerate(contestant_names)}
-    as_contestant = np.array([position.get(name, -1) for name in reviewer_names], dtype=np.int64)
     question_column = reviews["question_id"]
     if counted is not None:
         question_column = question_column.filter(pl.Series(counted))
     question, questions = _question_codes(question_column)
     counted_outcome = outcome if counted is None else outcome[counted]
     score: NDArray[np.int8] = counted_outcome.astype(np.int8) - np.int8(1)
+    style_names, style_a, style_b = _style_columns(reviews, counted)
     return ReviewSet(
         contestants=contestant_names,
         reviewers=reviewer_names,
@@ -247,4 +281,31 @@ def encode_reviews(
         n_failed=int(tally[_FAILED]),
         invalid_per_reviewer=invalid_per,
         answered_per_reviewer=rows_per_reviewer - failed_per,
+        style_names=style_names,
+        style_a=style_a,
+        style_b=style_b,
+        n_self_excluded=n_self,
     )
+
+
+def _style_columns(
+    reviews: pl.DataFrame, counted: NDArray[np.bool_] | None
+) -> tuple[tuple[str, ...], FloatArray | None, FloatArray | None]:
+    """The style features present in both positions, for the counted battles."""
+    names = tuple(
+        name
+        for name in STYLE_FEATURES
+        if f"{name}_a" in reviews.columns and f"{name}_b" in reviews.columns
+    )
+    if "length" not in names:
+        return (), None, None
+    sides = []
+    for side in ("a", "b"):
+        columns = [
+            reviews[f"{name}_{side}"].cast(pl.Float64, strict=False).to_numpy() for name in names
+        ]
+        values = np.column_stack(columns).astype(np.float64)
+        if counted is not None:
+            values = values[counted]
+        sides.append(np.where(values >= 0, values, np.nan))
+    return names, sides[0], sides[1]

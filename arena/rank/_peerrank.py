@@ -1,15 +1,19 @@
 """PeerRank weighted win rates (PRD paper, Algorithm 2) and plain win counts.
 
-The arithmetic is the published one: a review's win value is 1 / 0.5 / 0 for a
-win / tie / loss; a contestant's score is the sum of its win values, each times
-its reviewer's mean-normalised weight, divided by the unweighted number of its
-battles. New reviewer weights are the reviewers' own scores min-max scaled to
-[0, 1] and divided by their sum; a reviewer that does not compete gets the mean
-weight of the others. See docs/ranking.md.
+A review's win value is 1 / 0.5 / 0 for a win / tie / loss; a contestant's
+score is the weighted mean of its win values, each review weighted by its
+reviewer's weight (on the paper's full design, where every contestant meets
+every reviewer equally often, this is exactly the published arithmetic). New
+reviewer weights are the reviewers' own scores min-max scaled to [0, 1] and
+divided by their sum; a reviewer that does not compete gets the mean weight of
+the others. When the plain iteration does not settle, it is restarted with
+damping, `w <- w + a (f(w) - w)`, the step `a` halved whenever the update
+reverses direction. See docs/ranking.md.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -18,11 +22,14 @@ from numpy.typing import NDArray
 from arena.rank._aggregate import A_WINS, B_WINS, TIE, Tallies
 
 __all__ = [
+    "FixedPoint",
     "PeerRankBatch",
     "PeerRankResult",
     "WinCounts",
+    "equal_win_rates",
     "peerrank",
     "peerrank_batch",
+    "solve_weights",
     "weights_from_scores",
     "win_counts",
 ]
@@ -89,19 +96,136 @@ def weights_from_scores(scores: FloatArray, as_contestant: IntArray) -> FloatArr
     return weights
 
 
+# First step of the damped restart; halved at every reversal of direction.
+_FIRST_STEP = 0.5
+
+
+@dataclass(frozen=True, eq=False)
+class FixedPoint:
+    """Reviewer weights (sets, R) from `solve_weights`, and how they were reached.
+
+    `damping` is the share of the old weights kept by the last update: 0 for
+    the plain iteration, `1 - a` after a damped restart. `residual` is
+    `max |f(w) - w|` at the returned weights: 0 at a true fixed point, larger
+    where the damped iteration settled on the edge between two weightings that
+    map onto each other (the min-max rule is not continuous).
+    """
+
+    weights: FloatArray
+    iterations: IntArray
+    converged: NDArray[np.bool_]
+    damping: FloatArray
+    residual: FloatArray
+
+
+WeightMap = Callable[[IntArray, FloatArray], FloatArray]
+
+
+def _plain(update: WeightMap, weights: FloatArray, tol: float, max_iter: int) -> FixedPoint:
+    sets = weights.shape[0]
+    iterations = np.zeros(sets, dtype=np.int64)
+    converged = np.zeros(sets, dtype=bool)
+    residual = np.full(sets, np.inf)
+    active = np.arange(sets)
+    for iteration in range(1, max_iter + 1):
+        if active.size == 0:
+            break
+        new = update(active, weights[active])
+        moved = np.abs(new - weights[active]).max(axis=1, initial=0.0)
+        weights[active] = new
+        iterations[active] = iteration
+        residual[active] = moved
+        done = moved < tol
+        converged[active[done]] = True
+        active = active[~done]
+    return FixedPoint(weights, iterations, converged, np.zeros(sets), residual)
+
+
+def _damped(
+    update: WeightMap, weights: FloatArray, tol: float, max_iter: int
+) -> tuple[IntArray, NDArray[np.bool_], FloatArray, FloatArray]:
+    """Damped iteration in place; returns iterations, converged, final step, residual."""
+    sets = weights.shape[0]
+    step = np.full(sets, _FIRST_STEP)
+    previous = np.zeros_like(weights)
+    iterations = np.zeros(sets, dtype=np.int64)
+    converged = np.zeros(sets, dtype=bool)
+    residual = np.full(sets, np.inf)
+    active = np.arange(sets)
+    for iteration in range(1, max_iter + 1):
+        if active.size == 0:
+            break
+        gap = update(active, weights[active]) - weights[active]
+        residual[active] = np.abs(gap).max(axis=1, initial=0.0)
+        reversed_ = (gap * previous[active]).sum(axis=1) < 0
+        step[active] = np.where(reversed_, 0.5 * step[active], step[active])
+        move = step[active, None] * gap
+        weights[active] += move
+        previous[active] = gap
+        iterations[active] = iteration
+        done = np.abs(move).max(axis=1, initial=0.0) < tol
+        converged[active[done]] = True
+        active = active[~done]
+    return iterations, converged, step, residual
+
+
+def solve_weights(
+    update: WeightMap, n_sets: int, n_reviewers: int, *, tol: float = 1e-9, max_iter: int = 100
+) -> FixedPoint:
+    """Iterate `w <- update(sets, w)` from equal weights, for `n_sets` sets at once.
+
+    `update(index, w)` maps the weights (k, R) of the sets `index` to new
+    weights (each row summing to 1). Sets whose plain iteration has not settled
+    (no weight moving by `tol` or more) after `max_iter` updates restart from
+    equal weights with damping, `w <- w + a (update(w) - w)`, `a` starting at
+    1/2 and halved whenever the update reverses direction, for up to
+    `max_iter` more updates. The result does not depend on where a cycle of
+    the plain iteration stopped.
+    """
+    equal = 1.0 / max(n_reviewers, 1)
+    result = _plain(update, np.full((n_sets, n_reviewers), equal), tol, max_iter)
+    stuck = np.flatnonzero(~result.converged)
+    if stuck.size == 0:
+        return result
+    weights = np.full((stuck.size, n_reviewers), equal)
+
+    def sub_update(index: IntArray, w: FloatArray) -> FloatArray:
+        return update(stuck[index], w)
+
+    iterations, converged, step, residual = _damped(sub_update, weights, tol, max_iter)
+    result.weights[stuck] = weights
+    result.iterations[stuck] += iterations
+    result.converged[stuck] = converged
+    result.damping[stuck] = 1.0 - step
+    result.residual[stuck] = residual
+    return result
+
+
 def _scores(value: FloatArray, battles: FloatArray, weights: FloatArray) -> FloatArray:
-    """Weighted win rate per contestant: sum_r w~_r value[r, c] / battles[c]."""
-    mean_normalised = weights * weights.shape[1]
-    total = np.einsum("br,brc->bc", mean_normalised, value)
+    """Weighted win rate per contestant: `sum_r w_r value[r, c] / sum_r w_r battles[r, c]`.
+
+    A contestant whose reviewers all have weight 0 gets its unweighted rate;
+    one without battles gets NaN.
+    """
+    won = np.einsum("br,brc->bc", weights, value)
+    played = np.einsum("br,brc->bc", weights, battles)
+    plain_won = value.sum(axis=1)
+    plain_played = battles.sum(axis=1)
+    weighted = played > _EQUAL_SPAN * np.maximum(plain_played, 1.0)
+    won = np.where(weighted, won, plain_won)
+    played = np.where(weighted, played, plain_played)
     with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(battles > 0, total / np.where(battles > 0, battles, 1.0), np.nan)
+        rate = np.where(played > 0, won / np.where(played > 0, played, 1.0), np.nan)
+    # Rounding must not carry a rate outside [0, 1].
+    out: FloatArray = np.clip(rate, 0.0, 1.0)
+    return out
 
 
 def _value_and_battles(tensors: FloatArray) -> tuple[FloatArray, FloatArray]:
-    """From win tensors (sets, R, C, C): win value per (reviewer, contestant) and battles."""
+    """From win tensors (sets, R, C, C): win value and battles per (reviewer, contestant)."""
     value = tensors.sum(axis=3)  # (sets, R, C): win value of c in r's reviews
     # Every battle of c carries win value 1 in total, split between c and its opponent.
-    battles = value.sum(axis=1) + tensors.sum(axis=2).sum(axis=1)
+    battles = value + tensors.sum(axis=2)
     return value, battles
 
 
@@ -113,6 +237,8 @@ class PeerRankBatch:
     weights: FloatArray  # (sets, reviewers), each row sums to 1
     iterations: IntArray  # (sets,)
     converged: NDArray[np.bool_]  # (sets,)
+    damping: FloatArray  # (sets,) 0 = plain iteration
+    residual: FloatArray  # (sets,) max |f(w) - w| at the weights
 
 
 def peerrank_batch(
@@ -125,22 +251,19 @@ def peerrank_batch(
     """PeerRank fixed point for a stack of win tensors (sets, R, C, C)."""
     sets, n_reviewers = tensors.shape[0], tensors.shape[1]
     value, battles = _value_and_battles(tensors)
-    weights = np.full((sets, n_reviewers), 1.0 / max(n_reviewers, 1))
-    iterations = np.zeros(sets, dtype=np.int64)
-    converged = np.zeros(sets, dtype=bool)
-    active = np.arange(sets)
-    for iteration in range(1, max_iter + 1):
-        if active.size == 0:
-            break
-        scores = _scores(value[active], battles[active], weights[active])
-        new = weights_from_scores(scores, as_contestant)
-        moved = np.abs(new - weights[active]).max(axis=1, initial=0.0)
-        weights[active] = new
-        iterations[active] = iteration
-        done = moved < tol
-        converged[active[done]] = True
-        active = active[~done]
-    return PeerRankBatch(_scores(value, battles, weights), weights, iterations, converged)
+
+    def update(index: IntArray, weights: FloatArray) -> FloatArray:
+        return weights_from_scores(_scores(value[index], battles[index], weights), as_contestant)
+
+    fixed = solve_weights(update, sets, n_reviewers, tol=tol, max_iter=max_iter)
+    return PeerRankBatch(
+        _scores(value, battles, fixed.weights),
+        fixed.weights,
+        fixed.iterations,
+        fixed.converged,
+        fixed.damping,
+        fixed.residual,
+    )
 
 
 @dataclass(frozen=True, eq=False)
@@ -152,19 +275,38 @@ class PeerRankResult:
     weights: FloatArray  # per reviewer, sum 1
     iterations: int
     converged: bool
+    damping: float = 0.0  # share of the old weights kept by the last update (0: plain)
+    residual: float = 0.0  # max |f(w) - w| at the weights
 
 
-def peerrank(tallies: Tallies, *, tol: float = 1e-9, max_iter: int = 100) -> PeerRankResult:
-    """Win rates and the PeerRank weighted-win-rate fixed point of one review set."""
+def equal_win_rates(tensors: FloatArray) -> FloatArray:
+    """Win rates with equal reviewer weights for a stack of win tensors (sets, R, C, C)."""
+    value, battles = _value_and_battles(tensors)
+    equal = np.full(tensors.shape[:2], 1.0 / max(tensors.shape[1], 1))
+    return _scores(value, battles, equal)
+
+
+def peerrank(
+    tallies: Tallies, *, tol: float = 1e-9, max_iter: int = 100, weighted: bool = True
+) -> PeerRankResult:
+    """Win rates and the PeerRank weighted-win-rate fixed point of one review set.
+
+    With `weighted=False` the weights stay equal (`--weights equal`): the
+    weighted win rate is then the plain one.
+    """
     rs = tallies.reviews
     tensor = tallies.win[None]
+    plain = equal_win_rates(tensor)[0]
+    if not weighted:
+        equal = np.full(rs.n_reviewers, 1.0 / max(rs.n_reviewers, 1))
+        return PeerRankResult(plain, plain.copy(), equal, 0, True)
     batch = peerrank_batch(tensor, rs.reviewer_as_contestant, tol=tol, max_iter=max_iter)
-    value, battles = _value_and_battles(tensor)
-    equal = np.full((1, rs.n_reviewers), 1.0 / max(rs.n_reviewers, 1))
     return PeerRankResult(
-        win_rate=_scores(value, battles, equal)[0],
+        win_rate=plain,
         weighted_win_rate=batch.scores[0],
         weights=batch.weights[0],
         iterations=int(batch.iterations[0]),
         converged=bool(batch.converged[0]),
+        damping=float(batch.damping[0]),
+        residual=float(batch.residual[0]),
     )

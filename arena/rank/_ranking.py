@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
@@ -17,16 +18,56 @@ from arena.rank._diagnostics import (
 )
 from arena.rank._elo import EloResult, weighted_elo
 from arena.rank._encode import ReviewSet
-from arena.rank._peerrank import PeerRankResult, WinCounts, peerrank, peerrank_batch, win_counts
+from arena.rank._intervals import RankTable, rank_models
+from arena.rank._peerrank import (
+    PeerRankResult,
+    WinCounts,
+    equal_win_rates,
+    peerrank,
+    peerrank_batch,
+    win_counts,
+)
+from arena.rank._style import StyleFit, fit_style_control, length_bias
 
-__all__ = ["RankOptions", "Ranking", "bradley_terry", "rank_reviews"]
+__all__ = [
+    "ELO_BOOTSTRAP_ORDERS",
+    "ELO_BOOTSTRAP_STEPS",
+    "MIN_BATTLES",
+    "MIN_ELO_ROUNDS",
+    "MIN_QUESTIONS",
+    "WEIGHTINGS",
+    "RankOptions",
+    "Ranking",
+    "bradley_terry",
+    "rank_reviews",
+]
 
 FloatArray = NDArray[np.float64]
+IntArray = NDArray[np.int64]
+
+# How reviewer weights are set: the PeerRank fixed point, or all equal.
+WEIGHTINGS = ("peerrank", "equal")
+# A model's intervals rest on too little data below these (flagged, never hidden).
+MIN_QUESTIONS = 5
+MIN_BATTLES = 10
+# The Elo interval's work cap (bootstrap rounds x reviews), and its fewest rounds.
+ELO_BOOTSTRAP_STEPS = 100_000
+# Random orders averaged in each Elo bootstrap round, and weight passes (at most).
+ELO_BOOTSTRAP_ORDERS = 20
+ELO_BOOTSTRAP_PASSES = 3
+MIN_ELO_ROUNDS = 10
 
 
 @dataclass(frozen=True)
 class RankOptions:
-    """Knobs of `rank_reviews`; the defaults are the documented ones."""
+    """Knobs of `rank_reviews`; the defaults are the documented ones.
+
+    `weights`: "peerrank" (the fixed point) or "equal" (every reviewer the
+    same). `elo_bootstrap`: bootstrap rounds for the Elo interval (each the
+    mean of up to ELO_BOOTSTRAP_ORDERS random orders; capped by
+    ELO_BOOTSTRAP_STEPS; 0: no Elo interval).
+    `style`: fit style control when the reviews carry answer lengths.
+    """
 
     elo_orders: int = 100
     bootstrap: int = 200
@@ -35,11 +76,19 @@ class RankOptions:
     tol: float = 1e-9
     max_iter: int = 100
     elo: bool = True
+    weights: str = "peerrank"
+    elo_bootstrap: int = 20
+    style: bool = True
 
 
 @dataclass(frozen=True, eq=False)
 class Ranking:
-    """Ratings, reviewer weights and diagnostics of one review set."""
+    """Ratings, reviewer weights, intervals, sample sizes and diagnostics of one review set.
+
+    Interval arrays are (2, C): 2.5 and 97.5 percentiles of the question
+    bootstrap, NaN where there is none. `style` is None when style control
+    is unavailable; `style_note` then says why.
+    """
 
     reviews: ReviewSet
     tallies: Tallies
@@ -50,6 +99,52 @@ class Ranking:
     diagnostics: list[ReviewerDiagnostics]
     pairwise: FloatArray  # (C, C) row beats column, NaN where never compared
     fleiss_kappa: float
+    ranks: RankTable
+    win_rate_ci: FloatArray
+    weighted_win_rate_ci: FloatArray
+    elo_ci: FloatArray
+    elo_ci_rounds: int  # bootstrap rounds behind elo_ci (0: none)
+    questions: IntArray  # (C,) questions in which each model has a counted battle
+    pair_battles: IntArray  # (C, C) counted battles between i and j, both orders
+    thin: NDArray[np.bool_]  # (C,) fewer than MIN_QUESTIONS questions or MIN_BATTLES battles
+    weighting: str = "peerrank"
+    style: StyleFit | None = None
+    style_ranks: RankTable | None = None
+    style_note: str | None = None
+    length_bias: FloatArray | None = None  # (R,) share of decisive verdicts won by the longer
+
+
+def _percentiles(samples: FloatArray | None, columns: int) -> FloatArray:
+    if samples is None or samples.shape[0] == 0:
+        return np.full((2, columns), np.nan)
+    with np.errstate(invalid="ignore"):
+        out: FloatArray = np.nanpercentile(samples, [2.5, 97.5], axis=0)
+    return out
+
+
+@dataclass(frozen=True, eq=False)
+class _Bootstrap:
+    counts: FloatArray  # (rounds, questions)
+    tensors: FloatArray  # (rounds, R, C, C)
+    weights: FloatArray  # (rounds, R)
+    weighted_scores: FloatArray  # (rounds, C)
+
+
+def _bootstrap(
+    tallies: Tallies, rounds: int, seed: int, weighted: bool, tol: float, max_iter: int
+) -> _Bootstrap | None:
+    rs = tallies.reviews
+    if rounds <= 0 or rs.n_questions < 2:
+        return None
+    if tallies.features is None:
+        raise ValueError("a bootstrap needs tallies with per-question features")
+    counts = bootstrap_counts(rs.n_questions, rounds, seed)
+    tensors = resample(tallies.features, counts)
+    if weighted:
+        batch = peerrank_batch(tensors, rs.reviewer_as_contestant, tol=tol, max_iter=max_iter)
+        return _Bootstrap(counts, tensors, batch.weights, batch.scores)
+    equal = np.full((rounds, rs.n_reviewers), 1.0 / max(rs.n_reviewers, 1))
+    return _Bootstrap(counts, tensors, equal, equal_win_rates(tensors))
 
 
 def bradley_terry(
@@ -61,52 +156,184 @@ def bradley_terry(
     seed: int = 0,
     tol: float = 1e-9,
     max_iter: int = 100,
+    weighted: bool = True,
 ) -> BTFit:
     """Weighted BT ratings with a bootstrap over questions (weights refitted per round).
 
     Each bootstrap round draws the questions with replacement, recomputes the
-    PeerRank weights on the draw, and refits; the interval is the 2.5 / 97.5
-    percentiles. Needs `tallies` with per-question features for a bootstrap.
+    PeerRank weights on the draw (unless `weighted=False`: equal weights), and
+    refits; the interval is the 2.5 / 97.5 percentiles. Needs `tallies` with
+    per-question features for a bootstrap, and at least two questions.
     """
+    boot = _bootstrap(tallies, bootstrap, seed, weighted, tol, max_iter)
+    return _fit_bt(tallies, weights, anchor, boot)
+
+
+def _fit_bt(
+    tallies: Tallies, weights: FloatArray, anchor: str | None, boot: _Bootstrap | None
+) -> BTFit:
     rs = tallies.reviews
     if anchor is not None and anchor not in rs.contestants:
         raise ValueError(f"anchor model {anchor!r} is not a contestant")
     anchor_index = None if anchor is None else rs.contestants.index(anchor)
     pairs = pair_matrix(tallies.win[None], weights[None] * rs.n_reviewers)[0]
     boot_pairs = None
-    if bootstrap > 0 and rs.n_questions > 0:
-        if tallies.features is None:
-            raise ValueError("a bootstrap needs tallies with per-question features")
-        counts = bootstrap_counts(rs.n_questions, bootstrap, seed)
-        tensors = resample(tallies.features, counts)
-        batch = peerrank_batch(tensors, rs.reviewer_as_contestant, tol=tol, max_iter=max_iter)
-        boot_pairs = pair_matrix(tensors, batch.weights * rs.n_reviewers)
+    if boot is not None:
+        boot_pairs = pair_matrix(boot.tensors, boot.weights * rs.n_reviewers)
     return fit_bradley_terry(pairs, anchor=anchor_index, bootstrap_pairs=boot_pairs)
 
 
-def rank_reviews(rs: ReviewSet, options: RankOptions | None = None) -> Ranking:
-    """Win rates, PeerRank, weighted Elo, Bradley-Terry and diagnostics of `rs`."""
-    opts = options or RankOptions()
-    tallies = tally_reviews(rs, per_question=opts.bootstrap > 0)
-    pr = peerrank(tallies, tol=opts.tol, max_iter=opts.max_iter)
-    bt = bradley_terry(
-        tallies,
-        pr.weights,
-        anchor=opts.anchor,
-        bootstrap=opts.bootstrap,
-        seed=opts.seed,
+def _resampled(rs: ReviewSet, counts: FloatArray) -> ReviewSet:
+    """The review set drawn by one bootstrap round (each question `counts[q]` times)."""
+    repeat = counts.astype(np.int64)[rs.question]
+    rows = np.repeat(np.arange(rs.n_battles), repeat)
+    return dataclasses.replace(
+        rs,
+        question=rs.question[rows],
+        model_a=rs.model_a[rows],
+        model_b=rs.model_b[rows],
+        reviewer=rs.reviewer[rows],
+        score=rs.score[rows],
+        style_a=None,
+        style_b=None,
+    )
+
+
+def _elo_interval(
+    rs: ReviewSet, boot: _Bootstrap | None, opts: RankOptions, passes: int
+) -> tuple[FloatArray, int]:
+    """Elo percentiles over question-bootstrap rounds, and the number of rounds used.
+
+    Online Elo is sequential: each round costs one step per review and pass,
+    whatever the number of orders (they run side by side). Each round runs at
+    most ELO_BOOTSTRAP_PASSES weight passes (the weights barely move after
+    that) and ELO_BOOTSTRAP_ORDERS orders; rounds are capped so that rounds x
+    reviews stays within ELO_BOOTSTRAP_STEPS; under MIN_ELO_ROUNDS rounds
+    there is no interval.
+    """
+    none = np.full((2, rs.n_models), np.nan)
+    if boot is None or opts.elo_bootstrap <= 0 or not opts.elo or rs.n_battles == 0:
+        return none, 0
+    affordable = ELO_BOOTSTRAP_STEPS // rs.n_battles
+    rounds = min(opts.elo_bootstrap, boot.counts.shape[0], affordable)
+    if rounds < MIN_ELO_ROUNDS:
+        return none, 0
+    samples = np.empty((rounds, rs.n_models))
+    for b in range(rounds):
+        drawn = _resampled(rs, boot.counts[b])
+        result = weighted_elo(
+            drawn,
+            orders=min(opts.elo_orders, ELO_BOOTSTRAP_ORDERS),
+            seed=opts.seed + 1 + b,
+            max_passes=min(passes, ELO_BOOTSTRAP_PASSES),
+        )
+        samples[b] = result.rating
+    return _percentiles(samples, rs.n_models), rounds
+
+
+def _questions_per_model(rs: ReviewSet) -> IntArray:
+    c = rs.n_models
+    if rs.n_battles == 0 or c == 0:
+        return np.zeros(c, dtype=np.int64)
+    question = rs.question.astype(np.int64) * c
+    seen = np.zeros(rs.n_questions * c, dtype=bool)
+    seen[question + rs.model_a] = True
+    seen[question + rs.model_b] = True
+    out: IntArray = seen.reshape(rs.n_questions, c).sum(axis=0).astype(np.int64)
+    return out
+
+
+def _style(
+    rs: ReviewSet, boot: _Bootstrap | None, opts: RankOptions, weighted: bool
+) -> tuple[StyleFit | None, str | None]:
+    if not opts.style:
+        return None, "style control was turned off"
+    if rs.style_a is None:
+        return None, "the reviews carry no answer text or lengths"
+    if rs.n_battles == 0:
+        return None, "there are no counted battles"
+    if rs.style_missing:
+        return None, f"{rs.style_missing} counted review(s) lack the answers' text or lengths"
+    anchor = None if opts.anchor is None else rs.contestants.index(opts.anchor)
+    fit = fit_style_control(
+        rs,
+        bootstrap_counts=None if boot is None else boot.counts,
+        anchor=anchor,
+        weighted=weighted,
         tol=opts.tol,
         max_iter=opts.max_iter,
     )
-    elo = weighted_elo(rs, orders=opts.elo_orders, seed=opts.seed) if opts.elo else None
+    if not fit.features:
+        return None, "the answers do not differ in length or formatting"
+    return fit, None
+
+
+def rank_reviews(rs: ReviewSet, options: RankOptions | None = None) -> Ranking:
+    """Win rates, PeerRank, weighted Elo, Bradley-Terry, style control and diagnostics of `rs`."""
+    opts = options or RankOptions()
+    if opts.weights not in WEIGHTINGS:
+        raise ValueError(f"weights must be one of {', '.join(WEIGHTINGS)}, not {opts.weights!r}")
+    if opts.anchor is not None and opts.anchor not in rs.contestants:
+        raise ValueError(f"anchor model {opts.anchor!r} is not a contestant")
+    weighted = opts.weights == "peerrank"
+    tallies = tally_reviews(rs, per_question=opts.bootstrap > 0)
+    pr = peerrank(tallies, tol=opts.tol, max_iter=opts.max_iter, weighted=weighted)
+    boot = _bootstrap(tallies, opts.bootstrap, opts.seed, weighted, opts.tol, opts.max_iter)
+    bt = _fit_bt(tallies, pr.weights, opts.anchor, boot)
+    passes = 10 if weighted else 1
+    elo = None
+    if opts.elo:
+        elo = weighted_elo(rs, orders=opts.elo_orders, seed=opts.seed, max_passes=passes)
+    counts = win_counts(tallies)
+    questions = _questions_per_model(rs)
+    ordered = tallies.count.sum(axis=(0, 3))
+    pair_battles = np.rint(ordered + ordered.T).astype(np.int64)
+    c = rs.n_models
+    plain_rates = None
+    if boot is not None:
+        plain_rates = equal_win_rates(boot.tensors) if weighted else boot.weighted_scores
+    elo_ci, elo_rounds = _elo_interval(rs, boot, opts, passes)
+    style, note = _style(rs, boot, opts, weighted)
+    style_ranks = None
+    if style is not None:
+        style_ranks = rank_models(
+            style.rating,
+            style.ci_low,
+            style.ci_high,
+            style.components,
+            style.boot_rating,
+            tiebreak=pr.weighted_win_rate,
+            names=rs.contestants,
+        )
     return Ranking(
         reviews=rs,
         tallies=tallies,
-        counts=win_counts(tallies),
+        counts=counts,
         peerrank=pr,
         elo=elo,
         bt=bt,
         diagnostics=reviewer_diagnostics(tallies, pr.weights),
         pairwise=pairwise_win_rates(tallies.win),
         fleiss_kappa=reviewer_fleiss_kappa(tallies),
+        ranks=rank_models(
+            bt.rating,
+            bt.ci_low,
+            bt.ci_high,
+            bt.components,
+            bt.boot_rating,
+            tiebreak=pr.weighted_win_rate,
+            names=rs.contestants,
+        ),
+        win_rate_ci=_percentiles(plain_rates, c),
+        weighted_win_rate_ci=_percentiles(None if boot is None else boot.weighted_scores, c),
+        elo_ci=elo_ci,
+        elo_ci_rounds=elo_rounds,
+        questions=questions,
+        pair_battles=pair_battles,
+        thin=(questions < MIN_QUESTIONS) | (counts.battles < MIN_BATTLES),
+        weighting=opts.weights,
+        style=style,
+        style_ranks=style_ranks,
+        style_note=note,
+        length_bias=length_bias(rs),
     )

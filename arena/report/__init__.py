@@ -1,10 +1,11 @@
-"""Leaderboards: from a run directory or an imported reviews file, to table / markdown / JSON.
+"""Leaderboards: from a run directory or an imported reviews file, to table / markdown / JSON / CSV.
 
 `build_leaderboard` reads the input (raising `LeaderboardInputError`, a
 `ConfigError`, on bad input), ranks it with `arena.rank`, and returns a
 `Leaderboard`; `render_table`, `render_markdown` and `render_json` show it.
 """
 
+from arena.report._csv import render_csv, rows_csv
 from arena.report._inputs import (
     IMPORT_COLUMNS,
     LeaderboardInputError,
@@ -14,17 +15,20 @@ from arena.report._inputs import (
 )
 from arena.report._leaderboard import (
     RANKINGS,
+    STYLE_RANKING,
     Leaderboard,
     LeaderboardOptions,
     build_leaderboard,
     leaderboard_dict,
     rank_frame,
+    with_answer_style,
 )
 from arena.report._render import render_json, render_markdown, render_table
 
 __all__ = [
     "IMPORT_COLUMNS",
     "RANKINGS",
+    "STYLE_RANKING",
     "Leaderboard",
     "LeaderboardInputError",
     "LeaderboardOptions",
@@ -34,7 +38,10 @@ __all__ = [
     "load_reviews_file",
     "load_run",
     "rank_frame",
+    "render_csv",
     "render_json",
     "render_markdown",
     "render_table",
+    "rows_csv",
+    "with_answer_style",
 ]

@@ -21,6 +21,7 @@ import polars as pl
 from arena.batcheval import TABLE as BATCHEVAL_TABLE
 from arena.config import ConfigError
 from arena.nightly import current_rows
+from arena.rank import STYLE_FEATURES, answer_style
 from arena.shard import recorded_shard
 from arena.store import RunLog
 
@@ -153,7 +154,9 @@ def load_reviews_file(path: str | Path) -> pl.DataFrame:
     Needs `question_id, model_a, model_b, reviewer` and either `score` (-1 =
     model_a better, 0 = tie, 1 = model_b better) or `verdict` (A, B, tie; also
     `invalid`); `score` wins when both are present. Other columns are ignored
-    except `cost_usd`. Raises LeaderboardInputError naming the row.
+    except `cost_usd` and the answers' style (`answer_a`/`answer_b` text, or
+    `length_a`/`length_b` and optional markdown counts) for style control.
+    Raises LeaderboardInputError naming the row.
     """
     source = Path(path)
     frame, kind = _read(source)
@@ -188,7 +191,41 @@ def load_reviews_file(path: str | Path) -> pl.DataFrame:
         columns["verdict"] = _normalise_verdicts(source, kind, frame["verdict"])
     if "cost_usd" in frame.columns:
         columns["cost_usd"] = frame["cost_usd"].cast(pl.Float64, strict=False)
+    columns.update(_style_columns(source, kind, frame))
     return pl.DataFrame(columns)
+
+
+def _style_columns(path: Path, kind: str, frame: pl.DataFrame) -> dict[str, pl.Series]:
+    """Style features for style control: from `answer_a`/`answer_b` text, or given counts.
+
+    Text wins when both are present. Given counts (`length_a`, `length_b`, and
+    optionally `headers_*`, `lists_*`, `bold_*`) must be non-negative numbers.
+    """
+    if {"answer_a", "answer_b"} <= set(frame.columns):
+        out: dict[str, pl.Series] = {}
+        for side in ("a", "b"):
+            style = answer_style(frame[f"answer_{side}"])
+            out.update({f"{name}_{side}": style[name] for name in STYLE_FEATURES})
+        return out
+    if not {"length_a", "length_b"} <= set(frame.columns):
+        return {}
+    out = {}
+    for name in STYLE_FEATURES:
+        if not {f"{name}_a", f"{name}_b"} <= set(frame.columns):
+            continue
+        for side in ("a", "b"):
+            column = f"{name}_{side}"
+            numbers = frame[column].cast(pl.Float64, strict=False)
+            bad = numbers.is_null() | (numbers < 0) | numbers.is_nan()
+            if bad.any():
+                row = _first_bad(bad)
+                raise LeaderboardInputError(
+                    path,
+                    _where(kind, row),
+                    f"{column} must be a non-negative number, not {frame[column][row]!r}",
+                )
+            out[column] = numbers
+    return out
 
 
 def _load_tournament(path: Path) -> dict[str, Any]:
@@ -231,13 +268,17 @@ def _sim_skills(tournament: dict[str, Any], contestants: list[str]) -> dict[str,
 # other tables' costs (never a text).
 RANKING_COLUMNS = (*IMPORT_COLUMNS, "verdict", "status", "cost_usd", "finished_at")
 COST_COLUMNS = ("status", "cost_usd", "finished_at")
+# What style control adds: the answers each review judges (their texts come from `answers`).
+STYLE_COLUMNS = ("answer_a_id", "answer_b_id")
 
 
-def load_run(directory: str | Path, *, ranking_only: bool = False) -> RunData:
+def load_run(directory: str | Path, *, ranking_only: bool = False, style: bool = True) -> RunData:
     """Read a run directory: `tournament.json`, the `reviews`, `answers`, `batcheval` tables.
 
     `ranking_only` reads only the columns ranking needs (`RANKING_COLUMNS` of the
-    reviews, `COST_COLUMNS` of the others): a million reviews without their texts.
+    reviews, `COST_COLUMNS` of the others): a million reviews without their texts;
+    with `style`, also what style control needs (the reviews' answer ids and the
+    answers' texts).
     """
     root = Path(directory)
     if not root.is_dir():
@@ -250,10 +291,11 @@ def load_run(directory: str | Path, *, ranking_only: bool = False) -> RunData:
     if has_log:
         log = RunLog(root)
         # Only rows of the current plan: stale rows and removed models are left out.
-        wanted = RANKING_COLUMNS if ranking_only else None
+        wanted = RANKING_COLUMNS + (STYLE_COLUMNS if style else ()) if ranking_only else None
         costs = COST_COLUMNS if ranking_only else None
+        texts = (*COST_COLUMNS, "answer_turns") if ranking_only and style else costs
         reviews = current_rows(root, "reviews", log.read("reviews", columns=wanted))
-        answers: pl.DataFrame | None = log.read("answers", columns=costs)
+        answers: pl.DataFrame | None = log.read("answers", columns=texts)
         batcheval: pl.DataFrame | None = log.read(BATCHEVAL_TABLE, columns=costs)
     else:
         reviews = pl.DataFrame(
@@ -293,14 +335,16 @@ def _shard_of(run: RunData) -> tuple[int, int] | None:
     return None if shard is None else (shard.index, shard.count)
 
 
-def load_runs(directories: Sequence[str | Path], *, ranking_only: bool = False) -> RunData:
+def load_runs(
+    directories: Sequence[str | Path], *, ranking_only: bool = False, style: bool = True
+) -> RunData:
     """Several run directories of one tournament (the shards of a split run) read as one.
 
     Directories of different tournaments (name or config hash), the same
     directory twice, or the same shard twice are refused. The tables are
     concatenated, keeping the last-finished row of an id that appears twice;
     the reviews come in id order.
-    `ranking_only` as for `load_run`.
+    `ranking_only` and `style` as for `load_run`.
     """
     paths = [Path(d) for d in directories]
     if not paths:
@@ -311,7 +355,7 @@ def load_runs(directories: Sequence[str | Path], *, ranking_only: bool = False) 
         if key in seen:
             raise LeaderboardInputError(path, "", f"given twice (also as {seen[key]})")
         seen[key] = path
-    runs = [load_run(path, ranking_only=ranking_only) for path in paths]
+    runs = [load_run(path, ranking_only=ranking_only, style=style) for path in paths]
     if len(runs) == 1:
         return dataclasses.replace(
             runs[0], reviews=_by_id(runs[0].reviews), directories=(runs[0].directory,)

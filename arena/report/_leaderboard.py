@@ -25,9 +25,15 @@ from arena.discuss import (
     read_state,
 )
 from arena.rank import (
+    MIN_BATTLES,
+    MIN_QUESTIONS,
+    STYLE_FEATURES,
     Agreement,
+    AgreementScore,
     Ranking,
     RankOptions,
+    RankTable,
+    answer_style,
     encode_reviews,
     human_agreement,
     rank_correlation,
@@ -37,11 +43,13 @@ from arena.report._inputs import LeaderboardInputError, load_reviews_file, load_
 
 __all__ = [
     "RANKINGS",
+    "STYLE_RANKING",
     "Leaderboard",
     "LeaderboardOptions",
     "build_leaderboard",
     "leaderboard_dict",
     "rank_frame",
+    "with_answer_style",
 ]
 
 FloatArray = NDArray[np.float64]
@@ -52,12 +60,18 @@ RANKINGS = ("win_rate", "weighted_win_rate", "elo", "bt")
 
 @dataclass(frozen=True)
 class LeaderboardOptions:
-    """How to rank: the CLI's options (defaults as documented)."""
+    """How to rank: the CLI's options (defaults as documented).
+
+    `weights`: "peerrank" or "equal" reviewer weights; `exclude_self`: leave
+    out the reviews of a reviewer's own battles (`--no-self`).
+    """
 
     anchor: str | None = None
     elo_orders: int = 100
     bootstrap: int = 200
     seed: int = 0
+    weights: str = "peerrank"
+    exclude_self: bool = False
 
 
 @dataclass(eq=False)
@@ -66,7 +80,7 @@ class Leaderboard:
 
     source: str
     ranking: Ranking
-    order: list[int]  # contestant indices, best first (by bt)
+    order: list[int]  # contestant indices: by group, then Bradley-Terry rank; unranked last
     anchor: str | None = None
     true_order: list[str] | None = None
     kendall_tau: dict[str, float] | None = None
@@ -97,24 +111,59 @@ class Leaderboard:
         raise KeyError(name)
 
 
-def _order(ranking: Ranking) -> list[int]:
-    bt = ranking.bt.rating
-    weighted = ranking.peerrank.weighted_win_rate
-    names = ranking.reviews.contestants
+def _names(names: Sequence[str], indices: Sequence[int] | NDArray[np.int64]) -> str:
+    return ", ".join(names[int(i)] for i in indices)
 
-    def key(i: int) -> tuple[bool, float, bool, float, str]:
+
+def _peerrank_warning(ranking: Ranking) -> str | None:
+    pr = ranking.peerrank
+    if pr.converged and pr.damping == 0:
+        return None
+    if pr.converged:
         return (
-            bool(np.isnan(bt[i])),
-            -float(np.nan_to_num(bt[i])),
-            bool(np.isnan(weighted[i])),
-            -float(np.nan_to_num(weighted[i])),
-            names[i],
+            "PeerRank weights did not settle under the plain iteration (it cycled), so it was "
+            f"restarted with damping; they settled after {pr.iterations} iterations in all "
+            f"(damping {pr.damping:.3g}, remaining |f(w) - w| {pr.residual:.2g})"
         )
+    return (
+        f"PeerRank weights did not settle within {pr.iterations} iterations, even with "
+        f"damping {pr.damping:.3g} (last change {pr.residual:.2g}): the weights shown are "
+        "where the iteration stopped"
+    )
 
-    return sorted(range(len(names)), key=key)
+
+def _interval_warnings(ranking: Ranking, bootstrap: int) -> list[str]:
+    names = ranking.reviews.contestants
+    rs = ranking.reviews
+    out: list[str] = []
+    if bootstrap > 0 and rs.n_questions < 2 and rs.n_battles:
+        out.append(
+            "all battles come from one question: the bootstrap over questions cannot "
+            "estimate any uncertainty, so no intervals are shown"
+        )
+    battled = ranking.counts.battles > 0
+    thin = np.flatnonzero(ranking.thin & battled)
+    if thin.size and ranking.bt.bootstrap_rounds:
+        out.append(
+            f"the intervals of {_names(names, thin)} rest on fewer than {MIN_QUESTIONS} "
+            f"questions or {MIN_BATTLES} battles (marked *): treat them as rough"
+        )
+    top = np.flatnonzero(np.isposinf(ranking.bt.ci_high))
+    if top.size:
+        out.append(
+            f"{_names(names, top)} lost no battle: the virtual ties keep the rating finite, "
+            "but the data set no upper bound on it (interval open above)"
+        )
+    bottom = np.flatnonzero(np.isneginf(ranking.bt.ci_low))
+    if bottom.size:
+        out.append(
+            f"{_names(names, bottom)} won no battle: the data set no lower bound on its "
+            "rating (interval open below)"
+        )
+    return out
 
 
-def _warnings(ranking: Ranking) -> list[str]:
+def _warnings(ranking: Ranking, bootstrap: int = 0) -> list[str]:
     names = ranking.reviews.contestants
     out: list[str] = []
     idle = [names[i] for i in np.flatnonzero(ranking.counts.battles == 0).tolist()]
@@ -134,10 +183,16 @@ def _warnings(ranking: Ranking) -> list[str]:
             f"some model in {{{members}}} wins or loses every comparison: the Bradley-Terry "
             "MLE does not exist there, so one virtual tie per compared pair was added"
         )
-    if not ranking.peerrank.converged:
+    note = _peerrank_warning(ranking)
+    if note is not None:
+        out.append(note)
+    style = ranking.style
+    if style is not None and not style.converged:
         out.append(
-            f"PeerRank weights did not settle within {ranking.peerrank.iterations} iterations"
+            f"style-control weights did not settle within {style.iterations} iterations "
+            f"(damping {style.damping:.3g})"
         )
+    out += _interval_warnings(ranking, bootstrap)
     return out
 
 
@@ -163,14 +218,21 @@ def rank_frame(
     sim_skill: Mapping[str, float] | None = None,
     human: pl.DataFrame | None = None,
     cost_usd: float | None = None,
+    answers: pl.DataFrame | None = None,
 ) -> Leaderboard:
     """Rank a reviews frame (log columns) and assemble its leaderboard.
 
-    Raises ValueError for data the ranking cannot use and for an `anchor`
-    that is not a contestant.
+    `answers` (the log's answers table) gives the answers' style for style
+    control through the reviews' `answer_a_id` / `answer_b_id`. Raises
+    ValueError for data the ranking cannot use and for an `anchor` that is not
+    a contestant.
     """
     opts = options or LeaderboardOptions()
-    rs = encode_reviews(reviews, contestants=contestants, reviewers=reviewers)
+    if answers is not None:
+        reviews = with_answer_style(reviews, answers)
+    rs = encode_reviews(
+        reviews, contestants=contestants, reviewers=reviewers, exclude_self=opts.exclude_self
+    )
     if opts.anchor is not None and opts.anchor not in rs.contestants:
         known = ", ".join(rs.contestants) or "none"
         raise ValueError(f"--anchor {opts.anchor!r} is not a contestant (contestants: {known})")
@@ -182,16 +244,23 @@ def rank_frame(
             seed=opts.seed,
             anchor=opts.anchor,
             elo=opts.elo_orders > 0,
+            weights=opts.weights,
         ),
     )
-    board = Leaderboard(source, ranking, _order(ranking), anchor=opts.anchor, cost_usd=cost_usd)
-    board.warnings = _warnings(ranking)
+    board = Leaderboard(
+        source, ranking, list(ranking.ranks.order), anchor=opts.anchor, cost_usd=cost_usd
+    )
+    board.warnings = _warnings(ranking, opts.bootstrap)
     if sim_skill and all(name in sim_skill for name in rs.contestants):
         skills = np.array([sim_skill[name] for name in rs.contestants], dtype=np.float64)
         board.true_order = [rs.contestants[i] for i in np.argsort(-skills, kind="stable")]
         board.kendall_tau = {
             name: rank_correlation(board.scores(name), skills).kendall_tau for name in RANKINGS
         }
+        if ranking.style is not None:
+            board.kendall_tau[STYLE_RANKING] = rank_correlation(
+                ranking.style.rating, skills
+            ).kendall_tau
     if human is not None:
         labels = encode_reviews(human, contestants=rs.contestants)
         board.agreement = human_agreement(
@@ -199,6 +268,8 @@ def rank_frame(
             labels,
             ranking.peerrank.weights,
             {name: board.scores(name) for name in RANKINGS},
+            bootstrap=opts.bootstrap,
+            seed=opts.seed,
         )
     return board
 
@@ -231,6 +302,43 @@ def _merged_discussions(
     return DiscussionReport(state, discussion_stats(table, state.context), adjusted, table)
 
 
+# The style-controlled Bradley-Terry rating, where Kendall tau lists it.
+STYLE_RANKING = "bt_style"
+
+
+def with_answer_style(reviews: pl.DataFrame, answers: pl.DataFrame) -> pl.DataFrame:
+    """`reviews` plus the style columns (`length_a`, ..., `bold_b`) of the answers they judge.
+
+    Answers are the log's answers table (`id`, `answer_turns`); an answer's
+    text is its turns joined by blank lines. Reviews without answer ids, or
+    whose answers are unknown, get nulls (style control then says so).
+    """
+    if not {"answer_a_id", "answer_b_id"} <= set(reviews.columns):
+        return reviews
+    if not {"id", "answer_turns"} <= set(answers.columns) or answers.height == 0:
+        return reviews
+    text = answers["answer_turns"].list.join("\n\n")
+    style = answer_style(text).with_columns(answers["id"].cast(pl.String).alias("_answer"))
+    style = style.unique("_answer", keep="last", maintain_order=True)
+    out = reviews.drop([c for c in reviews.columns if _is_style_column(c)])
+    for side in ("a", "b"):
+        renamed = style.rename({name: f"{name}_{side}" for name in STYLE_FEATURES})
+        out = out.join(
+            renamed,
+            left_on=pl.col(f"answer_{side}_id").cast(pl.String),
+            right_on="_answer",
+            how="left",
+            maintain_order="left",
+        )
+        if "_answer" in out.columns:
+            out = out.drop("_answer")
+    return out
+
+
+def _is_style_column(name: str) -> bool:
+    return any(name in (f"{f}_a", f"{f}_b") for f in STYLE_FEATURES)
+
+
 def build_leaderboard(
     path: str | Path | Sequence[str | Path] | None = None,
     *,
@@ -244,7 +352,8 @@ def build_leaderboard(
 
     `ratings_only` computes only what the models' ratings and counts need (the
     history snapshot of a run): no second ranking of the reviews as written
-    when discussions replace verdicts, no discussion or BatchEval block.
+    when discussions replace verdicts, no style control, no discussion or
+    BatchEval block.
 
     `path` is a run directory or a reviews file, or several run directories of
     one tournament (the shards of a split run, read as one: see `load_runs`);
@@ -276,7 +385,7 @@ def build_leaderboard(
     skills: dict[str, float] = {}
     answers = scored = None
     if target is not None and target.is_dir():
-        run = load_runs(directories, ranking_only=True)
+        run = load_runs(directories, ranking_only=True, style=not ratings_only)
         contestants, reviewers, skills, answers, scored = (
             run.contestants,
             run.reviewers,
@@ -307,6 +416,7 @@ def build_leaderboard(
             sim_skill=skills,
             human=human,
             cost_usd=_cost([reviews, answers, extra, scored]),
+            answers=answers if reviews_file is None and not ratings_only else None,
         )
         if discussed is not None and not ratings_only:
             plain = rank_frame(
@@ -316,6 +426,7 @@ def build_leaderboard(
                 contestants=contestants,
                 reviewers=reviewers,
                 sim_skill=skills,
+                answers=answers,
             )
             _judge_diagnostics_from(board, plain)
             tau = plain.kendall_tau
@@ -343,7 +454,7 @@ def _judge_diagnostics_from(board: Leaderboard, plain: Leaderboard) -> None:
     """Describe each judge by its own reviews, not by the discussion verdicts that replaced them.
 
     The ratings use the discussed reviews; position bias, swap consistency,
-    self-preference and agreement are properties of the reviewers, so they
+    self-preference, length bias and agreement are properties of the reviewers, so they
     come from the reviews as written (weights stay those of the ranking).
     """
     weights = {d.reviewer: d.weight for d in board.ranking.diagnostics}
@@ -352,7 +463,10 @@ def _judge_diagnostics_from(board: Leaderboard, plain: Leaderboard) -> None:
         for d in plain.ranking.diagnostics
     ]
     board.ranking = dataclasses.replace(
-        board.ranking, diagnostics=diagnostics, fleiss_kappa=plain.ranking.fleiss_kappa
+        board.ranking,
+        diagnostics=diagnostics,
+        fleiss_kappa=plain.ranking.fleiss_kappa,
+        length_bias=plain.ranking.length_bias,
     )
 
 
@@ -402,33 +516,115 @@ def _number(value: float | int | np.floating[Any] | np.integer[Any]) -> float | 
     return None if math.isnan(as_float) or math.isinf(as_float) else as_float
 
 
+def _rank_number(value: int) -> int | None:
+    return int(value) if value > 0 else None
+
+
+def _model_row(board: Leaderboard, i: int, columns: dict[str, FloatArray]) -> dict[str, Any]:
+    r = board.ranking
+    ranks = r.ranks
+    row: dict[str, Any] = {"model": board.contestants[i]}
+    row["rank"] = _rank_number(ranks.rank[i])
+    row["rank_low"] = _rank_number(ranks.rank_low[i])
+    row["rank_high"] = _rank_number(ranks.rank_high[i])
+    row["group"] = _rank_number(ranks.group[i] + 1)
+    for name in RANKINGS:
+        row[name] = _number(columns[name][i])
+    row["bt_ci_low"] = _number(r.bt.ci_low[i])
+    row["bt_ci_high"] = _number(r.bt.ci_high[i])
+    for name, ci in (
+        ("win_rate", r.win_rate_ci),
+        ("weighted_win_rate", r.weighted_win_rate_ci),
+        ("elo", r.elo_ci),
+    ):
+        row[f"{name}_ci_low"] = _number(ci[0, i])
+        row[f"{name}_ci_high"] = _number(ci[1, i])
+    if r.style is not None and r.style_ranks is not None:
+        row["bt_style"] = _number(r.style.rating[i])
+        row["bt_style_ci_low"] = _number(r.style.ci_low[i])
+        row["bt_style_ci_high"] = _number(r.style.ci_high[i])
+        row["style_rank"] = _rank_number(r.style_ranks.rank[i])
+    row["wins"] = int(r.counts.wins[i])
+    row["ties"] = int(r.counts.ties[i])
+    row["losses"] = int(r.counts.losses[i])
+    row["battles"] = int(r.counts.battles[i])
+    row["questions"] = int(r.questions[i])
+    row["few_data"] = bool(r.thin[i])
+    return row
+
+
+def _neighbours(board: Leaderboard, ranks: RankTable) -> list[dict[str, Any]]:
+    names = board.contestants
+    return [
+        {
+            "upper": names[n.upper],
+            "lower": names[n.lower],
+            "share": _number(n.share),
+            "separated": n.separated,
+        }
+        for n in ranks.neighbours
+    ]
+
+
+def _style_dict(board: Leaderboard) -> dict[str, Any]:
+    r = board.ranking
+    style = r.style
+    if style is None or r.style_ranks is None:
+        return {"available": False, "reason": r.style_note}
+    return {
+        "available": True,
+        "features": list(style.features),
+        "dropped": list(style.dropped),
+        "coefficients": {
+            name: {
+                "coef": _number(style.coef[k]),
+                "ci_low": _number(style.coef_low[k]),
+                "ci_high": _number(style.coef_high[k]),
+                "scale": _number(style.scale[k]),
+            }
+            for k, name in enumerate(style.features)
+        },
+        "reviewer_weights": {
+            name: float(w) for name, w in zip(r.reviews.reviewers, style.weights, strict=True)
+        },
+        "converged": style.converged,
+        "iterations": style.iterations,
+        "damping": style.damping,
+        "bootstrap_rounds": style.bootstrap_rounds,
+        "neighbours": _neighbours(board, r.style_ranks),
+    }
+
+
 def leaderboard_dict(board: Leaderboard) -> dict[str, Any]:
-    """The leaderboard as the documented JSON object (NaN becomes null)."""
+    """The leaderboard as the documented JSON object (NaN and infinities become null)."""
     r = board.ranking
     names = board.contestants
     rs = r.reviews
     columns = {name: board.scores(name) for name in RANKINGS}
-    models = []
-    for i in board.order:
-        row: dict[str, Any] = {"model": names[i]}
-        for name in RANKINGS:
-            row[name] = _number(columns[name][i])
-        row["bt_ci_low"] = _number(r.bt.ci_low[i])
-        row["bt_ci_high"] = _number(r.bt.ci_high[i])
-        row["wins"] = int(r.counts.wins[i])
-        row["ties"] = int(r.counts.ties[i])
-        row["losses"] = int(r.counts.losses[i])
-        models.append(row)
+    models = [_model_row(board, i, columns) for i in board.order]
     pairwise = {
         names[i]: {names[j]: _number(r.pairwise[i, j]) for j in board.order if j != i}
         for i in board.order
     }
+    pair_battles = {
+        names[i]: {names[j]: int(r.pair_battles[i, j]) for j in board.order if j != i}
+        for i in board.order
+    }
+    bias = r.length_bias
     out: dict[str, Any] = {
         "models": models,
         "reviewer_weights": {
             name: float(w) for name, w in zip(rs.reviewers, r.peerrank.weights, strict=True)
         },
+        "weighting": r.weighting,
         "iterations": r.peerrank.iterations,
+        "peerrank": {
+            "converged": r.peerrank.converged,
+            "iterations": r.peerrank.iterations,
+            "damping": r.peerrank.damping,
+        },
+        "neighbours": _neighbours(board, r.ranks),
+        "style_control": _style_dict(board),
         "diagnostics": {
             "reviewers": [
                 {
@@ -438,13 +634,22 @@ def leaderboard_dict(board: Leaderboard) -> dict[str, Any]:
                     "self_preference": _number(d.self_preference),
                     "tie_rate": _number(d.tie_rate),
                     "invalid_rate": _number(d.invalid_rate),
+                    "length_bias": None if bias is None else _number(bias[k]),
+                    "battles": d.battles,
                 }
-                for d in r.diagnostics
+                for k, d in enumerate(r.diagnostics)
             ],
             "pairwise": pairwise,
+            "pair_battles": pair_battles,
             "fleiss_kappa": _number(r.fleiss_kappa),
         },
-        "counts": {"reviews": rs.n_rows, "invalid": rs.n_invalid, "failed": rs.n_failed},
+        "counts": {
+            "reviews": rs.n_rows,
+            "invalid": rs.n_invalid,
+            "failed": rs.n_failed,
+            "questions": rs.n_questions,
+            "self_excluded": rs.n_self_excluded,
+        },
     }
     if board.true_order is not None and board.kendall_tau is not None:
         out["true_order"] = board.true_order
@@ -465,23 +670,23 @@ def leaderboard_dict(board: Leaderboard) -> dict[str, Any]:
     return out
 
 
+def _score_dict(score: AgreementScore) -> dict[str, Any]:
+    return {
+        "n": score.n,
+        "accuracy": _number(score.accuracy),
+        "accuracy_ci_low": _number(score.accuracy_low),
+        "accuracy_ci_high": _number(score.accuracy_high),
+        "kappa": _number(score.kappa),
+    }
+
+
 def _agreement_dict(agreement: Agreement) -> dict[str, Any]:
     return {
         "battles": agreement.battles,
         "reviewers": [
-            {
-                "reviewer": name,
-                "n": score.n,
-                "accuracy": _number(score.accuracy),
-                "kappa": _number(score.kappa),
-            }
-            for name, score in agreement.reviewers.items()
+            {"reviewer": name, **_score_dict(score)} for name, score in agreement.reviewers.items()
         ],
-        "weighted_majority": {
-            "n": agreement.weighted_majority.n,
-            "accuracy": _number(agreement.weighted_majority.accuracy),
-            "kappa": _number(agreement.weighted_majority.kappa),
-        },
+        "weighted_majority": _score_dict(agreement.weighted_majority),
         "human_win_rate": {k: _number(v) for k, v in agreement.human_win_rate.items()},
         "rankings": {
             name: {"kendall_tau": _number(c.kendall_tau), "spearman": _number(c.spearman)}

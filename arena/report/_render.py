@@ -1,9 +1,10 @@
 """Render a leaderboard as a terminal table (rich), markdown, or JSON.
 
 The table and markdown forms show the same sections, built once as rows of
-text: models (ordered by Bradley-Terry, with its 95% interval), reviewers and
-their diagnostics, the pairwise win-rate matrix, then the sim truth, human
-agreement, discussions, BatchEval scores, cost and warnings when there are any.
+text: models (ordered by Bradley-Terry, with rank intervals and 95% intervals
+of every figure), style control, reviewers and their diagnostics, the pairwise
+win-rate and battle-count matrices, then the sim truth, human agreement,
+discussions, BatchEval scores, cost and warnings when there are any.
 """
 
 from __future__ import annotations
@@ -18,7 +19,15 @@ from rich.console import Console, JustifyMethod
 from rich.table import Table
 
 from arena.discuss import discussion_footer, discussion_tables
-from arena.report._leaderboard import RANKINGS, Leaderboard, leaderboard_dict
+from arena.rank import (
+    ELO_BOOTSTRAP_ORDERS,
+    ELO_BOOTSTRAP_STEPS,
+    MIN_BATTLES,
+    MIN_ELO_ROUNDS,
+    MIN_QUESTIONS,
+    RankTable,
+)
+from arena.report._leaderboard import STYLE_RANKING, Leaderboard, leaderboard_dict
 
 __all__ = ["render_json", "render_markdown", "render_table"]
 
@@ -27,10 +36,11 @@ _LABELS = {
     "weighted_win_rate": "weighted win rate",
     "elo": "Elo",
     "bt": "Bradley-Terry",
+    STYLE_RANKING: "Bradley-Terry, style-controlled",
 }
 
 
-_TEXT_COLUMNS = {"#", "model", "reviewer", "judge", "ranking", "criterion", ""}
+_TEXT_COLUMNS = {"#", "ranks", "model", "reviewer", "judge", "ranking", "criterion", ""}
 
 
 @dataclass
@@ -53,6 +63,188 @@ def _signed(value: float | None, digits: int = 3) -> str:
     return f"{value:+.{digits}f}"
 
 
+def _interval(low: float, high: float, digits: int = 0) -> str:
+    """`low-high`; an open side (infinite bound) as `>=low` / `<=high`."""
+    if math.isnan(low) or math.isnan(high):
+        return "-"
+    if math.isinf(low) and math.isinf(high):
+        return "open"
+    if math.isinf(high):
+        return f">={low:.{digits}f}"
+    if math.isinf(low):
+        return f"<={high:.{digits}f}"
+    return f"{low:.{digits}f}-{high:.{digits}f}"
+
+
+def _rank_text(rank: int, group: int, groups: int) -> str:
+    if rank <= 0:
+        return "-"
+    return f"{rank}" if groups <= 1 else f"{group + 1}:{rank}"
+
+
+def _rank_interval(low: int, high: int) -> str:
+    if low <= 0 or high <= 0:
+        return "-"
+    return str(low) if low == high else f"{low}-{high}"
+
+
+def _next_shares(board: Leaderboard, ranks: RankTable) -> dict[int, str]:
+    """Per model: the bootstrap share of rounds it rates above the next model down."""
+    return {n.upper: _fmt(n.share, 2) for n in ranks.neighbours}
+
+
+def _model_section(board: Leaderboard) -> _Section:
+    r = board.ranking
+    names = board.contestants
+    ranks = r.ranks
+    groups = int(ranks.group.max(initial=-1)) + 1
+    elo = board.scores("elo")
+    anchored = "the mean" if board.anchor is None else board.anchor
+    shares = _next_shares(board, ranks)
+    rows = []
+    for i in board.order:
+        interval = _interval(r.bt.ci_low[i], r.bt.ci_high[i])
+        if interval != "-" and r.thin[i]:
+            interval += "*"
+        rows.append(
+            [
+                _rank_text(int(ranks.rank[i]), int(ranks.group[i]), groups),
+                _rank_interval(int(ranks.rank_low[i]), int(ranks.rank_high[i])),
+                names[i],
+                _fmt(r.bt.rating[i], 0),
+                interval,
+                shares.get(i, ""),
+                _fmt(elo[i], 0),
+                _fmt(r.peerrank.win_rate[i]),
+                _fmt(r.peerrank.weighted_win_rate[i]),
+            ]
+        )
+    rounds = r.bt.bootstrap_rounds
+    if rounds:
+        ci_note = f"95% CI: bootstrap over questions ({rounds} rounds)"
+    else:
+        ci_note = "no intervals (no bootstrap: --bootstrap 0, or a single question)"
+    if r.elo is None:
+        elo_note = "Elo: not computed (--elo-orders 0)."
+    else:
+        elo_note = f"Elo: weighted online Elo, mean of {r.elo.orders} random orders."
+    weighting = "PeerRank weight" if r.weighting == "peerrank" else "an equal weight"
+    notes = [
+        f"BT: Bradley-Terry on the Elo scale, reviews weighted by {weighting}, {anchored} = 1000; "
+        f"{ci_note}; * marks an interval resting on fewer than {MIN_QUESTIONS} questions or "
+        f"{MIN_BATTLES} battles; >=x / <=x: no bound on the other side (the model lost or won "
+        "nothing).",
+        "#: rank (tied ratings share it"
+        + ("; g:n = rank n within comparison group g" if groups > 1 else "")
+        + "); ranks: from 1 + models whose interval lies entirely above, to models whose "
+        "interval does not lie entirely below; >next: share of bootstrap rounds in which "
+        "the model rates above the next one down.",
+        f"{elo_note} win: win rate with equal reviewer weights; wtd win: PeerRank weighted "
+        "win rate (weighted mean).",
+    ]
+    if r.style is None:
+        notes.append(f"Style control: unavailable ({r.style_note}).")
+    return _Section(
+        "Models (ordered by Bradley-Terry)",
+        ["#", "ranks", "model", "BT", "95% CI", ">next", "Elo", "win", "wtd win"],
+        rows,
+        notes,
+    )
+
+
+def _interval_section(board: Leaderboard) -> _Section:
+    """95% intervals of Elo and the win rates (BT's is in the models table), sample sizes."""
+    r = board.ranking
+    names = board.contestants
+    rows = [
+        [
+            names[i],
+            _interval(r.elo_ci[0, i], r.elo_ci[1, i]),
+            _interval(r.win_rate_ci[0, i], r.win_rate_ci[1, i], 3),
+            _interval(r.weighted_win_rate_ci[0, i], r.weighted_win_rate_ci[1, i], 3),
+            f"{r.counts.wins[i]}-{r.counts.ties[i]}-{r.counts.losses[i]}",
+            str(r.counts.battles[i]),
+            str(r.questions[i]),
+        ]
+        for i in board.order
+    ]
+    rounds = r.bt.bootstrap_rounds
+    notes = [
+        "W-T-L: wins, ties, losses; n: counted battles; q: questions with a battle."
+        if not rounds
+        else f"Intervals: the same bootstrap over questions ({rounds} rounds). W-T-L: wins, "
+        "ties, losses; n: counted battles; q: questions with a battle."
+    ]
+    if r.elo is not None and r.elo_ci_rounds:
+        notes.append(
+            f"Elo CI: the first {r.elo_ci_rounds} of those rounds, each with its own weight "
+            f"passes and {min(r.elo.orders, ELO_BOOTSTRAP_ORDERS)} random orders."
+        )
+    elif r.elo is not None and rounds:
+        notes.append(
+            f"No Elo CI: online Elo is sequential, so a bootstrap of it is run only while "
+            f"rounds x reviews stays within {ELO_BOOTSTRAP_STEPS:,} with at least "
+            f"{MIN_ELO_ROUNDS} rounds."
+        )
+    return _Section(
+        "95% intervals and sample sizes",
+        ["model", "Elo CI", "win CI", "wtd win CI", "W-T-L", "n", "q"],
+        rows,
+        notes,
+    )
+
+
+def _style_section(board: Leaderboard) -> _Section | None:
+    r = board.ranking
+    style, ranks = r.style, r.style_ranks
+    if style is None or ranks is None:
+        return None
+    names = board.contestants
+    groups = int(ranks.group.max(initial=-1)) + 1
+    shares = _next_shares(board, ranks)
+    rows = []
+    for i in ranks.order:
+        raw, ctl = int(r.ranks.rank[i]), int(ranks.rank[i])
+        moved = "" if raw <= 0 or ctl <= 0 or raw == ctl else f"{raw - ctl:+d}"
+        rows.append(
+            [
+                _rank_text(ctl, int(ranks.group[i]), groups),
+                _rank_interval(int(ranks.rank_low[i]), int(ranks.rank_high[i])),
+                names[i],
+                _fmt(style.rating[i], 0),
+                _interval(style.ci_low[i], style.ci_high[i]),
+                shares.get(i, ""),
+                _fmt(r.bt.rating[i], 0),
+                moved,
+            ]
+        )
+    coefs = "; ".join(
+        f"{name} {_signed(style.coef[k])}"
+        + (
+            ""
+            if math.isnan(style.coef_low[k])
+            else f" ({_signed(style.coef_low[k])} to {_signed(style.coef_high[k])})"
+        )
+        for k, name in enumerate(style.features)
+    )
+    notes = [
+        "Bradley-Terry with style covariates: normalised differences (A - B) / (A + B) of "
+        "answer length and markdown headers, list items and bold spans, each scaled to unit "
+        "root mean square, fitted jointly with the ratings and reviewer weights.",
+        f"Style coefficients (log-odds per unit, 95% CI): {coefs}. "
+        "Positive: judges favour the answer with more of it.",
+        "ctl BT: style-controlled rating; BT: raw rating; moved: raw rank minus controlled rank.",
+    ]
+    if style.dropped:
+        notes.append(f"Not fitted (no variation): {', '.join(style.dropped)}.")
+    return _Section(
+        "Style control",
+        ["#", "ranks", "model", "ctl BT", "95% CI", ">next", "BT", "moved"],
+        rows,
+        notes,
+    )
+
+
 def _sections(board: Leaderboard) -> tuple[list[str], list[_Section], list[str]]:
     r = board.ranking
     rs = r.reviews
@@ -61,39 +253,12 @@ def _sections(board: Leaderboard) -> tuple[list[str], list[_Section], list[str]]
     intro = [
         f"Leaderboard of {board.source}",
         f"{rs.n_rows} reviews: {counted} counted as battles, {rs.n_invalid} invalid and "
-        f"{rs.n_failed} failed (never counted).",
+        f"{rs.n_failed} failed (never counted); {rs.n_questions} question(s).",
     ]
-    elo = board.scores("elo")
-    anchored = "the mean" if board.anchor is None else board.anchor
-    model_rows = []
-    for rank, i in enumerate(board.order, start=1):
-        low, high = r.bt.ci_low[i], r.bt.ci_high[i]
-        interval = "-" if math.isnan(low) else f"{low:.0f}-{high:.0f}"
-        model_rows.append(
-            [
-                str(rank),
-                names[i],
-                _fmt(r.bt.rating[i], 0),
-                interval,
-                _fmt(elo[i], 0),
-                _fmt(r.peerrank.win_rate[i]),
-                _fmt(r.peerrank.weighted_win_rate[i]),
-                str(r.counts.wins[i]),
-                str(r.counts.ties[i]),
-                str(r.counts.losses[i]),
-            ]
-        )
-    models = _Section(
-        "Models (ordered by Bradley-Terry)",
-        ["#", "model", "BT", "95% CI", "Elo", "win", "wtd win", "W", "T", "L"],
-        model_rows,
-        [
-            "BT: Bradley-Terry on the Elo scale, reviews weighted by PeerRank weight, "
-            f"{anchored} = 1000; CI: bootstrap over questions ({r.bt.bootstrap_rounds} rounds).",
-            f"Elo: weighted online Elo, mean of {r.elo.orders if r.elo else 0} random orders. "
-            "win: win rate with equal reviewer weights; wtd win: PeerRank weighted win rate.",
-        ],
-    )
+    if rs.n_self_excluded:
+        intro[1] += f" {rs.n_self_excluded} reviews of the reviewer's own battles left out."
+    models = _model_section(board)
+    bias = r.length_bias
     reviewer_rows = [
         [
             d.reviewer,
@@ -103,19 +268,29 @@ def _sections(board: Leaderboard) -> tuple[list[str], list[_Section], list[str]]
             _signed(d.self_preference),
             _fmt(d.tie_rate),
             _fmt(d.invalid_rate),
+            "-" if bias is None else _fmt(bias[k]),
+            str(d.battles),
         ]
-        for d in r.diagnostics
+        for k, d in enumerate(r.diagnostics)
     ]
+    pr = r.peerrank
+    if r.weighting == "equal":
+        fixed = "Reviewer weights: all equal (--weights equal)."
+    else:
+        fixed = f"PeerRank weights: fixed point after {pr.iterations} iteration(s)"
+        if pr.damping > 0:
+            fixed += f", damped (damping {pr.damping:.3g})"
+        fixed += "." if pr.converged else " (not converged)."
     reviewers = _Section(
         "Reviewers",
-        ["reviewer", "weight", "pos A", "swap", "self", "ties", "invalid"],
+        ["reviewer", "weight", "pos A", "swap", "self", "ties", "invalid", "longer", "n"],
         reviewer_rows,
         [
             "pos A: share of decisive verdicts for the answer shown first; swap: share of "
             "battles judged in both orders whose verdicts agree; self: the win rate it gives "
-            "its own answers minus the others' for them; ties, invalid: shares of its verdicts.",
-            f"PeerRank weights: fixed point after {r.peerrank.iterations} iteration(s)"
-            f"{'' if r.peerrank.converged else ' (not converged)'}.",
+            "its own answers minus the others' for them; ties, invalid: shares of its verdicts; "
+            "longer: share of its decisive verdicts won by the longer answer; n: its battles.",
+            fixed,
             f"Fleiss' kappa between reviewers: {_fmt(r.fleiss_kappa)}.",
         ],
     )
@@ -129,23 +304,50 @@ def _sections(board: Leaderboard) -> tuple[list[str], list[_Section], list[str]]
         pair_rows,
         [],
     )
-    sections = [models, reviewers, pairwise]
+    count_rows = [
+        [f"{rank} {names[i]}", *["" if i == j else str(r.pair_battles[i, j]) for j in board.order]]
+        for rank, i in enumerate(board.order, start=1)
+    ]
+    battles = _Section(
+        "Battles per pair (both orders, every reviewer)",
+        ["", *[str(k) for k in range(1, len(board.order) + 1)]],
+        count_rows,
+        [],
+    )
+    style = _style_section(board)
+    sections = [models, _interval_section(board), *([] if style is None else [style])]
+    sections += [reviewers, pairwise, battles]
     if board.true_order is not None and board.kendall_tau is not None:
         sections.append(
             _Section(
                 "Simulation truth",
                 ["ranking", "Kendall tau vs true order"],
-                [[_LABELS[k], _fmt(board.kendall_tau[k])] for k in RANKINGS],
+                [[_LABELS.get(k, k), _fmt(v)] for k, v in board.kendall_tau.items()],
                 ["True order (by sim skill): " + " > ".join(board.true_order)],
             )
         )
     if board.agreement is not None:
         a = board.agreement
         rows = [
-            [name, str(s.n), _fmt(s.accuracy), _fmt(s.kappa)] for name, s in a.reviewers.items()
+            [
+                name,
+                str(s.n),
+                _fmt(s.accuracy),
+                _interval(s.accuracy_low, s.accuracy_high, 2),
+                _fmt(s.kappa),
+            ]
+            for name, s in a.reviewers.items()
         ]
         w = a.weighted_majority
-        rows.append(["weighted majority", str(w.n), _fmt(w.accuracy), _fmt(w.kappa)])
+        rows.append(
+            [
+                "weighted majority",
+                str(w.n),
+                _fmt(w.accuracy),
+                _interval(w.accuracy_low, w.accuracy_high, 2),
+                _fmt(w.kappa),
+            ]
+        )
         corr = "; ".join(
             f"{_LABELS[k]}: tau {_fmt(c.kendall_tau)}, rho {_fmt(c.spearman)}"
             for k, c in a.rankings.items()
@@ -153,7 +355,7 @@ def _sections(board: Leaderboard) -> tuple[list[str], list[_Section], list[str]]
         sections.append(
             _Section(
                 f"Agreement with human labels ({a.battles} labelled battles)",
-                ["judge", "reviews", "accuracy", "kappa"],
+                ["judge", "reviews", "accuracy", "95% CI", "kappa"],
                 rows,
                 [f"Rank correlation with the human win rates: {corr}."],
             )

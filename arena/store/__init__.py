@@ -2,7 +2,17 @@
 
 from arena.store._lock import LockHeld, RunLock
 from arena.store._log import RunLog
+from arena.store._rewrite import Rewritten, rewrite_tables
 from arena.store._schema import TABLES, register_table
 from arena.store._writer import LogWriter
 
-__all__ = ["TABLES", "LockHeld", "LogWriter", "RunLock", "RunLog", "register_table"]
+__all__ = [
+    "TABLES",
+    "LockHeld",
+    "LogWriter",
+    "Rewritten",
+    "RunLock",
+    "RunLog",
+    "register_table",
+    "rewrite_tables",
+]

@@ -167,7 +167,12 @@ def test_judge_diagnostics_describe_the_reviews_as_written(tmp_path: Path) -> No
     raw = RunLog(t.output_dir).read("reviews")
     plain = leaderboard_dict(
         rank_frame(
-            raw, source="raw", options=FAST, contestants=t.contestants, reviewers=t.reviewers
+            raw,
+            source="raw",
+            options=FAST,
+            contestants=t.contestants,
+            reviewers=t.reviewers,
+            answers=RunLog(t.output_dir).read("answers"),
         )
     )
     by_reviewer = {d["reviewer"]: d for d in discussed["diagnostics"]["reviewers"]}

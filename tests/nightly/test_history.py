@@ -75,7 +75,9 @@ def test_diff_shows_rank_moves_rating_changes_and_dropped_models(three_runs: Pat
         c = changes[name]
         assert c["status"] == "kept"
         assert c["rank_move"] == c["rank_before"] - c["rank_after"]
-        assert c["bt_change"] == pytest.approx(c["bt_after"] - c["bt_before"])
+        assert c["bt_change_raw"] == pytest.approx(c["bt_after"] - c["bt_before"])
+    # Anchored on the models ranked both times: their mean change is zero.
+    assert sum(changes[n]["bt_change"] for n in ("m0", "m2", "m3")) == pytest.approx(0, abs=1e-6)
     assert [c["model"] for c in data["models"]][-1] == "m1"  # dropped ones last
     text = board_cli(str(three_runs), "--diff").stdout
     assert "dropped" in text and "Changes since the previous snapshot" in text
@@ -106,8 +108,12 @@ def test_diff_of_known_snapshots() -> None:
     history = pl.DataFrame(rows)
     before, after = snapshot_ids(history)
     changes = {c.model: c for c in diff_snapshots(history, before, after)}
-    assert (changes["c"].rank_move, changes["c"].bt_change) == (2, 100.0)
-    assert (changes["a"].rank_move, changes["a"].bt_change) == (-1, -50.0)
+    assert (changes["c"].rank_move, changes["c"].bt_change_raw) == (2, 100.0)
+    assert (changes["a"].rank_move, changes["a"].bt_change_raw) == (-1, -50.0)
+    # Anchored on a and c (ranked both times): their mean moved +25.
+    assert (changes["c"].bt_change, changes["a"].bt_change) == (75.0, -75.0)
+    # c passed a; with intervals +-100 wide neither the order nor the ratings are sure.
+    assert changes["c"].rank_significant is False and changes["c"].rating_significant is False
     assert changes["d"].status == "new" and changes["d"].rank_move is None
     assert changes["b"].status == "dropped" and changes["b"].bt_after is None
 
@@ -117,3 +123,41 @@ def test_history_of_a_directory_without_runs_is_bad_input(tmp_path: Path) -> Non
     result = board_cli(str(tmp_path), "--history")
     assert result.exit_code == 2
     assert "no history yet" in result.output
+
+
+def test_rank_intervals_of_the_leaderboard_decide_a_rank_move() -> None:
+    """With rank intervals in both snapshots, a move is real when they do not overlap."""
+
+    def board(order: list[str], intervals: dict[str, tuple[int, int]]) -> dict[str, object]:
+        models = [
+            {
+                "model": n,
+                "bt": 1100.0 - 100 * i,
+                "bt_ci_low": 1090.0 - 100 * i,
+                "bt_ci_high": 1110.0 - 100 * i,
+                "rank_low": intervals[n][0],
+                "rank_high": intervals[n][1],
+            }
+            for i, n in enumerate(order)
+        ]
+        return {"models": models, "counts": {"reviews": 10, "invalid": 0, "failed": 0}}
+
+    common = {
+        "command": "run",
+        "config_hash": "h",
+        "n_questions": 1,
+        "calls_planned": 1,
+        "calls_open": 0,
+    }
+    sure = {"a": (1, 1), "b": (2, 2), "c": (3, 3)}
+    unsure = {"a": (1, 3), "b": (1, 3), "c": (1, 3)}
+    rows = snapshot_rows(board(["a", "b", "c"], sure), at=1.0, **common)  # type: ignore[arg-type]
+    sure_after = {"c": (1, 1), "a": (2, 2), "b": (3, 3)}
+    rows += snapshot_rows(board(["c", "a", "b"], sure_after), at=2.0, **common)  # type: ignore[arg-type]
+    rows += snapshot_rows(board(["a", "c", "b"], unsure), at=3.0, **common)  # type: ignore[arg-type]
+    history = pl.DataFrame(rows)
+    first, second, third = snapshot_ids(history)
+    moved = {c.model: c for c in diff_snapshots(history, first, second)}
+    assert moved["c"].rank_significant is True and moved["c"].rank_move == 2
+    back = {c.model: c for c in diff_snapshots(history, second, third)}
+    assert back["c"].rank_move == -1 and back["c"].rank_significant is False

@@ -119,6 +119,7 @@ def ended(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Ended]
         "budget": start(small_tournament(dirs["budget"], extra=priced), "--budget", "0.5"),
         "locked": start(small_tournament(dirs["locked"])),
         "sigterm": start(_slow(root / "sigterm")),
+        "sighup": start(_slow(root / "sighup")),
         "sigint": start(_slow(root / "sigint"), direct=True),
         "sigkill": start(_slow(root / "sigkill"), direct=True),
     }
@@ -126,6 +127,7 @@ def ended(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Ended]
         _signal_when_running(
             [
                 (procs["sigterm"], root / "sigterm" / "out", signal.SIGTERM),  # to the wrapper
+                (procs["sighup"], root / "sighup" / "out", signal.SIGHUP),  # passed on as TERM
                 (procs["sigint"], root / "sigint" / "out", signal.SIGINT),
                 (procs["sigkill"], root / "sigkill" / "out", signal.SIGKILL),
             ]
@@ -153,6 +155,7 @@ def ended(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Ended]
         ("budget", 4),
         ("locked", 75),
         ("sigterm", 143),
+        ("sighup", 143),
         ("sigint", 130),
         ("after_sigkill", 0),
     ],
@@ -160,14 +163,24 @@ def ended(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Ended]
 def test_exit_code(ended: dict[str, Ended], scenario: str, code: int) -> None:
     result = ended[scenario]
     assert result.code == code, result.err[-2000:]
-    if code not in (2, 75):
-        assert result.summary()["exit_code"] == code
+    summary = result.summary()  # every exit code has its line, with the run's record
+    assert summary["exit_code"] == code
+    assert summary["run_id"] and summary["started_at"] <= summary["ended_at"]
+    assert isinstance(summary["pid"], int)
+    if scenario == "bad":  # a first night with bad input creates no run directory
+        assert summary["report"] is None and "contestants" in summary["error"]
+        return
+    report = json.loads(Path(summary["report"]).read_text())
+    assert report["exit_code"] == code and report["run"]["run_id"] == summary["run_id"]
 
 
 def test_wrapper_logs_with_timestamps_and_prints_the_summary(ended: dict[str, Ended]) -> None:
     ok = ended["ok"]
     lines = ok.err.strip().splitlines()
-    assert lines[0].endswith("(time limit 6h)") and lines[-1].endswith("exit code 0")
+    summary = ok.summary()
+    # The wrapper's run id is the one arena records.
+    assert lines[0].endswith(f"(time limit 6h, run id {summary['run_id']})")
+    assert lines[-1].endswith("exit code 0")
     assert all(STAMP.match(line) for line in lines), ok.err  # arena's progress lines too
     assert any("arena-nightly" not in line for line in lines)
     summary = ok.summary()
@@ -175,7 +188,7 @@ def test_wrapper_logs_with_timestamps_and_prints_the_summary(ended: dict[str, En
 
 
 def test_interrupted_and_budget_runs_are_resumable(ended: dict[str, Ended]) -> None:
-    for name in ("sigterm", "sigint"):
+    for name in ("sigterm", "sighup", "sigint"):
         summary = ended[name].summary()
         assert summary["interrupted"] and summary["pending"] > 0
     budget = ended["budget"].summary()
@@ -191,6 +204,7 @@ def test_wrapper_loads_the_env_file_and_keeps_a_timed_out_exit_code(tmp_path: Pa
     fake = tmp_path / "fake-arena"
     fake.write_text(
         '#!/bin/sh\necho "$*|$OPENAI_API_KEY|$OTHER"\n'
+        'if [ -n "$KILL" ]; then echo "$$" >"$KILL"; kill -9 $$; fi\n'
         'if [ -n "$SLEEP" ]; then trap "exit 143" TERM; sleep "$SLEEP" & wait; fi\n'
         'exit "${CODE:-0}"\n'
     )
@@ -206,9 +220,57 @@ def test_wrapper_loads_the_env_file_and_keeps_a_timed_out_exit_code(tmp_path: Pa
 
     done = wrap("t.yaml", "--budget", "3", CODE="3")
     assert done.returncode == 3
-    assert done.stdout.strip() == "run t.yaml --budget 3 --json|sk-1 2|x=y"
+    echoed, fallback = done.stdout.strip().splitlines()
+    assert echoed == "run t.yaml --budget 3 --json|sk-1 2|x=y"
+    # No JSON summary from "arena": the wrapper's line stands in for it.
+    line = json.loads(fallback)
+    assert line["exit_code"] == 3 and line["source"] == "arena-nightly.sh"
+    assert line["run_id"] and line["started_at"] <= line["ended_at"] and line["pid"] > 0
+    # arena killed outright: the fallback line has arena's own pid.
+    killed = wrap("t.yaml", KILL=str(tmp_path / "pid"))
+    assert killed.returncode == 137
+    line = json.loads(killed.stdout.strip().splitlines()[-1])
+    assert line["exit_code"] == 137 and line["pid"] == int((tmp_path / "pid").read_text())
     assert wrap("t.yaml", SLEEP="30", ARENA_TIMEOUT="1").returncode == 143
     assert wrap("t.yaml", ARENA_ENV_FILE=str(tmp_path / "missing")).returncode == 2
     env_file.write_text("not a key line\n")
     assert wrap("t.yaml").returncode == 2
     assert wrap().returncode == 2
+
+
+def test_nights_through_the_documented_cron_line(tmp_path: Path) -> None:
+    """The cron line of docs/nightly.md, pointed at a temporary tree: every night a line."""
+    docs = (REPO / "docs" / "nightly.md").read_text()
+    cron = next(
+        line for line in docs.splitlines() if line.startswith("15 ") and "arena-nightly.sh" in line
+    )
+    command = cron.split(None, 5)[5]
+    home = tmp_path / "tournaments"
+    home.mkdir()
+    yaml_path = small_tournament(home, models=3, questions=2)
+    data = yaml_path.read_text().replace(f"output: {home / 'out'}\n", "")
+    assert "output:" not in data  # the default, runs/<name>, relative to the directory
+    (home / "nightly.yaml").write_text(data)
+    logs = tmp_path / "log"
+    logs.mkdir()
+    command = (
+        command.replace("/opt/arena/tournaments", str(home))
+        .replace("/opt/arena/scripts", str(REPO / "scripts"))
+        .replace("/opt/arena/.venv/bin/arena", str(_shim(tmp_path)))
+        .replace("/var/log/arena", str(logs))
+    )
+    env = {k: v for k, v in os.environ.items() if k != "ARENA_ENV_FILE"}
+    env["HOME"] = str(tmp_path)  # cron starts in the home directory
+    for night in range(2):
+        if night == 1:  # a typo in the YAML on the second night
+            bad = data.replace("contestants:", "contestant:")
+            (home / "nightly.yaml").write_text(bad)
+        subprocess.run(["sh", "-c", command], cwd=tmp_path, env=env, timeout=120, check=False)
+    lines = [json.loads(line) for line in (logs / "nightly.jsonl").read_text().splitlines()]
+    assert [line["exit_code"] for line in lines] == [0, 2]
+    assert len({line["run_id"] for line in lines}) == 2
+    run_dir = home / "runs" / "small"
+    assert lines[0]["output"] == "runs/small" and (run_dir / "log").is_dir()
+    reports = sorted(p.name for p in (run_dir / "reports").glob("*.json"))
+    assert reports == sorted(f"{line['run_id']}.json" for line in lines)
+    assert "contestants" in lines[1]["error"]

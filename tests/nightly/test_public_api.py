@@ -44,6 +44,22 @@ def test_public_names() -> None:
         "start_run",
         "status_report",
         "write_plan",
+        "ARCHIVE_DIR",
+        "GcReport",
+        "collect_garbage",
+        "EXIT_MEANINGS",
+        "REPORTS_DIR",
+        "change_phrases",
+        "describe_changes",
+        "failures_by_reason",
+        "night_report",
+        "report_markdown",
+        "report_paths",
+        "results_hash",
+        "select_range",
+        "select_snapshot",
+        "tournament_context",
+        "write_report",
     }
     for name in arena.nightly.__all__:
         assert getattr(arena.nightly, name) is not None

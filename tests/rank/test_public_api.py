@@ -23,6 +23,19 @@ def test_public_names() -> None:
         "RankOptions",
         "Ranking",
         "ReviewSet",
+        # Robust PeerRank, intervals and style control (docs/ranking.md, "The public rank API").
+        "solve_weights",
+        "FixedPoint",
+        "rank_models",
+        "RankTable",
+        "NeighbourTest",
+        "fit_style_control",
+        "StyleFit",
+        "answer_style",
+        "length_bias",
+        "equal_win_rates",
+        "STYLE_FEATURES",
+        "WEIGHTINGS",
     }
     for name in rank.__all__:
         assert hasattr(rank, name), name

@@ -13,9 +13,32 @@ import polars as pl
 from arena.store import RunLog
 from tests.rank._frames import random_reviews
 
-JSON_KEYS = {"models", "reviewer_weights", "iterations", "diagnostics", "counts"}
+JSON_KEYS = {
+    "models",
+    "reviewer_weights",
+    "weighting",
+    "iterations",
+    "peerrank",
+    "neighbours",
+    "style_control",
+    "diagnostics",
+    "counts",
+}
 MODEL_KEYS = {
     "model",
+    "rank",
+    "rank_low",
+    "rank_high",
+    "group",
+    "win_rate_ci_low",
+    "win_rate_ci_high",
+    "weighted_win_rate_ci_low",
+    "weighted_win_rate_ci_high",
+    "elo_ci_low",
+    "elo_ci_high",
+    "battles",
+    "questions",
+    "few_data",
     "win_rate",
     "weighted_win_rate",
     "elo",
@@ -33,6 +56,8 @@ REVIEWER_KEYS = {
     "self_preference",
     "tie_rate",
     "invalid_rate",
+    "length_bias",
+    "battles",
 }
 
 

@@ -39,9 +39,9 @@ def test_json_has_exactly_the_documented_keys(reviews_csv: Path) -> None:
     data = json.loads(result.output)
     assert set(data) == JSON_KEYS
     assert all(set(m) == MODEL_KEYS for m in data["models"])
-    assert set(data["diagnostics"]) == {"reviewers", "pairwise", "fleiss_kappa"}
+    assert set(data["diagnostics"]) == {"reviewers", "pairwise", "pair_battles", "fleiss_kappa"}
     assert all(set(r) == REVIEWER_KEYS for r in data["diagnostics"]["reviewers"])
-    assert set(data["counts"]) == {"reviews", "invalid", "failed"}
+    assert set(data["counts"]) == {"reviews", "invalid", "failed", "questions", "self_excluded"}
     bts = [m["bt"] for m in data["models"]]
     assert bts == sorted(bts, reverse=True)  # ordered by Bradley-Terry
     assert sum(data["reviewer_weights"].values()) == pytest.approx(1.0)
@@ -63,7 +63,7 @@ def test_table_and_markdown(reviews_csv: Path) -> None:
     markdown = _invoke(str(reviews_csv), "--format", "markdown", *FAST)
     assert markdown.exit_code == 0
     assert markdown.output.startswith("# Leaderboard of")
-    assert "| # | model | BT |" in markdown.output
+    assert "| # | ranks | model | BT |" in markdown.output
 
 
 def test_anchor(reviews_csv: Path) -> None:

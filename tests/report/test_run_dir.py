@@ -29,7 +29,13 @@ def test_sim_run_shows_true_order_and_kendall_tau(tmp_path: Path) -> None:
     assert data["true_order"] == ["m3", "m2", "m1", "m0"]
     assert set(data["kendall_tau"]) == {"win_rate", "weighted_win_rate", "elo", "bt"}
     assert data["kendall_tau"]["bt"] > 0.5
-    assert data["counts"] == {"reviews": sample_reviews().height, "invalid": 0, "failed": 0}
+    assert data["counts"] == {
+        "reviews": sample_reviews().height,
+        "invalid": 0,
+        "failed": 0,
+        "questions": 6,
+        "self_excluded": 0,
+    }
     assert data["cost_usd"] == pytest.approx(0.001 * sample_reviews().height)
 
 
@@ -64,7 +70,13 @@ def test_failed_and_invalid_rows_from_the_log(tmp_path: Path) -> None:
     )
     run = write_run(tmp_path / "run", reviews, contestants=["m0", "m1"])
     data = leaderboard_dict(build_leaderboard(run, options=FAST))
-    assert data["counts"] == {"reviews": 4, "invalid": 1, "failed": 1}
+    assert data["counts"] == {
+        "reviews": 4,
+        "invalid": 1,
+        "failed": 1,
+        "questions": 2,
+        "self_excluded": 0,
+    }
     assert [m["model"] for m in data["models"]] == ["m0", "m1"]
     assert data["models"][0]["wins"] == 2
 

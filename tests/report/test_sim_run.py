@@ -31,4 +31,7 @@ def test_leaderboard_of_a_sim_run(tmp_path: Path) -> None:
     assert data["counts"]["reviews"] == 4 * 3 * 2 * 3  # questions x ordered pairs x reviewers
     bts = [m["bt"] for m in data["models"]]
     assert bts == sorted(bts, reverse=True)
-    assert set(data["kendall_tau"]) == {"win_rate", "weighted_win_rate", "elo", "bt"}
+    # The log holds the answers, so style control runs (and is scored against the truth).
+    assert set(data["kendall_tau"]) == {"win_rate", "weighted_win_rate", "elo", "bt", "bt_style"}
+    assert data["style_control"]["available"] is True
+    assert "length" in data["style_control"]["features"]

@@ -107,6 +107,8 @@ def test_public_api() -> None:
         "LockHeld",
         "TABLES",
         "register_table",
+        "rewrite_tables",
+        "Rewritten",
     }
     for name in arena.store.__all__:
         assert getattr(arena.store, name) is not None

@@ -1,0 +1,79 @@
+"""`arena export`: every table of a run's log as one deduplicated Parquet file."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+
+import click
+
+import arena
+from arena.cli._common import fail
+from arena.store import TABLES
+
+__all__ = ["export_cmd", "export_tables"]
+
+
+def _has_rows(log_dir: Path, table: str) -> bool:
+    return (log_dir / table).is_dir() or any(log_dir.glob(f"{table}.journal.*"))
+
+
+def export_tables(directory: Path, target: Path) -> dict[str, int]:
+    """Write OUT/<table>.parquet for every table DIR's log holds; rows per table."""
+    log = arena.open_log(directory)
+    target.mkdir(parents=True, exist_ok=True)
+    written: dict[str, int] = {}
+    for table in sorted(TABLES):
+        if not _has_rows(log.log_dir, table):
+            continue
+        frame = log.read(table)  # parts and journals, the latest row per id
+        fd, tmp = tempfile.mkstemp(prefix=f".{table}.", suffix=".parquet", dir=target)
+        os.close(fd)
+        try:
+            frame.write_parquet(tmp)
+            os.chmod(tmp, 0o644)
+            os.replace(tmp, target / f"{table}.parquet")
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+        written[table] = frame.height
+    return written
+
+
+@click.command("export")
+@click.argument("directory", metavar="DIR", type=click.Path(path_type=Path))
+@click.option(
+    "--to",
+    "target",
+    required=True,
+    type=click.Path(path_type=Path, file_okay=False),
+    help="Folder to write the Parquet files to (created if missing).",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print {table: rows} as JSON.")
+def export_cmd(directory: Path, target: Path, as_json: bool) -> None:
+    """Write each table of DIR's log to OUT/<table>.parquet, one row per id.
+
+    The log keeps every version of a row (a retried call is written again)
+    across Parquet parts and journals; the export holds the latest row per
+    `id`, the journals' rows included, so it can be read as is by duckdb,
+    pandas, polars or Spark. Tables: answers, reviews, and discussions,
+    batcheval, history when the run has them. Safe while a run is writing
+    (it exports what is durable at that moment).
+
+    \b
+    Example:
+      arena export runs/demo --to runs/demo-export/
+      duckdb -c "SELECT model, count(*) FROM 'runs/demo-export/answers.parquet' GROUP BY model"
+    """
+    if not (directory / "log").is_dir():
+        fail(f"{directory}: not a run directory (no log/)")
+    if target.resolve() == (directory / "log").resolve():
+        fail(f"{target}: choose a folder outside the log")
+    written = export_tables(directory, target)
+    if as_json:
+        click.echo(json.dumps({"output": str(target), "tables": written}))
+        return
+    for table, rows in written.items():
+        click.echo(f"{table}: {rows} rows -> {target / (table + '.parquet')}")

@@ -1,0 +1,582 @@
+"""The report as one self-contained HTML page: inline styles, inline SVG, no script.
+
+Every piece of text that comes from the run (model and reviewer names,
+questions, answers, reviews, discussion turns, error messages, even numbers
+formatted as text) goes through `html.escape` here, and the page's
+Content-Security-Policy forbids scripts altogether, so a model's answer can
+neither add markup nor run anything.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from html import escape
+from typing import Any
+
+from arena.discuss import discussion_tables
+from arena.htmlreport._data import ReportData
+from arena.htmlreport._svg import Series, heatmap, interval_chart, line_chart
+
+__all__ = ["render_report"]
+
+_CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'"
+
+_STYLE = """
+body { font: 14px/1.45 system-ui, sans-serif; color: #1d2330; margin: 0 auto; max-width: 1180px;
+       padding: 1em 1.5em 3em; }
+h1 { font-size: 1.6em; margin-bottom: 0.2em; }
+h2 { border-bottom: 1px solid #d8dce3; padding-bottom: 0.2em; margin-top: 2em; }
+.meta, .note { color: #555; }
+.warning { color: #8a5a00; }
+table { border-collapse: collapse; margin: 0.6em 0; }
+th, td { padding: 0.25em 0.6em; border-bottom: 1px solid #e4e7ec; text-align: left; }
+th { background: #f6f7f9; }
+td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
+.chart { display: block; margin: 0.6em 0; max-width: 100%; height: auto; }
+details.battle { border: 1px solid #d8dce3; margin: 0.6em 0; padding: 0.3em 0.8em; }
+details.battle summary { cursor: pointer; font-weight: 600; }
+.answers { display: grid; grid-template-columns: 1fr 1fr; gap: 1em; }
+.answers > div { min-width: 0; }
+pre { white-space: pre-wrap; overflow-wrap: anywhere; background: #f6f7f9; padding: 0.5em;
+      margin: 0.3em 0; font: 13px/1.4 ui-monospace, monospace; }
+.review, .turn { border-top: 1px solid #e4e7ec; margin-top: 0.4em; padding-top: 0.3em; }
+.failed { color: #b00020; }
+nav a { margin-right: 1em; }
+"""
+
+# Leaderboard columns: (header, JSON key, digits); a column shows when any model has its key.
+# "<key>_ci" is the interval of <key> from `<key>_ci_low` and `<key>_ci_high`.
+_MODEL_COLUMNS = (
+    ("rank CI", "rank_ci", 0),
+    ("BT", "bt", 0),
+    ("95% CI", "bt_ci", 0),
+    ("BT style", "bt_style", 0),
+    ("style CI", "bt_style_ci", 0),
+    ("style #", "style_rank", 0),
+    ("Elo", "elo", 0),
+    ("win", "win_rate", 3),
+    ("wtd win", "weighted_win_rate", 3),
+    ("W", "wins", 0),
+    ("T", "ties", 0),
+    ("L", "losses", 0),
+    ("battles", "battles", 0),
+    ("questions", "questions", 0),
+    ("beats next", "beats_next", 2),
+)
+# Fields shown some other way (or not at all: `group` is in the warnings).
+_SHOWN_ELSEWHERE = {"model", "rank", "rank_low", "rank_high", "few_data", "group"}
+_RANKING_LABELS = {
+    "win_rate": "win rate",
+    "weighted_win_rate": "weighted win rate",
+    "elo": "Elo",
+    "bt": "Bradley-Terry",
+    "bt_style": "Bradley-Terry, style-controlled",
+}
+_REVIEWER_COLUMNS = (
+    ("weight", "weight", 3),
+    ("position_a_share", "pos A", 3),
+    ("swap_consistency", "swap", 3),
+    ("self_preference", "self", 3),
+    ("length_bias", "longer wins", 3),
+    ("tie_rate", "ties", 3),
+    ("invalid_rate", "invalid", 3),
+)
+
+
+def _e(value: Any) -> str:
+    return escape("" if value is None else str(value), quote=True)
+
+
+def _fmt(value: Any, digits: int = 3) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, bool):
+        return str(value)
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        if math.isnan(value) or math.isinf(value):
+            return "-"
+        return f"{value:.{digits}f}"
+    if isinstance(value, list | tuple) and len(value) == 2:
+        return f"{_fmt(value[0], digits)}-{_fmt(value[1], digits)}"
+    return str(value)
+
+
+def _cell(value: str, numeric: bool) -> str:
+    return f'<td class="num">{_e(value)}</td>' if numeric else f"<td>{_e(value)}</td>"
+
+
+def _table(
+    css_id: str, header: Sequence[str], rows: Iterable[Sequence[str]], text_columns: int = 1
+) -> str:
+    """A table whose first `text_columns` columns are text and the rest numbers."""
+    head = "".join(
+        f"<th>{_e(h)}</th>" if k < text_columns else f'<th class="num">{_e(h)}</th>'
+        for k, h in enumerate(header)
+    )
+    body = "".join(
+        "<tr>" + "".join(_cell(v, k >= text_columns) for k, v in enumerate(row)) + "</tr>"
+        for row in rows
+    )
+    ident = f' id="{_e(css_id)}"' if css_id else ""
+    return f"<table{ident}><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def _p(text: str, cls: str = "note") -> str:
+    return f'<p class="{cls}">{_e(text)}</p>'
+
+
+def _interval(m: Mapping[str, Any], key: str, digits: int) -> str | None:
+    return _bounds(m.get(f"{key}_ci_low"), m.get(f"{key}_ci_high"), digits)
+
+
+def _bounds(low: float | None, high: float | None, digits: int) -> str | None:
+    if low is None or high is None:
+        return None
+    if low < 0 or high < 0:  # "a-b" would read as a minus sign
+        return f"[{_fmt(low, digits)}, {_fmt(high, digits)}]"
+    return f"{_fmt(low, digits)}-{_fmt(high, digits)}"
+
+
+def _model_value(m: Mapping[str, Any], key: str, digits: int) -> str | None:
+    """The cell of a model row, None when the row does not have the field."""
+    if key == "rank_ci":
+        if "rank_low" not in m:
+            return None
+        return "-" if m["rank_low"] is None else f"{m['rank_low']}-{m['rank_high']}"
+    if key.endswith("_ci"):
+        return _interval(m, key[: -len("_ci")], digits)
+    if key not in m:
+        return None
+    return _fmt(m[key], digits)
+
+
+def _extra_keys(models: Sequence[Mapping[str, Any]]) -> list[str]:
+    """Model fields no column shows (a newer leaderboard may add some), in order."""
+    known = {key for _, key, _ in _MODEL_COLUMNS} | _SHOWN_ELSEWHERE
+    keys: list[str] = []
+    for row in models:
+        for key, value in row.items():
+            if key in known or key in keys or key.endswith(("_ci_low", "_ci_high")):
+                continue
+            if value is None or isinstance(value, int | float | str | list):
+                keys.append(key)
+    return keys
+
+
+def _leaderboard(data: ReportData) -> str:
+    lb = data.leaderboard
+    beats_next = {n["upper"]: n["share"] for n in lb.get("neighbours", [])}
+    models = [
+        {**m, "beats_next": beats_next[m["model"]]} if m["model"] in beats_next else m
+        for m in lb["models"]
+    ]
+    columns = [c for c in _MODEL_COLUMNS if any(_model_value(m, c[1], c[2]) for m in models)]
+    extra = _extra_keys(models)
+    header = ["#", "model", *(label for label, _, _ in columns), *extra]
+    rows = []
+    for k, m in enumerate(models, start=1):
+        rank = str(k) if "rank" not in m else ("-" if m["rank"] is None else str(m["rank"]))
+        name = f"{m['model']} *" if m.get("few_data") else m["model"]
+        cells = [rank, name, *(_model_value(m, key, digits) or "-" for _, key, digits in columns)]
+        for key in extra:
+            value = m.get(key)
+            cells.append(_fmt(value, 3 if isinstance(value, float) else 0))
+            interval = _interval(m, key, 3)
+            if interval is not None:
+                cells[-1] += f" [{interval}]"
+        rows.append(cells)
+    anchored = "the mean" if data.board.anchor is None else data.board.anchor
+    notes = [
+        "BT: Bradley-Terry on the Elo scale, reviews weighted by PeerRank weight, "
+        f"{anchored} = 1000; CI: bootstrap over questions. Elo: weighted online Elo. "
+        "win: win rate with equal reviewer weights; wtd win: PeerRank weighted win rate.",
+    ]
+    if "rank_low" in models[0] if models else False:
+        notes.append(
+            "#: rank within its group of compared models ('-': no battles); rank CI: the "
+            "ranks the bootstrap intervals allow; beats next: share of bootstrap rounds in "
+            "which the model rates above the next one."
+        )
+    if any("bt_style" in m for m in models):
+        notes.append(
+            "BT style: Bradley-Terry with answer length and markdown as covariates (style "
+            "control); style #: its rank."
+        )
+    if any(m.get("few_data") for m in models):
+        notes.append("*: few questions or battles; its intervals rest on little data.")
+    if "true_order" in lb:
+        tau = ", ".join(f"{k} {_fmt(v)}" for k, v in lb.get("kendall_tau", {}).items())
+        notes.append(f"Simulation truth: {' > '.join(lb['true_order'])}. Kendall tau vs it: {tau}.")
+    return (
+        '<section id="leaderboard-section"><h2>Leaderboard</h2>'
+        + _table("leaderboard", header, rows, text_columns=2)
+        + "".join(_p(n) for n in notes)
+        + "</section>"
+    )
+
+
+def _interval_series(models: Sequence[Mapping[str, Any]]) -> list[tuple[str, Series]]:
+    """(key, series) for every model field with an interval (`X_ci_low`, `X_ci_high`)."""
+    first = models[0] if models else {}
+    keys = [
+        k[: -len("_ci_low")]
+        for k in first
+        if k.endswith("_ci_low") and f"{k[: -len('_ci_low')]}_ci_high" in first
+    ]
+    return [
+        (
+            key,
+            Series(
+                label=_RANKING_LABELS.get(key, key),
+                values=[m.get(key) for m in models],
+                low=[m.get(f"{key}_ci_low") for m in models],
+                high=[m.get(f"{key}_ci_high") for m in models],
+            ),
+        )
+        for key in keys
+    ]
+
+
+def _panel(key: str) -> str:
+    """Which chart a rating goes to: ratings on one scale share an axis."""
+    if key.startswith("bt"):
+        return "Bradley-Terry"
+    if key.endswith("win_rate"):
+        return "Win rates"
+    return _RANKING_LABELS.get(key, key)
+
+
+def _style(lb: Mapping[str, Any]) -> str:
+    style = lb.get("style_control")
+    if not style:
+        return ""
+    if not style.get("available"):
+        return _p(f"Style control unavailable: {style.get('reason') or 'no answer style'}.")
+    rows = [
+        [name, _fmt(c["coef"]), _bounds(c["ci_low"], c["ci_high"], 3) or "-"]
+        for name, c in style["coefficients"].items()
+    ]
+    return (
+        "<h3>Style control coefficients</h3>"
+        + _table("style", ["feature", "coefficient", "95% CI"], rows)
+        + _p(
+            "Log-odds of winning per unit of each normalised style difference between the "
+            "two answers (positive: the judges favour more of it), fitted with the ratings."
+        )
+    )
+
+
+def _charts(data: ReportData) -> str:
+    models = data.leaderboard["models"]
+    names = [m["model"] for m in models]
+    panels: dict[str, list[Series]] = {}
+    for key, series in _interval_series(models):
+        panels.setdefault(_panel(key), []).append(series)
+    out = ['<section id="charts"><h2>Ratings with 95% intervals</h2>']
+    for title, series_list in panels.items():
+        css_id = (
+            "ratings" if title == "Bradley-Terry" else "chart-" + title.lower().replace(" ", "-")
+        )
+        digits = 3 if title == "Win rates" else 0
+        out.append(f"<h3>{_e(title)}</h3>")
+        out.append(interval_chart(names, series_list, digits=digits, css_id=css_id))
+    out.append(
+        _p("Dots: estimates; whiskers: bootstrap intervals over questions; models best first.")
+    )
+    out.append(_style(data.leaderboard))
+    out.append("</section>")
+    return "".join(out)
+
+
+def _pairwise(data: ReportData) -> str:
+    lb = data.leaderboard
+    names = [m["model"] for m in lb["models"]]
+    return (
+        '<section id="pairwise"><h2>Pairwise win rate</h2>'
+        + heatmap(names, lb["diagnostics"]["pairwise"], lb["diagnostics"]["pair_battles"])
+        + _p(
+            "Row beats column: share of the battles between the two won by the row model "
+            "(ties count half); n: battles counted (both orders, every reviewer)."
+        )
+        + "</section>"
+    )
+
+
+def _reviewers(data: ReportData) -> str:
+    lb = data.leaderboard
+    weights = lb["reviewer_weights"]
+    agreement = {r["reviewer"]: r for r in lb.get("agreement", {}).get("reviewers", [])}
+    header = ["reviewer", *(label for _, label, _ in _REVIEWER_COLUMNS)]
+    if agreement:
+        header += ["human accuracy", "human kappa"]
+    rows = []
+    for d in lb["diagnostics"]["reviewers"]:
+        values = dict(d)
+        values["weight"] = weights.get(d["reviewer"])
+        cells = [d["reviewer"]]
+        for key, _, digits in _REVIEWER_COLUMNS:
+            value = values.get(key)
+            cells.append(f"{value:+.3f}" if key == "self_preference" and value else "")
+            if not cells[-1]:
+                cells[-1] = _fmt(value, digits)
+        if agreement:
+            a = agreement.get(d["reviewer"], {})
+            accuracy = _fmt(a.get("accuracy"))
+            interval = _interval(a, "accuracy", 2)
+            cells += [
+                accuracy if interval is None else f"{accuracy} [{interval}]",
+                _fmt(a.get("kappa")),
+            ]
+        rows.append(cells)
+    notes = [
+        "weight: PeerRank weight; pos A: share of decisive verdicts for the answer shown first; "
+        "swap: share of battles judged in both orders whose verdicts agree; self: the win rate "
+        "it gives its own answers minus the others' for them; longer wins: share of its "
+        "decisive verdicts won by the longer answer; ties, invalid: shares of its verdicts.",
+        f"Fleiss' kappa between reviewers: {_fmt(lb['diagnostics'].get('fleiss_kappa'))}.",
+    ]
+    out = ['<section id="reviewers-section"><h2>Reviewers</h2>']
+    out.append(_table("reviewers", header, rows))
+    out += [_p(n) for n in notes]
+    if "agreement" in lb:
+        a = lb["agreement"]
+        w = a["weighted_majority"]
+        out.append(
+            _p(
+                f"Agreement with human labels over {a['battles']} labelled battles; weighted "
+                f"majority of the reviewers: accuracy {_fmt(w['accuracy'])}, "
+                f"kappa {_fmt(w['kappa'])}."
+            )
+        )
+    out.append("</section>")
+    return "".join(out)
+
+
+def _history(data: ReportData) -> str:
+    if not data.history:
+        return ""
+    out = ['<section id="history-section"><h2>History</h2>']
+    if len(data.history) < 2:
+        out.append(_p("One snapshot so far: lines appear after the next completed run."))
+    else:
+        labels = [
+            f"#{k} {time.strftime('%m-%d %H:%M', time.localtime(s['at']))}"
+            for k, s in enumerate(data.history, start=1)
+        ]
+        names = list(dict.fromkeys(m for s in data.history for m in s["models"]))
+        lines = {name: [s["models"].get(name) for s in data.history] for name in names}
+        out.append(line_chart(labels, lines, css_id="history"))
+        out.append(_p("Bradley-Terry rating of each model at each completed run."))
+    out.append("</section>")
+    return "".join(out)
+
+
+def _discussion(data: ReportData) -> str:
+    block = data.board.discussion
+    if block is None:
+        return ""
+    out = ['<section id="discussion"><h2>PeerDiscussion</h2>']
+    for t in discussion_tables(block):
+        out.append(f"<h3>{_e(t.title)}</h3>")
+        out.append(_table("", t.header, t.rows))
+        out += [_p(n) for n in t.notes]
+    out.append("</section>")
+    return "".join(out)
+
+
+def _batcheval(data: ReportData) -> str:
+    block = data.board.batcheval
+    if block is None:
+        return ""
+    against = str(block["against"])
+    rows = [
+        [
+            r["model"],
+            r["criterion"],
+            _fmt(r["mean"], 2),
+            "-" if r["ci_low"] is None else f"{r['ci_low']:.2f}-{r['ci_high']:.2f}",
+            str(r["answers"]),
+            str(r["unscored_answers"]),
+        ]
+        for r in block["rows"]
+    ]
+    corr = [
+        [c["criterion"], str(c["n"]), _fmt(c["pearson"]), _fmt(c["spearman"]), _fmt(c["kendall"])]
+        for c in block["correlation"]
+    ]
+    return (
+        '<section id="batcheval"><h2>BatchEval</h2>'
+        + _table(
+            "batcheval-scores",
+            ["model", "criterion", "mean", "95% CI", "answers", "unscored"],
+            rows,
+            text_columns=2,
+        )
+        + _p(
+            f"Scorers: {', '.join(block['scorers'])}. Mean answer score over rounds and "
+            "scorers, bootstrap interval over answers."
+        )
+        + f"<h3>Against the {_e(_RANKING_LABELS.get(against, against))} ranking</h3>"
+        + _table("", ["criterion", "models", "Pearson", "Spearman", "Kendall"], corr)
+        + "</section>"
+    )
+
+
+def _calls(data: ReportData) -> str:
+    rows = [
+        [
+            c["table"],
+            str(c["calls"]),
+            str(c["ok"]),
+            str(c["invalid"]),
+            str(c["failed"]),
+            str(c["tokens_in"]),
+            str(c["tokens_out"]),
+            f"{c['cost_usd']:.4f}",
+        ]
+        for c in data.calls
+    ]
+    total = data.leaderboard.get("cost_usd")
+    return (
+        '<section id="calls"><h2>Calls and cost</h2>'
+        + _table(
+            "calls-table",
+            ["stage", "calls", "ok", "invalid", "failed", "tokens in", "tokens out", "cost USD"],
+            rows,
+        )
+        + ("" if total is None else _p(f"Total cost: ${total:.4f}"))
+        + "</section>"
+    )
+
+
+def _turns(turns: Sequence[str]) -> str:
+    if not turns:
+        return _p("(no text)")
+    if len(turns) == 1:
+        return f"<pre>{_e(turns[0])}</pre>"
+    return "".join(
+        f"<h5>turn {k}</h5><pre>{_e(text)}</pre>" for k, text in enumerate(turns, start=1)
+    )
+
+
+def _answer(label: str, answer: Mapping[str, Any] | None) -> str:
+    if answer is None:
+        return f"<div><h4>{_e(label)}: not logged</h4></div>"
+    status = "" if answer["status"] == "ok" else _p(f"{answer['status']}: {answer['error']}")
+    return (
+        f"<div><h4>{_e(label)}: {_e(answer['model'])}</h4>{status}{_turns(answer['turns'])}</div>"
+    )
+
+
+def _battle(k: int, b: Mapping[str, Any]) -> str:
+    q = b["question"]
+    first, second = b["answers"]
+    names = [a["model"] if a else "?" for a in (first, second)]
+    votes = b["votes"]
+    category = f" ({q['category']})" if q["category"] else ""
+    summary = (
+        f"Question {q['id']}{category}: "
+        f"{names[0]} vs {names[1]}; votes {votes['first']} / {votes['second']} / "
+        f"{votes['ties']} ties (dispute {b['dispute']:.2f})"
+    )
+    out = [f'<details class="battle" id="battle-{k}"><summary>{_e(summary)}</summary>']
+    out.append("<h4>Question</h4>" + _turns(q["turns"]))
+    out.append(
+        '<div class="answers">' + _answer("first", first) + _answer("second", second) + "</div>"
+    )
+    out.append(f"<h4>Reviews ({len(b['reviews'])})</h4>")
+    for r in b["reviews"]:
+        head = f"{r['reviewer']} judged A = {r['model_a']}, B = {r['model_b']}: {r['verdict']}"
+        body = "" if r["text"] is None else f"<pre>{_e(r['text'])}</pre>"
+        error = "" if not r["error"] else _p(r["error"], "failed")
+        out.append(f'<div class="review"><strong>{_e(head)}</strong>{body}{error}</div>')
+    for d in b["discussions"]:
+        outcome = d["outcome"] or "in progress"
+        verdict = f", verdict {d['verdict']}" if d["verdict"] else ""
+        title = (
+            f"Discussion of {d['leader']} and {d['follower']} (A = {d['model_a']}, "
+            f"B = {d['model_b']}; {d['trigger']}): {outcome}{verdict}"
+        )
+        out.append(f"<h4>{_e(title)}</h4>")
+        for t in d["turns"]:
+            head = f"{t['kind']} {t['turn']}, {t['speaker']}: {t['preference'] or t['status']}"
+            body = "" if t["text"] is None else f"<pre>{_e(t['text'])}</pre>"
+            out.append(f'<div class="turn"><strong>{_e(head)}</strong>{body}</div>')
+    out.append("</details>")
+    return "".join(out)
+
+
+def _battles(data: ReportData) -> str:
+    if not data.battles:
+        return ""
+    return (
+        '<section id="battles"><h2>Disputed battles</h2>'
+        + _p(
+            "The battles whose reviewers disagreed most, each with both answers, every review "
+            "(both orders) and any discussion. Votes: for the first answer / for the second / "
+            "ties; dispute: one minus the share of the most common vote. Browse every battle "
+            "with `arena view`."
+        )
+        + "".join(_battle(k, b) for k, b in enumerate(data.battles, start=1))
+        + "</section>"
+    )
+
+
+def render_report(data: ReportData) -> str:
+    """The whole report as one HTML document."""
+    lb = data.leaderboard
+    counts = lb["counts"]
+    counted = counts["reviews"] - counts["invalid"] - counts["failed"]
+    stamp = time.strftime("%Y-%m-%d %H:%M", time.localtime(data.generated_at))
+    intro = [
+        _p(f"Run directory {data.directory}; report generated {stamp}.", "meta"),
+        _p(
+            f"{counts['reviews']} reviews: {counted} counted as battles, {counts['invalid']} "
+            f"invalid and {counts['failed']} failed (never counted)."
+        ),
+    ]
+    warnings = [_p(f"Warning: {w}", "warning") for w in [*lb.get("warnings", []), *data.notes]]
+    sections = [
+        _leaderboard(data),
+        _charts(data),
+        _pairwise(data),
+        _reviewers(data),
+        _history(data),
+        _discussion(data),
+        _batcheval(data),
+        _calls(data),
+        _battles(data),
+    ]
+    nav = "".join(
+        f'<a href="#{target}">{label}</a>'
+        for target, label, section in (
+            ("leaderboard-section", "Leaderboard", sections[0]),
+            ("charts", "Ratings", sections[1]),
+            ("pairwise", "Pairwise", sections[2]),
+            ("reviewers-section", "Reviewers", sections[3]),
+            ("history-section", "History", sections[4]),
+            ("discussion", "Discussion", sections[5]),
+            ("batcheval", "BatchEval", sections[6]),
+            ("calls", "Calls", sections[7]),
+            ("battles", "Battles", sections[8]),
+        )
+        if section
+    )
+    return (
+        "<!doctype html>\n"
+        '<html lang="en"><head><meta charset="utf-8">'
+        f'<meta http-equiv="Content-Security-Policy" content="{_CSP}">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        f"<title>{_e(f'arena report: {data.title}')}</title>"
+        f"<style>{_STYLE}</style></head><body>"
+        f"<h1>{_e(f'arena report: {data.title}')}</h1>"
+        f"<nav>{nav}</nav>"
+        + "".join(intro)
+        + "".join(warnings)
+        + "".join(sections)
+        + "</body></html>\n"
+    )

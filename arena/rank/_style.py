@@ -1,0 +1,477 @@
+"""Style control: Bradley-Terry with answer-style covariates, and judges' length bias.
+
+For each battle (answers A and B) and style feature `k` (length, markdown
+headers, list items, bold spans), the normalised difference
+`d_k = (x_k(A) - x_k(B)) / (x_k(A) + x_k(B))` (0 when both are 0) is divided
+by its root mean square over the counted reviews (not centred, so a battle
+between answers of the same style keeps `d = 0`). The model is
+
+    logit P(A wins) = theta_A - theta_B + sum_k beta_k d_k
+
+(ties half a win each way, each review weighted by its reviewer's
+mean-normalised weight), fitted by Newton's method. The reviewer weights are
+fitted jointly: the PeerRank rule applied to the controlled ratings (each
+reviewer's own controlled rating, min-max scaled, normalised), iterated to a
+fixed point with `solve_weights`. Reviews are grouped by (question, model A,
+model B) first, so the cost grows with the number of answer pairs, not of
+reviews. Intervals come from the same bootstrap over questions as plain
+Bradley-Terry, every round refitting weights, ratings and coefficients.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import polars as pl
+import scipy.sparse as sp
+from numpy.typing import NDArray
+from scipy.special import expit
+
+from arena.rank._bt import (
+    BASE_RATING,
+    ELO_PER_NAT,
+    VIRTUAL_TIE,
+    _strongly_connected_each,
+    comparison_components,
+)
+from arena.rank._encode import ReviewSet
+from arena.rank._peerrank import solve_weights, weights_from_scores
+
+__all__ = ["StyleFit", "answer_style", "fit_style_control", "length_bias"]
+
+FloatArray = NDArray[np.float64]
+IntArray = NDArray[np.int64]
+
+_NEWTON_TOL = 1e-10
+_NEWTON_ITER = 60
+_MAX_STEP = 2.0
+# Keeps the Newton system solvable where zero-weight reviewers leave a part unlinked.
+_RIDGE = 1e-9
+# A weak prior on the coefficients (the likelihood is scaled to total weight 1):
+# negligible where the data identify them, and it keeps them finite where a
+# feature is confounded with the models (e.g. each model always writes alike).
+_COEF_RIDGE = 1e-6
+# Sets fitted together: bounds the (sets x groups) work arrays.
+_CHUNK_CELLS = 2_000_000
+
+_HEADER = r"(?m)^[ \t]{0,3}#{1,6}[ \t]+\S"
+_LIST_ITEM = r"(?m)^[ \t]*(?:[-*+]|[0-9]+[.)])[ \t]+\S"
+_BOLD = r"\*\*[^*\n]+\*\*|__[^_\n]+__"
+
+
+def answer_style(texts: pl.Series) -> pl.DataFrame:
+    """Style counts of each text: `length` (characters), `headers`, `lists`, `bold`.
+
+    Headers are markdown `#` lines, list items lines starting with `-`, `*`,
+    `+` or `1.` / `1)`, bold spans `**...**` or `__...__`. A null text gives nulls.
+    """
+    text = texts.cast(pl.String)
+    return pl.DataFrame(
+        {
+            "length": text.str.len_chars().cast(pl.Float64),
+            "headers": text.str.count_matches(_HEADER).cast(pl.Float64),
+            "lists": text.str.count_matches(_LIST_ITEM).cast(pl.Float64),
+            "bold": text.str.count_matches(_BOLD).cast(pl.Float64),
+        }
+    )
+
+
+def length_bias(rs: ReviewSet) -> FloatArray | None:
+    """Per reviewer: share of its decisive verdicts won by the longer answer.
+
+    Battles between answers of equal length are left out; NaN for a reviewer
+    without such a verdict; None when the reviews carry no lengths.
+    """
+    if rs.style_a is None or rs.style_b is None or "length" not in rs.style_names:
+        return None
+    k = rs.style_names.index("length")
+    la, lb = rs.style_a[:, k], rs.style_b[:, k]
+    decisive = (rs.score != 0) & np.isfinite(la) & np.isfinite(lb) & (la != lb)
+    longer_won = np.where(rs.score == -1, la > lb, lb > la) & decisive
+    n = np.bincount(rs.reviewer[decisive], minlength=rs.n_reviewers).astype(np.float64)
+    won = np.bincount(rs.reviewer[longer_won], minlength=rs.n_reviewers).astype(np.float64)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        out: FloatArray = np.where(n > 0, won / np.where(n > 0, n, 1.0), np.nan)
+    return out
+
+
+@dataclass(frozen=True, eq=False)
+class StyleFit:
+    """Style-controlled ratings, style coefficients and the jointly fitted weights.
+
+    `coef[k]` is in log-odds per root-mean-square unit of `d_k` (`scale[k]`):
+    positive means judges favour the answer with more of feature `k`.
+    """
+
+    features: tuple[str, ...]  # fitted features
+    dropped: tuple[str, ...]  # features without any variation (not fitted)
+    scale: FloatArray  # (K,) root mean square of each d_k
+    coef: FloatArray  # (K,)
+    coef_low: FloatArray
+    coef_high: FloatArray
+    rating: FloatArray  # (C,) controlled, Elo scale; NaN without battles
+    ci_low: FloatArray
+    ci_high: FloatArray
+    boot_rating: FloatArray | None  # (rounds, C)
+    weights: FloatArray  # (R,) reviewer weights at the joint fixed point
+    iterations: int
+    converged: bool
+    damping: float
+    components: list[list[int]]
+    regularised: list[int]
+    bootstrap_rounds: int
+
+
+@dataclass(frozen=True, eq=False)
+class _Groups:
+    """Reviews grouped by answer pair: per group, win value and count per reviewer."""
+
+    question: IntArray
+    a: IntArray
+    b: IntArray
+    d: FloatArray  # (G, K) standardised
+    value: FloatArray  # (G, R) win value of A
+    count: FloatArray  # (G, R)
+    c: int
+    n_questions: int
+
+
+def _differences(rs: ReviewSet) -> tuple[FloatArray, tuple[str, ...]]:
+    assert rs.style_a is not None and rs.style_b is not None
+    xa, xb = rs.style_a, rs.style_b
+    total = xa + xb
+    with np.errstate(invalid="ignore", divide="ignore"):
+        d = np.where(total > 0, (xa - xb) / np.where(total > 0, total, 1.0), 0.0)
+    return d, rs.style_names
+
+
+def _groups(rs: ReviewSet, d: FloatArray) -> _Groups:
+    c, r = rs.n_models, rs.n_reviewers
+    key = (rs.question.astype(np.int64) * c + rs.model_a) * c + rs.model_b
+    uniq, index = np.unique(key, return_inverse=True)
+    index = index.ravel()
+    g = uniq.size
+    # The style of one answer pair is one value: otherwise every review is its own group.
+    counts = np.bincount(index, minlength=g).astype(np.float64)
+    same = True
+    for k in range(d.shape[1]):
+        mean = np.bincount(index, weights=d[:, k], minlength=g) / counts
+        if np.abs(d[:, k] - mean[index]).max(initial=0.0) > 1e-12:
+            same = False
+            break
+    if not same:
+        index = np.arange(rs.n_battles)
+        g = rs.n_battles
+        question, a, b, dg = rs.question.astype(np.int64), rs.model_a, rs.model_b, d
+    else:
+        first = np.zeros(g, dtype=np.int64)
+        first[index[::-1]] = np.arange(index.size)[::-1]
+        question = rs.question[first].astype(np.int64)
+        a, b, dg = rs.model_a[first], rs.model_b[first], d[first]
+    win = (1.0 - rs.score.astype(np.float64)) * 0.5
+    cell = index.astype(np.int64) * r + rs.reviewer
+    value = np.bincount(cell, weights=win, minlength=g * r).astype(np.float64).reshape(g, r)
+    count: FloatArray = np.bincount(cell, minlength=g * r).astype(np.float64).reshape(g, r)
+    return _Groups(
+        question,
+        a.astype(np.int64),
+        b.astype(np.int64),
+        dg,
+        value,
+        count,
+        c,
+        rs.n_questions,
+    )
+
+
+class _Fitter:
+    """Newton fits of the style model for many sets (weights x question multiplicities)."""
+
+    def __init__(self, groups: _Groups, components: list[list[int]]) -> None:
+        self.groups = groups
+        c = groups.c
+        self.c = c
+        self.k = groups.d.shape[1]
+        self.components = components
+        n_groups = groups.a.size
+        rows = np.arange(n_groups)
+        ones = np.ones(n_groups)
+        # Incidence (C x G): +1 at the model in position A, -1 at B.
+        models = np.concatenate([groups.a, groups.b])
+        signs = np.concatenate([ones, -ones])
+        self.incidence = sp.csr_matrix((signs, (models, np.tile(rows, 2))), shape=(c, n_groups))
+        cells = (n_groups, c * c)
+        self.pair_ab = sp.csr_matrix((ones, (rows, groups.a * c + groups.b)), shape=cells)
+        self.pair_ba = sp.csr_matrix((ones, (rows, groups.b * c + groups.a)), shape=cells)
+        self.centring = np.zeros((c, c))
+        for part in components:
+            self.centring[np.ix_(part, part)] = 1.0
+        self.scored = np.zeros(c, dtype=bool)
+        for part in components:
+            if len(part) > 1:
+                self.scored[part] = True
+        # Virtual ties: every compared pair of a part, used in sets whose part is broken.
+        compared = np.zeros((c, c), dtype=bool)
+        compared[groups.a, groups.b] = True
+        compared |= compared.T
+        self.compared = compared
+        self.virtual = [
+            np.argwhere(np.triu(compared[np.ix_(part, part)], k=1)) for part in components
+        ]
+
+    def totals(self, weights: FloatArray, mult: FloatArray) -> tuple[FloatArray, FloatArray]:
+        """Weighted win value and count per group (S, G) for mean-normalised `weights` (S, R)."""
+        g = self.groups
+        won = weights @ g.value.T
+        played = weights @ g.count.T
+        m = mult[:, g.question]
+        return won * m, played * m
+
+    def fit(
+        self, weights: FloatArray, mult: FloatArray, start: FloatArray
+    ) -> tuple[FloatArray, list[int]]:
+        """Parameters (S, C + K) for each set; also the parts that needed virtual ties."""
+        g = self.groups
+        c, k = self.c, self.k
+        won, played = self.totals(weights, mult)
+        a, b, d = g.a, g.b, g.d
+        # Virtual ties where a set's "beats" digraph is not strongly connected in some part.
+        beats = won @ self.pair_ab + (played - won) @ self.pair_ba
+        beats = beats.reshape(-1, c, c)
+        extra_a, extra_b, extra_w = [], [], []
+        regularised: list[int] = []
+        for index, part in enumerate(self.components):
+            if len(part) < 2:
+                continue
+            sub = beats[:, part][:, :, part]
+            broken = ~_strongly_connected_each(sub, self.compared[np.ix_(part, part)])
+            if not broken.any():
+                continue
+            regularised.append(index)
+            members = np.asarray(part)
+            for i, j in self.virtual[index]:
+                extra_a.append(members[i])
+                extra_b.append(members[j])
+                extra_w.append(broken.astype(np.float64) * VIRTUAL_TIE)
+        if extra_a:
+            a = np.concatenate([a, np.asarray(extra_a, dtype=np.int64)])
+            b = np.concatenate([b, np.asarray(extra_b, dtype=np.int64)])
+            d = np.vstack([d, np.zeros((len(extra_a), k))])
+            tie = np.stack(extra_w, axis=1)
+            won = np.hstack([won, 0.5 * tie])
+            played = np.hstack([played, tie])
+            n_extra = len(extra_a)
+            virtual = sp.csr_matrix(
+                (
+                    np.concatenate([np.ones(n_extra), -np.ones(n_extra)]),
+                    (np.concatenate([extra_a, extra_b]), np.tile(np.arange(n_extra), 2)),
+                ),
+                shape=(c, n_extra),
+            )
+            incidence = sp.hstack([self.incidence, virtual], format="csr")
+            pair = sp.csr_matrix(
+                (np.ones(a.size), (np.arange(a.size), a * c + b)), shape=(a.size, c * c)
+            )
+        else:
+            incidence, pair = self.incidence, self.pair_ab
+        total = played.sum(axis=1, keepdims=True)
+        total = np.where(total > 0, total, 1.0)
+        won, played = won / total, played / total
+        return self._newton(won, played, a, b, d, incidence, pair, start), regularised
+
+    def _newton(
+        self,
+        won: FloatArray,
+        played: FloatArray,
+        a: IntArray,
+        b: IntArray,
+        d: FloatArray,
+        incidence: sp.csr_matrix,
+        pair: sp.csr_matrix,
+        start: FloatArray,
+    ) -> FloatArray:
+        c, k = self.c, self.k
+        size = c + k
+        params = start.copy()
+        diagonal = np.arange(c)
+        # Work in (groups, sets) layout: sparse products then need no transposes.
+        won_t = np.ascontiguousarray(won.T)
+        played_t = np.ascontiguousarray(played.T)
+        spread = incidence.T.tocsr()  # (G, C): theta -> theta_a - theta_b
+        pair_t = pair.T.tocsr()  # (C*C, G)
+        squares = np.einsum("gk,gl->klg", d, d).reshape(k * k, d.shape[0])  # (K*K, G)
+        active = np.arange(params.shape[0])
+        for _ in range(_NEWTON_ITER):
+            if active.size == 0:
+                break
+            every = active.size == params.shape[0]
+            theta, beta = params[active, :c], params[active, c:]
+            eta = np.asarray(spread @ theta.T) + d @ beta.T  # (G, S)
+            p = expit(eta)
+            w = won_t if every else won_t[:, active]
+            n = played_t if every else played_t[:, active]
+            resid = n * p - w
+            p *= 1.0 - p
+            curve = n * p
+            grad = np.empty((active.size, size))
+            grad[:, :c] = np.asarray(incidence @ resid).T
+            grad[:, c:] = (d.T @ resid).T + _COEF_RIDGE * beta
+            grad[:, :c] += theta @ self.centring + _RIDGE * theta
+            hessian = np.zeros((active.size, size, size))
+            cells = np.asarray(pair_t @ curve).T.reshape(-1, c, c)
+            sym = cells + np.swapaxes(cells, 1, 2)
+            block = -sym
+            block[:, diagonal, diagonal] += sym.sum(axis=2)
+            hessian[:, :c, :c] = block + self.centring + _RIDGE * np.eye(c)
+            hessian[:, c:, c:] = (squares @ curve).T.reshape(active.size, k, k)
+            hessian[:, c:, c:] += _COEF_RIDGE * np.eye(k)
+            for f in range(k):
+                cross = np.asarray(incidence @ (curve * d[:, f : f + 1])).T
+                hessian[:, :c, c + f] = cross
+                hessian[:, c + f, :c] = cross
+            try:
+                step = np.linalg.solve(hessian, grad[:, :, None])[:, :, 0]
+            except np.linalg.LinAlgError:  # parts linked only by vanishing weights
+                hessian += _COEF_RIDGE * np.eye(size)
+                step = np.linalg.solve(hessian, grad[:, :, None])[:, :, 0]
+            longest = np.abs(step).max(axis=1)
+            step *= np.minimum(1.0, _MAX_STEP / np.maximum(longest, 1e-300))[:, None]
+            params[active] -= step
+            active = active[longest >= _NEWTON_TOL]
+        return params
+
+    def ratings(self, params: FloatArray, anchor: int | None) -> FloatArray:
+        """Elo-scale ratings (S, C): per part, the anchor (or the mean) at 1000."""
+        theta = params[:, : self.c] * ELO_PER_NAT
+        out = np.full_like(theta, np.nan)
+        for part in self.components:
+            if len(part) < 2:
+                continue
+            sub = theta[:, part]
+            if anchor is not None and anchor in part:
+                shift = theta[:, anchor : anchor + 1]
+            else:
+                shift = sub.mean(axis=1, keepdims=True)
+            out[:, part] = sub - shift + BASE_RATING
+        return out
+
+
+def _solve(
+    fitter: _Fitter,
+    mult: FloatArray,
+    as_contestant: IntArray,
+    n_reviewers: int,
+    weighted: bool,
+    tol: float,
+    max_iter: int,
+) -> tuple[FloatArray, FloatArray, IntArray, NDArray[np.bool_], FloatArray]:
+    """Joint fit for each set of `mult`: params, weights, iterations, converged, damping."""
+    sets = mult.shape[0]
+    size = fitter.c + fitter.k
+    params = np.zeros((sets, size))
+
+    def refit(index: IntArray, weights: FloatArray) -> FloatArray:
+        fitted, _ = fitter.fit(weights * n_reviewers, mult[index], params[index])
+        params[index] = fitted
+        return fitted
+
+    if not weighted:
+        equal = np.full((sets, n_reviewers), 1.0 / max(n_reviewers, 1))
+        refit(np.arange(sets), equal)
+        zeros = np.zeros(sets, dtype=np.int64)
+        return params, equal, zeros, np.ones(sets, dtype=bool), np.zeros(sets)
+
+    def update(index: IntArray, weights: FloatArray) -> FloatArray:
+        theta = refit(index, weights)[:, : fitter.c]
+        scores = np.where(fitter.scored, theta, np.nan)
+        return weights_from_scores(scores, as_contestant)
+
+    fixed = solve_weights(update, sets, n_reviewers, tol=tol, max_iter=max_iter)
+    refit(np.arange(sets), fixed.weights)
+    return (
+        params,
+        fixed.weights,
+        fixed.iterations,
+        fixed.converged,
+        fixed.damping,
+    )
+
+
+def fit_style_control(
+    rs: ReviewSet,
+    *,
+    bootstrap_counts: FloatArray | None = None,
+    anchor: int | None = None,
+    weighted: bool = True,
+    tol: float = 1e-9,
+    max_iter: int = 100,
+) -> StyleFit:
+    """Style-controlled Bradley-Terry of `rs` (which must carry style features).
+
+    `bootstrap_counts` (rounds x questions) are the question multiplicities of
+    the bootstrap rounds (`bootstrap_counts` of arena.rank), the same draws as
+    the plain fit's. With `weighted=False` every reviewer weighs the same.
+    Raises ValueError when `rs` has no style features or some battle lacks them.
+    """
+    if rs.style_a is None or rs.style_b is None:
+        raise ValueError("the reviews carry no answer lengths: style control is unavailable")
+    if rs.style_missing:
+        raise ValueError(f"{rs.style_missing} counted review(s) lack answer style features")
+    d, names = _differences(rs)
+    rms = np.sqrt(np.mean(d**2, axis=0)) if rs.n_battles else np.zeros(len(names))
+    varying = rms > 1e-12
+    features = tuple(n for n, v in zip(names, varying.tolist(), strict=True) if v)
+    dropped = tuple(n for n, v in zip(names, varying.tolist(), strict=True) if not v)
+    d = d[:, varying] / rms[varying]
+    groups = _groups(rs, d)
+    pairs = np.zeros((rs.n_models, rs.n_models))
+    np.add.at(pairs, (groups.a, groups.b), groups.count.sum(axis=1))
+    components = comparison_components(pairs)
+    fitter = _Fitter(groups, components)
+    rounds = 0 if bootstrap_counts is None or rs.n_questions < 2 else bootstrap_counts.shape[0]
+    mult = np.ones((1, rs.n_questions))
+    if rounds:
+        assert bootstrap_counts is not None
+        mult = np.vstack([mult, bootstrap_counts])
+    chunk = max(1, _CHUNK_CELLS // max(1, groups.a.size))
+    parts = [
+        _solve(
+            fitter,
+            mult[start : start + chunk],
+            rs.reviewer_as_contestant,
+            rs.n_reviewers,
+            weighted,
+            tol,
+            max_iter,
+        )
+        for start in range(0, mult.shape[0], chunk)
+    ]
+    params = np.vstack([p[0] for p in parts])
+    weights = np.vstack([p[1] for p in parts])
+    first = parts[0]
+    _, regularised = fitter.fit(weights[:1] * rs.n_reviewers, mult[:1], params[:1])
+    rating = fitter.ratings(params, anchor)
+    coef = params[:, fitter.c :]
+    nan_c = np.full(rs.n_models, np.nan)
+    nan_k = np.full(coef.shape[1], np.nan)
+    boot = rating[1:] if rounds else None
+    return StyleFit(
+        features=features,
+        dropped=dropped,
+        scale=rms[varying],
+        coef=coef[0],
+        coef_low=np.percentile(coef[1:], 2.5, axis=0) if rounds else nan_k,
+        coef_high=np.percentile(coef[1:], 97.5, axis=0) if rounds else nan_k,
+        rating=rating[0],
+        ci_low=np.percentile(rating[1:], 2.5, axis=0) if rounds else nan_c,
+        ci_high=np.percentile(rating[1:], 97.5, axis=0) if rounds else nan_c,
+        boot_rating=boot,
+        weights=weights[0],
+        iterations=int(first[2][0]),
+        converged=bool(first[3][0]),
+        damping=float(first[4][0]),
+        components=components,
+        regularised=regularised,
+        bootstrap_rounds=rounds,
+    )
