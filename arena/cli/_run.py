@@ -140,8 +140,9 @@ def run_cmd(
     every reviewer. Results are appended to the crash-safe log in the output
     directory; calls already logged are never made again. With --shard K/N
     only the calls of the questions that hash to shard K run
-    (docs/scale.md). Exit codes: 0 complete, 2 bad input, 3 partial (failed or pending calls remain),
-    4 budget reached, 75 another run holds the lock, 130/143 interrupted.
+    (docs/scale.md). Exit codes: 0 complete, 2 bad input, 3 partial (failed
+    or pending calls remain), 4 budget reached, 75 another run holds the
+    lock, 130/143 interrupted.
     """
     shard = None
     if shard_text is not None:
