@@ -31,6 +31,8 @@ __all__ = [
     "RunData",
     "load_reviews_file",
     "load_run",
+    "check_one_tournament",
+    "latest_rows",
     "load_runs",
 ]
 
@@ -329,10 +331,59 @@ def _by_id(reviews: pl.DataFrame) -> pl.DataFrame:
     return reviews.sort("id") if "id" in reviews.columns else reviews
 
 
-def _shard_of(run: RunData) -> tuple[int, int] | None:
-    """(K, N) of a directory written by `arena run --shard K/N`, else None."""
-    shard = recorded_shard(run.tournament or {})
-    return None if shard is None else (shard.index, shard.count)
+def check_one_tournament(directories: Sequence[str | Path]) -> None:
+    """Refuse directories that are not the run directories (or shards) of one tournament.
+
+    Reads only each `tournament.json`: a different tournament (name or config
+    hash), the same directory twice, the same shard twice or shards of
+    different splits raise LeaderboardInputError naming the directory.
+    """
+    paths = [Path(d) for d in directories]
+    if not paths:
+        raise LeaderboardInputError("arena", "", "give at least one run directory")
+    seen: dict[Path, Path] = {}
+    for path in paths:
+        key = path.resolve()
+        if key in seen:
+            raise LeaderboardInputError(path, "", f"given twice (also as {seen[key]})")
+        seen[key] = path
+    if len(paths) == 1:
+        return
+    snapshots: list[tuple[Path, dict[str, Any]]] = []
+    for path in paths:
+        file = path / "tournament.json"
+        if not file.is_file():
+            raise LeaderboardInputError(
+                path, "tournament.json", "missing: cannot tell which tournament this is"
+            )
+        snapshots.append((path, _load_tournament(file)))
+    first_path, first = snapshots[0]
+    shards: dict[tuple[int, int], Path] = {}
+    for path, snapshot in snapshots:
+        for field_name in ("name", "config_hash"):
+            mine, theirs = snapshot.get(field_name), first.get(field_name)
+            if mine != theirs:
+                raise LeaderboardInputError(
+                    path,
+                    "tournament.json",
+                    f"another tournament than {first_path} ({field_name} {mine!r}, not {theirs!r})",
+                )
+        found = recorded_shard(snapshot)
+        if found is None:
+            continue
+        shard = (found.index, found.count)
+        if shard in shards:
+            raise LeaderboardInputError(
+                path, "", f"shard {shard[0]}/{shard[1]} again (also {shards[shard]})"
+            )
+        shards[shard] = path
+    if len({count for _, count in shards}) > 1:
+        raise LeaderboardInputError("arena", "", f"shards of different splits: {sorted(shards)}")
+
+
+def latest_rows(frames: Sequence[pl.DataFrame | None]) -> pl.DataFrame | None:
+    """One table of several directories: the last-finished row per id (None: no frame)."""
+    return _latest(frames)
 
 
 def load_runs(
@@ -346,48 +397,13 @@ def load_runs(
     the reviews come in id order.
     `ranking_only` and `style` as for `load_run`.
     """
-    paths = [Path(d) for d in directories]
-    if not paths:
-        raise LeaderboardInputError("arena leaderboard", "", "give at least one run directory")
-    seen: dict[Path, Path] = {}
-    for path in paths:
-        key = path.resolve()
-        if key in seen:
-            raise LeaderboardInputError(path, "", f"given twice (also as {seen[key]})")
-        seen[key] = path
-    runs = [load_run(path, ranking_only=ranking_only, style=style) for path in paths]
+    check_one_tournament(directories)
+    runs = [load_run(path, ranking_only=ranking_only, style=style) for path in directories]
     if len(runs) == 1:
         return dataclasses.replace(
             runs[0], reviews=_by_id(runs[0].reviews), directories=(runs[0].directory,)
         )
     first = runs[0]
-    shards: dict[tuple[int, int], Path] = {}
-    for run in runs:
-        if run.tournament is None:
-            raise LeaderboardInputError(
-                run.directory, "tournament.json", "missing: cannot tell which tournament this is"
-            )
-        for field_name in ("name", "config_hash"):
-            mine, theirs = run.tournament.get(field_name), (first.tournament or {}).get(field_name)
-            if mine != theirs:
-                raise LeaderboardInputError(
-                    run.directory,
-                    "tournament.json",
-                    f"another tournament than {first.directory} "
-                    f"({field_name} {mine!r}, not {theirs!r})",
-                )
-        shard = _shard_of(run)
-        if shard is not None and shard in shards:
-            raise LeaderboardInputError(
-                run.directory, "", f"shard {shard[0]}/{shard[1]} again (also {shards[shard]})"
-            )
-        if shard is not None:
-            shards[shard] = run.directory
-    counts = {count for _, count in shards}
-    if len(counts) > 1:
-        raise LeaderboardInputError(
-            "arena leaderboard", "", f"shards of different splits: {sorted(shards)}"
-        )
     reviews = _latest([run.reviews for run in runs])
     assert reviews is not None
     reviews = _by_id(reviews)

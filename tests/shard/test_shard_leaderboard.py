@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import polars as pl
 import pytest
 import yaml
 from click.testing import CliRunner
@@ -110,3 +111,44 @@ def test_bad_shard_is_refused_before_any_call(tmp_path: Path) -> None:
         code, out = arena("run", str(path), "--shard", bad)
         assert code == 2 and "--shard" in out
     assert not (tmp_path / "out").exists()
+
+
+def test_export_of_the_shards_holds_the_whole_runs_calls(
+    split_run: tuple[Path, list[Path]], tmp_path: Path
+) -> None:
+    whole, shards = split_run
+    assert arena("export", *map(str, shards), "--to", str(tmp_path / "merged"))[0] == 0
+    assert arena("export", str(whole), "--to", str(tmp_path / "whole"))[0] == 0
+    for table in ("answers", "reviews"):
+        merged = pl.read_parquet(tmp_path / "merged" / f"{table}.parquet").sort("id")
+        alone = pl.read_parquet(tmp_path / "whole" / f"{table}.parquet").sort("id")
+        keep = [c for c in alone.columns if c not in ("run_id", "started_at", "finished_at")]
+        keep = [c for c in keep if c != "latency_s"]
+        assert merged.select(keep).equals(alone.select(keep))
+
+
+def test_export_refuses_other_tournaments(
+    two_tournaments: tuple[Path, Path], tmp_path: Path
+) -> None:
+    a, b = two_tournaments
+    code, out = arena("export", str(a), str(b), "--to", str(tmp_path / "x"))
+    assert code == 2 and "another tournament" in out
+    assert not (tmp_path / "x").exists()
+
+
+def test_the_duckdb_query_of_the_docs_runs_over_shard_exports(
+    split_run: tuple[Path, list[Path]], tmp_path: Path
+) -> None:
+    duckdb = pytest.importorskip("duckdb")
+    _, shards = split_run
+    for k, shard in enumerate(shards, 1):
+        assert arena("export", str(shard), "--to", str(tmp_path / f"s{k}"))[0] == 0
+    doc = (Path(__file__).parents[2] / "docs" / "scale.md").read_text()
+    sql = doc.split('duckdb -c "', 1)[1].split('"\n', 1)[0]
+    sql = sql.replace("exports/s*/reviews.parquet", f"{tmp_path}/s*/reviews.parquet")
+    rows = duckdb.sql(sql).fetchall()
+    reviews = pl.concat(
+        [pl.read_parquet(tmp_path / f"s{k}" / "reviews.parquet") for k in (1, 2, 3)]
+    )
+    decisive = reviews.filter(pl.col("verdict").is_in(["A", "B"]) & (pl.col("status") == "ok"))
+    assert sum(n for _, _, n in rows) == decisive.height > 0
