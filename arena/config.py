@@ -310,6 +310,16 @@ class DiscussionConfig(_Strict):
         return list(self.discussants["all-pairs"])
 
 
+def path_safe_name(name: str) -> str:
+    """`name` if it can name a file or folder without leaving its parent; else ValueError."""
+    if name.strip() in ("", ".", "..") or any(c in name for c in "/\\\0"):
+        raise ValueError(
+            "must not be empty, '.' or '..', nor contain '/', '\\' or NUL "
+            "(it names a folder or file and must stay inside its directory)"
+        )
+    return name
+
+
 class TournamentConfig(_Strict):
     """The tournament YAML, as written by the user."""
 
@@ -327,6 +337,24 @@ class TournamentConfig(_Strict):
     discussion: DiscussionConfig | None = None  # off unless the section is present
     # Per provider-side model id; overrides configs/prices.yaml (arena.scheduler.price_table).
     prices: dict[str, PriceConfig] = Field(default_factory=dict)
+    # Tournament budget: the most the output directory may spend over all its
+    # runs (every billed attempt in its log); None: no limit.
+    budget_usd: float | None = Field(default=None, ge=0, allow_inf_nan=False)
+
+    @field_validator("name")
+    @classmethod
+    def _name_stays_in_its_folder(cls, v: str) -> str:
+        return path_safe_name(v)
+
+    @field_validator("models", "providers")
+    @classmethod
+    def _keys_stay_in_their_folder(cls, v: dict[str, Any]) -> dict[str, Any]:
+        for key in v:
+            try:
+                path_safe_name(key)
+            except ValueError as exc:
+                raise ValueError(f"name {key!r}: {exc}") from None
+        return v
 
     @field_validator("reviewers")
     @classmethod

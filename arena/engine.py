@@ -25,7 +25,7 @@ from arena.providers import ProviderUnavailable, create_provider
 from arena.report import build_leaderboard, leaderboard_dict
 from arena.runner import Planner, ProgressFn, Runner, RunSummary, default_window
 from arena.scheduler import Scheduler, price_table
-from arena.store import RunLock, RunLog
+from arena.store import RunLock, RunLog, StorageError
 
 # A stage of `arena run` beside answers and reviews: a planner made from the
 # tournament and the all-pairs planner (whose plan, answers and state it
@@ -143,10 +143,17 @@ async def run_tournament(
     providers = make_providers(t)
     limits = {name: t.config.providers[name].limits.to_limits() for name in providers}
     scheduler = Scheduler(
-        providers, limits, t.config.retry, budget_usd=budget_usd, prices=price_table(t)
+        providers,
+        limits,
+        t.config.retry,
+        budget_usd=budget_usd,
+        prices=price_table(t),
+        tournament_budget_usd=t.config.budget_usd,
+        prior_spent_usd=spent_before(t, log),
     )
     if on_scheduler is not None:
         on_scheduler(scheduler)
+    summary: RunSummary | None = None
     try:
         async with log.writer(compact_every=compact_every) as writer:
             runner = Runner(
@@ -157,10 +164,20 @@ async def run_tournament(
                 window=window if window is not None else default_window(limits),
                 progress=progress,
             )
-            return await runner.run()
+            summary = await runner.run()
+    except StorageError as exc:
+        if summary is None:  # the log could not even be opened
+            raise
+        summary.storage_error = summary.storage_error or str(exc)
     finally:
         for p in providers.values():
             await p.close()
+    return summary
+
+
+def spent_before(t: Tournament, log: RunLog) -> float:
+    """What earlier runs spent, when the YAML's `budget_usd` needs it (every billed attempt)."""
+    return log.spent_usd() if t.config.budget_usd is not None else 0.0
 
 
 @dataclass(frozen=True)
@@ -219,8 +236,12 @@ def run_directory(
 
         summary = asyncio.run(execute())
         summary.interrupted = interrupted()
+        if summary.storage_error is None:
+            write_last_run(t, "retry-failed" if retry_failed else "run", summary)
         history: str | None = None
-        went_through = not summary.interrupted and not summary.budget_stopped
+        went_through = (
+            not summary.interrupted and not summary.budget_stopped and summary.storage_error is None
+        )
         if went_through and ran.size:  # nothing retried: nothing new to remember
             history = record_history(
                 t,
@@ -234,6 +255,28 @@ def run_directory(
                 calls_open=_open_after(plan, start, summary),
             )
     return DirectoryRun(summary, start, plan, ran, blocked, history)
+
+
+LAST_RUN = "last_run.json"
+
+
+def write_last_run(t: Tournament, command: str, summary: RunSummary) -> None:
+    """DIR/last_run.json: how the last run ended and why calls failed or stayed pending.
+
+    `arena status` shows it: a budget stop or a deferral leaves nothing in the
+    log (the calls stay pending), so this is where their reasons are kept.
+    """
+    record = {
+        "command": command,
+        "ended_at": time.time(),
+        "budget_stopped": summary.budget_stopped,
+        "interrupted": summary.interrupted,
+        "pending": summary.pending,
+        "errors": summary.errors,
+    }
+    tmp = t.output_dir / f"{LAST_RUN}.tmp"
+    tmp.write_text(json.dumps(record, indent=1))
+    tmp.replace(t.output_dir / LAST_RUN)
 
 
 def _open_after(plan: Plan, start: RunStart, summary: RunSummary) -> int:
@@ -253,6 +296,7 @@ def log_line(message: str) -> None:
 
 
 __all__ = [
+    "LAST_RUN",
     "STAGES",
     "DirectoryRun",
     "StageFactory",
@@ -261,6 +305,8 @@ __all__ = [
     "run_directory",
     "run_tournament",
     "snapshot",
+    "spent_before",
     "unpriced_models",
+    "write_last_run",
     "write_snapshot",
 ]

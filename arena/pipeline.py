@@ -24,7 +24,16 @@ from numpy.typing import NDArray
 from arena.config import Question, Tournament
 from arena.providers import Provider, create_provider
 from arena.review import parse_verdict, render_review_prompt
-from arena.runner import Call, CallResult, Finished, Idle, Planner, Priority, RunContext
+from arena.runner import (
+    Call,
+    CallResult,
+    Finished,
+    Idle,
+    Planner,
+    Priority,
+    RunContext,
+    call_columns,
+)
 from arena.scheduler import CallOutcome
 from arena.store import RunLog
 from arena.types import CallStatus, GenerateRequest, Message, Verdict, stable_id
@@ -247,20 +256,7 @@ def base_row(
     call_id: str, provider: str, outcomes: Sequence[CallOutcome], run_id: str
 ) -> dict[str, Any]:
     """The common call columns of a logged row, over every outcome of the call."""
-    last = outcomes[-1]
-    usage = [o.usage for o in outcomes]  # billed tokens, failed attempts included
-    return {
-        "id": call_id,
-        "provider": provider,
-        "tokens_in": sum(u.input_tokens for u in usage),
-        "tokens_out": sum(u.output_tokens for u in usage),
-        "cost_usd": sum(o.cost_usd for o in outcomes),
-        "latency_s": sum(o.latency_s for o in outcomes),
-        "attempts": sum(o.attempts for o in outcomes),
-        "started_at": outcomes[0].started_at,
-        "finished_at": last.finished_at,
-        "run_id": run_id,
-    }
+    return {"id": call_id, "provider": provider, **call_columns(outcomes), "run_id": run_id}
 
 
 class AllPairsPlanner(Planner):
@@ -277,6 +273,9 @@ class AllPairsPlanner(Planner):
         self.plan = plan
         self.answers: dict[str, list[str]] = {}
         self.failed_answers: set[str] = set()
+        # Turns of unfinished answers logged earlier (partial, or failed at a
+        # later turn): the answer resumes after them instead of paying again.
+        self.logged_turns: dict[str, list[str]] = {}
         self._todo: deque[AnswerCall] = deque()
         self._coming: set[str] = set()  # answers this run will still make (queued or in flight)
         # Reviews go by their index in the plan: a cursor walks the plan, a review whose
@@ -312,8 +311,11 @@ class AllPairsPlanner(Planner):
         for rid, status, turns in frame.iter_rows():
             if status == CallStatus.OK.value:
                 self.answers[rid] = list(turns)
-            elif status == CallStatus.FAILED.value:
+                continue
+            if status == CallStatus.FAILED.value:
                 self.failed_answers.add(rid)
+            if turns:
+                self.logged_turns[rid] = list(turns)
         done_reviews = ctx.log.ids(
             "reviews", statuses={CallStatus.OK.value, CallStatus.INVALID.value}
         )
@@ -404,17 +406,21 @@ class AllPairsPlanner(Planner):
         provider = t.provider_of(call.model)
         model_id = t.provider_model_id(call.model)
         turns = call.question.turns
+        logged = self.logged_turns.get(call.id, [])[: len(turns) - 1]
+
+        def texts(outcomes: Sequence[CallOutcome]) -> list[str]:
+            """The answer's turns so far: those logged earlier, then these outcomes'."""
+            return logged + [o.result.text for o in outcomes if o.ok and o.result is not None]
 
         def request_for(outcomes: Sequence[CallOutcome]) -> GenerateRequest | None:
-            if len(outcomes) >= len(turns):
+            done = texts(outcomes)
+            if len(done) >= len(turns):
                 return None
             messages: list[Message] = []
-            for i, turn in enumerate(turns[: len(outcomes) + 1]):
+            for i, turn in enumerate(turns[: len(done) + 1]):
                 messages.append(Message("user", turn))
-                if i < len(outcomes):
-                    result = outcomes[i].result
-                    assert result is not None
-                    messages.append(Message("assistant", result.text))
+                if i < len(done):
+                    messages.append(Message("assistant", done[i]))
             return GenerateRequest(
                 model=model_id,
                 messages=tuple(messages),
@@ -426,12 +432,24 @@ class AllPairsPlanner(Planner):
             row = base_row(call.id, provider, outcomes, run_id)
             row.update(question_id=call.question.id, model=call.model)
             last = outcomes[-1]
-            if last.ok and len(outcomes) == len(turns):
-                texts = [o.result.text for o in outcomes if o.result is not None]
-                row.update(status=CallStatus.OK.value, error=None, answer_turns=texts)
+            done = texts(outcomes)
+            if last.ok and len(done) == len(turns):
+                row.update(status=CallStatus.OK.value, error=None, answer_turns=done)
                 return Finished(CallStatus.OK, (row,))
-            row.update(status=CallStatus.FAILED.value, error=last.error, answer_turns=None)
+            # A later turn failed: the turns paid for stay, and a retry resumes after them.
+            row.update(status=CallStatus.FAILED.value, error=last.error, answer_turns=done or None)
             return Finished(CallStatus.FAILED, (row,))
+
+        def checkpoint(outcomes: Sequence[CallOutcome], run_id: str) -> dict[str, Any]:
+            row = base_row(call.id, provider, outcomes, run_id)
+            row.update(
+                question_id=call.question.id,
+                model=call.model,
+                status=CallStatus.PARTIAL.value,
+                error=None,
+                answer_turns=texts(outcomes),
+            )
+            return row
 
         def first() -> GenerateRequest:
             request = request_for(())
@@ -446,7 +464,8 @@ class AllPairsPlanner(Planner):
             request=first,
             finish=finish,
             follow=request_for,
-            priority=Priority.ANSWER,
+            priority=Priority.FOLLOW_UP if logged else Priority.ANSWER,
+            checkpoint=checkpoint if len(turns) > 1 else None,
         )
 
     # -- reviews -----------------------------------------------------------------

@@ -24,7 +24,7 @@ from enum import Enum, IntEnum
 from typing import Any, Literal
 
 from arena.scheduler import CallOutcome, Scheduler
-from arena.store import LogWriter, RunLog
+from arena.store import LogWriter, RunLog, StorageError, failure_reason
 from arena.types import CallStatus, GenerateRequest, Limits
 
 __all__ = [
@@ -72,6 +72,26 @@ class Finished:
 
 FinishFn = Callable[[Sequence[CallOutcome], str], Finished]  # (outcomes, run id)
 FollowFn = Callable[[Sequence[CallOutcome]], "GenerateRequest | None"]
+CheckpointFn = Callable[[Sequence[CallOutcome], str], dict[str, Any]]  # (outcomes, run id)
+
+
+def call_columns(outcomes: Sequence[CallOutcome]) -> dict[str, Any]:
+    """The accounting columns of a row over `outcomes`: tokens, cost, latency, attempts, times.
+
+    Every row counts only the attempts no earlier row of its call counts, so
+    the sum over every row of the log is what was spent.
+    """
+    usage = [o.usage for o in outcomes]  # billed tokens, failed attempts included
+    return {
+        "tokens_in": sum(u.input_tokens for u in usage),
+        "tokens_out": sum(u.output_tokens for u in usage),
+        "usage_estimated": any(u.estimated for u in usage),
+        "cost_usd": sum(o.cost_usd for o in outcomes),
+        "latency_s": sum(o.latency_s for o in outcomes),
+        "attempts": sum(o.attempts for o in outcomes),
+        "started_at": outcomes[0].started_at if outcomes else None,
+        "finished_at": outcomes[-1].finished_at if outcomes else None,
+    }
 
 
 @dataclass(frozen=True, eq=False)
@@ -83,6 +103,11 @@ class Call:
     - `follow`, after each ok outcome, gives the next request of the same call
       (a later turn, a re-ask) or None when the call is complete.
     - `finish` turns the outcomes (every one final) into rows and a status.
+    - `checkpoint`, when set, gives the row of the call still under way (status
+      `partial`, with what the outcomes so far produced); the runner logs it
+      after each ok outcome that `follow` continues, so turns already paid
+      for survive a stop, and the planner resumes from them. Rows written
+      after a checkpoint count only the outcomes since (`call_columns`).
     - `after`: ids of calls that must be logged ok (or invalid) first.
     - `awaited`: whether other calls may name this one in `after`; the runner
       remembers the ids of awaited calls once logged (a million reviews that
@@ -98,6 +123,7 @@ class Call:
     follow: FollowFn | None = None
     after: tuple[str, ...] = ()
     priority: int = Priority.BACKGROUND
+    checkpoint: CheckpointFn | None = None
     awaited: bool = True
 
 
@@ -179,10 +205,32 @@ class RunSummary:
     spent_usd: float = 0.0
     wall_seconds: float = 0.0
     by_stage: dict[str, dict[str, int]] = field(default_factory=dict)
-    errors: list[str] = field(default_factory=list)
+    # Why calls failed or stayed pending: per provider, model and reason, the
+    # count and a sample message (see `RunStats.failure`).
+    errors: list[dict[str, Any]] = field(default_factory=list)
+    storage_error: str | None = None  # the log could not be written (disk full, read-only)
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
+
+    def error_lines(self) -> list[str]:
+        """The errors as lines for people."""
+        return error_lines(self.errors)
+
+
+def error_lines(errors: Sequence[dict[str, Any]]) -> list[str]:
+    """Error entries as lines: count, model and provider, reason, a sample message."""
+    lines: list[str] = []
+    for e in errors:
+        if e.get("provider") is None:
+            lines.append(str(e["sample"]))
+            continue
+        calls = "call" if e["count"] == 1 else "calls"
+        lines.append(
+            f"{e['count']} {calls} of {e['model']} on {e['provider']}: {e['reason']} "
+            f"(e.g. {e['sample']})"
+        )
+    return lines
 
 
 class RunStats:
@@ -192,7 +240,7 @@ class RunStats:
         self.progress = progress
         self.stages: dict[str, StageStats] = {}
         self.full_report: set[str] = set()  # stages whose summary lists every count
-        self.errors: list[str] = []
+        self._errors: dict[tuple[str | None, str | None, str], dict[str, Any]] = {}
         self.retries = 0  # attempts beyond the first, over every request
         bind = getattr(progress, "bind_stats", None)
         if bind is not None:  # a progress display that shows more than done / total
@@ -224,16 +272,52 @@ class RunStats:
             s.failed += 1
         self._report(stage)
 
-    def unlogged(self, stage: str, outcome: CallOutcome) -> None:
+    def unlogged(
+        self, stage: str, outcome: CallOutcome, provider: str | None = None, model: str = ""
+    ) -> None:
         """A call ended stopped, deferred or refused by the budget: it stays pending."""
         if outcome.status == "deferred":
             self.stage(stage).deferred += 1
-            self.error(outcome.error)
+        if outcome.status in ("deferred", "budget") and provider is not None:
+            reason = "deferred" if outcome.status == "deferred" else "budget reached"
+            self.failure(provider, model, outcome.error, reason)
+
+    def failure(
+        self, provider: str, model: str, message: str | None, reason: str | None = None
+    ) -> None:
+        """One more call of `model` on `provider` that failed or stayed pending, and why."""
+        why = reason if reason is not None else failure_reason(message)
+        key = (provider, model, why)
+        entry = self._errors.get(key)
+        if entry is None:
+            self._errors[key] = {
+                "provider": provider,
+                "model": model,
+                "reason": why,
+                "count": 1,
+                "sample": (message or why)[:300],
+            }
+        else:
+            entry["count"] += 1
 
     def error(self, message: str | None) -> None:
-        """A message for the run summary (each once)."""
-        if message and message not in self.errors:
-            self.errors.append(message)
+        """A note for the run summary that is about no one call (each once)."""
+        if message and (None, None, message) not in self._errors:
+            self._errors[(None, None, message)] = {
+                "provider": None,
+                "model": None,
+                "reason": message,
+                "count": 1,
+                "sample": message,
+            }
+
+    @property
+    def errors(self) -> list[dict[str, Any]]:
+        """The failure entries, most frequent first."""
+        return sorted(
+            (dict(e) for e in self._errors.values()),
+            key=lambda e: (-e["count"], str(e["provider"]), str(e["model"]), e["reason"]),
+        )
 
     def _report(self, stage: str) -> None:
         if self.progress is not None:
@@ -253,7 +337,7 @@ class RunStats:
             spent_usd=scheduler.spent_usd,
             budget_stopped=scheduler.budget_exhausted,
             wall_seconds=wall_seconds,
-            errors=list(self.errors),
+            errors=self.errors,
         )
         out.pending = out.planned - out.skipped - out.completed - out.failed - out.invalid
         for name, s in self.stages.items():
@@ -349,6 +433,7 @@ class Runner:
         self.stats = RunStats(progress)
         self.ctx = RunContext(self.run_id, log, self.stats, scheduler)
         self.max_in_flight = 0  # the most calls in flight at once (for tests and benchmarks)
+        self.storage_error: StorageError | None = None  # the first failed write, if any
         self._in_flight: set[asyncio.Task[CallResult]] = set()
         self._finished: deque[asyncio.Task[CallResult]] = deque()  # ended, not yet delivered
         self._wake = asyncio.Event()
@@ -370,7 +455,12 @@ class Runner:
                     while self._finished:
                         task = self._finished.popleft()
                         self._in_flight.discard(task)
-                        self._deliver(task.result())
+                        try:
+                            result = task.result()
+                        except StorageError as exc:
+                            self._storage_failed(exc)
+                            continue
+                        self._deliver(result)
                     continue
                 for planner in self.planners:
                     planner.on_settled()
@@ -382,7 +472,16 @@ class Runner:
                 task.cancel()
         for planner in self.planners:
             planner.finish()
-        return self.stats.summary(self.scheduler, time.monotonic() - start)
+        summary = self.stats.summary(self.scheduler, time.monotonic() - start)
+        if self.storage_error is not None:
+            summary.storage_error = str(self.storage_error)
+        return summary
+
+    def _storage_failed(self, exc: StorageError) -> None:
+        """The log cannot take rows: nothing more can be kept, so stop at once."""
+        if self.storage_error is None:
+            self.storage_error = exc
+            self.scheduler.abort()
 
     # -- taking calls ----------------------------------------------------------
 
@@ -432,21 +531,34 @@ class Runner:
             await self._write(call.table, finished.rows)
             return CallResult(call, _status(finished.status), finished.rows, None)
         outcomes: list[CallOutcome] = []
-        request: GenerateRequest | None = call.request()
+        first = call.request()
+        model = first.model  # the provider's model id, for the error summary
+        request: GenerateRequest | None = first
         priority = call.priority
+        logged = 0  # outcomes already counted by a checkpoint row
         while request is not None:
             outcome = await self.scheduler.call(call.provider, request, priority=priority)
             self.stats.retries += max(0, outcome.attempts - 1)
             if not outcome.final:
-                self.stats.unlogged(call.stage, outcome)
+                self.stats.unlogged(call.stage, outcome, call.provider, model)
                 return CallResult(call, "pending", (), outcome)
             outcomes.append(outcome)
             request = call.follow(outcomes) if call.follow is not None and outcome.ok else None
             priority = Priority.FOLLOW_UP
+            if request is not None and call.checkpoint is not None:
+                row = call.checkpoint(outcomes, self.run_id)
+                row.update(call_columns(outcomes[logged:]))
+                await self.writer.write(call.table, row)
+                logged = len(outcomes)
         finished = call.finish(outcomes, self.run_id)
-        await self._write(call.table, finished.rows)
+        rows = finished.rows
+        if logged:
+            rows = tuple({**row, **call_columns(outcomes[logged:])} for row in rows)
+        await self._write(call.table, rows)
         self.stats.ended(call.stage, finished.status)
-        return CallResult(call, _status(finished.status), finished.rows, outcomes[-1])
+        if finished.status is CallStatus.FAILED:
+            self.stats.failure(call.provider, model, outcomes[-1].error)
+        return CallResult(call, _status(finished.status), rows, outcomes[-1])
 
     async def _write(self, table: str, rows: Sequence[dict[str, Any]]) -> None:
         if len(rows) == 1:

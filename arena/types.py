@@ -28,6 +28,9 @@ class CallStatus(StrEnum):
     OK = "ok"
     FAILED = "failed"
     INVALID = "invalid"
+    # Some turns of a multi-turn call were paid for and logged, the rest not
+    # yet: the call is pending and resumes from them; never ranked.
+    PARTIAL = "partial"
 
 
 class ErrorKind(StrEnum):
@@ -68,6 +71,7 @@ class Usage:
 
     input_tokens: int
     output_tokens: int
+    estimated: bool = False  # counted from the text: the provider reported no usage
 
     @property
     def total(self) -> int:
@@ -95,6 +99,7 @@ class ProviderError(Exception):
         retry_after: float | None = None,
         status: int | None = None,
         usage: Usage | None = None,
+        overload: bool = False,
     ) -> None:
         super().__init__(message)
         self.kind = kind
@@ -104,6 +109,9 @@ class ProviderError(Exception):
         # Tokens the provider billed for a response that was still unusable
         # (empty, refused, cut): they count toward cost and budget.
         self.usage = usage
+        # The server could not keep up (timeout, 5xx, refused connection): the
+        # governor narrows the provider's concurrency window.
+        self.overload = overload
 
     def __str__(self) -> str:
         code = f" (HTTP {self.status})" if self.status is not None else ""

@@ -131,7 +131,7 @@ class StageSummary:
     tokens_out: int = 0
     cost_usd: float = 0.0
     wall_seconds: float = 0.0
-    errors: list[str] = field(default_factory=list)
+    errors: list[dict[str, Any]] = field(default_factory=list)  # see RunStats.errors
     scores: list[SampleScore] = field(default_factory=list)
 
     def counts(self) -> dict[str, int]:
@@ -305,7 +305,7 @@ class BatchEvalPlanner(Planner):
             tokens_in=self.tokens_in,
             tokens_out=self.tokens_out,
             cost_usd=self.cost_usd,
-            errors=list(self._ctx.stats.errors),
+            errors=self._ctx.stats.errors,
             scores=scores,
         )
 
@@ -479,6 +479,7 @@ class BatchEvalPlanner(Planner):
                     "tokens_in": t_in,
                     "tokens_out": t_out,
                     "cost_usd": cost / n,
+                    "usage_estimated": any(o.usage.estimated for o in outcomes),
                     "latency_s": sum(o.latency_s for o in outcomes),
                     "attempts": sum(o.attempts for o in outcomes),
                     "started_at": first.started_at,

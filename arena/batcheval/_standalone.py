@@ -34,7 +34,7 @@ from arena.config import (
 )
 from arena.providers import Provider, ProviderUnavailable, create_provider
 from arena.runner import default_window
-from arena.scheduler import Scheduler
+from arena.scheduler import DEFAULT_PRICES_FILE, PriceTable, Scheduler, load_price_file
 from arena.store import RunLog
 
 __all__ = ["BatchEvalFileConfig", "BatchEvalSetup", "load_setup", "preflight", "run_standalone"]
@@ -162,7 +162,9 @@ async def run_standalone(
     log = RunLog(setup.output_dir)
     providers = setup.make_providers()
     limits = {name: setup.providers[name].limits.to_limits() for name in providers}
-    scheduler = Scheduler(providers, limits, setup.retry, budget_usd=budget_usd)
+    # The shipped prices (configs/prices.yaml): without them --budget would count $0.
+    prices = PriceTable(load_price_file(DEFAULT_PRICES_FILE))
+    scheduler = Scheduler(providers, limits, setup.retry, budget_usd=budget_usd, prices=prices)
     if on_scheduler is not None:
         on_scheduler(scheduler)
     try:

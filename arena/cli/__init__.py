@@ -7,10 +7,11 @@ imports of `arena fake-server` or `arena batcheval`.
 from __future__ import annotations
 
 import importlib
+from typing import Any
 
 import click
 
-from arena.cli._common import Exit
+from arena.cli._common import Exit, exit_on_fault
 
 # command name -> "module:attribute"
 COMMANDS: dict[str, str] = {
@@ -45,6 +46,11 @@ class LazyGroup(click.Group):
             raise TypeError(f"{target} is not a click command")
         return command
 
+    def invoke(self, ctx: click.Context) -> Any:
+        """Run the command; Ctrl-C at any moment exits 130, a log that cannot be written 74."""
+        with exit_on_fault(as_json="--json" in ctx.args):
+            return super().invoke(ctx)
+
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="arena")
@@ -54,7 +60,8 @@ def main() -> None:
     Typical use: `arena plan T.yaml` to see what a run will cost, `arena run
     T.yaml` to run or resume it, `arena leaderboard runs/NAME` to rank,
     `arena status runs/NAME` to see what is done. Exit codes: 0 complete,
-    2 bad input, 3 partial, 4 budget reached, 75 locked, 130/143 interrupted.
+    2 bad input, 3 partial, 4 budget reached, 74 log not writable, 75 locked,
+    130/143 interrupted.
     """
 
 

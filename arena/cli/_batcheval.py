@@ -29,6 +29,7 @@ from arena.batcheval import (
 from arena.cli._common import Exit, Interrupts, budget_option, fail, signal_exit
 from arena.config import ConfigError
 from arena.engine import log_line
+from arena.runner import error_lines
 from arena.store import LockHeld, RunLock
 
 
@@ -245,6 +246,6 @@ def batcheval_cmd(
         f"unscored {summary.unscored} ({summary.wall_seconds:.1f}s) -> {setup.output_dir}",
         err=True,
     )
-    for err in summary.errors:
-        click.echo(f"arena: {err}", err=True)
+    for line in error_lines(summary.errors):
+        click.echo(f"arena: {line}", err=True)
     sys.exit(int(code))

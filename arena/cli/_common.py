@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 import signal
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from enum import IntEnum
 from pathlib import Path
 from typing import Any, NoReturn
@@ -15,7 +17,9 @@ import click
 
 from arena.cli._record import complete, note_failure
 from arena.config import ConfigError, Tournament, load_tournament
+from arena.runner import error_lines
 from arena.scheduler import Scheduler
+from arena.store import storage_error
 
 
 class Exit(IntEnum):
@@ -26,6 +30,7 @@ class Exit(IntEnum):
     BAD_INPUT = 2
     PARTIAL = 3
     BUDGET = 4
+    STORAGE = 74  # the log cannot be written: disk full, read-only, no permission
     LOCKED = 75
     SIGINT = 130
     SIGTERM = 143
@@ -38,6 +43,32 @@ def fail(message: str, code: Exit = Exit.BAD_INPUT) -> NoReturn:
     sys.exit(int(code))
 
 
+def storage_exit(
+    exc: BaseException, as_json: bool, report: Mapping[str, Any] | None = None
+) -> NoReturn:
+    """End a command whose log could not be written: the path and why, exit 74."""
+    storage = storage_error(exc, "the output directory")
+    message = str(storage) if storage is not None else str(exc)
+    message += "; every row logged before is kept: free space or fix permissions, then run again"
+    if as_json:
+        click.echo(json.dumps({**(report or {}), "exit_code": int(Exit.STORAGE), "error": message}))
+    fail(message, Exit.STORAGE)
+
+
+@contextmanager
+def exit_on_fault(as_json: bool) -> Iterator[None]:
+    """Ctrl-C before a command handles signals exits 130; an unwritable log exits 74."""
+    try:
+        yield
+    except KeyboardInterrupt:
+        click.echo("arena: interrupted", err=True)
+        sys.exit(int(Exit.SIGINT))
+    except Exception as exc:
+        if storage_error(exc, "the output directory") is None:
+            raise
+        storage_exit(exc, as_json)
+
+
 def load_or_exit(file: Path, out: Path | None = None) -> Tournament:
     """Load a tournament YAML or exit 2 naming the file, key and problem."""
     try:
@@ -46,17 +77,24 @@ def load_or_exit(file: Path, out: Path | None = None) -> Tournament:
         fail(str(exc))
 
 
-class Interrupts:
-    """SIGINT / SIGTERM during a run: stop starting calls and remember the signal.
+DEFAULT_GRACE_SECONDS = 10.0
 
-    `install` inside the running loop; pass `attach` as the run's
-    `on_scheduler`. The signals land in the caller's list, whose first entry
-    decides the exit code (130 / 143).
+
+class Interrupts:
+    """SIGINT / SIGTERM during a run: stop starting calls, then cancel what is left.
+
+    The first signal stops new attempts: the calls in flight are awaited (and
+    logged) for up to `grace` seconds, then cancelled; a second signal
+    cancels them at once. `install` inside the running loop; pass `attach`
+    as the run's `on_scheduler`. The signals land in the caller's list, whose
+    first entry decides the exit code (130 / 143).
     """
 
-    def __init__(self, signals: list[int]) -> None:
+    def __init__(self, signals: list[int], grace: float = DEFAULT_GRACE_SECONDS) -> None:
         self.signals = signals
+        self.grace = grace
         self.scheduler: Scheduler | None = None
+        self._timer: asyncio.TimerHandle | None = None
 
     def install(self) -> None:
         """Handle SIGINT and SIGTERM on the running event loop."""
@@ -68,12 +106,34 @@ class Interrupts:
         """The run's scheduler, to stop on a signal."""
         self.scheduler = scheduler
         if self.signals:
-            scheduler.stop()
+            self._stop(len(self.signals))
 
     def _on_signal(self, signum: int) -> None:
         self.signals.append(signum)
+        if len(self.signals) == 1:
+            click.echo(
+                f"arena: {signal.Signals(signum).name}: starting no new calls; waiting up to "
+                f"{self.grace:g}s for the calls in flight (again to cancel them now)",
+                err=True,
+            )
         if self.scheduler is not None:
-            self.scheduler.stop()
+            self._stop(len(self.signals))
+
+    def _stop(self, count: int) -> None:
+        scheduler = self.scheduler
+        assert scheduler is not None
+        if count >= 2:
+            self._abort()
+            return
+        scheduler.stop()
+        if self._timer is None:
+            self._timer = asyncio.get_running_loop().call_later(self.grace, self._abort)
+
+    def _abort(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+        if self.scheduler is not None:
+            self.scheduler.abort()
 
 
 def signal_exit(signals: list[int]) -> Exit | None:
@@ -90,12 +150,46 @@ json_summary_option = click.option(
     is_flag=True,
     help="Print a final JSON summary on stdout (for scripts and monitoring).",
 )
+
+
+def _check_budget(ctx: click.Context, param: click.Parameter, value: float | None) -> float | None:
+    """A budget is a finite amount >= 0 USD; anything else is refused at parsing (exit 2)."""
+    if value is not None and (not math.isfinite(value) or value < 0):
+        raise click.BadParameter(f"{value} is not a budget: give a finite amount >= 0 USD")
+    return value
+
+
 budget_option = click.option(
     "--budget",
     type=float,
+    callback=_check_budget,
     default=None,
     metavar="USD",
-    help="Stop starting calls before spend plus reservations exceed USD (exit 4).",
+    help=(
+        "This run's limit: stop starting calls before its spend plus reservations "
+        "would exceed USD (exit 4). The YAML's budget_usd limits all runs together."
+    ),
+)
+
+
+def _check_grace(ctx: click.Context, param: click.Parameter, value: float) -> float:
+    """A grace period is a finite number of seconds >= 0."""
+    if not math.isfinite(value) or value < 0:
+        raise click.BadParameter(f"{value} is not a number of seconds >= 0")
+    return value
+
+
+grace_option = click.option(
+    "--grace",
+    type=float,
+    callback=_check_grace,
+    default=DEFAULT_GRACE_SECONDS,
+    show_default=True,
+    metavar="SECONDS",
+    help=(
+        "After SIGINT/SIGTERM, how long the calls in flight may finish (and be logged) "
+        "before they are cancelled; a second signal cancels them at once."
+    ),
 )
 recorded_config_option = click.option(
     "--config",
@@ -110,18 +204,24 @@ def report_and_exit(
     report: Mapping[str, Any],
     as_json: bool,
     line: str,
-    errors: Sequence[str],
+    errors: Sequence[dict[str, Any]],
     code: Exit,
     notes: Sequence[str] = (),
 ) -> NoReturn:
-    """End a command that ran calls: the JSON report or a summary line, errors, exit code."""
+    """End a command that ran calls: the JSON report or a summary line, errors, exit code.
+
+    `errors` are `RunSummary.errors` (per provider, model and reason); a storage
+    error in the report (`error`) is printed too.
+    """
     report = complete(report, int(code))  # run id, times, pid, report files (_record.py)
     if as_json:
         click.echo(json.dumps(report))
     else:
         click.echo(line, err=True)
-        for err in errors:
+        for err in error_lines(errors):
             click.echo(f"arena: {err}", err=True)
+    if report.get("error"):
+        click.echo(f"arena: error: {report['error']}", err=True)
     for note in notes:
         click.echo(f"arena: {note}", err=True)
     sys.exit(int(code))

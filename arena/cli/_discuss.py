@@ -13,11 +13,12 @@ from arena.cli._common import (
     Interrupts,
     budget_option,
     fail,
+    grace_option,
     json_summary_option,
     recorded_config_option,
     report_and_exit,
 )
-from arena.cli._run import _PlainProgress, exit_code
+from arena.cli._run import _PlainProgress, exit_code, storage_report
 from arena.config import ConfigError, Tournament
 from arena.discuss import TABLE as DISCUSSIONS
 from arena.discuss import TRIGGERS, discuss_existing, discussion_stats, read_state, with_discussion
@@ -27,8 +28,8 @@ from arena.runner import RunSummary
 from arena.store import LockHeld, RunLock, RunLog
 
 
-async def _run(t: Tournament, budget: float | None, signals: list[int]) -> RunSummary:
-    interrupts = Interrupts(signals)
+async def _run(t: Tournament, budget: float | None, signals: list[int], grace: float) -> RunSummary:
+    interrupts = Interrupts(signals, grace)
     interrupts.install()
     return await discuss_existing(
         t, budget_usd=budget, progress=_PlainProgress(), on_scheduler=interrupts.attach
@@ -48,12 +49,14 @@ async def _run(t: Tournament, budget: float | None, signals: list[int]) -> RunSu
 @recorded_config_option
 @json_summary_option
 @budget_option
+@grace_option
 def discuss_cmd(
     directory: Path,
     triggers: tuple[str, ...],
     config_file: Path | None,
     as_json: bool,
     budget: float | None,
+    grace: float,
 ) -> None:
     """Discuss the disputed battles of the tournament in DIR, from its logged reviews.
 
@@ -74,7 +77,7 @@ def discuss_cmd(
     signals: list[int] = []
     try:
         with RunLock(t.output_dir):
-            summary = asyncio.run(_run(t, budget, signals))
+            summary = asyncio.run(_run(t, budget, signals, grace))
     except LockHeld as exc:
         fail(str(exc), Exit.LOCKED)
     code = exit_code(summary, signals)
@@ -91,6 +94,7 @@ def discuss_cmd(
         "wall_seconds": summary.wall_seconds,
         "errors": summary.errors,
         **stats.to_json(),
+        **storage_report(summary),
     }
     line = (
         f"{t.name}: discussions {stats.discussions} (agreed {stats.agreed}, unresolved "

@@ -10,12 +10,13 @@ import click
 from arena.cli._common import (
     budget_option,
     fail,
+    grace_option,
     json_summary_option,
     recorded_config_option,
     report_and_exit,
 )
 from arena.cli._record import output_of_dir, recorded
-from arena.cli._run import run_in_directory
+from arena.cli._run import run_in_directory, storage_report
 from arena.config import ConfigError
 from arena.engine import preflight
 from arena.nightly import load_for_directory
@@ -26,9 +27,10 @@ from arena.nightly import load_for_directory
 @recorded_config_option
 @json_summary_option
 @budget_option
+@grace_option
 @recorded("retry-failed", output_of_dir)
 def retry_failed_cmd(
-    directory: Path, config_file: Path | None, as_json: bool, budget: float | None
+    directory: Path, config_file: Path | None, as_json: bool, budget: float | None, grace: float
 ) -> None:
     """Run again only the answers and reviews of DIR logged as failed.
 
@@ -47,7 +49,7 @@ def retry_failed_cmd(
     problems = preflight(t)
     if problems:
         fail("\n  ".join([f"{t.path}: cannot start:"] + problems))
-    done, code = run_in_directory(t, budget, as_json, retry_failed=True)
+    done, code = run_in_directory(t, budget, as_json, retry_failed=True, grace=grace)
     summary, blocked = done.summary, done.blocked
     report: dict[str, Any] = summary.to_json()
     report.update(
@@ -55,6 +57,7 @@ def retry_failed_cmd(
         unblocked=blocked,
         exit_code=int(code),
         output=str(t.output_dir),
+        **storage_report(summary),
     )
     line = (
         f"{t.name}: retried {report['retried']} failed calls and {blocked} reviews they "

@@ -10,10 +10,12 @@ import click
 from rich.console import Console
 
 from arena.cli._common import (
+    DEFAULT_GRACE_SECONDS,
     Exit,
     Interrupts,
     budget_option,
     fail,
+    grace_option,
     json_summary_option,
     load_or_exit,
     report_and_exit,
@@ -46,9 +48,10 @@ def _run(
     progress: RunProgress,
     signals: list[int],
     retry_failed: bool = False,
+    grace: float = DEFAULT_GRACE_SECONDS,
     tag: str | None = None,
 ) -> DirectoryRun:
-    interrupts = Interrupts(signals)
+    interrupts = Interrupts(signals, grace)
 
     def attach(scheduler: Scheduler) -> None:
         interrupts.attach(scheduler)
@@ -76,6 +79,7 @@ def run_in_directory(
     budget: float | None,
     as_json: bool,
     retry_failed: bool = False,
+    grace: float = DEFAULT_GRACE_SECONDS,
     tag: str | None = None,
 ) -> tuple[DirectoryRun, Exit]:
     """Run with progress bars on a terminal, else timestamped lines; exit 75 / 2 on lock / plan."""
@@ -83,9 +87,9 @@ def run_in_directory(
     try:
         if sys.stderr.isatty() and not as_json:
             bars = RunProgress(BarsView(Console(stderr=True)), interval=BARS_INTERVAL)
-            done = _run(t, budget, bars, signals, retry_failed, tag)
+            done = _run(t, budget, bars, signals, retry_failed, grace, tag)
         else:
-            done = _run(t, budget, _PlainProgress(), signals, retry_failed, tag)
+            done = _run(t, budget, _PlainProgress(), signals, retry_failed, grace, tag)
     except LockHeld as exc:
         fail(str(exc), Exit.LOCKED)
     except PlanChanged as exc:
@@ -95,6 +99,8 @@ def run_in_directory(
 
 def exit_code(summary: RunSummary, signals: list[int]) -> Exit:
     """The documented exit code for a finished run."""
+    if summary.storage_error is not None:
+        return Exit.STORAGE
     interrupted = signal_exit(signals)
     if interrupted is not None:
         return interrupted
@@ -124,6 +130,7 @@ def exit_code(summary: RunSummary, signals: list[int]) -> Exit:
 )
 @json_summary_option
 @budget_option
+@grace_option
 @tag_option
 @recorded("run", output_of_yaml)
 def run_cmd(
@@ -132,6 +139,7 @@ def run_cmd(
     shard_text: str | None,
     as_json: bool,
     budget: float | None,
+    grace: float,
     tag: str | None,
 ) -> None:
     """Run or resume the tournament in FILE.
@@ -141,7 +149,8 @@ def run_cmd(
     directory; calls already logged are never made again. With --shard K/N
     only the calls of the questions that hash to shard K run
     (docs/scale.md). Exit codes: 0 complete, 2 bad input, 3 partial (failed
-    or pending calls remain), 4 budget reached, 75 another run holds the
+    or pending calls remain), 4 budget reached, 74 the log cannot be written,
+    75 another run holds the
     lock, 130/143 interrupted.
     """
     shard = None
@@ -164,12 +173,13 @@ def run_cmd(
                 "--budget; add it under `prices:` in the YAML",
                 err=True,
             )
-    done, code = run_in_directory(t, budget, as_json, tag=tag)
+    done, code = run_in_directory(t, budget, as_json, grace=grace, tag=tag)
     summary = done.summary
     report: dict[str, Any] = summary.to_json()
     report.update(done.start.to_json())  # new / stale / retried calls at the start
     report["exit_code"] = int(code)
     report["output"] = str(t.output_dir)
+    report.update(storage_report(summary))
     line = (
         f"{t.name}: planned {summary.planned}, skipped {summary.skipped}, "
         f"completed {summary.completed}, invalid {summary.invalid}, "
@@ -178,3 +188,13 @@ def run_cmd(
     )
     notes = [done.history] if done.history is not None else []
     report_and_exit(report, as_json, line, summary.errors, code, notes)
+
+
+def storage_report(summary: RunSummary) -> dict[str, Any]:
+    """The `error` of a run whose log could not be written (nothing when it could)."""
+    if summary.storage_error is None:
+        return {}
+    return {
+        "error": f"{summary.storage_error}; every row logged before is kept: free space "
+        "or fix permissions, then run again"
+    }

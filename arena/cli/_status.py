@@ -14,6 +14,7 @@ from rich.table import Table
 from arena.cli._common import fail
 from arena.config import ConfigError
 from arena.discuss import discussion_context, load_templates, read_state
+from arena.engine import LAST_RUN
 from arena.nightly import (
     STATES,
     batcheval_states,
@@ -24,9 +25,27 @@ from arena.nightly import (
     status_report,
 )
 from arena.pipeline import build_plan
-from arena.store import RunLog
+from arena.runner import error_lines
+from arena.store import TABLES, RunLog, failure_reasons, merge_reasons
 
 _COLUMNS = ("stage", "provider", "planned", *STATES, "spent_usd")
+# The column naming the model that made each table's calls.
+_MODEL_COLUMNS = {
+    "answers": "model",
+    "reviews": "reviewer",
+    "discussions": "speaker",
+    "batcheval": "scorer",
+}
+
+
+def logged_failures(log: RunLog) -> list[dict[str, Any]]:
+    """Why the logged calls failed: per provider, model and reason, a count and a sample."""
+    lists = [
+        failure_reasons(log.read(table), column)
+        for table, column in _MODEL_COLUMNS.items()
+        if table in TABLES
+    ]
+    return merge_reasons(*lists)
 
 
 @click.command("status")
@@ -83,6 +102,15 @@ def status_cmd(directory: Path, config_file: Path | None, as_json: bool) -> None
         frame, RunLog(directory), batcheval=batcheval, discussion_context=context
     )
     data: dict[str, Any] = {"directory": str(directory), "plan_source": source, **report.to_json()}
+    log = RunLog(directory)
+    data["errors"] = logged_failures(log)
+    # Damaged parts moved aside, and parts deleted since they were written.
+    quarantine = directory / "log" / "quarantine"
+    data["quarantined"] = sorted(
+        str(p.relative_to(directory)) for p in quarantine.glob("*/*") if p.is_file()
+    )
+    data["missing_parts"] = log.missing_parts()
+    data["last_run"] = _last_run(directory)
     if as_json:
         click.echo(json.dumps(data))
         return
@@ -109,12 +137,38 @@ def status_cmd(directory: Path, config_file: Path | None, as_json: bool) -> None
             f"({d['failed_calls']} failed)"
             + (f"; {d['stale']} more under older settings, not used" if d["stale"] else "")
         )
+    for path in data["quarantined"]:
+        click.echo(f"quarantined (unreadable, its calls run again): {path}")
+    for table, names in data["missing_parts"].items():
+        for name in names:
+            click.echo(f"deleted: log/{table}/{name} (its calls run again)")
+    last = data["last_run"]
+    if last is not None and (last.get("budget_stopped") or last.get("interrupted")):
+        why = "stopped by the budget" if last.get("budget_stopped") else "interrupted"
+        click.echo(f"last {last.get('command', 'run')}: {why}, {last.get('pending')} pending")
+    for entry in last.get("errors", []) if last is not None else []:
+        if entry.get("reason") in ("budget reached", "deferred"):
+            click.echo(f"last run: {error_lines([entry])[0]}")
+    for entry in data["errors"]:
+        click.echo(
+            f"failed: {entry['count']} call(s) of {entry['model']} on {entry['provider']}: "
+            f"{entry['reason']} (e.g. {entry['sample']})"
+        )
     for other in report.other_tables:
         click.echo(
             f"{other['table']} ({other['provider']}): rows ok {other['rows_ok']}, "
             f"invalid {other['rows_invalid']}, failed {other['rows_failed']}, "
             f"spent ${other['spent_usd']:.4f}"
         )
+
+
+def _last_run(directory: Path) -> dict[str, Any] | None:
+    """DIR/last_run.json (how the last run ended, its error reasons), or None."""
+    try:
+        record = json.loads((directory / LAST_RUN).read_text())
+    except (OSError, ValueError):
+        return None
+    return record if isinstance(record, dict) else None
 
 
 def _cells(row: dict[str, Any]) -> list[str]:

@@ -230,6 +230,7 @@ def outcome_row(ask: Ask, outcome: CallOutcome) -> tuple[CallStatus, dict[str, A
         tokens_in=usage.input_tokens if usage else 0,
         tokens_out=usage.output_tokens if usage else 0,
         cost_usd=outcome.cost_usd,
+        usage_estimated=outcome.usage.estimated,
         latency_s=outcome.latency_s,
         attempts=outcome.attempts,
         started_at=outcome.started_at,

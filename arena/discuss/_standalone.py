@@ -15,7 +15,7 @@ from arena.discuss._prompt import load_templates
 from arena.discuss._stage import DiscussionStage
 from arena.pipeline import AllPairsPlanner, Plan, build_plan, load_done, make_providers
 from arena.runner import ProgressFn, Runner, RunSummary, default_window
-from arena.scheduler import Scheduler
+from arena.scheduler import Scheduler, price_table
 from arena.store import RunLog
 
 __all__ = ["discuss_existing", "with_discussion"]
@@ -56,7 +56,15 @@ async def discuss_existing(
     stage = DiscussionStage(t, base)
     providers = make_providers(t)
     limits = {name: t.config.providers[name].limits.to_limits() for name in providers}
-    scheduler = Scheduler(providers, limits, t.config.retry, budget_usd=budget_usd)
+    scheduler = Scheduler(
+        providers,
+        limits,
+        t.config.retry,
+        budget_usd=budget_usd,
+        prices=price_table(t),
+        tournament_budget_usd=t.config.budget_usd,
+        prior_spent_usd=log.spent_usd() if t.config.budget_usd is not None else 0.0,
+    )
     if on_scheduler is not None:
         on_scheduler(scheduler)
     try:

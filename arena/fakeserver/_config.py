@@ -82,6 +82,12 @@ class FakeServerConfig(_Strict):
     keys: list[str] | None = None  # accepted keys; None: any non-empty key
     forbidden_keys: list[str] = Field(default_factory=list)  # known, without permission: 403
     limits: ServerLimits = Field(default_factory=ServerLimits)  # per key
+    # Requests answered at a time (over every key), like a local server with K
+    # slots; the rest wait in a queue. None: no limit.
+    serve_concurrency: int | None = Field(default=None, ge=1)
+    # Answers without token usage, as many local servers send them (OpenAI
+    # and Gemini APIs; Anthropic's always carries usage).
+    omit_usage: bool = False
     key_limits: dict[str, ServerLimits] = Field(default_factory=dict)
     models: dict[str, FakeModel] = Field(default_factory=dict)  # empty: any model id
     faults: FaultConfig = Field(default_factory=FaultConfig)

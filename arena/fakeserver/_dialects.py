@@ -112,24 +112,39 @@ class Dialect(ABC):
     ) -> web.Response:
         """A 429 with this API's retry hint."""
 
-    def auth_error(self, status: int, has_key: bool) -> web.Response:
-        """A wrong key (401) or a key without permission (403)."""
+    def auth_error(self, status: int, has_key: bool, key: str = "") -> web.Response:
+        """A wrong key (401, echoing its first and last characters) or one without permission."""
         if status == 403:
             return self.error(403, "This API key does not have permission to use this resource.")
         if not has_key:
             return self.error(401, "No API key provided.")
-        return self.error(401, "Incorrect API key provided.")
+        shown = f": {key[:10]}...{key[-8:]}" if len(key) >= 24 else ""
+        return self.error(401, f"Incorrect API key provided{shown}.")
 
     def rate_headers(self, state: LimitState) -> dict[str, str]:
         """Rate-limit headers sent with every answer (none by default)."""
         return {}
 
+    # The body fields that report token usage (dropped by `omit_usage`).
+    usage_fields: tuple[str, ...] = ()
+
     def success(
-        self, model: str, text: str, usage: Usage, finished: bool, state: LimitState | None
+        self,
+        model: str,
+        text: str,
+        usage: Usage,
+        finished: bool,
+        state: LimitState | None,
+        *,
+        omit_usage: bool = False,
     ) -> web.Response:
-        """A successful answer with its headers."""
+        """A successful answer with its headers (without usage fields when `omit_usage`)."""
         headers = self.rate_headers(state) if state is not None else {}
-        return web.json_response(self.success_body(model, text, usage, finished), headers=headers)
+        body = self.success_body(model, text, usage, finished)
+        if omit_usage:
+            for name in self.usage_fields:
+                body.pop(name, None)
+        return web.json_response(body, headers=headers)
 
 
 def _bearer(request: web.Request) -> str | None:
@@ -143,6 +158,7 @@ class OpenAIDialect(Dialect):
     """POST /v1/chat/completions."""
 
     name = "openai"
+    usage_fields = ("usage",)
 
     def api_key(self, request: web.Request) -> str | None:
         return _bearer(request)
@@ -341,7 +357,7 @@ class AnthropicDialect(Dialect):
         out = {"request-id": request_id, **(headers or {})}
         return web.json_response(body, status=status, headers=out)
 
-    def auth_error(self, status: int, has_key: bool) -> web.Response:
+    def auth_error(self, status: int, has_key: bool, key: str = "") -> web.Response:
         if status == 403:
             return self.error(
                 403, "Your API key does not have permission to use the specified resource."
@@ -395,6 +411,7 @@ class GeminiDialect(Dialect):
     """POST /v1beta/models/{model}:generateContent."""
 
     name = "gemini"
+    usage_fields = ("usageMetadata",)
 
     def api_key(self, request: web.Request) -> str | None:
         return request.headers.get("x-goog-api-key") or request.query.get("key") or None
@@ -472,7 +489,7 @@ class GeminiDialect(Dialect):
             error["details"] = details
         return web.json_response({"error": error}, status=status, headers=headers)
 
-    def auth_error(self, status: int, has_key: bool) -> web.Response:
+    def auth_error(self, status: int, has_key: bool, key: str = "") -> web.Response:
         # Gemini answers a wrong key with 400 INVALID_ARGUMENT / API_KEY_INVALID.
         if status == 403 or not has_key:
             return self.error(

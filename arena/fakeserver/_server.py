@@ -2,19 +2,21 @@
 
 Each request goes through the same steps: key check (401/403), body check
 (400), model check (404), the key's rate limits (429 with the API's own retry
-hint), then at most one injected fault, then the simulator's answer. Stats
-are served at GET /fake/stats; POST /fake/reset clears them and the buckets.
+hint), then a wait for one of `serve_concurrency` serving slots (when set),
+at most one injected fault, then the simulator's answer. Stats are served at
+GET /fake/stats; POST /fake/reset clears them and the buckets.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import json
 import socket
 import threading
 from collections import Counter
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 from aiohttp import web
@@ -44,6 +46,7 @@ class FakeProviderServer:
             for name, m in config.models.items()
         }
         self.sim = SimProvider("fake", _SIM_PROVIDER, models, config.seed)
+        self._slots: asyncio.Semaphore | None = None  # made in the serving loop
         self.reset()
 
     def reset(self) -> None:
@@ -54,6 +57,10 @@ class FakeProviderServer:
         self.stats: Counter[str] = Counter()
         self.in_flight = 0
         self.max_in_flight = 0
+        self.queued = 0  # admitted requests waiting for a serving slot
+        self.max_queued = 0
+        self.serving = 0  # requests holding a serving slot
+        self.max_serving = 0
 
     def app(self) -> web.Application:
         """The aiohttp application."""
@@ -82,6 +89,9 @@ class FakeProviderServer:
             "counts": dict(sorted(self.stats.items())),
             "in_flight": self.in_flight,
             "max_in_flight": self.max_in_flight,
+            "queued": self.queued,
+            "max_queued": self.max_queued,
+            "max_serving": self.max_serving,
         }
 
     def _count(self, *names: str) -> None:
@@ -130,7 +140,7 @@ class FakeProviderServer:
         key = dialect.api_key(request)
         status = self._key_status(key)
         if status is not None or key is None:
-            return dialect.auth_error(status or 401, has_key=bool(key))
+            return dialect.auth_error(status or 401, has_key=bool(key), key=key or "")
         raw = await request.read()
         try:
             body = json.loads(raw)
@@ -151,11 +161,37 @@ class FakeProviderServer:
             return dialect.rate_limited(model, refusal.bucket, refusal.retry_after, limiter.state())
         used = 0
         try:
-            response, used = await self._answer(dialect, request, raw, key, model, greq, limiter)
+            async with self._serving_slot():
+                response, used = await self._answer(
+                    dialect, request, raw, key, model, greq, limiter
+                )
             return response
         finally:
             # Settle what admit() took (clipped to the bucket) against the real usage.
             limiter.refund(limiter.taken(reserved) - used)
+
+    @contextlib.asynccontextmanager
+    async def _serving_slot(self) -> AsyncIterator[None]:
+        """Hold one of `serve_concurrency` slots (queueing for it); no-op without a limit."""
+        limit = self.config.serve_concurrency
+        if limit is None:
+            yield
+            return
+        if self._slots is None:
+            self._slots = asyncio.Semaphore(limit)
+        self.queued += 1
+        self.max_queued = max(self.max_queued, self.queued)
+        try:
+            await self._slots.acquire()
+        finally:
+            self.queued -= 1
+        self.serving += 1
+        self.max_serving = max(self.max_serving, self.serving)
+        try:
+            yield
+        finally:
+            self.serving -= 1
+            self._slots.release()
 
     def _draw_fault(self, key: str, model: str, raw: bytes, faults: FaultConfig) -> str | None:
         request_key = hashlib.blake2b(
@@ -222,7 +258,9 @@ class FakeProviderServer:
         if fault == "malformed":
             body = dialect.success_body(model, text, usage, finished)
             return web.Response(text=truncated_json(body), content_type="application/json"), 0
-        response = dialect.success(model, text, usage, finished, limiter.state())
+        response = dialect.success(
+            model, text, usage, finished, limiter.state(), omit_usage=self.config.omit_usage
+        )
         return response, usage.total
 
 

@@ -42,6 +42,7 @@ EXIT_MEANINGS = {
     2: "bad input; nothing was called",
     3: "partial: failed or pending calls remain",
     4: "budget reached",
+    74: "the log cannot be written (disk full, read-only file system)",
     75: "another run holds the lock",
     129: "hangup",
     130: "interrupted (SIGINT)",

@@ -39,7 +39,8 @@ __all__ = [
 # Disjoint states of a planned call; they sum to the plan.
 STATES = ("done", "invalid", "failed", "stale", "pending")
 
-_STATE_OF_STATUS = {"ok": "done", "invalid": "invalid", "failed": "failed"}
+# A partial answer (some turns logged) is not done: the next run resumes it.
+_STATE_OF_STATUS = {"ok": "done", "invalid": "invalid", "failed": "failed", "partial": "pending"}
 _DONE = ("ok", "invalid")
 _DISCUSSIONS = "discussions"  # arena.discuss.TABLE (importing it would load the pipeline)
 
@@ -154,7 +155,8 @@ def status_report(
             counts = counts.with_columns(pl.lit(0, dtype=pl.UInt32).alias(state))
     counts = counts.fill_null(0).sort("stage", "provider")
     stages = [*KEYS, BATCHEVAL_TABLE] if batcheval is not None else list(KEYS)
-    spend = {table: _spend(log.read(table)) for table in stages}
+    # Every billed attempt: superseded rows (a failure retried since) included.
+    spend = {table: _spend(log.read_all(table)) for table in stages}
     numeric = ("planned", *STATES, "spent_usd")
     for row in counts.iter_rows(named=True):
         stage, provider = str(row["stage"]), str(row["provider"])
@@ -224,6 +226,7 @@ def _other_table(log: RunLog, table: str) -> list[dict[str, Any]]:
     if not frame.height:
         return []
     rows: list[dict[str, Any]] = []
+    spend = _spend(log.read_all(table))  # every billed attempt, superseded ones included
     by = (
         frame.group_by("provider")
         .agg(
@@ -242,7 +245,7 @@ def _other_table(log: RunLog, table: str) -> list[dict[str, Any]]:
                 "rows_ok": int(r["ok"]),
                 "rows_invalid": int(r["invalid"]),
                 "rows_failed": int(r["failed"]),
-                "spent_usd": float(r["spent_usd"]),
+                "spent_usd": spend.get(r["provider"], float(r["spent_usd"])),
             }
         )
     return rows

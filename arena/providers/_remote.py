@@ -26,6 +26,10 @@ MAX_MESSAGE_CHARS = 300
 
 # Masked keys as some APIs echo them ("sk-abc***wxyz").
 _MASKED_KEY_RE = re.compile(r"\S*\*{3,}\S*")
+# Any run of this many characters of the key is redacted wherever it appears
+# (a server echoing "sk-proj-abcd...wxyz" leaks its first and last characters).
+KEY_RUN_CHARS = 8
+REDACTED = "[redacted]"
 
 
 class RemoteProvider(Provider):
@@ -77,15 +81,18 @@ class RemoteProvider(Provider):
         return self._key
 
     def redact(self, text: str) -> str:
-        """`text` without the key (or any masked echo of a key), shortened."""
+        """`text` without any 8-character run of the key (or masked echo of a key), shortened."""
         if self._key:
             # Also the escaped forms an HTTP library quotes an illegal header value in
             # (a key with a control character: "Illegal header value b'Bearer sk-..\\n..'").
             escaped = self._key.encode("unicode_escape").decode("ascii")
             as_bytes = repr(self._key.encode("utf-8", "backslashreplace"))[2:-1]
-            for form in dict.fromkeys((self._key, escaped, as_bytes)):
-                text = text.replace(form, "[redacted]")
-        text = _MASKED_KEY_RE.sub("[redacted]", text)
+            forms = sorted(set((self._key, escaped, as_bytes)), key=len, reverse=True)
+            for form in forms:  # whole forms first, longest first
+                text = text.replace(form, REDACTED)
+            for form in forms:
+                text = redact_runs(text, form)
+        text = _MASKED_KEY_RE.sub(REDACTED, text)
         text = " ".join(text.split())
         if len(text) > MAX_MESSAGE_CHARS:
             text = text[: MAX_MESSAGE_CHARS - 3] + "..."
@@ -121,15 +128,21 @@ class RemoteProvider(Provider):
             retry_after = QUOTA_RETRY_AFTER
         elif kind is ErrorKind.RATE_LIMIT and retry_after is None and headers is not None:
             retry_after = retry_after_from_headers(headers)
-        return self.fail(kind, message or f"HTTP {status}", status=status, retry_after=retry_after)
+        error = self.fail(kind, message or f"HTTP {status}", status=status, retry_after=retry_after)
+        error.overload = kind is ErrorKind.TRANSIENT and (status >= 500 or status == 408)
+        return error
 
     def timeout_error(self) -> ProviderError:
-        """A request that outlived the configured timeout (retried)."""
-        return self.fail(ErrorKind.TRANSIENT, f"request timed out after {self.config.timeout:g}s")
+        """A request that outlived the configured timeout (retried; the server is overloaded)."""
+        error = self.fail(ErrorKind.TRANSIENT, f"request timed out after {self.config.timeout:g}s")
+        error.overload = True
+        return error
 
     def connection_error(self, exc: BaseException) -> ProviderError:
-        """A refused, reset or dropped connection (retried)."""
-        return self.fail(ErrorKind.TRANSIENT, f"connection error: {describe_cause(exc)}")
+        """A refused, reset or dropped connection (retried; the server is overloaded)."""
+        error = self.fail(ErrorKind.TRANSIENT, f"connection error: {describe_cause(exc)}")
+        error.overload = True
+        return error
 
     def malformed_error(self, exc: BaseException) -> ProviderError:
         """A 2xx answer that could not be read (retried)."""
@@ -153,6 +166,34 @@ class RemoteProvider(Provider):
                 ErrorKind.PERMANENT, f"empty response (finish reason {reason}){hint}", status=200
             )
         return self.fail(ErrorKind.TRANSIENT, f"empty response (finish reason {reason})")
+
+
+def redact_runs(text: str, secret: str, run: int = KEY_RUN_CHARS) -> str:
+    """`text` with every stretch that is a run of >= `run` characters of `secret` redacted."""
+    if len(secret) < run or len(text) < run:
+        return text.replace(secret, REDACTED) if secret else text
+    grams = {secret[i : i + run] for i in range(len(secret) - run + 1)}
+    spans: list[tuple[int, int]] = []
+    i = 0
+    while i <= len(text) - run:
+        if text[i : i + run] not in grams:
+            i += 1
+            continue
+        end = i + run  # extend while the stretch is still part of the secret
+        while end < len(text) and text[i : end + 1] in secret:
+            end += 1
+        spans.append((i, end))
+        i = end
+    if not spans:
+        return text
+    pieces: list[str] = []
+    last = 0
+    for start, end in spans:
+        pieces.append(text[last:start])
+        pieces.append(REDACTED)
+        last = end
+    pieces.append(text[last:])
+    return "".join(pieces)
 
 
 def base_url_problem(url: str | None) -> str | None:

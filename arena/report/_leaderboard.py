@@ -40,6 +40,7 @@ from arena.rank import (
     rank_reviews,
 )
 from arena.report._inputs import LeaderboardInputError, load_reviews_file, load_runs
+from arena.store import RunLog
 
 __all__ = [
     "RANKINGS",
@@ -228,6 +229,11 @@ def rank_frame(
     a contestant.
     """
     opts = options or LeaderboardOptions()
+    if "id" in reviews.columns:
+        # Canonical order before the seeded Elo shuffles and bootstrap draws: the
+        # log holds rows in completion order, which differs between a resumed
+        # and an uninterrupted run of the same tournament.
+        reviews = reviews.sort("id", nulls_last=True, maintain_order=True)
     if answers is not None:
         reviews = with_answer_style(reviews, answers)
     rs = encode_reviews(
@@ -401,6 +407,7 @@ def build_leaderboard(
         if reviews_file is not None and target is not None:
             # Judgments from elsewhere: the run's contestants, whoever judged.
             source, reviewers = f"{file} (tournament {target})", None
+    run_dir = reviews_file is None and target is not None and target.is_dir()
     # A run's discussions: rank with their agreed verdicts, and report both rankings.
     discussed = None
     if reviews_file is None and target is not None and target.is_dir():
@@ -415,7 +422,11 @@ def build_leaderboard(
             reviewers=reviewers if discussed is None else discussed.reviewers(reviewers),
             sim_skill=skills,
             human=human,
-            cost_usd=_cost([reviews, answers, extra, scored]),
+            # A run directory: every billed attempt in its log (retried failures
+            # and superseded rows included); a file: the cost column it has.
+            cost_usd=sum(RunLog(d).spent_usd() for d in directories)
+            if run_dir and target is not None
+            else _cost([reviews, answers, extra, scored]),
             answers=answers if reviews_file is None and not ratings_only else None,
         )
         if discussed is not None and not ratings_only:

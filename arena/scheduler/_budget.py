@@ -48,22 +48,47 @@ class PriceTable(Mapping[str, tuple[float, float]]):
 
 
 class Budget:
-    """A spending limit that counts both settled spend and in-flight reservations."""
+    """Spending limits that count settled spend and in-flight reservations.
 
-    def __init__(self, limit_usd: float | None = None) -> None:
-        if limit_usd is not None and (math.isnan(limit_usd) or limit_usd < 0):
-            raise ValueError(f"budget must be >= 0 USD, got {limit_usd}")
+    `limit_usd` bounds this run (the process); `total_limit_usd` bounds the
+    whole tournament, of which `prior_spent_usd` went to earlier runs (every
+    billed attempt in the log). Either may be None (no limit).
+    """
+
+    def __init__(
+        self,
+        limit_usd: float | None = None,
+        *,
+        total_limit_usd: float | None = None,
+        prior_spent_usd: float = 0.0,
+    ) -> None:
+        for name, value in (("budget", limit_usd), ("tournament budget", total_limit_usd)):
+            if value is not None and (not math.isfinite(value) or value < 0):
+                raise ValueError(f"{name} must be a finite amount >= 0 USD, got {value}")
+        if not math.isfinite(prior_spent_usd) or prior_spent_usd < 0:
+            raise ValueError(f"earlier spend must be >= 0 USD, got {prior_spent_usd}")
         self.limit_usd = limit_usd
+        self.total_limit_usd = total_limit_usd
+        self.prior_spent_usd = prior_spent_usd
         self.spent_usd = 0.0
         self.reserved_usd = 0.0
         self._reservations = 0
 
     def fits(self, amount: float) -> bool:
-        """Whether a reservation of `amount` would stay within the limit."""
-        if self.limit_usd is None:
-            return True
+        """Whether a reservation of `amount` would stay within both limits."""
+        return self.binding(amount) is None
+
+    def binding(self, amount: float) -> str | None:
+        """The limit a reservation of `amount` would break: "run", "tournament" or None."""
         # A tolerance keeps float rounding from refusing a call that exactly fits.
-        return self.spent_usd + self.reserved_usd + amount <= self.limit_usd * (1 + 1e-12)
+        run = self.spent_usd + self.reserved_usd + amount
+        if self.limit_usd is not None and run > self.limit_usd * (1 + 1e-12):
+            return "run"
+        if self.total_limit_usd is not None and (
+            self.prior_spent_usd + run > self.total_limit_usd * (1 + 1e-12)
+        ):
+            return "tournament"
+        return None
 
     def try_reserve(self, amount: float) -> bool:
         """Reserve `amount` if it fits; return whether it did."""
@@ -81,8 +106,21 @@ class Budget:
         self.spent_usd += actual
 
     @property
+    def limited(self) -> bool:
+        """Whether any limit is set."""
+        return self.limit_usd is not None or self.total_limit_usd is not None
+
+    @property
+    def total_spent_usd(self) -> float:
+        """Spend of earlier runs plus this one."""
+        return self.prior_spent_usd + self.spent_usd
+
+    @property
     def remaining_usd(self) -> float | None:
-        """What is left after spend and reservations (None when unlimited)."""
-        if self.limit_usd is None:
-            return None
-        return max(0.0, self.limit_usd - self.spent_usd - self.reserved_usd)
+        """What is left under the tighter limit after spend and reservations (None: no limit)."""
+        left: list[float] = []
+        if self.limit_usd is not None:
+            left.append(self.limit_usd - self.spent_usd - self.reserved_usd)
+        if self.total_limit_usd is not None:
+            left.append(self.total_limit_usd - self.total_spent_usd - self.reserved_usd)
+        return max(0.0, min(left)) if left else None

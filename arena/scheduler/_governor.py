@@ -1,19 +1,25 @@
 """Per-provider admission control: concurrency, request and token buckets, pauses.
 
-One `Governor` per provider. Calls wait in one FIFO queue; whoever is at its
-head is admitted as soon as a concurrency slot is free, the provider is not
-paused and both token buckets hold enough. Nothing polls: a released slot or a
-refund admits waiters on the next loop step (after the caller has reported a
-429, an auth failure or rate headers), and when the head must wait for time a
-single timer sleeps exactly as long as the buckets or the pause need.
+One `Governor` per provider. Calls wait in one queue ordered by priority
+(higher first), then arrival; whoever is at its head is admitted as soon as a
+concurrency slot is free, the provider is not paused and both token buckets
+hold enough. Nothing polls: a released slot or a refund admits waiters on the
+next loop step (after the caller has reported a 429, an auth failure or rate
+headers), and when the head must wait for time a single timer sleeps exactly
+as long as the buckets or the pause need.
+
+Two feedback loops adapt to the server: 429s cut the request and token rates
+(and clean successes creep them back), and overload (timeouts, 5xx) halves
+the concurrency window, which grows back by one slot per window of successes
+(AIMD), never above the configured `max_concurrency`.
 """
 
 from __future__ import annotations
 
 import asyncio
+import heapq
 import math
 import time
-from collections import deque
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 
@@ -27,6 +33,9 @@ CUT_FACTOR = 0.7
 FLOOR_FRACTION = 0.05
 CREEP_FRACTION = 0.05
 CREEP_EVERY = 50
+# Adaptive concurrency: halve the window on each overload episode (timeouts,
+# 5xx), add one slot per window of successes.
+WINDOW_CUT_FACTOR = 0.5
 
 REQUEST_HEADERS = (
     "x-ratelimit-remaining-requests",
@@ -105,14 +114,21 @@ class Permit:
 
 @dataclass(eq=False)
 class _Waiter:
+    priority: int
+    order: int
     tokens: int
     future: asyncio.Future[Permit]
+
+    def __lt__(self, other: _Waiter) -> bool:
+        # Higher priority first, then first come, first served.
+        return (-self.priority, self.order) < (-other.priority, other.order)
 
 
 class Governor:
     """Admits one provider's calls within its concurrency, rpm and tpm limits.
 
-    Use it from one event loop thread. Every admitted `Permit` must be settled
+    Waiting calls are admitted by priority (higher first), then in arrival
+    order. Use it from one event loop thread. Every admitted `Permit` must be settled
     once with `settle` (the scheduler does it in a `finally`). With
     `probe_first`, the first call runs alone: the others are admitted once an
     attempt has been sent and settled. `burst_seconds` sizes the buckets: how
@@ -142,11 +158,16 @@ class Governor:
         self._sleep = sleep
         now = clock()
         self._max_concurrency = limits.max_concurrency or 0  # 0: unlimited
+        # The adaptive concurrency window (AIMD), within max_concurrency.
+        self._window = float(self._max_concurrency)
+        self._window_seq = -1  # admission seq at the start of the current overload episode
+        self._window_successes = 0
         self._requests = _Bucket(limits.rpm, 1.0, now, burst_seconds) if limits.rpm else None
         self._tokens = _Bucket(limits.tpm, 1.0, now, burst_seconds) if limits.tpm else None
         self._in_flight = 0
         self._probing = probe_first  # until an attempt has been sent and settled
-        self._queue: deque[_Waiter] = deque()
+        self._queue: list[_Waiter] = []  # a heap: see _Waiter.__lt__
+        self._arrivals = 0
         self._paused_until = -math.inf
         self._timer: asyncio.Task[None] | None = None
         self._timer_due = math.inf
@@ -164,6 +185,11 @@ class Governor:
     def in_flight(self) -> int:
         """Calls admitted and not yet settled."""
         return self._in_flight
+
+    @property
+    def concurrency(self) -> int | None:
+        """Calls admitted at once now: the adaptive window (None when unlimited)."""
+        return int(self._window) if self._max_concurrency else None
 
     @property
     def waiting(self) -> int:
@@ -213,8 +239,11 @@ class Governor:
 
     # -- admission -----------------------------------------------------------
 
-    async def acquire(self, tokens: int) -> Permit:
-        """Wait (FIFO) until a call reserving `tokens` may start; raise GovernorClosed."""
+    async def acquire(self, tokens: int, priority: int = 0) -> Permit:
+        """Wait until a call reserving `tokens` may start; raise GovernorClosed.
+
+        Waiters are admitted highest `priority` first, then in arrival order.
+        """
         if self._closed is not None:
             raise GovernorClosed(self._closed)
         if not self._queue and self._slot_free():
@@ -222,8 +251,10 @@ class Governor:
             if self._delay(tokens, now) <= 0.0:
                 return self._admit(tokens, now)
         future: asyncio.Future[Permit] = asyncio.get_running_loop().create_future()
-        self._queue.append(_Waiter(tokens, future))
-        if len(self._queue) == 1:
+        waiter = _Waiter(priority, self._arrivals, tokens, future)
+        self._arrivals += 1
+        heapq.heappush(self._queue, waiter)
+        if self._queue[0] is waiter:
             self._drain()
         try:
             return await future
@@ -264,7 +295,7 @@ class Governor:
     def _slot_free(self) -> bool:
         if self._probing:
             return self._in_flight == 0
-        return self._max_concurrency == 0 or self._in_flight < self._max_concurrency
+        return self._max_concurrency == 0 or self._in_flight < int(self._window)
 
     def _delay(self, tokens: int, now: float) -> float:
         """Seconds until a call reserving `tokens` fits (0 when it fits now)."""
@@ -297,7 +328,7 @@ class Governor:
         while queue:
             head = queue[0]
             if head.future.done():  # cancelled while waiting
-                queue.popleft()
+                heapq.heappop(queue)
                 continue
             if self._closed is not None or not self._slot_free():
                 return  # a settle() will drain again
@@ -305,7 +336,7 @@ class Governor:
             if delay > 0.0:
                 self._arm_timer(now + delay, delay)
                 return
-            queue.popleft()
+            heapq.heappop(queue)
             head.future.set_result(self._admit(head.tokens, now))
 
     def _arm_timer(self, due: float, delay: float) -> None:
@@ -339,8 +370,26 @@ class Governor:
             self._episode_seq = self._admitted - 1
             self._set_fraction(max(FLOOR_FRACTION, self._fraction * CUT_FACTOR))
 
+    def record_overload(self, permit: Permit) -> None:
+        """A timeout or 5xx: halve the concurrency window once per episode (floor 1)."""
+        self._window_successes = 0
+        if not self._max_concurrency:
+            return
+        # Failures of calls admitted before the episode began belong to that episode.
+        if permit.seq > self._window_seq:
+            self._window_seq = self._admitted - 1
+            self._window = max(1.0, math.floor(self._window * WINDOW_CUT_FACTOR))
+
     def record_success(self, headers: Mapping[str, str] | None = None) -> None:
-        """A success: creep the rate back, and re-sync the buckets from rate headers."""
+        """A success: grow the window and creep the rate back; re-sync from rate headers."""
+        if self._max_concurrency and self._window < self._max_concurrency:
+            self._window_successes += 1
+            if self._window_successes >= int(self._window):
+                self._window_successes = 0
+                self._window = min(float(self._max_concurrency), self._window + 1.0)
+                if self._queue and not self._drain_scheduled:
+                    self._drain_scheduled = True
+                    asyncio.get_running_loop().call_soon(self._scheduled_drain)
         self._successes += 1
         if self._successes >= CREEP_EVERY:
             self._successes = 0
@@ -375,8 +424,8 @@ class Governor:
         if self._closed is not None:
             return
         self._closed = reason
-        while self._queue:
-            waiter = self._queue.popleft()
+        queue, self._queue = self._queue, []
+        for waiter in queue:
             if not waiter.future.done():
                 waiter.future.set_exception(GovernorClosed(reason))
         if self._timer is not None:

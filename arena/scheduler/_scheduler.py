@@ -4,7 +4,8 @@
 rate limits and transient failures with backoff, stops a provider on an auth
 failure, defers one whose retry hint is too long, and keeps spend within the
 budget. It never raises for a provider failure: every call ends in a
-`CallOutcome`.
+`CallOutcome`. Waiting calls are admitted by priority (higher first), so work
+that unblocks other work goes out before the backlog.
 """
 
 from __future__ import annotations
@@ -37,6 +38,9 @@ log = logging.getLogger(__name__)
 # Burst allowance of providers that call a server enforcing its own limits:
 # half its presumed one-second bucket, as a margin for delivery jitter.
 NETWORK_BURST_SECONDS = 0.5
+# Concurrency of a provider over the network whose YAML sets no
+# `max_concurrency`: the ceiling of its adaptive window.
+DEFAULT_NETWORK_CONCURRENCY = 8
 
 OutcomeStatus = Literal["ok", "failed", "deferred", "stopped", "budget"]
 HaltReason = Literal["stopped", "budget"]
@@ -75,9 +79,14 @@ class _ProviderState:
     governor: Governor
     dead: str | None = None  # the one message every later call fails with
     deferred: str | None = None
+    warned_usage: bool = False  # warned that the provider reports no usage
 
 
 _Refusal = tuple[OutcomeStatus, str, ErrorKind | None]
+
+
+class _Aborted(Exception):
+    """An attempt cancelled by Scheduler.abort()."""
 
 
 class Scheduler:
@@ -92,25 +101,32 @@ class Scheduler:
         prices: PriceTable | None = None,
         max_retry_after: float | None = None,
         *,
+        tournament_budget_usd: float | None = None,
+        prior_spent_usd: float = 0.0,
         clock: Clock = time.monotonic,
         sleep: Sleep = asyncio.sleep,
         rng: random.Random | None = None,
     ) -> None:
         self._retry = retry
         self._prices = prices if prices is not None else PriceTable()
-        self._budget = Budget(budget_usd)
+        self._budget = Budget(
+            budget_usd, total_limit_usd=tournament_budget_usd, prior_spent_usd=prior_spent_usd
+        )
         self._max_retry_after = (
             retry.max_retry_after if max_retry_after is None else max_retry_after
         )
         self._clock = clock
         self._rng = rng if rng is not None else random.Random()
         self._halted: HaltReason | None = None
+        self._binding: str | None = None  # the budget limit that stopped the run
+        self._aborted = False
+        self._attempting: set[asyncio.Task[object]] = set()  # tasks inside generate()
         self._states = {
             name: _ProviderState(
                 name,
                 provider,
                 Governor(
-                    limits.get(name),
+                    _effective_limits(limits.get(name), provider.over_network),
                     clock=clock,
                     sleep=sleep,
                     probe_first=provider.over_network,
@@ -165,6 +181,22 @@ class Scheduler:
         """Start no new attempt; waiting calls return "stopped"; in-flight ones finish."""
         self._halt("stopped")
 
+    def abort(self) -> None:
+        """stop(), and cancel the attempts in flight: their calls return "stopped" at once.
+
+        What an aborted attempt cost is unknown (the provider may bill it); it
+        is not counted. Use it when the grace period after a stop is over.
+        """
+        self.stop()
+        self._aborted = True
+        for task in list(self._attempting):
+            task.cancel()
+
+    @property
+    def in_flight(self) -> int:
+        """Attempts inside a provider call right now."""
+        return len(self._attempting)
+
     # -- the call ------------------------------------------------------------
 
     async def call(
@@ -177,11 +209,9 @@ class Scheduler:
     ) -> CallOutcome:
         """Run one completion to an outcome: ok, failed, deferred, stopped or budget.
 
-        `priority` (higher is more urgent; `arena.runner.Priority`) is accepted
-        for admission order and not used yet: calls are admitted first come,
-        first served.
+        While the provider's governor makes calls wait, a higher `priority`
+        (`arena.runner.Priority`) is admitted first, equal ones in arrival order.
         """
-        del priority  # admission is first come, first served for now
         state = self._state(provider_name)
         governor = state.governor
         retry = self._retry
@@ -224,7 +254,7 @@ class Scheduler:
             if refusal is not None:
                 return finish(*refusal)
             try:
-                permit = await governor.acquire(tokens)
+                permit = await governor.acquire(tokens, priority)
             except GovernorClosed:
                 return finish(*(self._refusal(state) or ("stopped", "scheduler stopped", None)))
             refusal = self._refusal(state)  # stopped while this call was being admitted
@@ -238,12 +268,18 @@ class Scheduler:
                 return finish("budget", message)
 
             attempts += 1
-            result, error, latency, cost, used = await self._attempt(
-                state, request, permit, price_model, worst_cost
-            )
+            try:
+                result, error, latency, cost, used = await self._attempt(
+                    state, request, permit, price_model, worst_cost
+                )
+            except _Aborted:
+                attempts -= 1  # never answered: not logged as an attempt
+                return finish("stopped", "cancelled: the grace period after a stop ran out")
             spent += cost
             billed = Usage(
-                billed.input_tokens + used.input_tokens, billed.output_tokens + used.output_tokens
+                billed.input_tokens + used.input_tokens,
+                billed.output_tokens + used.output_tokens,
+                billed.estimated or used.estimated,
             )
             if result is not None:
                 return finish("ok", result=result)
@@ -253,6 +289,8 @@ class Scheduler:
                 return finish("failed", self._mark_dead(state, error), ErrorKind.AUTH)
             if error.kind is ErrorKind.PERMANENT:
                 return finish("failed", str(error), error.kind)
+            if error.overload:
+                governor.record_overload(permit)
             if error.kind is ErrorKind.RATE_LIMIT:
                 hint = error.retry_after
                 if hint is not None and hint > self._max_retry_after:
@@ -280,10 +318,17 @@ class Scheduler:
         cost = 0.0
         result: GenerateResult | None = None
         error: ProviderError | None = None
+        aborted = False
         began = self._clock()
+        task = asyncio.current_task()
+        if task is not None:
+            self._attempting.add(task)
         try:
             result = await state.provider.generate(request)
             used = result.usage
+            if not used.total:
+                used = self._estimated_usage(state, request, result.text)
+                result = GenerateResult(result.text, used, result.rate_headers)
         except ProviderError as exc:
             error = exc
             if exc.usage is not None:  # billed although unusable
@@ -292,12 +337,21 @@ class Scheduler:
             error = ProviderError(
                 ErrorKind.TRANSIENT, f"unexpected {type(exc).__name__} from provider: {exc}"
             )
+        except asyncio.CancelledError:
+            if not self._aborted or task is None:
+                raise
+            task.uncancel()  # cancelled by abort(), not by the caller
+            aborted = True
         finally:
+            if task is not None:
+                self._attempting.discard(task)
             latency = self._clock() - began
             if used.total:
                 cost = self._prices.cost(price_model, used)
             state.governor.settle(permit, used.total)
             self._budget.settle(worst_cost, cost)
+        if aborted:
+            raise _Aborted
         if result is not None:
             state.governor.record_success(result.rate_headers)
         return result, error, latency, cost, used
@@ -316,6 +370,20 @@ class Scheduler:
             return model_key
         return request.model
 
+    def _estimated_usage(self, state: _ProviderState, request: GenerateRequest, text: str) -> Usage:
+        """Tokens counted from the texts when the provider reported none (warned once)."""
+        if not state.warned_usage:
+            state.warned_usage = True
+            log.warning(
+                "provider %s reports no token usage: tokens are estimated from the text "
+                "(4 characters a token) for cost and budget, and the rows flagged "
+                "usage_estimated",
+                state.name,
+            )
+        return Usage(
+            estimate_tokens(request.prompt_chars()), estimate_tokens(len(text)), estimated=True
+        )
+
     def _refusal(self, state: _ProviderState) -> _Refusal | None:
         if state.dead is not None:
             return ("failed", state.dead, ErrorKind.AUTH)
@@ -333,13 +401,23 @@ class Scheduler:
 
     def _budget_message(self, needed: float | None) -> str:
         budget = self._budget
-        text = (
-            f"budget of ${budget.limit_usd or 0.0:.4f} exhausted "
-            f"(spent ${budget.spent_usd:.4f}, in flight ${budget.reserved_usd:.4f}"
-        )
+        which = budget.binding(needed or 0.0) or self._binding or "run"
+        self._binding = which
+        flight = f"${budget.reserved_usd:.4f} in flight"
         if needed is not None:
-            text += f", this call needs up to ${needed:.4f}"
-        return text + "); remaining calls skipped"
+            flight += f", the next call needs up to ${needed:.4f}"
+        if which == "tournament":
+            return (
+                f"tournament budget (budget_usd) of ${budget.total_limit_usd or 0.0:.4f} "
+                f"reached: spent ${budget.total_spent_usd:.4f} over every run "
+                f"(${budget.prior_spent_usd:.4f} before this one; {flight}); "
+                "remaining calls skipped: raise budget_usd in the YAML and run again to continue"
+            )
+        return (
+            f"budget of ${budget.limit_usd or 0.0:.4f} for this run reached: "
+            f"spent ${budget.spent_usd:.4f} ({flight}); remaining calls skipped: "
+            "run again (with a larger --budget if needed) to continue"
+        )
 
     def _mark_dead(self, state: _ProviderState, error: ProviderError) -> str:
         if state.dead is None:
@@ -369,3 +447,11 @@ class Scheduler:
         self._halted = reason
         for state in self._states.values():
             state.governor.close(reason)
+
+
+def _effective_limits(limits: Limits | None, over_network: bool) -> Limits:
+    """A provider's limits; one over the network gets a default concurrency ceiling."""
+    limits = limits or Limits()
+    if over_network and limits.max_concurrency is None:
+        return Limits(DEFAULT_NETWORK_CONCURRENCY, limits.rpm, limits.tpm)
+    return limits

@@ -6,19 +6,26 @@ Layout under `DIR/log/`:
 - `<table>.journal.<key>.sealed.jsonl`: a sealed journal waiting to be compacted.
 - `<table>/part-<key>-<uuid>.parquet`: the compacted rows of the sealed journal
   with the same key.
+- `<table>/manifest.json`: the names of every part written (replaced
+  atomically after each part), so a part deleted since is detected.
+- `quarantine/<table>/<part>`: parts that could not be read, moved aside with
+  a warning; their calls are pending again.
 
 Rows flow live journal -> sealed journal (rename) -> part (copy, then the sealed
 journal is deleted). Parts are never deleted or rewritten. A key is a 20-digit
 nanosecond timestamp given when a journal is sealed, strictly greater than every
 key already on disk, so key order is write order, and a part sorts exactly where
-the journal it came from did. Everything here is synchronous; the writer runs it
-in worker threads.
+the journal it came from did. A part keeps every row of its journal, rows that
+a later row of the same id superseded included (they still cost money).
+Everything here is synchronous; the writer runs it in worker threads.
 """
 
 from __future__ import annotations
 
+import errno
 import io
 import json
+import logging
 import os
 import re
 import threading
@@ -36,6 +43,44 @@ from arena.store._schema import empty_frame, normalize_row, polars_schema, table
 _SEALED = re.compile(r"^(?P<table>[a-z][a-z0-9_]*)\.journal\.(?P<key>\d+)\.sealed\.jsonl$")
 _PART = re.compile(r"^part-(?P<key>\d{20})-[0-9a-f]{32}\.parquet$")
 _TMP_PREFIX = ".tmp-"
+MANIFEST = "manifest.json"
+QUARANTINE = "quarantine"
+
+log = logging.getLogger("arena.store")
+
+# Parts already warned about in this process (missing or quarantined).
+_WARNED: set[Path] = set()
+
+
+class StorageError(Exception):
+    """The log could not be written: disk full, read-only file system, no permission."""
+
+    def __init__(self, path: Path | str, cause: OSError) -> None:
+        reason = os.strerror(cause.errno) if cause.errno else str(cause)
+        super().__init__(f"cannot write {path}: {reason}")
+        self.path = Path(path)
+        self.reason = reason
+        self.errno = cause.errno
+
+
+# OSError numbers that mean "this storage cannot take more writes".
+STORAGE_ERRNOS = frozenset(
+    {errno.ENOSPC, errno.EROFS, errno.EACCES, errno.EPERM, errno.EDQUOT, errno.EFBIG, errno.EIO}
+)
+
+
+def storage_error(exc: BaseException, default_path: Path | str) -> StorageError | None:
+    """The StorageError an exception (or its cause) stands for, or None for other errors."""
+    seen: set[int] = set()
+    inner: BaseException | None = exc
+    while inner is not None and id(inner) not in seen:
+        seen.add(id(inner))
+        if isinstance(inner, StorageError):
+            return inner
+        if isinstance(inner, OSError) and inner.errno in STORAGE_ERRNOS:
+            return StorageError(inner.filename or default_path, inner)
+        inner = inner.__cause__ or inner.__context__
+    return None
 
 
 def journal_path(log_dir: Path, table: str) -> Path:
@@ -153,14 +198,97 @@ def read_journal(table: str, path: Path) -> pl.DataFrame:
 def read_parts(table: str, paths: list[Path], columns: list[str] | None = None) -> pl.DataFrame:
     """Rows of Parquet parts in the given order, conformed to the table's current schema.
 
-    `columns` (None: every column) are the only ones read from the files.
+    `columns` (None: every column) are the only ones read from the files. A
+    part that cannot be read is quarantined (see `quarantine_part`) and skipped.
     """
     if not paths:
         return conform(empty_frame(table), table, columns)
     try:  # one parallel read
         return conform(pl.read_parquet(paths, columns=columns), table, columns)
-    except Exception:  # parts written under different schemas: one at a time
-        return pl.concat([conform(pl.read_parquet(p), table, columns) for p in paths])
+    except Exception:  # different schemas, or a damaged part: one at a time
+        frames = [read_part_or_quarantine(table, p, columns) for p in paths]
+        kept = [f for f in frames if f is not None]
+        return pl.concat(kept) if kept else conform(empty_frame(table), table, columns)
+
+
+def read_part_or_quarantine(
+    table: str, path: Path, columns: list[str] | None = None
+) -> pl.DataFrame | None:
+    """One part's rows; None (after quarantining it) when it is damaged."""
+    try:
+        return conform(pl.read_parquet(path), table, columns)
+    except FileNotFoundError:
+        return None  # quarantined by another reader meanwhile
+    except Exception as exc:  # polars raises several kinds for a damaged file
+        quarantine_part(path, exc)
+        return None
+
+
+def quarantine_part(path: Path, exc: BaseException) -> None:
+    """Move a damaged part to `log/quarantine/<table>/`, warning once and naming it.
+
+    Its rows are then missing from the log, so their calls are pending and the
+    next run makes them again. A log that cannot be changed (read-only) keeps
+    the part where it is; it is skipped all the same.
+    """
+    table_dir = path.parent
+    target_dir = table_dir.parent / QUARANTINE / table_dir.name
+    target = target_dir / path.name
+    try:
+        target_dir.mkdir(parents=True, exist_ok=True)
+        os.replace(path, target)
+        fsync_dir(table_dir)
+        where = f"moved to {target}"
+    except FileNotFoundError:
+        return
+    except OSError as move_error:
+        where = f"left in place ({move_error.strerror or move_error}), skipped"
+    if path not in _WARNED:
+        _WARNED.add(path)
+        log.warning(
+            "damaged log part %s (%s: %s) %s; its calls will run again",
+            path,
+            type(exc).__name__,
+            str(exc).splitlines()[0][:200] if str(exc) else "",
+            where,
+        )
+
+
+def read_manifest(log_dir: Path, table: str) -> set[str] | None:
+    """Names of the parts a table's manifest lists (None when it has none)."""
+    try:
+        with open(parts_dir(log_dir, table) / MANIFEST, "rb") as f:
+            data = json.load(f)
+    except FileNotFoundError:
+        return None
+    except ValueError:
+        return None  # a manifest is replaced atomically; an unreadable one is ignored
+    parts = data.get("parts") if isinstance(data, dict) else None
+    return {str(p) for p in parts} if isinstance(parts, list) else None
+
+
+def missing_parts(log_dir: Path, table: str) -> list[str]:
+    """Parts the manifest lists that are neither on disk nor quarantined (deleted)."""
+    listed = read_manifest(log_dir, table)  # before listing: a new part is listed after
+    if not listed:
+        return []
+    present = {path.name for _, path in list_parts(log_dir, table)}
+    try:
+        present |= set(os.listdir(log_dir / QUARANTINE / table))
+    except FileNotFoundError:
+        pass
+    gone = sorted(listed - present)
+    for name in gone:
+        path = parts_dir(log_dir, table) / name
+        if path not in _WARNED:
+            _WARNED.add(path)
+            log.warning(
+                "log part %s was deleted (it is in %s but not on disk): its rows are "
+                "lost and their calls will run again",
+                path,
+                parts_dir(log_dir, table) / MANIFEST,
+            )
+    return gone
 
 
 def conform(frame: pl.DataFrame, table: str, columns: list[str] | None = None) -> pl.DataFrame:
@@ -237,7 +365,26 @@ class Compactor:
             os.fsync(f.fileno())
         os.replace(tmp, folder / name)
         fsync_dir(folder)
+        self.update_manifest(table)
         return folder / name
+
+    def update_manifest(self, table: str, *, forget: bool = False) -> None:
+        """Rewrite a table's manifest atomically: every part listed before, and on disk.
+
+        `forget`: list only the parts on disk now (after parts were removed on
+        purpose, as `arena gc` does), so they are not reported as deleted.
+        """
+        folder = parts_dir(self.log_dir, table)
+        with self._lock:
+            names = set() if forget else set(read_manifest(self.log_dir, table) or ())
+            names |= {path.name for _, path in list_parts(self.log_dir, table)}
+            tmp = folder / f"{_TMP_PREFIX}{MANIFEST}"
+            with open(tmp, "w", encoding="utf-8") as f:
+                json.dump({"parts": sorted(names)}, f)
+                f.flush()
+                os.fsync(f.fileno())
+            os.replace(tmp, folder / MANIFEST)
+            fsync_dir(folder)
 
     def compact(self, table: str, sealed: Path) -> None:
         """Move a sealed journal's rows into a part with its key, then delete the journal.
@@ -252,7 +399,6 @@ class Compactor:
             frame = read_journal(table, sealed)
         except FileNotFoundError:
             return
-        frame = frame.unique(subset="id", keep="last", maintain_order=True)
         if frame.height:
             self.write_part(table, int(match["key"]), frame)
         try:
@@ -272,6 +418,8 @@ class Compactor:
             for name in os.listdir(folder):
                 if name.startswith(_TMP_PREFIX):
                     os.unlink(folder / name)
+            if list_parts(self.log_dir, table):
+                self.update_manifest(table)  # a crash between a part and its manifest
         live = journal_path(self.log_dir, table)
         if live.exists():
             if live.stat().st_size == 0:

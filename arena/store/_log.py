@@ -14,11 +14,12 @@ from arena.store._files import (
     list_parts,
     list_sealed,
     max_key,
+    missing_parts,
     parse_journal,
     read_journal,
     read_parts,
 )
-from arena.store._schema import table_schema
+from arena.store._schema import TABLES, table_schema
 from arena.store._writer import LogWriter
 
 __all__ = ["RunLog"]
@@ -60,12 +61,59 @@ class RunLog:
             if unknown:
                 raise ValueError(f"table {table!r} has no column(s) {', '.join(unknown)}")
             cols = list(dict.fromkeys(["id", *columns]))
+        missing_parts(self.log_dir, table)  # warns about deleted parts
         for _ in range(_READ_ATTEMPTS):
             try:
                 return latest_per_id(self._read_frames(table, cols), table, cols)
             except _Renamed:
                 continue
         raise RuntimeError(f"could not read table {table!r} of {self.log_dir}: it kept moving")
+
+    def read_all(self, table: str, columns: Sequence[str] | None = None) -> pl.DataFrame:
+        """Every row ever written to a table, superseded ones included, oldest first.
+
+        `columns` as in `read`; identical rows count once (pass columns that
+        tell two writes apart, such as `started_at`).
+        """
+        names = table_schema(table).names
+        cols = None if columns is None else list(dict.fromkeys(["id", *columns]))
+        if cols is not None and not set(cols) <= set(names):
+            raise ValueError(f"table {table!r} has no column(s) {set(cols) - set(names)}")
+        for _ in range(_READ_ATTEMPTS):
+            try:
+                frames = [f for f in self._read_frames(table, cols) if f.height]
+            except _Renamed:
+                continue
+            if not frames:
+                return latest_per_id([], table, cols)
+            # A crash between a part and the deletion of its journal leaves
+            # the same rows twice: identical rows are one write.
+            merged = pl.concat(frames, how="vertical", rechunk=True)
+            return merged.unique(maintain_order=True)
+        raise RuntimeError(f"could not read table {table!r} of {self.log_dir}: it kept moving")
+
+    def spent_usd(self) -> float:
+        """Cost of every billed attempt in the log: every row of every table of calls."""
+        total = 0.0
+        for table, schema in list(TABLES.items()):
+            if "cost_usd" not in schema.names or not self._has_files(table):
+                continue
+            rows = self.read_all(table, ["cost_usd", "started_at", "finished_at", "run_id"])
+            value = rows["cost_usd"].fill_null(0.0).sum()
+            total += float(value or 0.0)
+        return total
+
+    def missing_parts(self) -> dict[str, list[str]]:
+        """Per table, the parts its manifest lists that were deleted (warned about)."""
+        found = {table: missing_parts(self.log_dir, table) for table in list(TABLES)}
+        return {table: names for table, names in found.items() if names}
+
+    def _has_files(self, table: str) -> bool:
+        return bool(
+            journal_path(self.log_dir, table).exists()
+            or list_sealed(self.log_dir, table)
+            or list_parts(self.log_dir, table)
+        )
 
     def ids(self, table: str, statuses: Iterable[str] | None = None) -> set[str]:
         """Ids whose latest row has a status in `statuses` (every id when None)."""

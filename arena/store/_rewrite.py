@@ -64,5 +64,6 @@ def rewrite_tables(
         for path in old:
             path.unlink(missing_ok=True)
         fsync_dir(parts_dir(log.log_dir, table))
+        compactor.update_manifest(table, forget=True)  # removed on purpose: not "deleted"
         done.append(Rewritten(table, len(old), 1 if keep.height else 0, keep.height, out.height))
     return done

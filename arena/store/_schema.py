@@ -19,7 +19,7 @@ __all__ = ["TABLES", "COMMON_CALL_FIELDS", "register_table", "table_schema", "no
 # Columns shared by every table of calls (see docs/DESIGN.md).
 COMMON_CALL_FIELDS: tuple[pa.Field, ...] = (
     pa.field("id", pa.string()),
-    pa.field("status", pa.string()),  # "ok" | "failed" | "invalid"
+    pa.field("status", pa.string()),  # "ok" | "failed" | "invalid" | "partial"
     pa.field("error", pa.string()),
     pa.field("provider", pa.string()),
     pa.field("tokens_in", pa.int64()),
@@ -30,6 +30,8 @@ COMMON_CALL_FIELDS: tuple[pa.Field, ...] = (
     pa.field("started_at", pa.float64()),  # epoch seconds
     pa.field("finished_at", pa.float64()),  # epoch seconds
     pa.field("run_id", pa.string()),
+    # tokens counted from the texts: the provider reported no usage
+    pa.field("usage_estimated", pa.bool_()),
 )
 
 TABLES: dict[str, pa.Schema] = {

@@ -11,7 +11,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from arena.store._files import Compactor, fsync_dir, journal_path, write_all
+from arena.store._files import Compactor, fsync_dir, journal_path, storage_error, write_all
 from arena.store._schema import TABLES, normalize_row
 
 __all__ = ["LogWriter"]
@@ -48,7 +48,9 @@ class LogWriter:
     task; at close every journal is sealed and compacted.
 
     Starting the writer first recovers what a crashed writer left behind.
-    Use it as `async with RunLog(dir).writer() as w:`.
+    Use it as `async with RunLog(dir).writer() as w:`. When the disk is full,
+    read-only or not writable, `start`, `write` and `close` raise
+    `StorageError` naming the path; every row written before stays durable.
     """
 
     def __init__(self, directory: str | os.PathLike[str], *, compact_every: int = 2000) -> None:
@@ -90,8 +92,11 @@ class LogWriter:
         self._key = key
         try:
             await asyncio.to_thread(self._recover, list(TABLES))
-        except BaseException:
+        except BaseException as exc:
             _ACTIVE.discard(key)
+            storage = storage_error(exc, self.log_dir)
+            if storage is not None:
+                raise storage from exc
             raise
         self._wakeup = asyncio.Event()
         self._to_compact = asyncio.Queue()
@@ -106,6 +111,9 @@ class LogWriter:
         if self._state != "open":
             raise RuntimeError(f"LogWriter is {self._state}, not open")
         if self._error is not None:
+            storage = storage_error(self._error, self.log_dir)
+            if storage is not None:
+                raise storage from self._error
             raise RuntimeError(f"LogWriter failed earlier: {self._error}") from self._error
         clean = normalize_row(table, row)
         line = (_ENCODER.encode(clean) + "\n").encode()
@@ -142,6 +150,9 @@ class LogWriter:
             if self._key is not None:
                 _ACTIVE.discard(self._key)
         if raise_errors and self._error is not None:
+            storage = storage_error(self._error, self.log_dir)
+            if storage is not None:
+                raise storage from self._error
             raise RuntimeError(f"LogWriter failed: {self._error}") from self._error
 
     # --- background tasks -------------------------------------------------
@@ -162,6 +173,7 @@ class LogWriter:
             try:
                 sealed = await asyncio.to_thread(self._append, by_table)
             except Exception as exc:
+                exc = storage_error(exc, self.log_dir) or exc
                 self._error = exc
                 for item in [*batch, *self._pending]:
                     if not item.done.done():
@@ -186,7 +198,7 @@ class LogWriter:
             try:
                 await asyncio.to_thread(self._compactor.compact, *entry)
             except Exception as exc:
-                self._error = exc
+                self._error = storage_error(exc, self.log_dir) or exc
 
     # --- worker-thread code ----------------------------------------------
 

@@ -132,3 +132,54 @@ def test_billed_failures_count_toward_cost_usage_and_budget() -> None:
         assert sched.spent_usd == pytest.approx(2 * ACTUAL)
 
     run_virtual(main)
+
+
+def test_tournament_budget_counts_earlier_runs_and_says_how_to_continue() -> None:
+    async def main() -> tuple[list[str], str]:
+        fake = FakeProvider(default=ok(input_tokens=100, output_tokens=500))
+        sched = Scheduler(
+            {"p": fake},
+            {"p": Limits(max_concurrency=1)},
+            RetryConfig(backoff_base=0.0),
+            budget_usd=1.0,  # the run's own limit is far away
+            prices=PRICES,
+            tournament_budget_usd=0.01,
+            prior_spent_usd=0.0055,  # earlier runs spent this much
+            clock=asyncio.get_running_loop().time,
+        )
+        statuses = [(await sched.call("p", REQ)).status for _ in range(4)]
+        refused = await sched.call("p", REQ)
+        assert refused.error is not None
+        assert sched.budget.total_spent_usd == pytest.approx(0.0055 + 3 * ACTUAL)
+        return statuses, refused.error
+
+    statuses, message = run_virtual(main)
+    # Each call reserves 0.0021 and costs 0.0011: 0.0055, 0.0066 and 0.0077 leave
+    # room for one more; 0.0088 + 0.0021 > 0.01.
+    assert statuses == ["ok", "ok", "ok", "budget"]
+    assert "tournament budget (budget_usd) of $0.0100" in message
+    assert "$0.0055 before this one" in message and "raise budget_usd" in message
+
+
+def test_run_budget_message_names_spend_limit_and_how_to_continue() -> None:
+    async def main() -> str:
+        fake = FakeProvider(default=ok(input_tokens=100, output_tokens=500))
+        sched = _scheduler(fake, 0.003, max_concurrency=1)
+        await sched.call("p", REQ)
+        refused = await sched.call("p", REQ)
+        assert refused.status == "budget" and refused.error is not None
+        return refused.error
+
+    message = run_virtual(main)
+    assert message.startswith("budget of $0.0030 for this run reached: spent $0.0011")
+    assert "run again" in message
+
+
+def test_budgets_must_be_finite_and_not_negative() -> None:
+    for bad in (-1.0, float("nan"), float("inf")):
+        with pytest.raises(ValueError):
+            Budget(bad)
+        with pytest.raises(ValueError):
+            Budget(None, total_limit_usd=bad)
+    budget = Budget(None, total_limit_usd=1.0, prior_spent_usd=0.25)
+    assert budget.remaining_usd == pytest.approx(0.75) and budget.limited
