@@ -358,8 +358,8 @@ def build_leaderboard(
 
     `ratings_only` computes only what the models' ratings and counts need (the
     history snapshot of a run): no second ranking of the reviews as written
-    when discussions replace verdicts, no style control, no discussion or
-    BatchEval block.
+    when discussions replace verdicts, no style control, no cost, no
+    discussion or BatchEval block.
 
     `path` is a run directory or a reviews file, or several run directories of
     one tournament (the shards of a split run, read as one: see `load_runs`);
@@ -423,8 +423,11 @@ def build_leaderboard(
             sim_skill=skills,
             human=human,
             # A run directory: every billed attempt in its log (retried failures
-            # and superseded rows included); a file: the cost column it has.
-            cost_usd=sum(RunLog(d).spent_usd() for d in directories)
+            # and superseded rows included); a file: the cost column it has. The
+            # history snapshot (ratings_only) keeps no cost: it is not read.
+            cost_usd=None
+            if ratings_only
+            else sum(RunLog(d).spent_usd() for d in directories)
             if run_dir and target is not None
             else _cost([reviews, answers, extra, scored]),
             answers=answers if reviews_file is None and not ratings_only else None,
