@@ -506,6 +506,9 @@ class Tournament:
     output_dir: Path
     # Contestants whose answers come from a file: model name -> the file's answers.
     answer_files: dict[str, AnswerFile] = field(default_factory=dict)
+    # (K, N) when this is shard K of N (`arena run --shard K/N`, see arena.shard):
+    # `questions` then holds only that shard's questions.
+    shard: tuple[int, int] | None = None
 
     @property
     def name(self) -> str:

@@ -66,6 +66,8 @@ def snapshot(t: Tournament) -> dict[str, Any]:
         "config_path": str(t.path.resolve()),
         # Question id -> category, for `arena leaderboard --by category`.
         "categories": {q.id: q.category for q in t.questions if q.category is not None},
+        # `arena run --shard K/N`: this directory holds shard K's calls only.
+        "shard": None if t.shard is None else {"index": t.shard[0], "count": t.shard[1]},
     }
 
 
@@ -231,6 +233,7 @@ def run_directory(
         plan = build_plan(t)
         start = start_run(t, plan, same_plan=retry_failed)
         ran, blocked = failed_only(plan, start) if retry_failed else (plan, 0)
+        start = start.compact()  # the counts; the plan's frame is not kept through the run
 
         async def execute() -> RunSummary:
             if on_loop is not None:
@@ -259,10 +262,12 @@ def run_directory(
                 t,
                 plan,
                 "retry-failed" if retry_failed else "run",
-                lambda: leaderboard_dict(build_leaderboard(t.output_dir)),
+                lambda: leaderboard_dict(build_leaderboard(t.output_dir, ratings_only=True)),
                 start=None if retry_failed else start,  # stale calls this run made again
                 run_id=run_id,
                 tag=tag,
+                added=summary.completed + summary.failed + summary.invalid > 0,
+                calls_open=_open_after(plan, start, summary),
             )
     return DirectoryRun(summary, start, plan, ran, blocked, recorded)
 
@@ -287,6 +292,16 @@ def write_last_run(t: Tournament, command: str, summary: RunSummary) -> None:
     tmp = t.output_dir / f"{LAST_RUN}.tmp"
     tmp.write_text(json.dumps(record, indent=1))
     tmp.replace(t.output_dir / LAST_RUN)
+
+
+def _open_after(plan: Plan, start: RunStart, summary: RunSummary) -> int:
+    """Calls of the plan still failed, stale or pending after a run: those logged ok or
+    invalid at the start, plus the answers and reviews this run logged so, are settled."""
+    settled = start.count("done") + start.count("invalid")
+    for stage in ("answers", "reviews"):
+        counts = summary.by_stage.get(stage, {})
+        settled += counts.get("completed", 0) + counts.get("invalid", 0)
+    return plan.size - settled
 
 
 def log_line(message: str) -> None:

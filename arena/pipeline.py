@@ -11,11 +11,16 @@ below `arena.engine`, and read this planner's `plan`, `answers` and
 
 from __future__ import annotations
 
+import hashlib
+import json
 import time
 from collections import defaultdict, deque
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, overload
+
+import numpy as np
+from numpy.typing import NDArray
 
 from arena.config import FILE_PROVIDER, Question, Tournament
 from arena.providers import Provider, create_provider
@@ -57,12 +62,102 @@ class ReviewCall:
     answer_b_id: str
 
 
+# Reviews parked at once waiting for an answer still coming (the plan cursor waits beyond).
+_MAX_PARKED = 65_536
+
+
+class ReviewCalls(Sequence[ReviewCall]):
+    """The reviews of a plan held as columns: a `ReviewCall` is made only when asked for.
+
+    Per review: question, model A, model B and reviewer as small integer codes
+    and the id as 26 ASCII bytes, about 40 bytes in all (a `ReviewCall` with
+    its strings takes ten times that). Iterating yields the calls in plan order.
+    """
+
+    def __init__(
+        self,
+        questions: tuple[Question, ...],
+        models: tuple[str, ...],
+        reviewers: tuple[str, ...],
+        answer_ids: tuple[tuple[str, ...], ...],
+        codes: NDArray[np.int32],
+        ids: NDArray[np.bytes_],
+    ) -> None:
+        self.questions = questions
+        self.models = models
+        self.reviewers = reviewers
+        self.answer_ids = answer_ids  # [question][model]
+        self.codes = codes  # (n, 4): question, model_a, model_b, reviewer
+        self.ids = ids
+
+    def __len__(self) -> int:
+        return int(self.ids.shape[0])
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, ReviewCalls):
+            return (
+                self.questions == other.questions
+                and self.models == other.models
+                and self.reviewers == other.reviewers
+                and self.answer_ids == other.answer_ids
+                and np.array_equal(self.codes, other.codes)
+                and np.array_equal(self.ids, other.ids)
+            )
+        if isinstance(other, Sequence):
+            return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    @overload
+    def __getitem__(self, index: int) -> ReviewCall: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[ReviewCall]: ...
+
+    def __getitem__(self, index: int | slice) -> ReviewCall | Sequence[ReviewCall]:
+        if isinstance(index, slice):
+            return [self._call(i) for i in range(*index.indices(len(self)))]
+        if index < 0:
+            index += len(self)
+        if not 0 <= index < len(self):
+            raise IndexError(index)
+        return self._call(index)
+
+    def __iter__(self) -> Iterator[ReviewCall]:
+        for start in range(0, len(self), 4096):
+            rows = self.codes[start : start + 4096].tolist()
+            ids = self.ids[start : start + 4096].tolist()
+            for (q, a, b, r), rid in zip(rows, ids, strict=True):
+                yield self._make(rid.decode("ascii"), q, a, b, r)
+
+    def id_at(self, index: int) -> str:
+        """The id of review `index` (no call built)."""
+        return str(self.ids[index].decode("ascii"))
+
+    def _call(self, index: int) -> ReviewCall:
+        q, a, b, r = self.codes[index].tolist()
+        return self._make(self.id_at(index), q, a, b, r)
+
+    def _make(self, rid: str, q: int, a: int, b: int, r: int) -> ReviewCall:
+        answer_ids = self.answer_ids[q]
+        return ReviewCall(
+            rid,
+            self.questions[q],
+            self.models[a],
+            self.models[b],
+            self.reviewers[r],
+            answer_ids[a],
+            answer_ids[b],
+        )
+
+
 @dataclass(frozen=True)
 class Plan:
     """Every call a tournament needs, with stable content-derived ids."""
 
     answers: tuple[AnswerCall, ...]
-    reviews: tuple[ReviewCall, ...]
+    reviews: Sequence[ReviewCall]
 
     @property
     def size(self) -> int:
@@ -111,23 +206,57 @@ def review_id(question_id: str, a_id: str, b_id: str, context: str) -> str:
     return stable_id("review", [question_id, a_id, b_id, context])
 
 
+def _review_ids(question_id: str, pairs: list[tuple[str, str]], contexts: list[str]) -> list[str]:
+    """`review_id` of every (answer pair, context) of one question, pairs outermost.
+
+    The same bytes `stable_id` hashes, assembled once per question: the
+    question id is JSON-encoded once; answer ids and contexts are plain ASCII.
+    """
+    head = '{"kind": "review", "payload": [' + json.dumps(question_id) + ', "'
+    out: list[str] = []
+    for a_id, b_id in pairs:
+        stem = f'{head}{a_id}", "{b_id}", "'
+        for context in contexts:
+            digest = hashlib.sha256(f'{stem}{context}"]}}'.encode()).hexdigest()
+            out.append(f"r-{digest[:24]}")
+    return out
+
+
 def build_plan(t: Tournament) -> Plan:
-    """One answer per (contestant, question); one review per (question, i != j, reviewer)."""
+    """One answer per (contestant, question); one review per (question, i != j, reviewer).
+
+    Reviews are held as columns (`ReviewCalls`), questions outermost, then
+    model A, model B, reviewer.
+    """
+    models = tuple(t.contestants)
+    reviewers = tuple(t.reviewers)
+    contexts = [review_context(t, r) for r in reviewers]
+    pairs = [(a, b) for a in range(len(models)) for b in range(len(models)) if a != b]
+    per_question = len(pairs) * len(reviewers)
+    n = per_question * len(t.questions)
+    codes = np.empty((n, 4), dtype=np.int32)
+    if n:
+        pair_codes = np.array(pairs, dtype=np.int32)
+        codes[:, 0] = np.repeat(np.arange(len(t.questions), dtype=np.int32), per_question)
+        codes[:, 1] = np.tile(np.repeat(pair_codes[:, 0], len(reviewers)), len(t.questions))
+        codes[:, 2] = np.tile(np.repeat(pair_codes[:, 1], len(reviewers)), len(t.questions))
+        codes[:, 3] = np.tile(
+            np.arange(len(reviewers), dtype=np.int32), len(pairs) * len(t.questions)
+        )
+    ids = np.empty(n, dtype="S26")
     answers: list[AnswerCall] = []
-    reviews: list[ReviewCall] = []
-    contexts = {r: review_context(t, r) for r in t.reviewers}
-    for q in t.questions:
-        ids = {m: answer_id(t, m, q) for m in t.contestants}
-        qctx = {r: question_context(t, q, contexts[r]) for r in t.reviewers}
-        answers.extend(AnswerCall(ids[m], q, m) for m in t.contestants)
-        for a in t.contestants:
-            for b in t.contestants:
-                if a == b:
-                    continue
-                for r in t.reviewers:
-                    rid = review_id(q.id, ids[a], ids[b], qctx[r])
-                    reviews.append(ReviewCall(rid, q, a, b, r, ids[a], ids[b]))
-    return Plan(tuple(answers), tuple(reviews))
+    answer_ids: list[tuple[str, ...]] = []
+    for k, q in enumerate(t.questions):
+        row = tuple(answer_id(t, m, q) for m in models)
+        answer_ids.append(row)
+        answers.extend(AnswerCall(row[i], q, m) for i, m in enumerate(models))
+        ids[k * per_question : (k + 1) * per_question] = _review_ids(
+            q.id,
+            [(row[a], row[b]) for a, b in pairs],
+            [question_context(t, q, c) for c in contexts],
+        )
+    reviews = ReviewCalls(t.questions, models, reviewers, tuple(answer_ids), codes, ids)
+    return Plan(tuple(answers), reviews)
 
 
 def make_providers(t: Tournament) -> dict[str, Provider]:
@@ -168,8 +297,16 @@ class AllPairsPlanner(Planner):
         # later turn): the answer resumes after them instead of paying again.
         self.logged_turns: dict[str, list[str]] = {}
         self._todo: deque[AnswerCall] = deque()
-        self._ready: deque[ReviewCall] = deque()
-        self._waiting: dict[str, list[ReviewCall]] = defaultdict(list)
+        self._coming: set[str] = set()  # answers this run will still make (queued or in flight)
+        # Reviews go by their index in the plan: a cursor walks the plan, a review whose
+        # answers are both logged is ready, one waiting for an answer still coming is parked
+        # (at most _MAX_PARKED: then the cursor waits), one whose answer is not coming stays
+        # pending. No review is held as an object before it is asked for.
+        self._cursor = 0
+        self._skip: NDArray[np.bool_] = np.zeros(0, dtype=bool)
+        self._ready: deque[int] = deque()
+        self._waiting: dict[str, list[int]] = defaultdict(list)
+        self._parked = 0
         self._mine: dict[str, AnswerCall | ReviewCall] = {}
         self._open = 0  # calls handed to the runner whose result has not come back
         self._open_answers = 0
@@ -177,7 +314,12 @@ class AllPairsPlanner(Planner):
     @property
     def settled(self) -> bool:
         """Whether no answer or review of this planner can still run in this run."""
-        return not self._todo and not self._ready and self._open == 0
+        return (
+            not self._todo
+            and not self._ready
+            and self._open == 0
+            and self._cursor >= len(self.plan.reviews)
+        )
 
     @property
     def answers_settled(self) -> bool:
@@ -201,6 +343,7 @@ class AllPairsPlanner(Planner):
         for a in self.plan.answers:
             if a.id not in self.answers:
                 self._todo.append(a)
+                self._coming.add(a.id)
             elif not self.t.from_file(a.model):
                 stats.skip("answers")
         ctx.mark_logged(list(self.answers))
@@ -215,23 +358,49 @@ class AllPairsPlanner(Planner):
         done_reviews = ctx.log.ids(
             "reviews", statuses={CallStatus.OK.value, CallStatus.INVALID.value}
         )
-        ctx.stats.plan("reviews", len(self.plan.reviews))
-        for r in self.plan.reviews:
-            if r.id in done_reviews:
-                ctx.stats.skip("reviews")
-            else:
-                self._maybe_ready(r)
-
-    def queue_review(self, review: ReviewCall) -> None:
-        """Ask for a review (once both of its answers are logged)."""
-        self._maybe_ready(review)
-
-    def _maybe_ready(self, review: ReviewCall) -> None:
-        missing = [a for a in (review.answer_a_id, review.answer_b_id) if a not in self.answers]
-        if missing:
-            self._waiting[missing[0]].append(review)
+        reviews = self.plan.reviews
+        ctx.stats.plan("reviews", len(reviews))
+        ids = reviews.ids if isinstance(reviews, ReviewCalls) else (r.id for r in reviews)
+        if done_reviews:
+            self._skip = np.fromiter(
+                ((rid.decode() if isinstance(rid, bytes) else rid) in done_reviews for rid in ids),
+                dtype=bool,
+                count=len(reviews),
+            )
+            ctx.stats.skip("reviews", int(self._skip.sum()))
         else:
-            self._ready.append(review)
+            self._skip = np.zeros(len(reviews), dtype=bool)
+
+    def queue_review(self, index: int) -> None:
+        """Ask for review `index` of the plan (once both of its answers are logged).
+
+        For a planner that chooses reviews itself (arena.sampling): it calls
+        `stop_cursor` in `start_reviews`, then queues the reviews it selects.
+        """
+        self._place(index)
+
+    def stop_cursor(self) -> None:
+        """Walk no further through the plan: only `queue_review` adds reviews."""
+        self._cursor = len(self.plan.reviews)
+
+    def _answer_ids(self, index: int) -> tuple[str, str]:
+        reviews = self.plan.reviews
+        if isinstance(reviews, ReviewCalls):
+            q, a, b = reviews.codes[index, :3].tolist()
+            row = reviews.answer_ids[q]
+            return row[a], row[b]
+        review = reviews[index]
+        return review.answer_a_id, review.answer_b_id
+
+    def _place(self, index: int) -> None:
+        """Make review `index` ready, park it on an answer still coming, or leave it pending."""
+        for answer in self._answer_ids(index):
+            if answer not in self.answers:
+                if answer in self._coming:
+                    self._waiting[answer].append(index)
+                    self._parked += 1
+                return  # its answer will not be made in this run: the review stays pending
+        self._ready.append(index)
 
     def next_call(self) -> Call | Idle:
         if self._todo:
@@ -240,8 +409,14 @@ class AllPairsPlanner(Planner):
             self._open += 1
             self._open_answers += 1
             return self._answer_call(a)
+        n = len(self.plan.reviews)
+        while not self._ready and self._cursor < n and self._parked < _MAX_PARKED:
+            index = self._cursor
+            self._cursor += 1
+            if not self._skip[index]:
+                self._place(index)
         if self._ready:
-            r = self._ready.popleft()
+            r = self.plan.reviews[self._ready.popleft()]
             self._mine[r.id] = r
             self._open += 1
             return self._review_call(r)
@@ -254,11 +429,14 @@ class AllPairsPlanner(Planner):
         self._open -= 1
         if isinstance(call, AnswerCall):
             self._open_answers -= 1
+            self._coming.discard(call.id)
+            waiting = self._waiting.pop(call.id, [])
+            self._parked -= len(waiting)
             row = result.row
             if result.status == "ok" and row is not None:
                 self.answers[call.id] = list(row["answer_turns"])
-                for review in self._waiting.pop(call.id, []):
-                    self._maybe_ready(review)
+                for index in waiting:
+                    self._place(index)
             elif result.status == "failed":
                 self.failed_answers.add(call.id)
 
@@ -413,6 +591,7 @@ class AllPairsPlanner(Planner):
             finish=finish,
             after=(call.answer_a_id, call.answer_b_id),
             priority=Priority.REVIEW,
+            awaited=False,  # no call waits for a review
         )
 
 
@@ -433,6 +612,7 @@ __all__ = [
     "AnswerCall",
     "Plan",
     "ReviewCall",
+    "ReviewCalls",
     "answer_id",
     "base_row",
     "build_plan",

@@ -115,6 +115,9 @@ class Call:
       for survive a stop, and the planner resumes from them. Rows written
       after a checkpoint count only the outcomes since (`call_columns`).
     - `after`: ids of calls that must be logged ok (or invalid) first.
+    - `awaited`: whether other calls may name this one in `after`; the runner
+      remembers the ids of awaited calls once logged (a million reviews that
+      nothing waits for are not kept).
     """
 
     id: str
@@ -127,6 +130,7 @@ class Call:
     after: tuple[str, ...] = ()
     priority: int = Priority.BACKGROUND
     checkpoint: CheckpointFn | None = None
+    awaited: bool = True
 
 
 ResultStatus = Literal["ok", "invalid", "failed", "pending"]
@@ -245,6 +249,10 @@ class RunStats:
         self.stages: dict[str, StageStats] = {}
         self.full_report: set[str] = set()  # stages whose summary lists every count
         self._errors: dict[tuple[str | None, str | None, str], dict[str, Any]] = {}
+        self.retries = 0  # attempts beyond the first, over every request
+        bind = getattr(progress, "bind_stats", None)
+        if bind is not None:  # a progress display that shows more than done / total
+            bind(self)
 
     def stage(self, name: str) -> StageStats:
         """The counts of a stage (created empty on first use)."""
@@ -517,7 +525,7 @@ class Runner:
         self._wake.set()
 
     def _deliver(self, result: CallResult) -> None:
-        if result.status in ("ok", "invalid"):
+        if result.status in ("ok", "invalid") and result.call.awaited:
             self.ctx.logged.add(result.call.id)
             self._ready.extend(self._parked.pop(result.call.id, []))
         for planner in self.planners:
@@ -538,6 +546,7 @@ class Runner:
         logged = 0  # outcomes already counted by a checkpoint row
         while request is not None:
             outcome = await self.scheduler.call(call.provider, request, priority=priority)
+            self.stats.retries += max(0, outcome.attempts - 1)
             if not outcome.final:
                 self.stats.unlogged(call.stage, outcome, call.provider, model)
                 return CallResult(call, "pending", (), outcome)

@@ -5,12 +5,14 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 
 import click
 
 import arena
 from arena.cli._common import fail
+from arena.report import LeaderboardInputError, check_one_tournament, latest_rows
 from arena.store import TABLES
 
 __all__ = ["export_cmd", "export_tables"]
@@ -20,15 +22,23 @@ def _has_rows(log_dir: Path, table: str) -> bool:
     return (log_dir / table).is_dir() or any(log_dir.glob(f"{table}.journal.*"))
 
 
-def export_tables(directory: Path, target: Path) -> dict[str, int]:
-    """Write OUT/<table>.parquet for every table DIR's log holds; rows per table."""
-    log = arena.open_log(directory)
+def export_tables(directory: Path | Sequence[Path], target: Path) -> dict[str, int]:
+    """Write OUT/<table>.parquet for every table DIR's log holds; rows per table.
+
+    Several directories (the shards of one tournament) are exported as one:
+    each table is the rows of every directory, the last-finished row per id.
+    """
+    directories = [directory] if isinstance(directory, Path) else list(directory)
+    logs = [arena.open_log(d) for d in directories]
     target.mkdir(parents=True, exist_ok=True)
     written: dict[str, int] = {}
     for table in sorted(TABLES):
-        if not _has_rows(log.log_dir, table):
+        present = [log for log in logs if _has_rows(log.log_dir, table)]
+        if not present:
             continue
-        frame = log.read(table)  # parts and journals, the latest row per id
+        # parts and journals, the latest row per id (and across directories)
+        frame = latest_rows([log.read(table) for log in present])
+        assert frame is not None
         fd, tmp = tempfile.mkstemp(prefix=f".{table}.", suffix=".parquet", dir=target)
         os.close(fd)
         try:
@@ -43,7 +53,9 @@ def export_tables(directory: Path, target: Path) -> dict[str, int]:
 
 
 @click.command("export")
-@click.argument("directory", metavar="DIR", type=click.Path(path_type=Path))
+@click.argument(
+    "directories", metavar="DIR...", nargs=-1, required=True, type=click.Path(path_type=Path)
+)
 @click.option(
     "--to",
     "target",
@@ -52,7 +64,7 @@ def export_tables(directory: Path, target: Path) -> dict[str, int]:
     help="Folder to write the Parquet files to (created if missing).",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print {table: rows} as JSON.")
-def export_cmd(directory: Path, target: Path, as_json: bool) -> None:
+def export_cmd(directories: tuple[Path, ...], target: Path, as_json: bool) -> None:
     """Write each table of DIR's log to OUT/<table>.parquet, one row per id.
 
     The log keeps every version of a row (a retried call is written again)
@@ -60,18 +72,26 @@ def export_cmd(directory: Path, target: Path, as_json: bool) -> None:
     `id`, the journals' rows included, so it can be read as is by duckdb,
     pandas, polars or Spark. Tables: answers, reviews, and discussions,
     batcheval, history when the run has them. Safe while a run is writing
-    (it exports what is durable at that moment).
+    (it exports what is durable at that moment). Several DIRs (the shards of
+    one tournament, `arena run --shard K/N`) are exported as one; directories
+    of different tournaments are refused.
 
     \b
     Example:
       arena export runs/demo --to runs/demo-export/
+      arena export runs/s1 runs/s2 runs/s3 --to runs/all-export/
       duckdb -c "SELECT model, count(*) FROM 'runs/demo-export/answers.parquet' GROUP BY model"
     """
-    if not (directory / "log").is_dir():
-        fail(f"{directory}: not a run directory (no log/)")
-    if target.resolve() == (directory / "log").resolve():
-        fail(f"{target}: choose a folder outside the log")
-    written = export_tables(directory, target)
+    for directory in directories:
+        if not (directory / "log").is_dir():
+            fail(f"{directory}: not a run directory (no log/)")
+        if target.resolve() == (directory / "log").resolve():
+            fail(f"{target}: choose a folder outside the log")
+    try:
+        check_one_tournament(directories)
+    except LeaderboardInputError as exc:
+        fail(str(exc))
+    written = export_tables(list(directories), target)
     if as_json:
         click.echo(json.dumps({"output": str(target), "tables": written}))
         return

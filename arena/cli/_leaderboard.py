@@ -30,7 +30,7 @@ def _fail(message: str) -> None:
 
 
 @click.command("leaderboard")
-@click.argument("source", metavar="[DIR_OR_FILE]", required=False, type=click.Path(path_type=Path))
+@click.argument("sources", metavar="[DIR_OR_FILE]...", nargs=-1, type=click.Path(path_type=Path))
 @click.option(
     "--format",
     "fmt",
@@ -131,7 +131,7 @@ def _fail(message: str) -> None:
     "what changed in the tournament.",
 )
 def leaderboard(
-    source: Path | None,
+    sources: tuple[Path, ...],
     fmt: str,
     reviews_file: Path | None,
     human_file: Path | None,
@@ -159,6 +159,9 @@ def leaderboard(
     failed reviews are never counted as battles. With a run directory,
     --reviews FILE ranks FILE against that tournament's contestants instead
     of the run's log.
+    Several run directories (DIR1 DIR2 ...: the shards of one tournament run
+    with `arena run --shard K/N`) are ranked as one tournament; directories of
+    different tournaments are refused.
 
     \b
     Examples:
@@ -166,7 +169,11 @@ def leaderboard(
       arena leaderboard runs/demo --format json --anchor gpt-4o
       arena leaderboard --reviews judgments.csv --human labels.jsonl
       arena leaderboard runs/demo --no-self --weights equal
+      arena leaderboard runs/shard1 runs/shard2 runs/shard3
     """
+    if len(sources) > 1 and (show_history or show_diff is not None):
+        _fail("--history and --diff read one run directory")
+    source = sources[0] if sources else None
     if show_history or show_diff is not None:  # the history table (docs/nightly.md)
         show_history_or_diff(source, show_diff, anchor, fmt)
         return
@@ -182,7 +189,7 @@ def leaderboard(
     )
     try:
         board = build_leaderboard(
-            source,
+            list(sources) if len(sources) > 1 else source,
             reviews_file=reviews_file,
             human_file=human_file,
             options=options,

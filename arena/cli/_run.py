@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
 import click
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.console import Console
 
 from arena.cli._common import (
     DEFAULT_GRACE_SECONDS,
@@ -24,32 +23,29 @@ from arena.cli._common import (
 )
 from arena.cli._record import current_run_id, output_of_yaml, recorded, tag_option
 from arena.config import Tournament
-from arena.engine import DirectoryRun, log_line, preflight, run_directory, unpriced_models
+from arena.engine import DirectoryRun, preflight, run_directory, unpriced_models
 from arena.nightly import PlanChanged
-from arena.runner import ProgressFn, RunSummary
+from arena.progress import BarsView, LineView, RunProgress
+from arena.runner import RunSummary
+from arena.scheduler import Scheduler
+from arena.shard import parse_shard, shard_tournament
 from arena.store import LockHeld
 
+# Seconds between progress lines when stderr is not a terminal (cron, logs), and
+# between redraws of the bars on a terminal.
+LINE_INTERVAL = 10.0
+BARS_INTERVAL = 0.25
 
-class _PlainProgress:
-    """Periodic timestamped lines for logs and cron (no terminal)."""
 
-    def __init__(self, every: float = 5.0) -> None:
-        self.every = every
-        self.state: dict[str, tuple[int, int]] = {}
-        self.last = 0.0
-
-    def __call__(self, stage: str, done: int, total: int) -> None:
-        self.state[stage] = (done, total)
-        now = time.monotonic()
-        if now - self.last >= self.every or done == total:
-            self.last = now
-            log_line(" ".join(f"{k} {d}/{t}" for k, (d, t) in sorted(self.state.items())))
+def _PlainProgress() -> RunProgress:  # noqa: N802 - used as a class by `arena discuss`
+    """One timestamped line per interval on stderr, with every figure (for cron and logs)."""
+    return RunProgress(LineView(sys.stderr), interval=LINE_INTERVAL)
 
 
 def _run(
     t: Tournament,
     budget: float | None,
-    progress: ProgressFn | None,
+    progress: RunProgress,
     signals: list[int],
     retry_failed: bool = False,
     grace: float = DEFAULT_GRACE_SECONDS,
@@ -57,19 +53,27 @@ def _run(
     history: bool = True,
 ) -> DirectoryRun:
     interrupts = Interrupts(signals, grace)
-    return run_directory(
-        t,
-        retry_failed=retry_failed,
-        run_id=current_run_id(),  # the run record's id, also in the history snapshot
-        tag=tag,
-        budget_usd=budget,
-        progress=progress,
-        on_loop=interrupts.install,
-        on_scheduler=interrupts.attach,
-        # stopped by SIGINT / SIGTERM (exit 130 / 143)
-        interrupted=lambda: bool(signals),
-        history=history,
-    )
+
+    def attach(scheduler: Scheduler) -> None:
+        interrupts.attach(scheduler)
+        progress.bind_scheduler(scheduler)  # the spend so far
+
+    try:
+        return run_directory(
+            t,
+            retry_failed=retry_failed,
+            run_id=current_run_id(),  # the run record's id, also in the history snapshot
+            tag=tag,
+            budget_usd=budget,
+            progress=progress,
+            on_loop=interrupts.install,
+            on_scheduler=attach,
+            # stopped by SIGINT / SIGTERM (exit 130 / 143)
+            interrupted=lambda: bool(signals),
+            history=history,
+        )
+    finally:
+        progress.close()
 
 
 def run_in_directory(
@@ -85,7 +89,8 @@ def run_in_directory(
     signals: list[int] = []
     try:
         if sys.stderr.isatty() and not as_json:
-            done = _run_with_bars(t, budget, signals, retry_failed, tag, grace, history)
+            bars = RunProgress(BarsView(Console(stderr=True)), interval=BARS_INTERVAL)
+            done = _run(t, budget, bars, signals, retry_failed, grace, tag, history)
         else:
             done = _run(t, budget, _PlainProgress(), signals, retry_failed, grace, tag, history)
     except LockHeld as exc:
@@ -125,6 +130,15 @@ def exit_code(summary: RunSummary, signals: list[int]) -> Exit:
     help="A smoke run: only the first N questions (same log: a later full run reuses them; "
     "not recorded in the history).",
 )
+@click.option(
+    "--shard",
+    "shard_text",
+    metavar="K/N",
+    default=None,
+    help="Run only shard K of N: the calls of the questions whose id hashes to K "
+    "(each shard in its own --out directory; rank them together with "
+    "`arena leaderboard DIR1 DIR2 ...`).",
+)
 @json_summary_option
 @budget_option
 @grace_option
@@ -134,6 +148,7 @@ def run_cmd(
     file: Path,
     out: Path | None,
     limit: int | None,
+    shard_text: str | None,
     as_json: bool,
     budget: float | None,
     grace: float,
@@ -143,16 +158,26 @@ def run_cmd(
 
     Every contestant answers every question; every ordered pair is judged by
     every reviewer. Results are appended to the crash-safe log in the output
-    directory; calls already logged are never made again. Exit codes: 0
-    complete, 2 bad input, 3 partial (failed or pending calls remain),
-    4 budget reached, 74 the log cannot be written, 75 another run holds the
+    directory; calls already logged are never made again. With --shard K/N
+    only the calls of the questions that hash to shard K run
+    (docs/scale.md). Exit codes: 0 complete, 2 bad input, 3 partial (failed
+    or pending calls remain), 4 budget reached, 74 the log cannot be written,
+    75 another run holds the
     lock, 130/143 interrupted.
     """
+    shard = None
+    if shard_text is not None:
+        try:
+            shard = parse_shard(shard_text)
+        except ValueError as exc:
+            fail(f"--shard: {exc}")
     t = load_or_exit(file, out)
     if limit is not None:
         t = t.limited(limit)
     for line in t.answer_file_problems():
         click.echo(f"arena: warning: {line}", err=True)
+    if shard is not None:
+        t = shard_tournament(t, shard)
     problems = preflight(t)
     if problems:
         fail("\n  ".join([f"{file}: cannot start:"] + problems))
@@ -189,29 +214,3 @@ def storage_report(summary: RunSummary) -> dict[str, Any]:
         "error": f"{summary.storage_error}; every row logged before is kept: free space "
         "or fix permissions, then run again"
     }
-
-
-def _run_with_bars(
-    t: Tournament,
-    budget: float | None,
-    signals: list[int],
-    retry_failed: bool,
-    tag: str | None = None,
-    grace: float = DEFAULT_GRACE_SECONDS,
-    history: bool = True,
-) -> DirectoryRun:
-    columns = (
-        TextColumn("{task.description:>8}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-    )
-    with Progress(*columns, transient=False) as bars:
-        tasks: dict[str, Any] = {}
-
-        def progress(stage: str, done: int, total: int) -> None:
-            if stage not in tasks:
-                tasks[stage] = bars.add_task(stage, total=total)
-            bars.update(tasks[stage], completed=done)
-
-        return _run(t, budget, progress, signals, retry_failed, grace, tag, history)

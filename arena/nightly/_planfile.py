@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import uuid
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
@@ -70,20 +70,51 @@ def plan_frame(t: Tournament, plan: Plan) -> pl.DataFrame:
         },
         schema=PLAN_SCHEMA,
     )
-    reviews = pl.DataFrame(
+    reviews = _review_columns(plan, provider)
+    if reviews is None:
+        reviews = pl.DataFrame(
+            {
+                "id": [r.id for r in plan.reviews],
+                "stage": ["reviews"] * n_r,
+                "provider": [provider[r.reviewer] for r in plan.reviews],
+                "question_id": [r.question.id for r in plan.reviews],
+                "model": [None] * n_r,
+                "model_a": [r.model_a for r in plan.reviews],
+                "model_b": [r.model_b for r in plan.reviews],
+                "reviewer": [r.reviewer for r in plan.reviews],
+            },
+            schema=PLAN_SCHEMA,
+        )
+    return pl.concat([answers, reviews])
+
+
+def _review_columns(plan: Plan, provider: dict[str, str]) -> pl.DataFrame | None:
+    """The reviews' rows straight from a columnar plan (`arena.pipeline.ReviewCalls`:
+    integer codes and ids), without making a call object per review; None otherwise."""
+    reviews: Any = plan.reviews  # nightly never imports pipeline: duck-typed
+    codes = getattr(reviews, "codes", None)
+    ids = getattr(reviews, "ids", None)
+    if codes is None or ids is None:
+        return None
+    n = len(reviews)
+    questions = pl.Series([q.id for q in reviews.questions], dtype=pl.String)
+    models = pl.Series(list(reviews.models), dtype=pl.String)
+    reviewers = list(reviews.reviewers)
+    judge = pl.Series(reviewers, dtype=pl.String)
+    served_by = pl.Series([provider[r] for r in reviewers], dtype=pl.String)
+    return pl.DataFrame(
         {
-            "id": [r.id for r in plan.reviews],
-            "stage": ["reviews"] * n_r,
-            "provider": [provider[r.reviewer] for r in plan.reviews],
-            "question_id": [r.question.id for r in plan.reviews],
-            "model": [None] * n_r,
-            "model_a": [r.model_a for r in plan.reviews],
-            "model_b": [r.model_b for r in plan.reviews],
-            "reviewer": [r.reviewer for r in plan.reviews],
+            "id": pl.Series(ids).cast(pl.String),
+            "stage": pl.repeat("reviews", n, dtype=pl.String, eager=True),
+            "provider": served_by.gather(codes[:, 3]),
+            "question_id": questions.gather(codes[:, 0]),
+            "model": pl.repeat(None, n, dtype=pl.String, eager=True),
+            "model_a": models.gather(codes[:, 1]),
+            "model_b": models.gather(codes[:, 2]),
+            "reviewer": judge.gather(codes[:, 3]),
         },
         schema=PLAN_SCHEMA,
     )
-    return pl.concat([answers, reviews])
 
 
 def write_plan(directory: str | os.PathLike[str], frame: pl.DataFrame) -> Path:
@@ -126,8 +157,14 @@ def current_rows(
     directory: str | os.PathLike[str], table: str, frame: pl.DataFrame
 ) -> pl.DataFrame:
     """Rows of `table` whose id is in DIR's plan (all rows when DIR has no plan file)."""
-    plan = read_plan(directory)
-    if plan is None:
+    path = Path(directory) / PLAN_FILE
+    if not path.is_file():
         return frame
-    ids = plan.filter(pl.col("stage") == table).select("id")
+    # Only the ids of the plan are read (a million-call plan without its other columns).
+    ids = (
+        pl.scan_parquet(path)
+        .filter(pl.col("stage") == table)
+        .select(pl.col("id").cast(pl.String))
+        .collect()
+    )
     return frame.join(ids, on="id", how="semi", maintain_order="left")

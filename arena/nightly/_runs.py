@@ -15,15 +15,25 @@ import polars as pl
 from arena.config import ConfigError, load_tournament
 from arena.nightly._attribution import results_hash, tournament_context
 from arena.nightly._history import (
+    HISTORY_TABLE,
     RATING_FIELDS,
     append_history,
     read_history,
     snapshot_ids,
     snapshot_rows,
 )
-from arena.nightly._planfile import plan_changes, plan_frame, read_plan, write_plan
+from arena.nightly._planfile import (
+    KEYS,
+    PLAN_FILE,
+    plan_changes,
+    plan_frame,
+    read_plan,
+    write_plan,
+)
 from arena.nightly._status import classify
+from arena.shard import recorded_shard, shard_tournament
 from arena.store import RunLog
+from arena.types import CallStatus
 
 if TYPE_CHECKING:
     from arena.config import Tournament
@@ -43,13 +53,28 @@ __all__ = [
 
 @dataclass(frozen=True)
 class RunStart:
-    """A run's plan as a frame, with the state of every call when the run started."""
+    """A run's plan as a frame, with the state of every call when the run started.
+
+    `compact()` keeps the counts per state and only the stale calls' rows (a
+    million-call plan's frame need not stay in memory while the run goes on).
+    """
 
     states: pl.DataFrame
+    counts: dict[str, int] = dataclasses.field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if not self.counts and self.states.height:
+            tally = self.states["state"].value_counts()
+            self.counts.update(zip(tally["state"].to_list(), tally["count"].to_list(), strict=True))
 
     def count(self, state: str) -> int:
         """Calls of the plan in `state` at the start."""
-        return int((self.states["state"] == state).sum())
+        return int(self.counts.get(state, 0))
+
+    def compact(self) -> RunStart:
+        """The same counts, and of the frame only the stale calls (id, stage, state)."""
+        stale = self.states.filter(pl.col("state") == "stale").select("id", "stage", "state")
+        return RunStart(stale, dict(self.counts))
 
     def to_json(self) -> dict[str, int]:
         """Calls this run has to make: never run, stale, and failed before."""
@@ -126,24 +151,36 @@ def record_history(
     start: RunStart | None = None,
     run_id: str | None = None,
     tag: str | None = None,
+    added: bool = True,
+    calls_open: int | None = None,
 ) -> str | None:
     """Append the leaderboard (its `--format json` shape) to DIR's history table.
 
     The snapshot carries what it depends on (`tournament_context`), the stale
     calls `start` found (made again by this run), the run id and `tag`.
     Returns why nothing was appended (no rankable reviews yet, or nothing
-    changed since the last snapshot and no tag was given), else None. The
-    caller holds the run lock.
+    changed since the last snapshot and no tag was given), else None. A run
+    that logged nothing (`added` False) is found unchanged before any ranking:
+    the last snapshot has the same config and the same planned and open calls.
+    `calls_open` (failed, stale or pending calls of the plan) is counted from
+    the log's ids and statuses unless the caller knows it. The caller holds
+    the run lock.
     """
+    open_calls = _open_calls(t, plan) if calls_open is None else calls_open
+    context = tournament_context(t)
+    config_hash = results_hash(context)
+    if (
+        tag is None
+        and not added
+        and _last_snapshot_matches(t.output_dir, config_hash, plan.size, open_calls)
+    ):
+        return "no new history snapshot: nothing changed since the last one"
     try:
         board = leaderboard()
     except (ConfigError, ValueError) as exc:
         return f"no leaderboard snapshot for the history: {exc}"
     if not board.get("models"):
         return "no leaderboard snapshot for the history: no ranked models"
-    states = classify(plan_frame(t, plan), RunLog(t.output_dir))
-    open_calls = int(states["state"].is_in(["failed", "stale", "pending"]).sum())
-    context = tournament_context(t)
     rerun = None
     if start is not None:
         stale = start.states.filter(pl.col("state") == "stale")
@@ -154,7 +191,7 @@ def record_history(
     rows = snapshot_rows(
         board,
         command=command,
-        config_hash=results_hash(context),
+        config_hash=config_hash,
         n_questions=len(t.questions),
         calls_planned=plan.size,
         calls_open=open_calls,
@@ -167,6 +204,45 @@ def record_history(
         return "no new history snapshot: nothing changed since the last one"
     append_history(t.output_dir, rows)
     return None
+
+
+def _open_calls(t: Tournament, plan: Plan) -> int:
+    """Calls of the plan not logged with a result (failed, stale or pending).
+
+    Only ids and statuses are read: the plan's ids from DIR/plan.parquet (the
+    run wrote it) and the logged ids whose status is ok or invalid.
+    """
+    path = t.output_dir / PLAN_FILE
+    if path.is_file():
+        planned = pl.scan_parquet(path).select("id", "stage").collect()
+    else:
+        planned = plan_frame(t, plan).select("id", "stage")
+    log = RunLog(t.output_dir)
+    settled = 0
+    for table in KEYS:
+        logged = log.read(table, columns=["status"]).filter(
+            pl.col("status").is_in([CallStatus.OK.value, CallStatus.INVALID.value])
+        )
+        ids = planned.filter(pl.col("stage") == table).select("id")
+        settled += ids.join(logged.select("id"), on="id", how="semi").height
+    return planned.height - settled
+
+
+def _last_snapshot_matches(
+    directory: Path, config_hash: str, planned: int, open_calls: int
+) -> bool:
+    """Whether DIR's latest history snapshot has this config hash and these call counts."""
+    history = RunLog(directory).read(
+        HISTORY_TABLE, columns=["snapshot", "at", "config_hash", "calls_planned", "calls_open"]
+    )
+    if history.height == 0:
+        return False
+    last = history.sort("at", "snapshot").row(-1, named=True)
+    return (last["config_hash"], last["calls_planned"], last["calls_open"]) == (
+        config_hash,
+        planned,
+        open_calls,
+    )
 
 
 # Columns that decide whether a snapshot says anything new (ratings to 0.01).
@@ -217,4 +293,15 @@ def load_for_directory(directory: str | os.PathLike[str], config: Path | None) -
             "not a run directory of a tournament (no tournament.json "
             "with config_path); pass --config FILE",
         )
-    return load_tournament(path, folder)
+    t = load_tournament(path, folder)
+    shard = recorded_shard(_snapshot(folder))
+    return t if shard is None else shard_tournament(t, shard)
+
+
+def _snapshot(folder: Path) -> dict[str, Any]:
+    """DIR/tournament.json, or {} when missing or unreadable."""
+    try:
+        data = json.loads((folder / "tournament.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}

@@ -63,7 +63,7 @@ BATCHEVAL_SCHEMA = pl.Schema(
 
 def _logged(log: RunLog, table: str) -> pl.DataFrame:
     """The id, status and logical key of every logged row of a table."""
-    return log.read(table).select("id", "status", *KEYS[table])
+    return log.read(table, columns=["status", *KEYS[table]]).select("id", "status", *KEYS[table])
 
 
 def classify(plan: pl.DataFrame, log: RunLog) -> pl.DataFrame:

@@ -6,19 +6,29 @@ and `s_A = (1 - score)/2`, `R_i += w K (s_A - e)` and `R_j -= w K (s_A - e)`
 the reviewer's mean-normalised weight; weights start equal and are re-derived
 from the ratings (min-max, normalise) after each pass until they settle.
 
-Online Elo is sequential, so the speed comes from running all the random
-orders side by side: one numpy step updates the same position of every order.
+The orders are the ones `numpy.random.default_rng(seed).permutation(n)` draws,
+one after the other, but no order is ever held in full outside the kernel:
+
+- a first compiled loop replays the generator's draws (NumPy's PCG64 and its
+  Fisher-Yates shuffle, bit for bit) without shuffling anything, and keeps the
+  generator state at the start of each order;
+- each pass, the orders are split among threads; a thread rebuilds one order
+  at a time from its start state into a buffer it owns, and runs the Elo
+  updates of a few orders interleaved, so the CPU overlaps their independent
+  dependency chains.
+
 Ratings are kept in natural log-odds units inside the loop.
 """
 
 from __future__ import annotations
 
 import math
+import os
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import NDArray
-from scipy.special import expit
 
 from arena.rank._encode import ReviewSet
 from arena.rank._peerrank import weights_from_scores
@@ -26,14 +36,14 @@ from arena.rank._peerrank import weights_from_scores
 __all__ = ["EloResult", "weighted_elo"]
 
 FloatArray = NDArray[np.float64]
+StateArray = NDArray[np.uint64]
 
 K_FACTOR = 32.0
 START_RATING = 1000.0
 _NAT_PER_ELO = math.log(10.0) / 400.0
-# Orders run side by side hold n_reviews * orders int32 indices; at most this many.
-_INDEX_BUDGET = 100_000_000
-# Steps whose indices are gathered in one go.
-_CHUNK_STEPS = 2048
+# Orders whose updates one thread interleaves.
+_INTERLEAVE = 4
+_MASK64 = (1 << 64) - 1
 
 
 @dataclass(frozen=True, eq=False)
@@ -47,53 +57,95 @@ class EloResult:
     orders: int
 
 
-def _run_orders(
-    order_index: NDArray[np.int32],
-    a: NDArray[np.int32],
-    b: NDArray[np.int32],
-    gain: FloatArray,
-    target: FloatArray,
-    n_models: int,
-) -> FloatArray:
-    """Final ratings (orders, C), in nats above the start, along each row of `order_index`."""
-    orders, steps = order_index.shape
-    offsets = np.arange(orders, dtype=np.int64) * n_models
-    ratings = np.zeros(orders * n_models)
-    take = ratings.take
-    for start in range(0, steps, _CHUNK_STEPS):
-        index = np.ascontiguousarray(order_index[:, start : start + _CHUNK_STEPS].T)
-        step_gain = gain[index]
-        # delta = gain * (target - expected) = gain_target - gain * expected
-        rows = zip(
-            a[index] + offsets,
-            b[index] + offsets,
-            step_gain,
-            step_gain * target[index],
-            strict=True,
-        )
-        for pos_a, pos_b, g, g_target in rows:
-            rating_a = take(pos_a)
-            rating_b = take(pos_b)
-            delta = g_target - g * expit(rating_a - rating_b)
-            ratings[pos_a] = rating_a + delta
-            ratings[pos_b] = rating_b - delta
-    return ratings.reshape(orders, n_models)
+def _threads(orders: int) -> int:
+    """Threads worth starting: one per core, at most one per interleaved group."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - not Linux
+        cores = os.cpu_count() or 1
+    return max(1, min(cores, -(-orders // _INTERLEAVE)))
 
 
-def _mean_ratings(
-    rs: ReviewSet, groups: list[NDArray[np.int32]], weights: FloatArray
-) -> FloatArray:
-    """Mean Elo (C,) over all orders for one set of reviewer weights."""
-    mean_normalised = weights * rs.n_reviewers
-    gain = K_FACTOR * _NAT_PER_ELO * mean_normalised[rs.reviewer]
-    target = (1.0 - rs.score.astype(np.float64)) * 0.5
-    total = np.zeros(rs.n_models)
-    count = 0
-    for group in groups:
-        final = _run_orders(group, rs.model_a, rs.model_b, gain, target, rs.n_models)
-        total += final.sum(axis=0)
-        count += final.shape[0]
-    return START_RATING + total / max(count, 1) / _NAT_PER_ELO
+def _generator_state(seed: int) -> StateArray:
+    """The PCG64 state of `numpy.random.default_rng(seed)` as the kernel holds it."""
+    bit_state = np.random.default_rng(seed).bit_generator.state
+    core = bit_state["state"]
+    return np.array(
+        [
+            core["state"] >> 64,
+            core["state"] & _MASK64,
+            core["inc"] >> 64,
+            core["inc"] & _MASK64,
+            bit_state["has_uint32"],
+            bit_state["uinteger"],
+        ],
+        dtype=np.uint64,
+    )
+
+
+class _Orders:
+    """The random orders of one `weighted_elo` call, replayed per pass by worker threads."""
+
+    def __init__(self, rs: ReviewSet, orders: int, seed: int) -> None:
+        from arena.rank import _elo_kernel
+
+        self.kernel = _elo_kernel
+        n = rs.n_battles
+        self.starts = _elo_kernel.order_starts(_generator_state(seed), n, orders)
+        # A review's kind is its reviewer and score: (gain, gain * target) depend on nothing else.
+        kinds = rs.n_reviewers * 3
+        # Model codes in the low 2 * bits, the kind above: the narrowest integer that holds them
+        # (shuffling a smaller buffer touches less memory).
+        self.bits = max(1, (rs.n_models - 1).bit_length())
+        width = 2 * self.bits + max(1, (kinds - 1).bit_length())
+        dtype = np.uint16 if width <= 16 else np.int32 if width <= 31 else np.int64
+        kind = rs.reviewer.astype(np.int64) * 3 + (rs.score.astype(np.int64) + 1)
+        self.codes = (
+            rs.model_a.astype(np.int64)
+            | (rs.model_b.astype(np.int64) << self.bits)
+            | (kind << (2 * self.bits))
+        ).astype(dtype)
+        self.n_models = rs.n_models
+        self.orders = orders
+        threads = _threads(orders)
+        self.shares = [np.arange(t, orders, threads, dtype=np.int64) for t in range(threads)]
+        self.buffers = [
+            np.empty((min(_INTERLEAVE, share.size), n), dtype=dtype) for share in self.shares
+        ]
+
+    def mean_rating(self, table: FloatArray) -> FloatArray:
+        """Mean Elo (C,) over all orders for the per-kind (gain, gain * target) `table`."""
+        out = np.zeros((self.orders, self.n_models))
+
+        def work(t: int) -> None:
+            self.kernel.run_orders(
+                self.shares[t],
+                self.starts,
+                self.codes,
+                self.bits,
+                table,
+                self.n_models,
+                out,
+                self.buffers[t],
+            )
+
+        if len(self.shares) == 1:
+            work(0)
+        else:
+            with ThreadPoolExecutor(len(self.shares)) as pool:
+                list(pool.map(work, range(len(self.shares))))
+        mean: FloatArray = START_RATING + out.sum(axis=0) / self.orders / _NAT_PER_ELO
+        return mean
+
+
+def _step_table(n_reviewers: int, weights: FloatArray) -> FloatArray:
+    """(gain, gain * target) for each kind `reviewer * 3 + score + 1` of review."""
+    gain = K_FACTOR * _NAT_PER_ELO * (weights * n_reviewers)
+    target = np.array([1.0, 0.5, 0.0])  # (1 - score) / 2 for score -1, 0, +1
+    table = np.empty((n_reviewers * 3, 2))
+    table[:, 0] = np.repeat(gain, 3)
+    table[:, 1] = np.repeat(gain, 3) * np.tile(target, n_reviewers)
+    return table
 
 
 def weighted_elo(
@@ -104,27 +156,20 @@ def weighted_elo(
     tol: float = 1e-6,
     max_passes: int = 10,
 ) -> EloResult:
-    """Weighted Elo averaged over `orders` seeded random review orders."""
+    """Weighted Elo averaged over `orders` seeded random review orders.
+
+    Order `i` is the `i`-th `permutation(n_battles)` of `numpy.random.default_rng(seed)`.
+    """
     n = rs.n_battles
     n_reviewers = rs.n_reviewers
     weights = np.full(n_reviewers, 1.0 / max(n_reviewers, 1))
     if n == 0 or orders < 1:
         return EloResult(np.full(rs.n_models, START_RATING), weights, 0, True, max(orders, 0))
-    rng = np.random.default_rng(seed)
-    per_group = max(1, min(orders, _INDEX_BUDGET // n))
-    groups: list[NDArray[np.int32]] = []
-    remaining = orders
-    while remaining > 0:
-        size = min(per_group, remaining)
-        group = np.empty((size, n), dtype=np.int32)
-        for row in range(size):
-            group[row] = rng.permutation(n)
-        groups.append(group)
-        remaining -= size
+    replay = _Orders(rs, orders, seed)
     battled = np.bincount(rs.model_a, minlength=rs.n_models) + np.bincount(
         rs.model_b, minlength=rs.n_models
     )
-    rating = _mean_ratings(rs, groups, weights)
+    rating = replay.mean_rating(_step_table(n_reviewers, weights))
     passes, converged = 1, False
     while passes < max_passes:
         scores = np.where(battled > 0, rating, np.nan)[None]
@@ -134,6 +179,6 @@ def weighted_elo(
             converged = True
             break
         weights = new
-        rating = _mean_ratings(rs, groups, weights)
+        rating = replay.mean_rating(_step_table(n_reviewers, weights))
         passes += 1
     return EloResult(rating, weights, passes, converged, orders)

@@ -8,8 +8,10 @@ file, the row (or column) and the problem.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -20,6 +22,7 @@ from arena.batcheval import TABLE as BATCHEVAL_TABLE
 from arena.config import ConfigError
 from arena.nightly import current_rows
 from arena.rank import STYLE_FEATURES, answer_style
+from arena.shard import recorded_shard
 from arena.store import RunLog
 
 __all__ = [
@@ -28,6 +31,9 @@ __all__ = [
     "RunData",
     "load_reviews_file",
     "load_run",
+    "check_one_tournament",
+    "latest_rows",
+    "load_runs",
 ]
 
 IMPORT_COLUMNS = ("question_id", "model_a", "model_b", "reviewer")
@@ -52,6 +58,8 @@ class RunData:
     reviewers: list[str] | None = None
     sim_skill: dict[str, float] = field(default_factory=dict)
     batcheval: pl.DataFrame | None = None  # the BatchEval log table (for its cost)
+    # Every directory read (several for the shards of one tournament).
+    directories: tuple[Path, ...] = ()
 
 
 def _where(kind: str, index: int) -> str:
@@ -260,8 +268,22 @@ def _sim_skills(tournament: dict[str, Any], contestants: list[str]) -> dict[str,
     return skills
 
 
-def load_run(directory: str | Path) -> RunData:
-    """Read a run directory: `tournament.json`, the `reviews`, `answers`, `batcheval` tables."""
+# What ranking reads of a run's log: the reviews' keys, verdicts and costs, and the
+# other tables' costs (never a text).
+RANKING_COLUMNS = (*IMPORT_COLUMNS, "verdict", "status", "cost_usd", "finished_at")
+COST_COLUMNS = ("status", "cost_usd", "finished_at")
+# What style control adds: the answers each review judges (their texts come from `answers`).
+STYLE_COLUMNS = ("answer_a_id", "answer_b_id")
+
+
+def load_run(directory: str | Path, *, ranking_only: bool = False, style: bool = True) -> RunData:
+    """Read a run directory: `tournament.json`, the `reviews`, `answers`, `batcheval` tables.
+
+    `ranking_only` reads only the columns ranking needs (`RANKING_COLUMNS` of the
+    reviews, `COST_COLUMNS` of the others): a million reviews without their texts;
+    with `style`, also what style control needs (the reviews' answer ids and the
+    answers' texts).
+    """
     root = Path(directory)
     if not root.is_dir():
         raise LeaderboardInputError(root, "", "no such run directory or reviews file")
@@ -273,9 +295,12 @@ def load_run(directory: str | Path) -> RunData:
     if has_log:
         log = RunLog(root)
         # Only rows of the current plan: stale rows and removed models are left out.
-        reviews = current_rows(root, "reviews", log.read("reviews"))
-        answers: pl.DataFrame | None = log.read("answers")
-        batcheval: pl.DataFrame | None = log.read(BATCHEVAL_TABLE)
+        wanted = RANKING_COLUMNS + (STYLE_COLUMNS if style else ()) if ranking_only else None
+        costs = COST_COLUMNS if ranking_only else None
+        texts = (*COST_COLUMNS, "answer_turns") if ranking_only and style else costs
+        reviews = current_rows(root, "reviews", log.read("reviews", columns=wanted))
+        answers: pl.DataFrame | None = log.read("answers", columns=texts)
+        batcheval: pl.DataFrame | None = log.read(BATCHEVAL_TABLE, columns=costs)
     else:
         reviews = pl.DataFrame(
             schema={c: pl.String for c in (*IMPORT_COLUMNS, "verdict", "status")}
@@ -287,3 +312,114 @@ def load_run(directory: str | Path) -> RunData:
         reviewers = list(contestants)
     skills = _sim_skills(tournament, contestants) if tournament and contestants else {}
     return RunData(root, reviews, answers, tournament, contestants, reviewers, skills, batcheval)
+
+
+def _latest(frames: Sequence[pl.DataFrame | None]) -> pl.DataFrame | None:
+    """The tables of several directories as one: the last-finished row per id."""
+    present = [f for f in frames if f is not None]
+    if not present:
+        return None
+    merged = pl.concat(present, how="diagonal_relaxed")
+    if "id" not in merged.columns or merged["id"].n_unique() == merged.height:
+        return merged
+    if "finished_at" in merged.columns:
+        merged = merged.sort("finished_at", nulls_last=False, maintain_order=True)
+    return merged.unique("id", keep="last", maintain_order=True)
+
+
+def _by_id(reviews: pl.DataFrame) -> pl.DataFrame:
+    """Reviews in id order: the order weighted Elo draws its random orders from is then
+    the same however the rows were written or split across directories."""
+    return reviews.sort("id") if "id" in reviews.columns else reviews
+
+
+def check_one_tournament(directories: Sequence[str | Path]) -> None:
+    """Refuse directories that are not the run directories (or shards) of one tournament.
+
+    Reads only each `tournament.json`: a different tournament (name or config
+    hash), the same directory twice, the same shard twice or shards of
+    different splits raise LeaderboardInputError naming the directory.
+    """
+    paths = [Path(d) for d in directories]
+    if not paths:
+        raise LeaderboardInputError("arena", "", "give at least one run directory")
+    seen: dict[Path, Path] = {}
+    for path in paths:
+        key = path.resolve()
+        if key in seen:
+            raise LeaderboardInputError(path, "", f"given twice (also as {seen[key]})")
+        seen[key] = path
+    if len(paths) == 1:
+        return
+    snapshots: list[tuple[Path, dict[str, Any]]] = []
+    for path in paths:
+        file = path / "tournament.json"
+        if not file.is_file():
+            raise LeaderboardInputError(
+                path, "tournament.json", "missing: cannot tell which tournament this is"
+            )
+        snapshots.append((path, _load_tournament(file)))
+    first_path, first = snapshots[0]
+    shards: dict[tuple[int, int], Path] = {}
+    for path, snapshot in snapshots:
+        for field_name in ("name", "config_hash"):
+            mine, theirs = snapshot.get(field_name), first.get(field_name)
+            if mine != theirs:
+                raise LeaderboardInputError(
+                    path,
+                    "tournament.json",
+                    f"another tournament than {first_path} ({field_name} {mine!r}, not {theirs!r})",
+                )
+        found = recorded_shard(snapshot)
+        if found is None:
+            continue
+        shard = (found.index, found.count)
+        if shard in shards:
+            raise LeaderboardInputError(
+                path, "", f"shard {shard[0]}/{shard[1]} again (also {shards[shard]})"
+            )
+        shards[shard] = path
+    if len({count for _, count in shards}) > 1:
+        raise LeaderboardInputError("arena", "", f"shards of different splits: {sorted(shards)}")
+
+
+def latest_rows(frames: Sequence[pl.DataFrame | None]) -> pl.DataFrame | None:
+    """One table of several directories: the last-finished row per id (None: no frame)."""
+    return _latest(frames)
+
+
+def load_runs(
+    directories: Sequence[str | Path], *, ranking_only: bool = False, style: bool = True
+) -> RunData:
+    """Several run directories of one tournament (the shards of a split run) read as one.
+
+    Directories of different tournaments (name or config hash), the same
+    directory twice, or the same shard twice are refused. The tables are
+    concatenated, keeping the last-finished row of an id that appears twice;
+    the reviews come in id order.
+    `ranking_only` and `style` as for `load_run`.
+    """
+    check_one_tournament(directories)
+    runs = [load_run(path, ranking_only=ranking_only, style=style) for path in directories]
+    if len(runs) == 1:
+        return dataclasses.replace(
+            runs[0], reviews=_by_id(runs[0].reviews), directories=(runs[0].directory,)
+        )
+    first = runs[0]
+    reviews = _latest([run.reviews for run in runs])
+    assert reviews is not None
+    reviews = _by_id(reviews)
+    skills: dict[str, float] = {}
+    for run in runs:
+        skills.update(run.sim_skill)
+    return RunData(
+        first.directory,
+        reviews,
+        _latest([run.answers for run in runs]),
+        first.tournament,
+        first.contestants,
+        first.reviewers,
+        skills,
+        _latest([run.batcheval for run in runs]),
+        tuple(run.directory for run in runs),
+    )

@@ -15,7 +15,15 @@ from numpy.typing import NDArray
 
 from arena.batcheval import HumanScores, batcheval_summary, run_human_scores
 from arena.config import ConfigError
-from arena.discuss import discussion_block, discussion_report
+from arena.discuss import (
+    DiscussionReport,
+    apply_discussions,
+    discussion_block,
+    discussion_report,
+    discussion_stats,
+    read_discussions,
+    read_state,
+)
 from arena.rank import (
     MIN_BATTLES,
     MIN_QUESTIONS,
@@ -38,7 +46,12 @@ from arena.report._categories import (
     rank_categories,
     run_categories,
 )
-from arena.report._inputs import LeaderboardInputError, load_reviews_file, load_run
+from arena.report._inputs import (
+    LeaderboardInputError,
+    load_reviews_file,
+    load_run,
+    load_runs,
+)
 from arena.sampling import SAMPLING_TABLE
 from arena.store import RunLog
 
@@ -286,6 +299,34 @@ def rank_frame(
     return board
 
 
+def _merged_discussions(
+    directories: Sequence[Path], reviews: pl.DataFrame
+) -> DiscussionReport | None:
+    """The discussions of several shard directories, applied to their merged reviews."""
+    if len(directories) == 1:
+        return discussion_report(directories[0], reviews)
+    states = {d: read_state(d) for d in directories}
+    present = {d: s for d, s in states.items() if s is not None}
+    if not present:
+        return None
+    first_dir, state = next(iter(present.items()))
+    for directory, other in present.items():
+        if other != state:
+            raise LeaderboardInputError(
+                directory, "", f"discussion settings differ from those of {first_dir}"
+            )
+    tables = [t for t in (read_discussions(d) for d in directories) if t is not None]
+    table = pl.concat(tables, how="diagonal_relaxed")
+    adjusted = apply_discussions(
+        reviews,
+        table,
+        outcome="add" if state.outcome == "add" else "replace",
+        weight=state.weight,
+        context=state.context,
+    )
+    return DiscussionReport(state, discussion_stats(table, state.context), adjusted, table)
+
+
 # The style-controlled Bradley-Terry rating, where Kendall tau lists it.
 STYLE_RANKING = "bt_style"
 
@@ -324,24 +365,38 @@ def _is_style_column(name: str) -> bool:
 
 
 def build_leaderboard(
-    path: str | Path | None = None,
+    path: str | Path | Sequence[str | Path] | None = None,
     *,
     reviews_file: str | Path | None = None,
     human_file: str | Path | None = None,
     options: LeaderboardOptions | None = None,
     human_scores_file: str | Path | None = None,
     by: str | None = None,
+    ratings_only: bool = False,
 ) -> Leaderboard:
     """The leaderboard of a run directory or a reviews file (see `arena leaderboard`).
 
-    `path` is a run directory or a reviews file; `reviews_file` supplies the
-    reviews instead of the run's log (a run directory then still gives the
-    contestants and sim skills; any reviewer counts). `by="category"` adds a
-    ranking within each question category. Raises LeaderboardInputError for
-    bad input.
+    `ratings_only` computes only what the models' ratings and counts need (the
+    history snapshot of a run): no second ranking of the reviews as written
+    when discussions replace verdicts, no style control, no cost, no
+    discussion or BatchEval block.
+
+    `path` is a run directory or a reviews file, or several run directories of
+    one tournament (the shards of a split run, read as one: see `load_runs`);
+    `reviews_file` supplies the reviews instead of the run's log (a run
+    directory then still gives the contestants and sim skills; any reviewer
+    counts). `by="category"` adds a ranking within each question category.
+    Raises LeaderboardInputError for bad input.
     """
     opts = options or LeaderboardOptions()
-    target = None if path is None else Path(path)
+    paths = [] if path is None else [Path(path)] if isinstance(path, str | Path) else list(path)
+    for shard in paths if len(paths) > 1 else []:  # the shard directories of one tournament
+        if not Path(shard).is_dir() or reviews_file is not None:
+            raise LeaderboardInputError(
+                shard, "", "several sources must all be run directories (and no --reviews)"
+            )
+    target = Path(paths[0]) if paths else None
+    directories = [Path(p) for p in paths] if target is not None and target.is_dir() else []
     if target is None and reviews_file is None:
         raise LeaderboardInputError(
             "arena leaderboard", "", "give a run directory or a reviews file"
@@ -356,7 +411,7 @@ def build_leaderboard(
     skills: dict[str, float] = {}
     answers = scored = None
     if target is not None and target.is_dir():
-        run = load_run(target)
+        run = load_runs(directories, ranking_only=True, style=not ratings_only)
         contestants, reviewers, skills, answers, scored = (
             run.contestants,
             run.reviewers,
@@ -364,7 +419,7 @@ def build_leaderboard(
             run.answers,
             run.batcheval,
         )
-        reviews, source = run.reviews, str(target)
+        reviews, source = run.reviews, ", ".join(str(d) for d in directories)
     if reviews_file is not None or (target is not None and not target.is_dir()):
         file = Path(reviews_file) if reviews_file is not None else target
         assert file is not None
@@ -381,7 +436,7 @@ def build_leaderboard(
     # A run's discussions: rank with their agreed verdicts, and report both rankings.
     discussed = None
     if reviews_file is None and target is not None and target.is_dir():
-        discussed = discussion_report(target, reviews)
+        discussed = _merged_discussions(directories, reviews)
     extra = None if discussed is None else discussed.discussions
     try:
         board = rank_frame(
@@ -393,13 +448,16 @@ def build_leaderboard(
             sim_skill=skills,
             human=human,
             # A run directory: every billed attempt in its log (retried failures
-            # and superseded rows included); a file: the cost column it has.
-            cost_usd=RunLog(target).spent_usd()
+            # and superseded rows included); a file: the cost column it has. The
+            # history snapshot (ratings_only) keeps no cost: it is not read.
+            cost_usd=None
+            if ratings_only
+            else sum(RunLog(d).spent_usd() for d in directories)
             if run_dir and target is not None
             else _cost([reviews, answers, extra, scored]),
-            answers=answers if reviews_file is None else None,
+            answers=answers if reviews_file is None and not ratings_only else None,
         )
-        if discussed is not None:
+        if discussed is not None and not ratings_only:
             plain = rank_frame(
                 reviews,
                 source=source,
@@ -417,8 +475,18 @@ def build_leaderboard(
                 *_by_model(plain),
                 None if tau is None else {k: _number(v) for k, v in tau.items()},
             )
-        if target is not None and target.is_dir():
-            board.batcheval = _batcheval_block(board, target, opts.seed, human_scores)
+        if design is not None:
+            design["balanced_win_rates"] = bool(opts.balanced)
+            board.sampling = design
+        if ratings_only:
+            return board
+        if len(directories) == 1:
+            board.batcheval = _batcheval_block(board, directories[0], opts.seed, human_scores)
+        elif directories and run.batcheval is not None and run.batcheval.height:
+            board.warnings.append(
+                "BatchEval scores of several directories are not combined: "
+                "run `arena leaderboard` on each shard for its BatchEval block"
+            )
         if by == "category":
             ranked = reviews if discussed is None else discussed.reviews
             board.by_category = _by_category(
@@ -437,9 +505,6 @@ def build_leaderboard(
                     )
                 ),
             )
-        if design is not None:
-            design["balanced_win_rates"] = bool(opts.balanced)
-            board.sampling = design
         return board
     except ValueError as exc:
         raise LeaderboardInputError(source, "", str(exc)) from None

@@ -110,26 +110,33 @@ class _Design:
         for k, (i, j) in enumerate(self.grid.pairs):
             pair_index[i * c + j] = k
         # Two review calls per unit: slot 0 shows the pair's first model as A.
-        self.calls: list[ReviewCall | None] = [None] * (2 * self.grid.size)
-        for call in plan.reviews:
+        # Each slot holds the review's index in the plan (-1: not in the plan).
+        self.plan = plan
+        self.slots: NDArray[np.int64] = np.full(2 * self.grid.size, -1, dtype=np.int64)
+        self.unit_of_review: dict[str, int] = {}
+        for index, call in enumerate(plan.reviews):
             a, b = position[call.model_a], position[call.model_b]
             lo, hi = min(a, b), max(a, b)
             unit = (
                 questions[call.question.id] * self.grid.n_pairs + pair_index[lo * c + hi]
             ) * self.grid.n_reviewers + reviewer_index[call.reviewer]
-            self.calls[2 * unit + (0 if a < b else 1)] = call
-        self.unit_of_review = {
-            call.id: k // 2 for k, call in enumerate(self.calls) if call is not None
-        }
+            self.slots[2 * unit + (0 if a < b else 1)] = index
+            self.unit_of_review[call.id] = unit
         self.selected: BoolArray = np.zeros(self.grid.size, dtype=np.bool_)
+
+    def pair_of(self, unit: int) -> tuple[ReviewCall, ReviewCall]:
+        """The two review calls of a unit (both orders)."""
+        return (
+            self.plan.reviews[int(self.slots[2 * unit])],
+            self.plan.reviews[int(self.slots[2 * unit + 1])],
+        )
 
     def complete(self, unit: int) -> bool:
         """Whether both review calls of a unit are in the plan."""
-        return self.calls[2 * unit] is not None and self.calls[2 * unit + 1] is not None
+        return bool(self.slots[2 * unit] >= 0 and self.slots[2 * unit + 1] >= 0)
 
     def unit_id(self, unit: int) -> str:
-        ab, ba = self.calls[2 * unit], self.calls[2 * unit + 1]
-        assert ab is not None and ba is not None
+        ab, ba = self.pair_of(unit)
         return stable_id("unit", [ab.id, ba.id])
 
 
@@ -180,21 +187,21 @@ class SampledPlanner(AllPairsPlanner):
                     self._verdicts[rid] = verdict
         planned = min(self.budget.budget_calls, len(self.plan.reviews))
         ctx.stats.plan("reviews", max(planned, 2 * int(d.selected.sum())))
-        retry: list[ReviewCall] = []
+        self.stop_cursor()  # reviews come from the design, not from walking the plan
+        retry: list[int] = []
         for unit in np.flatnonzero(d.selected).tolist():
-            for call in (d.calls[2 * unit], d.calls[2 * unit + 1]):
-                assert call is not None
+            for slot, call in zip((2 * unit, 2 * unit + 1), d.pair_of(unit), strict=True):
                 if call.id in self._verdicts:
                     ctx.stats.skip("reviews")
                 elif call.id in self._done:
-                    retry.append(call)  # failed earlier: asked again, after selecting
+                    retry.append(int(d.slots[slot]))  # failed earlier: asked again, after selecting
                 else:
                     self._outstanding.add(call.id)
-                    self.queue_review(call)
+                    self.queue_review(int(d.slots[slot]))
         if not self._outstanding:
             self._next_round()
-        for call in retry:
-            self.queue_review(call)
+        for index in retry:
+            self.queue_review(index)
 
     def next_call(self) -> Call | Idle:
         if self._records:
@@ -289,8 +296,7 @@ class SampledPlanner(AllPairsPlanner):
             "verdict": [],
         }
         for unit in np.flatnonzero(d.selected).tolist():
-            for call in (d.calls[2 * unit], d.calls[2 * unit + 1]):
-                assert call is not None
+            for call in d.pair_of(unit):
                 verdict = self._verdicts.get(call.id)
                 if verdict is None:
                     continue
@@ -323,8 +329,7 @@ class SampledPlanner(AllPairsPlanner):
         q, p, r = d.grid.split(np.array(unit_list, dtype=np.int64))
         pairs = d.grid.pairs
         for k, unit in enumerate(unit_list):
-            ab, ba = d.calls[2 * unit], d.calls[2 * unit + 1]
-            assert ab is not None and ba is not None
+            ab, ba = d.pair_of(unit)
             i, j = pairs[int(p[k])]
             rows.append(
                 {
@@ -360,11 +365,10 @@ class SampledPlanner(AllPairsPlanner):
         )
         for unit in unit_list:
             d.selected[unit] = True
-            for call in (d.calls[2 * unit], d.calls[2 * unit + 1]):
-                assert call is not None
+            for slot, call in zip((2 * unit, 2 * unit + 1), d.pair_of(unit), strict=True):
                 self._outstanding.add(call.id)
                 self._round_dependency[call.id] = round_id
-                self.queue_review(call)
+                self.queue_review(int(d.slots[slot]))
 
     def _close_plan(self) -> None:
         """No more rounds: the planned review count shrinks to what was selected."""

@@ -5,7 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from arena.rank import encode_reviews, weighted_elo
+from arena.rank import EloResult, ReviewSet, _elo_kernel, encode_reviews, weighted_elo
+from arena.rank import _elo as elo_module
+from arena.rank._elo import _generator_state
+from arena.rank._peerrank import weights_from_scores
 from tests.rank._frames import frame, random_reviews
 
 
@@ -55,3 +58,101 @@ def test_no_battles() -> None:
     elo = weighted_elo(rs, orders=5)
     np.testing.assert_allclose(elo.rating, [1000.0, 1000.0])
     assert elo.passes == 0
+
+
+def _reference_elo(
+    rs: ReviewSet, *, orders: int, seed: int, tol: float = 1e-6, max_passes: int = 10
+) -> EloResult:
+    """Weighted Elo the plain way: every order materialised by NumPy, one review at a time."""
+    rng = np.random.default_rng(seed)
+    perms = [rng.permutation(rs.n_battles) for _ in range(orders)]
+    target = (1.0 - rs.score.astype(np.float64)) / 2.0
+    battled = np.bincount(rs.model_a, minlength=rs.n_models) + np.bincount(
+        rs.model_b, minlength=rs.n_models
+    )
+
+    def mean_rating(weights: np.ndarray) -> np.ndarray:
+        gain = 32.0 * (weights * rs.n_reviewers)[rs.reviewer]
+        total = np.zeros(rs.n_models)
+        for perm in perms:
+            rating = np.full(rs.n_models, 1000.0)
+            for k in perm:
+                a, b = rs.model_a[k], rs.model_b[k]
+                expected = 1.0 / (1.0 + 10.0 ** ((rating[b] - rating[a]) / 400.0))
+                delta = gain[k] * (target[k] - expected)
+                rating[a] += delta
+                rating[b] -= delta
+            total += rating
+        return total / orders
+
+    weights = np.full(rs.n_reviewers, 1.0 / rs.n_reviewers)
+    rating = mean_rating(weights)
+    passes, converged = 1, False
+    while passes < max_passes:
+        scores = np.where(battled > 0, rating, np.nan)[None]
+        new = weights_from_scores(scores, rs.reviewer_as_contestant)[0]
+        if float(np.abs(new - weights).max()) < tol:
+            converged = True
+            break
+        weights = new
+        rating = mean_rating(weights)
+        passes += 1
+    return EloResult(rating, weights, passes, converged, orders)
+
+
+@pytest.mark.parametrize(
+    ("models", "judges", "questions", "orders", "seed"),
+    [(4, 0, 5, 7, 0), (5, 2, 4, 9, 3), (3, 1, 30, 2, 11)],
+)
+def test_kernel_matches_plain_numpy_orders(
+    models: int, judges: int, questions: int, orders: int, seed: int
+) -> None:
+    # The compiled kernel replays NumPy's permutations and must give the same
+    # ratings as materialising them and updating one review at a time.
+    rs = encode_reviews(
+        random_reviews(models=models, judges=judges, questions=questions, seed=seed)
+    )
+    ours = weighted_elo(rs, orders=orders, seed=seed)
+    plain = _reference_elo(rs, orders=orders, seed=seed)
+    np.testing.assert_allclose(ours.rating, plain.rating, rtol=0, atol=1e-9)
+    np.testing.assert_allclose(ours.weights, plain.weights, rtol=0, atol=1e-12)
+    assert (ours.passes, ours.converged) == (plain.passes, plain.converged)
+    assert ours.passes > 1  # the reviewer weights really were re-derived
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 17, 1000, 70_001])
+def test_shuffle_replays_numpy_permutations(n: int) -> None:
+    rng = np.random.default_rng(42)
+    starts = _elo_kernel.order_starts(_generator_state(42), n, 3)
+    for start in starts:
+        values = np.arange(n, dtype=np.int64) * 7
+        _elo_kernel.shuffle(values, start)
+        np.testing.assert_array_equal(values, rng.permutation(n) * 7)
+
+
+def test_threads_do_not_change_the_result(monkeypatch: pytest.MonkeyPatch) -> None:
+    rs = encode_reviews(random_reviews(models=4, judges=1, questions=6, seed=4))
+    monkeypatch.setattr(elo_module, "_threads", lambda orders: 1)
+    alone = weighted_elo(rs, orders=11, seed=2)
+    monkeypatch.setattr(elo_module, "_threads", lambda orders: 3)
+    shared = weighted_elo(rs, orders=11, seed=2)
+    np.testing.assert_allclose(shared.rating, alone.rating, rtol=0, atol=1e-9)
+    np.testing.assert_array_equal(shared.weights, alone.weights)
+
+
+@pytest.mark.parametrize(
+    ("models", "judges", "width"),
+    [(12, 20, np.uint16), (100, 400, np.int32), (1100, 1400, np.int64)],
+)
+def test_codes_of_every_width(models: int, judges: int, width: type) -> None:
+    # Reviews are packed in the narrowest integer holding both model codes and the
+    # reviewer-and-score kind: 16 bits for small tournaments, 64 for very large ones.
+    rows = [
+        (f"q{k}", f"M{k % models}", f"M{(k + 1) % models}", f"J{k % judges}", "AB"[k % 3 == 0])
+        for k in range(max(models, judges))
+    ]
+    rs = encode_reviews(frame(rows))
+    assert elo_module._Orders(rs, 1, 0).codes.dtype == width
+    ours = weighted_elo(rs, orders=2, seed=1, max_passes=3)
+    plain = _reference_elo(rs, orders=2, seed=1, max_passes=3)
+    np.testing.assert_allclose(ours.rating, plain.rating, rtol=0, atol=1e-9)
