@@ -28,6 +28,8 @@ __all__ = [
     "StageFigures",
     "format_duration",
     "plain_line",
+    "RATE_WINDOW_S",
+    "View",
 ]
 
 # Rates are measured over this many seconds of recent samples.
