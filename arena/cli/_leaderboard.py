@@ -9,6 +9,7 @@ import click
 
 from arena.cli._history import LAST_TWO, show_history_or_diff
 from arena.cli._output import output_console
+from arena.cli._ranking import ranking_options
 from arena.report import (
     LeaderboardInputError,
     LeaderboardOptions,
@@ -64,53 +65,13 @@ def _fail(message: str) -> None:
     "criterion, score): the BatchEval block reports their per-answer Pearson and Spearman "
     "correlation with the BatchEval scores, per criterion, with bootstrap intervals.",
 )
-@click.option(
-    "--anchor",
-    metavar="MODEL",
-    default=None,
-    help="Pin this model's Bradley-Terry rating at 1000 (default: the mean is 1000).",
-)
-@click.option(
-    "--elo-orders",
-    type=click.IntRange(min=0),
-    default=100,
-    show_default=True,
-    help="Random review orders the weighted Elo is averaged over (0 skips Elo).",
-)
-@click.option(
-    "--bootstrap",
-    type=click.IntRange(min=0),
-    default=200,
-    show_default=True,
-    help="Bootstrap rounds over questions for the Bradley-Terry intervals (0: none).",
-)
-@click.option(
-    "--seed",
-    type=int,
-    default=0,
-    show_default=True,
-    help="Seed of the Elo orders and the bootstrap.",
-)
+@ranking_options
 @click.option(
     "--by",
     type=click.Choice(["category"]),
     default=None,
     help="Also rank within each question category (MT-bench's, arena-hard's, AlpacaEval's "
     "dataset; a reviews file needs a `category` column).",
-)
-@click.option(
-    "--weights",
-    "weighting",
-    type=click.Choice(["peerrank", "equal"]),
-    default="peerrank",
-    show_default=True,
-    help="Reviewer weights: the PeerRank fixed point, or every reviewer the same.",
-)
-@click.option(
-    "--no-self",
-    "no_self",
-    is_flag=True,
-    help="Leave out the reviews a reviewer made of battles it takes part in.",
 )
 @click.option(
     "--history",
@@ -136,12 +97,7 @@ def leaderboard(
     reviews_file: Path | None,
     human_file: Path | None,
     human_scores_file: Path | None,
-    anchor: str | None,
-    elo_orders: int,
-    bootstrap: int,
-    seed: int,
-    weighting: str,
-    no_self: bool,
+    options: LeaderboardOptions,
     by: str | None,
     show_history: bool,
     show_diff: str | None,
@@ -175,18 +131,10 @@ def leaderboard(
         _fail("--history and --diff read one run directory")
     source = sources[0] if sources else None
     if show_history or show_diff is not None:  # the history table (docs/nightly.md)
-        show_history_or_diff(source, show_diff, anchor, fmt)
+        show_history_or_diff(source, show_diff, options.anchor, fmt)
         return
     if source is None and reviews_file is None:
         _fail("give a run directory or a reviews file (DIR_OR_FILE or --reviews FILE)")
-    options = LeaderboardOptions(
-        anchor=anchor,
-        elo_orders=elo_orders,
-        bootstrap=bootstrap,
-        seed=seed,
-        weights=weighting,
-        exclude_self=no_self,
-    )
     try:
         board = build_leaderboard(
             list(sources) if len(sources) > 1 else source,

@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from arena.cli._common import fail
+from arena.cli._ranking import ranking_options
 from arena.htmlreport import DEFAULT_BATTLES, build_report, write_report
 from arena.report import LeaderboardInputError, LeaderboardOptions
 
@@ -36,36 +37,7 @@ __all__ = ["report_cmd"]
     show_default=True,
     help="Disputed battles to include in full (0: none).",
 )
-@click.option("--anchor", metavar="MODEL", default=None, help="Pin this model's BT rating at 1000.")
-@click.option(
-    "--elo-orders",
-    type=click.IntRange(min=0),
-    default=100,
-    show_default=True,
-    help="Random review orders the weighted Elo is averaged over (0 skips Elo).",
-)
-@click.option(
-    "--bootstrap",
-    type=click.IntRange(min=0),
-    default=200,
-    show_default=True,
-    help="Bootstrap rounds over questions for the intervals (0: none).",
-)
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of Elo and bootstrap.")
-@click.option(
-    "--weights",
-    "weighting",
-    type=click.Choice(["peerrank", "equal"]),
-    default="peerrank",
-    show_default=True,
-    help="Reviewer weights: the PeerRank fixed point, or every reviewer the same.",
-)
-@click.option(
-    "--no-self",
-    "no_self",
-    is_flag=True,
-    help="Leave out the reviews a reviewer made of battles it takes part in.",
-)
+@ranking_options
 @click.option(
     "--by",
     type=click.Choice(["category"]),
@@ -77,12 +49,7 @@ def report_cmd(
     output: Path | None,
     human_file: Path | None,
     battles: int,
-    anchor: str | None,
-    elo_orders: int,
-    bootstrap: int,
-    seed: int,
-    weighting: str,
-    no_self: bool,
+    options: LeaderboardOptions,
     by: str | None,
 ) -> None:
     """Write the report of run directory DIR as one HTML file that opens offline.
@@ -101,14 +68,6 @@ def report_cmd(
       arena report runs/demo                  # writes runs/demo/report.html
       arena report runs/demo -o demo.html --battles 30
     """
-    options = LeaderboardOptions(
-        anchor=anchor,
-        elo_orders=elo_orders,
-        bootstrap=bootstrap,
-        seed=seed,
-        weights=weighting,
-        exclude_self=no_self,
-    )
     try:
         data = build_report(
             directory, human_file=human_file, options=options, battles=battles, by=by

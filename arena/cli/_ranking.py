@@ -1,0 +1,87 @@
+"""The ranking options `arena leaderboard` and `arena report` share (--anchor ... --no-self)."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Any
+
+import click
+
+__all__ = ["ranking_options"]
+
+_OPTIONS = (
+    click.option(
+        "--anchor",
+        metavar="MODEL",
+        default=None,
+        help="Pin this model's Bradley-Terry rating at 1000 (default: the mean is 1000).",
+    ),
+    click.option(
+        "--elo-orders",
+        type=click.IntRange(min=0),
+        default=100,
+        show_default=True,
+        help="Random review orders the weighted Elo is averaged over (0 skips Elo).",
+    ),
+    click.option(
+        "--bootstrap",
+        type=click.IntRange(min=0),
+        default=200,
+        show_default=True,
+        help="Bootstrap rounds over questions for the intervals (0: none).",
+    ),
+    click.option(
+        "--seed",
+        type=int,
+        default=0,
+        show_default=True,
+        help="Seed of the Elo orders and the bootstrap.",
+    ),
+    click.option(
+        "--weights",
+        "weighting",
+        type=click.Choice(["peerrank", "equal"]),
+        default="peerrank",
+        show_default=True,
+        help="Reviewer weights: the PeerRank fixed point, or every reviewer the same.",
+    ),
+    click.option(
+        "--no-self",
+        "no_self",
+        is_flag=True,
+        help="Leave out the reviews a reviewer made of battles it takes part in.",
+    ),
+)
+
+
+def ranking_options(command: Callable[..., Any]) -> Callable[..., Any]:
+    """Add the ranking options to a command; it receives them as `options` (LeaderboardOptions)."""
+
+    @functools.wraps(command)
+    def with_options(
+        *args: Any,
+        anchor: str | None,
+        elo_orders: int,
+        bootstrap: int,
+        seed: int,
+        weighting: str,
+        no_self: bool,
+        **kwargs: Any,
+    ) -> Any:
+        from arena.report import LeaderboardOptions
+
+        options = LeaderboardOptions(
+            anchor=anchor,
+            elo_orders=elo_orders,
+            bootstrap=bootstrap,
+            seed=seed,
+            weights=weighting,
+            exclude_self=no_self,
+        )
+        return command(*args, options=options, **kwargs)
+
+    decorated: Callable[..., Any] = with_options
+    for option in reversed(_OPTIONS):
+        decorated = option(decorated)
+    return decorated
