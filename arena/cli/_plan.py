@@ -208,21 +208,9 @@ def plan_cmd(file: Path, out: Path | None, as_json: bool) -> None:
                 ),
             }
         )
-    totals = {
-        k: sum(r[k] for r in out_rows)
-        for k in (
-            "answers",
-            "reviews",
-            "batcheval",
-            "calls",
-            "done",
-            "pending",
-            "new",
-            "stale",
-            "failed",
-            "est_tokens",
-        )
-    }
+    # Counts and tokens add up; the costs (None when unpriced) are summed below.
+    counted = [k for k in _COLUMNS[2:] if not k.endswith("_cost_usd")]
+    totals = {k: sum(r[k] for r in out_rows) for k in counted}
     unpriced = [r["model"] for r in out_rows if r["est_cost_usd"] is None]
     totals["est_cost_usd"] = sum(r["est_cost_usd"] or 0.0 for r in out_rows)
     totals["exp_cost_usd"] = sum(r["exp_cost_usd"] or 0.0 for r in out_rows)
