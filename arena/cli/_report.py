@@ -1,4 +1,4 @@
-"""`arena report`: a run directory as one self-contained HTML file."""
+"""`arena report`: a run directory (or the shards of one tournament) as one HTML file."""
 
 from __future__ import annotations
 
@@ -15,13 +15,17 @@ __all__ = ["report_cmd"]
 
 
 @click.command("report")
-@click.argument("directory", metavar="DIR", type=click.Path(path_type=Path))
+@click.argument(
+    "directories", metavar="DIR...", nargs=-1, required=True, type=click.Path(path_type=Path)
+)
 @click.option(
     "-o",
     "--output",
+    "--out",
+    "output",
     type=click.Path(path_type=Path, dir_okay=False),
     default=None,
-    help="HTML file to write (default: DIR/report.html).",
+    help="HTML file to write (default: DIR/report.html; required with several DIRs).",
 )
 @click.option(
     "--human",
@@ -45,7 +49,7 @@ __all__ = ["report_cmd"]
     help="Also rank within each question category.",
 )
 def report_cmd(
-    directory: Path,
+    directories: tuple[Path, ...],
     output: Path | None,
     human_file: Path | None,
     battles: int,
@@ -63,16 +67,34 @@ def report_cmd(
     script and no network: everything is inline, and all text from the log
     is escaped.
 
+    Several run directories (DIR1 DIR2 ...: the shards of one tournament run
+    with `arena run --shard K/N`) make one report, ranked as `arena
+    leaderboard DIR1 DIR2 ...` ranks them; directories of different
+    tournaments, or that are not run directories, are refused (exit 2). The
+    merged report needs -o FILE (it belongs to no one shard); it has no
+    rating history (each shard's history ranks that shard alone) and, like
+    the leaderboard, no combined BatchEval block.
+
     \b
     Examples:
       arena report runs/demo                  # writes runs/demo/report.html
       arena report runs/demo -o demo.html --battles 30
+      arena report runs/s1 runs/s2 runs/s3 -o runs/all.html
     """
+    if len(directories) > 1 and output is None:
+        fail(
+            f"{len(directories)} run directories make one report: "
+            "give the file to write with -o FILE"
+        )
     try:
         data = build_report(
-            directory, human_file=human_file, options=options, battles=battles, by=by
+            directories[0] if len(directories) == 1 else list(directories),
+            human_file=human_file,
+            options=options,
+            battles=battles,
+            by=by,
         )
     except LeaderboardInputError as exc:
         fail(str(exc))
-    target = write_report(data, output if output is not None else directory / "report.html")
+    target = write_report(data, output if output is not None else directories[0] / "report.html")
     click.echo(f"arena: wrote {target}")

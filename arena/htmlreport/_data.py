@@ -1,10 +1,19 @@
-"""What the HTML report shows, gathered from a run directory into one object."""
+"""What the HTML report shows, gathered from a run directory into one object.
+
+Several run directories (the shards of one tournament, `arena run --shard K/N`)
+make one report: the leaderboard of their merged reviews (`build_leaderboard`
+with every directory, which refuses directories of other tournaments), the
+calls of every directory added up, and the most disputed battles of them all
+(a battle's reviews all lie in its question's shard). The rating history is
+per directory (a shard's snapshots rank that shard alone), so it is left out.
+"""
 
 from __future__ import annotations
 
 import json
 import math
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -39,6 +48,9 @@ class ReportData:
     battles: list[dict[str, Any]]  # the most disputed battles, in full
     calls: list[dict[str, Any]]  # per table: calls, statuses, tokens, cost
     notes: list[str] = field(default_factory=list)
+    # Every directory read: `directory` alone, or the shards of one tournament.
+    directories: tuple[Path, ...] = ()
+    history_note: str | None = None  # why there is no history (several directories)
 
 
 def _history(directory: Path) -> list[dict[str, Any]]:
@@ -68,28 +80,81 @@ def _title(directory: Path) -> str:
     return name if isinstance(name, str) and name else directory.name
 
 
+_CALL_TABLES = ("answers", "reviews", "discussions", "batcheval")
+_CALL_COUNTS = ("calls", "ok", "invalid", "failed", "tokens_in", "tokens_out", "cost_usd")
+_SHARD_HISTORY_NOTE = (
+    "No rating history: each shard directory keeps its own, of its shard alone "
+    "(`arena report DIR` of one directory shows it)."
+)
+
+
+def _merged_calls(runs: Sequence[RunData]) -> list[dict[str, Any]]:
+    """The calls of every directory, added up per table."""
+    totals: dict[str, dict[str, Any]] = {}
+    for run in runs:
+        for row in run.calls():
+            total = totals.setdefault(row["table"], {"table": row["table"]})
+            for key in _CALL_COUNTS:
+                total[key] = total.get(key, 0) + row[key]
+    order = {table: k for k, table in enumerate(_CALL_TABLES)}
+    return sorted(totals.values(), key=lambda row: order.get(row["table"], len(order)))
+
+
+def _merged_battles(runs: Sequence[RunData], limit: int) -> list[dict[str, Any]]:
+    """The `limit` most disputed battles of several directories, in `RunData.disputed` order.
+
+    Each directory's list is in that order already and a question's battles all
+    lie in one directory, so a stable sort by dispute, votes and question keeps
+    the order of the answer ids within a question: the order of one directory
+    holding every battle.
+    """
+    battles = [b for run in runs for b in run.disputed(limit)]
+    battles.sort(key=lambda b: (-b["dispute"], -sum(b["votes"].values()), b["question"]["id"]))
+    return battles[:limit]
+
+
+def _check_run_directory(root: Path) -> None:
+    if not root.is_dir():
+        raise LeaderboardInputError(root, "", "no such run directory")
+    if not (root / "tournament.json").exists() and not (root / "log").is_dir():
+        raise LeaderboardInputError(root, "", "not a run directory (no tournament.json, no log/)")
+
+
 def build_report(
-    directory: str | Path,
+    directory: str | Path | Sequence[str | Path],
     *,
     human_file: str | Path | None = None,
     options: LeaderboardOptions | None = None,
     battles: int = DEFAULT_BATTLES,
     by: str | None = None,
 ) -> ReportData:
-    """Everything the report of run directory DIR shows. Raises LeaderboardInputError."""
-    root = Path(directory)
-    if not root.is_dir():
-        raise LeaderboardInputError(root, "", "no such run directory")
-    board = build_leaderboard(root, human_file=human_file, options=options, by=by)
-    data = RunData(root)
+    """Everything the report of run directory DIR shows. Raises LeaderboardInputError.
+
+    Several directories (the shards of one tournament) are reported as one, as
+    `arena leaderboard DIR1 DIR2 ...` ranks them; directories of different
+    tournaments, or that are not run directories, are refused.
+    """
+    roots = [Path(directory)] if isinstance(directory, str | Path) else [Path(d) for d in directory]
+    if not roots:
+        raise LeaderboardInputError("arena report", "", "give at least one run directory")
+    for root in roots:
+        _check_run_directory(root)
+    root = roots[0]
+    board = build_leaderboard(
+        root if len(roots) == 1 else roots, human_file=human_file, options=options, by=by
+    )
+    runs = [RunData(r) for r in roots]
+    several = len(runs) > 1
     return ReportData(
         directory=root,
         title=_title(root),
         generated_at=time.time(),
         board=board,
         leaderboard=leaderboard_dict(board),
-        history=_history(root) if (root / "log").is_dir() else [],
-        battles=data.disputed(battles),
-        calls=data.calls(),
-        notes=list(data.notes),
+        history=_history(root) if not several and (root / "log").is_dir() else [],
+        battles=_merged_battles(runs, battles) if several else runs[0].disputed(battles),
+        calls=_merged_calls(runs) if several else runs[0].calls(),
+        notes=list(dict.fromkeys(note for run in runs for note in run.notes)),
+        directories=tuple(roots),
+        history_note=_SHARD_HISTORY_NOTE if several else None,
     )

@@ -359,7 +359,9 @@ def _reviewers(data: ReportData) -> str:
 
 def _history(data: ReportData) -> str:
     if not data.history:
-        return ""
+        if data.history_note is None:
+            return ""
+        return f'<section id="history-section"><h2>History</h2>{_p(data.history_note)}</section>'
     out = ['<section id="history-section"><h2>History</h2>']
     if len(data.history) < 2:
         out.append(_p("One snapshot so far: lines appear after the next completed run."))
@@ -540,6 +542,14 @@ def _battles(data: ReportData) -> str:
     )
 
 
+def _source(data: ReportData) -> str:
+    """The directory the report reads, or the shard directories it reads as one tournament."""
+    if len(data.directories) > 1:
+        names = ", ".join(str(d) for d in data.directories)
+        return f"Run directories {names} (read as one tournament)"
+    return f"Run directory {data.directory}"
+
+
 def render_report(data: ReportData) -> str:
     """The whole report as one HTML document."""
     lb = data.leaderboard
@@ -547,7 +557,7 @@ def render_report(data: ReportData) -> str:
     counted = counts["reviews"] - counts["invalid"] - counts["failed"]
     stamp = time.strftime("%Y-%m-%d %H:%M", time.localtime(data.generated_at))
     intro = [
-        _p(f"Run directory {data.directory}; report generated {stamp}.", "meta"),
+        _p(f"{_source(data)}; report generated {stamp}.", "meta"),
         _p(
             f"{counts['reviews']} reviews: {counted} counted as battles, {counts['invalid']} "
             f"invalid and {counts['failed']} failed (never counted)."
