@@ -20,6 +20,7 @@ import scipy.sparse as sp
 from numpy.typing import NDArray
 
 from arena.rank._encode import ReviewSet
+from arena.rank._encode_kernel import count_battles, fold_block
 
 __all__ = [
     "A_WINS",
@@ -38,7 +39,7 @@ IntArray = NDArray[np.int64]
 # Verdict categories: the PRD score (-1 A wins, 0 tie, +1 B wins) modulo 3.
 TIE, B_WINS, A_WINS = 0, 1, 2
 
-_CATEGORY = np.array([A_WINS, TIE, B_WINS], dtype=np.int64)
+_CATEGORY = np.array([A_WINS, TIE, B_WINS], dtype=np.int8)
 # Cells of the dense count tensor of one block of questions.
 _BLOCK_CELLS = 8_000_000
 # Per-question features stay a dense matrix up to this many cells.
@@ -77,6 +78,8 @@ class Tallies:
     fleiss_agreement: float
     fleiss_subjects: int
     fleiss_totals: FloatArray
+    # Per contestant: the questions with at least one counted battle of it.
+    questions_per_model: IntArray
 
 
 def _win_from_counts(a_wins: FloatArray, b_wins: FloatArray, ties: FloatArray) -> FloatArray:
@@ -91,51 +94,26 @@ class _Accumulator:
         r, c = rs.n_reviewers, rs.n_models
         self.rs = rs
         self.count = np.zeros((3, r, c, c), dtype=np.int64)
-        self.swap_judged = np.zeros(r)
-        self.swap_agreed = np.zeros(r)
-        self.fleiss_agreement = 0.0
-        self.fleiss_subjects = 0
-        self.fleiss_totals = np.zeros(3)
-        self.upper = np.triu(np.ones((c, c), dtype=bool), k=1)
+        self.swap = np.zeros((2, r))  # per reviewer: judged in both orders, agreeing
+        self.fleiss = np.zeros(5)  # agreement, subjects, totals of tie, B, A
+        self.questions_per_model = np.zeros(c, dtype=np.int64)
         n_features = r * c * c
         self.dense = rs.n_questions * n_features <= _DENSE_FEATURES
         self.keep_features = keep_features
         self.feature_blocks: list[NDArray[np.int32] | sp.csr_matrix] = []
 
     def add(self, block: NDArray[np.int32]) -> None:
-        """Fold in the counts (3, questions, R, C, C) of one block of questions."""
-        ties, b_wins, a_wins = block[TIE], block[B_WINS], block[A_WINS]
-        self.count += block.sum(axis=1)
-        verdicts = a_wins + b_wins
-        verdicts += ties
-        # Preference for the model shown first at (a, b); at (b, a) the mirror
-        # is the same model's preference when shown second.
-        prefer_first = np.sign(a_wins - b_wins)
-        judged = verdicts > 0
-        judged &= np.swapaxes(judged, 2, 3).copy()
-        judged &= self.upper
-        prefer_first += np.swapaxes(prefer_first, 2, 3)
-        agree = prefer_first == 0
-        agree &= judged
-        self.swap_judged += judged.sum(axis=(2, 3)).sum(axis=0)
-        self.swap_agreed += agree.sum(axis=(2, 3)).sum(axis=0)
-        subjects = block.sum(axis=2).reshape(3, -1).astype(np.float64)  # over reviewers
-        raters = subjects.sum(axis=0)
-        rated = raters >= 2
-        subjects, raters = subjects[:, rated], raters[rated]
-        if raters.size:
-            per = ((subjects**2).sum(axis=0) - raters) / (raters * (raters - 1.0))
-            self.fleiss_agreement += float(per.sum())
-            self.fleiss_subjects += int(raters.size)
-            self.fleiss_totals += subjects.sum(axis=1)
+        """Fold in the counts (3, questions, R, C, C) of one block of questions.
+
+        Swap agreement: a reviewer judged (q, a, b) in both orders and preferred the
+        same model both times, or neither (the preference for the model shown
+        first at (a, b) plus the one at (b, a) is zero). Fleiss: per battle
+        (q, a, b) with two or more verdicts, over all reviewers.
+        """
+        rows = fold_block(
+            block, self.count, self.swap, self.fleiss, self.questions_per_model, self.keep_features
+        )
         if self.keep_features:
-            # Twice the win tensor, in integers: 2 A + T + transpose(2 B + T).
-            doubled = a_wins * 2
-            doubled += ties
-            second = b_wins * 2
-            second += ties
-            doubled += np.swapaxes(second, 2, 3)
-            rows = doubled.reshape(block.shape[1], -1)
             self.feature_blocks.append(rows if self.dense else sp.csr_matrix(rows))
 
     def result(self) -> Tallies:
@@ -158,11 +136,12 @@ class _Accumulator:
             count=count,
             win=_win_from_counts(totals[A_WINS], totals[B_WINS], totals[TIE]),
             features=features,
-            swap_judged=self.swap_judged,
-            swap_agreed=self.swap_agreed,
-            fleiss_agreement=self.fleiss_agreement,
-            fleiss_subjects=self.fleiss_subjects,
-            fleiss_totals=self.fleiss_totals,
+            swap_judged=self.swap[0].copy(),
+            swap_agreed=self.swap[1].copy(),
+            fleiss_agreement=float(self.fleiss[0]),
+            fleiss_subjects=int(self.fleiss[1]),
+            fleiss_totals=self.fleiss[2:].copy(),
+            questions_per_model=self.questions_per_model,
         )
 
 
@@ -175,32 +154,22 @@ def tally_reviews(rs: ReviewSet, *, per_question: bool = True) -> Tallies:
     if q_total == 0 or question_cells == 0:
         return acc.result()
     # Verdict category of each score -1, 0, +1.
-    verdict = _CATEGORY.take(rs.score.astype(np.intp) + 1)
-    cell = rs.reviewer * c
-    cell += rs.model_a
-    cell *= c
-    cell += rs.model_b
+    verdict: NDArray[np.int8] = _CATEGORY.take(rs.score.astype(np.intp) + 1)
+    columns = (verdict, rs.question, rs.reviewer, rs.model_a, rs.model_b)
     block_questions = max(1, _BLOCK_CELLS // (3 * question_cells))
     if q_total <= block_questions:
-        key = verdict
-        key *= q_total
-        key += rs.question
-        key *= question_cells
-        key += cell
-        flat = np.bincount(key, minlength=3 * q_total * question_cells)
-        acc.add(flat.astype(np.int32).reshape(3, q_total, r, c, c))
+        acc.add(count_battles(columns, range(q_total), (r, c)))
         return acc.result()
+    # Several blocks: sort the battles by question once, hand each block its slice.
     order = np.argsort(rs.question, kind="stable")
-    sorted_q = rs.question[order]
-    for start in range(0, q_total, block_questions):
-        stop = min(q_total, start + block_questions)
-        lo, hi = np.searchsorted(sorted_q, [start, stop])
-        rows = order[lo:hi]
-        size = stop - start
-        key = (verdict[rows] * size + sorted_q[lo:hi] - start) * question_cells
-        key += cell[rows]
-        flat = np.bincount(key, minlength=3 * size * question_cells)
-        acc.add(flat.astype(np.int32).reshape(3, size, r, c, c))
+    v = verdict[order]
+    q, who, a, b = (column[order] for column in columns[1:])
+    bounds = np.searchsorted(q, np.arange(0, q_total + block_questions, block_questions))
+    for k, start in enumerate(range(0, q_total, block_questions)):
+        lo, hi = int(bounds[k]), int(bounds[k + 1])
+        block = range(start, min(q_total, start + block_questions))
+        sliced = (v[lo:hi], q[lo:hi], who[lo:hi], a[lo:hi], b[lo:hi])
+        acc.add(count_battles(sliced, block, (r, c)))
     return acc.result()
 
 

@@ -16,6 +16,9 @@ import numpy as np
 import polars as pl
 from numpy.typing import NDArray
 
+from arena.rank._encode_kernel import FAILED, INVALID, LEFT_OUT, UNKNOWN, row_pass
+from arena.rank._text_codes import text_codes
+
 __all__ = ["REQUIRED_COLUMNS", "STYLE_FEATURES", "ReviewSet", "encode_reviews"]
 
 IntArray = NDArray[np.int64]
@@ -27,11 +30,10 @@ REQUIRED_COLUMNS = ("question_id", "model_a", "model_b", "reviewer", "verdict")
 # (length in any unit; counts of markdown headers, list items and bold spans).
 STYLE_FEATURES = ("length", "headers", "lists", "bold")
 
-_KNOWN_VERDICTS = ("A", "B", "tie", "invalid")
-# Outcome of a review: its score + 1 (0, 1, 2) when counted, else one of these.
-_INVALID, _FAILED, _LEFT_OUT = 3, 4, 5
-_OUTCOME_OF_VERDICT = {"A": 0, "tie": 1, "B": 2, "invalid": _INVALID}
-_OUTCOME_OF_STATUS = {"invalid": _INVALID, "failed": _FAILED}
+# Outcome of a review: its score + 1 (0, 1, 2) when counted, else INVALID,
+# FAILED or LEFT_OUT (see arena.rank._encode_kernel).
+_OUTCOME_OF_VERDICT = {"A": 0, "tie": 1, "B": 2, "invalid": INVALID}
+_OUTCOME_OF_STATUS = {"invalid": INVALID, "failed": FAILED}
 
 
 @dataclass(frozen=True, eq=False)
@@ -100,75 +102,92 @@ class ReviewSet:
 
 @dataclass(frozen=True)
 class _Column:
-    """A column as small integer codes (-1 for null) and the name of each code."""
+    """A column as small integer codes (-1 for null) and the name of each code.
+
+    `ordered` says the code order is the column's own order (an Enum's
+    categories); otherwise codes follow first appearance and names sort by text.
+    """
 
     codes: NDArray[np.integer[Any]]
     names: list[str]
     has_null: bool
+    ordered: bool = False
 
 
-def _categorize(column: pl.Series) -> _Column:
-    if isinstance(column.dtype, pl.Enum):
-        names = [str(v) for v in column.dtype.categories.to_list()]
-        physical = column.to_physical()
-    else:
-        text = column.cast(pl.String)
-        names = [str(v) for v in text.drop_nulls().unique().sort().to_list()]
-        physical = text.cast(pl.Enum(names)).to_physical()
-    if physical.null_count():
-        return _Column(physical.cast(pl.Int64).fill_null(-1).to_numpy(), names, True)
-    return _Column(physical.to_numpy(), names, False)
+def _categorize_all(columns: Sequence[pl.Series]) -> list[_Column]:
+    """Code every column: Enums by their categories, anything else by its text."""
+    out: list[_Column | None] = [None] * len(columns)
+    texts: list[int] = []
+    for i, column in enumerate(columns):
+        if isinstance(column.dtype, pl.Enum):
+            names = [str(v) for v in column.dtype.categories.to_list()]
+            physical = column.to_physical()
+            if physical.null_count():
+                codes = physical.cast(pl.Int64).fill_null(-1).to_numpy()
+                out[i] = _Column(codes, names, True, True)
+            else:
+                out[i] = _Column(physical.to_numpy(), names, False, True)
+        else:
+            texts.append(i)
+    for i, (codes, names) in zip(texts, text_codes([columns[i] for i in texts]), strict=True):
+        out[i] = _Column(codes, names, columns[i].null_count() > 0)
+    return [column for column in out if column is not None]
 
 
 def _present(column: _Column) -> list[str]:
-    """The names that occur in the column, in code order."""
+    """The names that occur in the column: in code order for an Enum, else sorted
+    (a text column's codes are its distinct values, so every name occurs)."""
+    if not column.ordered:
+        return sorted(column.names)
     codes = column.codes[column.codes >= 0] if column.has_null else column.codes
     used = np.bincount(codes, minlength=len(column.names)) > 0
     return [name for name, flag in zip(column.names, used.tolist(), strict=True) if flag]
 
 
-def _lookup(
-    column: _Column, table: Mapping[str, int], default: int, null: int
-) -> NDArray[np.integer[Any]]:
-    """Map each code's name through `table` (`default` if absent, `null` for null)."""
-    values = [table.get(name, default) for name in column.names] + [null]
-    dtype = np.int8 if max(values, default=0) < 128 and min(values, default=0) >= -128 else np.int32
-    lookup = np.array(values, dtype=dtype)
-    codes = column.codes
-    if column.has_null:
-        codes = np.where(codes >= 0, codes, len(column.names))
-    out: NDArray[np.integer[Any]] = lookup[codes]
-    return out
+def _table(column: _Column, table: Mapping[str, int], default: int, dtype: Any) -> NDArray[Any]:
+    """Lookup table from the column's codes: each name through `table`."""
+    return np.array([table.get(name, default) for name in column.names], dtype=dtype)
 
 
-def _remap(column: _Column, target: Sequence[str]) -> CodeArray:
-    """Codes against `target` (-1 where absent or null)."""
-    if not column.has_null and column.names == list(target):
-        return column.codes.astype(np.int32)
-    position = {name: i for i, name in enumerate(target)}
-    return _lookup(column, position, -1, -1).astype(np.int32, copy=False)
+def _position(column: _Column, target: Sequence[str]) -> CodeArray:
+    """Lookup table from the column's codes to indices in `target` (-1 if absent)."""
+    where = {name: i for i, name in enumerate(target)}
+    return _table(column, where, -1, np.int32)
 
 
-def _question_codes(column: pl.Series) -> tuple[CodeArray, tuple[str, ...]]:
-    """Dense question codes and the question id (as text) of each code."""
-    if column.dtype.is_integer():
-        values = column.to_numpy().astype(np.int64, copy=False)
-        if values.size == 0:
-            return values.astype(np.int32), ()
-        low, high = int(values.min()), int(values.max())
-        if high - low < 4 * values.size + 1024:
-            shifted = values - low if low else values
-            present = np.bincount(shifted, minlength=high - low + 1) > 0
-            ids_text = tuple(str(v) for v in (np.flatnonzero(present) + low).tolist())
-            if present.all():
-                return shifted.astype(np.int32), ids_text
-            remap = (np.cumsum(present) - 1).astype(np.int32)
-            return remap[shifted], ids_text
-        uniq, inverse = np.unique(values, return_inverse=True)
-        return inverse.astype(np.int32).ravel(), tuple(str(v) for v in uniq.tolist())
-    categories = _categorize(column)
-    used = _present(categories)
-    return _remap(categories, used), tuple(used)
+def _codes32(column: _Column) -> CodeArray:
+    return column.codes.astype(np.int32, copy=False)
+
+
+def _integer_questions(values: NDArray[np.int64]) -> tuple[CodeArray, tuple[str, ...]]:
+    """Dense codes of integer question ids (numeric order) and each code's id as text."""
+    if values.size == 0:
+        return values.astype(np.int32), ()
+    low, high = int(values.min()), int(values.max())
+    if high - low < 4 * values.size + 1024:
+        shifted = values - low if low else values
+        present = np.bincount(shifted, minlength=high - low + 1) > 0
+        ids_text = tuple(str(v) for v in (np.flatnonzero(present) + low).tolist())
+        if present.all():
+            return shifted.astype(np.int32), ids_text
+        remap = (np.cumsum(present) - 1).astype(np.int32)
+        return remap[shifted], ids_text
+    uniq, inverse = np.unique(values, return_inverse=True)
+    return inverse.astype(np.int32).ravel(), tuple(str(v) for v in uniq.tolist())
+
+
+def _text_questions(
+    raw: NDArray[np.int64], coded: _Column, seen: NDArray[np.bool_]
+) -> tuple[CodeArray, tuple[str, ...]]:
+    """Dense codes (question ids in text order) of raw codes, of which `seen` occur."""
+    if coded.ordered:
+        order = list(range(len(coded.names)))
+    else:
+        order = sorted(range(len(coded.names)), key=coded.names.__getitem__)
+    used = [code for code in order if seen[code]]
+    remap = np.full(len(coded.names) + 1, -1, dtype=np.int32)
+    remap[used] = np.arange(len(used), dtype=np.int32)
+    return remap[raw], tuple(coded.names[code] for code in used)
 
 
 def encode_reviews(
@@ -184,8 +203,8 @@ def encode_reviews(
     when present. When `contestants` / `reviewers` are given, rows naming any
     other model or reviewer are left out (a model dropped from the tournament
     leaves the leaderboard). Raises ValueError on a missing value, an unknown
-    verdict or a model reviewed against itself. Columns may be strings or
-    polars Enums (the fast path: no string work at all).
+    verdict or a model reviewed against itself. Columns may be strings (coded
+    in one compiled pass each, exactly) or polars Enums (their codes as they are).
 
     With `exclude_self`, reviews by a reviewer of a battle it takes part in
     are left out (counted in `n_self_excluded`). Columns `length_a` and
@@ -198,9 +217,14 @@ def encode_reviews(
     for name in ("question_id", "model_a", "model_b", "reviewer"):
         if reviews[name].null_count():
             raise ValueError(f"column {name!r} has a missing value")
-    column_a = _categorize(reviews["model_a"])
-    column_b = _categorize(reviews["model_b"])
-    column_r = _categorize(reviews["reviewer"])
+    names = ["model_a", "model_b", "reviewer", "verdict"]
+    if "status" in reviews.columns:
+        names.append("status")
+    numeric_questions = reviews["question_id"].dtype.is_integer()
+    if not numeric_questions:
+        names.append("question_id")
+    coded = dict(zip(names, _categorize_all([reviews[n] for n in names]), strict=True))
+    column_a, column_b, column_r = coded["model_a"], coded["model_b"], coded["reviewer"]
     if contestants is None:
         contestant_names = tuple(sorted(set(_present(column_a)) | set(_present(column_b))))
     else:
@@ -209,87 +233,84 @@ def encode_reviews(
         reviewer_names = tuple(_present(column_r))
     else:
         reviewer_names = tuple(dict.fromkeys(reviewers))
-    model_a = _remap(column_a, contestant_names)
-    model_b = _remap(column_b, contestant_names)
-    reviewer = _remap(column_r, reviewer_names)
-    keep = None
-    if contestants is not None or reviewers is not None:
-        keep = (model_a >= 0) & (model_b >= 0) & (reviewer >= 0)
     position = {name: i for i, name in enumerate(contestant_names)}
     as_contestant = np.array([position.get(name, -1) for name in reviewer_names], dtype=np.int64)
-    n_self = 0
-    if exclude_self and len(reviewer_names):
-        judge_as = as_contestant[np.where(reviewer >= 0, reviewer, 0)]
-        own = (reviewer >= 0) & (judge_as >= 0) & ((judge_as == model_a) | (judge_as == model_b))
-        if keep is not None:
-            own &= keep
-        n_self = int(own.sum())
-        if n_self:
-            keep = ~own if keep is None else keep & ~own
-    same = model_a == model_b
-    if keep is not None:
-        same &= keep
-    if same.any():
-        row = int(np.flatnonzero(same)[0])
-        raise ValueError(f"model {contestant_names[model_a[row]]!r} is reviewed against itself")
 
-    verdicts = _categorize(reviews["verdict"])
-    unknown = [name for name in verdicts.names if name not in _KNOWN_VERDICTS]
-    if unknown:  # an unknown category may still be unused: look closer
-        used = _present(
-            verdicts
-            if keep is None
-            else _Column(verdicts.codes[keep], verdicts.names, verdicts.has_null)
+    verdicts = coded["verdict"]
+    outcome_of = {name: _OUTCOME_OF_VERDICT.get(name, UNKNOWN) for name in verdicts.names}
+    status_codes = np.zeros(0, dtype=np.int32)
+    status_table = np.zeros(0, dtype=np.int8)
+    if "status" in coded:
+        status_codes = _codes32(coded["status"])
+        status_table = _table(coded["status"], _OUTCOME_OF_STATUS, 0, np.int8)
+    if numeric_questions:
+        raw_questions = reviews["question_id"].to_numpy().astype(np.int64, copy=False)
+        question_codes = 0
+    else:
+        raw_questions = coded["question_id"].codes.astype(np.int64, copy=False)
+        question_codes = len(coded["question_id"].names)
+    found = row_pass(
+        (
+            _codes32(column_a),
+            _codes32(column_b),
+            _codes32(column_r),
+            _codes32(verdicts),
+            status_codes,
+        ),
+        raw_questions,
+        (
+            _position(column_a, contestant_names),
+            _position(column_b, contestant_names),
+            _position(column_r, reviewer_names),
+        ),
+        (_table(verdicts, outcome_of, UNKNOWN, np.int8), status_table),
+        as_contestant,
+        exclude_self and bool(len(reviewer_names)),
+        question_codes,
+    )
+    if found.self_row >= 0:
+        row = found.self_row
+        name = str(reviews["model_a"][row])
+        raise ValueError(f"model {name!r} is reviewed against itself")
+    if found.unknown_row >= 0:
+        verdict = reviews["verdict"][found.unknown_row]
+        raise ValueError(f"unknown verdict {verdict!r} (expected A, B, tie, invalid)")
+    n = found.counted
+    tally = found.tally
+    if numeric_questions:
+        question, questions = _integer_questions(found.question[:n])
+    else:
+        question, questions = _text_questions(
+            found.question[:n], coded["question_id"], found.question_seen
         )
-        unknown = [name for name in used if name not in _KNOWN_VERDICTS]
-        if unknown:
-            raise ValueError(f"unknown verdict {unknown[0]!r} (expected A, B, tie, invalid)")
-    outcome = _lookup(verdicts, _OUTCOME_OF_VERDICT, _INVALID, _FAILED)
-    if "status" in reviews.columns:
-        status = _categorize(reviews["status"])
-        outcome = np.maximum(outcome, _lookup(status, _OUTCOME_OF_STATUS, 0, 0))
-    if keep is not None:
-        outcome[~keep] = _LEFT_OUT
-    tally = np.bincount(outcome, minlength=_LEFT_OUT + 1)
-    n_counted = int(tally[:_INVALID].sum())
-    counted = None if n_counted == outcome.size else outcome < _INVALID
-
-    n_rev = len(reviewer_names)
-    kept = reviewer if keep is None else reviewer[keep]
-    rows_per_reviewer = np.bincount(kept, minlength=n_rev).astype(np.int64)
-    invalid_per = np.bincount(reviewer[outcome == _INVALID], minlength=n_rev).astype(np.int64)
-    failed_per = np.bincount(reviewer[outcome == _FAILED], minlength=n_rev).astype(np.int64)
-    question_column = reviews["question_id"]
-    if counted is not None:
-        question_column = question_column.filter(pl.Series(counted))
-    question, questions = _question_codes(question_column)
-    counted_outcome = outcome if counted is None else outcome[counted]
-    score: NDArray[np.int8] = counted_outcome.astype(np.int8) - np.int8(1)
-    style_names, style_a, style_b = _style_columns(reviews, counted)
+    style_names, style_a, style_b = _style_columns(
+        reviews, None if n == reviews.height else found.row[:n]
+    )
+    kept, invalid_per, failed_per = found.per_reviewer
     return ReviewSet(
         contestants=contestant_names,
         reviewers=reviewer_names,
         questions=questions,
         question=question,
-        model_a=model_a if counted is None else model_a[counted],
-        model_b=model_b if counted is None else model_b[counted],
-        reviewer=reviewer if counted is None else reviewer[counted],
-        score=score,
+        model_a=found.model_a[:n],
+        model_b=found.model_b[:n],
+        reviewer=found.reviewer[:n],
+        score=found.score[:n],
         reviewer_as_contestant=as_contestant,
-        n_rows=int(tally[:_LEFT_OUT].sum()),
-        n_invalid=int(tally[_INVALID]),
-        n_failed=int(tally[_FAILED]),
+        n_rows=int(tally[:LEFT_OUT].sum()),
+        n_invalid=int(tally[INVALID]),
+        n_failed=int(tally[FAILED]),
         invalid_per_reviewer=invalid_per,
-        answered_per_reviewer=rows_per_reviewer - failed_per,
+        answered_per_reviewer=kept - failed_per,
         style_names=style_names,
         style_a=style_a,
         style_b=style_b,
-        n_self_excluded=n_self,
+        n_self_excluded=found.n_self_excluded,
     )
 
 
 def _style_columns(
-    reviews: pl.DataFrame, counted: NDArray[np.bool_] | None
+    reviews: pl.DataFrame, counted: NDArray[np.int64] | None
 ) -> tuple[tuple[str, ...], FloatArray | None, FloatArray | None]:
     """The style features present in both positions, for the counted battles."""
     names = tuple(

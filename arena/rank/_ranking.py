@@ -244,18 +244,6 @@ def _elo_interval(
     return _percentiles(samples, rs.n_models), rounds
 
 
-def _questions_per_model(rs: ReviewSet) -> IntArray:
-    c = rs.n_models
-    if rs.n_battles == 0 or c == 0:
-        return np.zeros(c, dtype=np.int64)
-    question = rs.question.astype(np.int64) * c
-    seen = np.zeros(rs.n_questions * c, dtype=bool)
-    seen[question + rs.model_a] = True
-    seen[question + rs.model_b] = True
-    out: IntArray = seen.reshape(rs.n_questions, c).sum(axis=0).astype(np.int64)
-    return out
-
-
 def _style(
     rs: ReviewSet, boot: _Bootstrap | None, opts: RankOptions, weighted: bool
 ) -> tuple[StyleFit | None, str | None]:
@@ -302,7 +290,7 @@ def rank_reviews(rs: ReviewSet, options: RankOptions | None = None) -> Ranking:
     if opts.elo:
         elo = weighted_elo(rs, orders=opts.elo_orders, seed=opts.seed, max_passes=passes)
     counts = win_counts(tallies)
-    questions = _questions_per_model(rs)
+    questions = tallies.questions_per_model
     ordered = tallies.count.sum(axis=(0, 3))
     pair_battles = np.rint(ordered + ordered.T).astype(np.int64)
     c = rs.n_models

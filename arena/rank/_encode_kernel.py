@@ -1,0 +1,303 @@
+"""The row pass of `encode_reviews` (numba): every per-row step in one loop.
+
+Given the columns as raw codes and small lookup tables from raw code to
+contestant, reviewer and outcome, one pass keeps or leaves out each row, checks
+it, tallies it and writes the counted battles compactly. The same work as a
+dozen NumPy passes (lookups, masks, bincounts, filters) over a million rows.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+from numpy.typing import NDArray
+
+__all__ = [
+    "FAILED",
+    "INVALID",
+    "LEFT_OUT",
+    "UNKNOWN",
+    "RowPass",
+    "count_battles",
+    "fold_block",
+    "row_pass",
+]
+
+# Outcome of a review: its score + 1 (0, 1, 2) when counted, else one of these.
+INVALID, FAILED, LEFT_OUT = 3, 4, 5
+# Lookup value of a verdict that is none of A, B, tie, invalid.
+UNKNOWN = 6
+
+
+@njit(cache=True, nogil=True)
+def _pass(
+    ca: NDArray[np.int32],
+    cb: NDArray[np.int32],
+    cr: NDArray[np.int32],
+    cv: NDArray[np.int32],
+    cs: NDArray[np.int32],
+    cq: NDArray[np.int64],
+    la: NDArray[np.int32],
+    lb: NDArray[np.int32],
+    lr: NDArray[np.int32],
+    lv: NDArray[np.int8],
+    ls: NDArray[np.int8],
+    judge_as: NDArray[np.int64],
+    exclude_self: bool,
+    n_question_codes: int,
+    out_a: NDArray[np.int32],
+    out_b: NDArray[np.int32],
+    out_r: NDArray[np.int32],
+    out_score: NDArray[np.int8],
+    out_q: NDArray[np.int64],
+    out_row: NDArray[np.int64],
+    tally: NDArray[np.int64],
+    per_reviewer: NDArray[np.int64],
+    question_seen: NDArray[np.bool_],
+    found: NDArray[np.int64],
+) -> int:  # pragma: no cover - compiled
+    """Returns the number of counted battles written to `out_*` (`out_row`: their rows).
+
+    `per_reviewer` is (3, reviewers): kept rows, invalid, failed. `found` gets
+    the first kept row of a model against itself [0], of an unknown verdict
+    [1], and the number of own battles left out [2]. A null verdict code is -1
+    (outcome FAILED), a null status -1 (no change); `cs` empty: no status column.
+    `n_question_codes` > 0 marks `cq` as raw codes whose presence among the
+    counted battles goes to `question_seen`.
+    """
+    has_status = cs.shape[0] > 0
+    counted = 0
+    for row in range(ca.shape[0]):
+        a = la[ca[row]]
+        b = lb[cb[row]]
+        r = lr[cr[row]]
+        if a < 0 or b < 0 or r < 0:
+            tally[LEFT_OUT] += 1
+            continue
+        if exclude_self:
+            own = judge_as[r]
+            if own >= 0 and (own == a or own == b):
+                found[2] += 1
+                tally[LEFT_OUT] += 1
+                continue
+        if a == b and found[0] < 0:
+            found[0] = row
+        code = cv[row]
+        outcome = FAILED if code < 0 else lv[code]
+        if outcome == UNKNOWN:
+            if found[1] < 0:
+                found[1] = row
+            outcome = INVALID
+        if has_status:
+            status = cs[row]
+            if status >= 0 and ls[status] > outcome:
+                outcome = ls[status]
+        tally[outcome] += 1
+        per_reviewer[0, r] += 1
+        if outcome == INVALID:
+            per_reviewer[1, r] += 1
+        elif outcome == FAILED:
+            per_reviewer[2, r] += 1
+        else:
+            out_a[counted] = a
+            out_b[counted] = b
+            out_r[counted] = r
+            out_score[counted] = outcome - 1
+            question = cq[row]
+            out_q[counted] = question
+            out_row[counted] = row
+            if n_question_codes > 0:
+                question_seen[question] = True
+            counted += 1
+    return counted
+
+
+class RowPass:
+    """What one pass over the rows found (see `row_pass`)."""
+
+    def __init__(self, rows: int, reviewers: int, question_codes: int) -> None:
+        self.model_a = np.empty(rows, dtype=np.int32)
+        self.model_b = np.empty(rows, dtype=np.int32)
+        self.reviewer = np.empty(rows, dtype=np.int32)
+        self.score = np.empty(rows, dtype=np.int8)
+        self.question = np.empty(rows, dtype=np.int64)
+        self.row = np.empty(rows, dtype=np.int64)
+        self.tally = np.zeros(LEFT_OUT + 1, dtype=np.int64)
+        self.per_reviewer = np.zeros((3, reviewers), dtype=np.int64)
+        self.question_seen = np.zeros(question_codes, dtype=np.bool_)
+        self.found = np.array([-1, -1, 0], dtype=np.int64)
+        self.counted = 0
+
+    @property
+    def self_row(self) -> int:
+        """First kept row of a model reviewed against itself, or -1."""
+        return int(self.found[0])
+
+    @property
+    def unknown_row(self) -> int:
+        """First kept row with an unknown verdict, or -1."""
+        return int(self.found[1])
+
+    @property
+    def n_self_excluded(self) -> int:
+        """Reviews of a reviewer's own battles left out."""
+        return int(self.found[2])
+
+
+def row_pass(
+    codes: tuple[NDArray[np.int32], ...],
+    question: NDArray[np.int64],
+    lookups: tuple[NDArray[np.int32], NDArray[np.int32], NDArray[np.int32]],
+    outcomes: tuple[NDArray[np.int8], NDArray[np.int8]],
+    judge_as: NDArray[np.int64],
+    exclude_self: bool,
+    question_codes: int,
+) -> RowPass:
+    """Run the pass over `codes` = (model_a, model_b, reviewer, verdict, status)
+    raw codes (status empty when absent); `question` holds raw question codes
+    (`question_codes` of them) or, with `question_codes` 0, integer ids."""
+    ca, cb, cr, cv, cs = codes
+    found = RowPass(ca.shape[0], judge_as.shape[0], question_codes)
+    found.counted = int(
+        _pass(
+            ca,
+            cb,
+            cr,
+            cv,
+            cs,
+            question,
+            lookups[0],
+            lookups[1],
+            lookups[2],
+            outcomes[0],
+            outcomes[1],
+            judge_as,
+            exclude_self,
+            question_codes,
+            found.model_a,
+            found.model_b,
+            found.reviewer,
+            found.score,
+            found.question,
+            found.row,
+            found.tally,
+            found.per_reviewer,
+            found.question_seen,
+            found.found,
+        )
+    )
+    return found
+
+
+@njit(cache=True, nogil=True)
+def _count(
+    category: NDArray[np.int8],
+    question: NDArray[np.int32],
+    reviewer: NDArray[np.int32],
+    model_a: NDArray[np.int32],
+    model_b: NDArray[np.int32],
+    first: int,
+    out: NDArray[np.int32],
+) -> None:  # pragma: no cover - compiled
+    for row in range(category.shape[0]):
+        q = question[row] - first
+        if 0 <= q < out.shape[1]:
+            out[category[row], q, reviewer[row], model_a[row], model_b[row]] += 1
+
+
+def count_battles(
+    columns: tuple[
+        NDArray[np.int8], NDArray[np.int32], NDArray[np.int32], NDArray[np.int32], NDArray[np.int32]
+    ],
+    questions: range,
+    shape: tuple[int, int],
+) -> NDArray[np.int32]:
+    """Battles per (verdict category, question, reviewer, model A, model B) for the
+    questions in `questions` (a step-1 range). `columns` are the battles'
+    (category, question, reviewer, model_a, model_b); `shape` is (reviewers, models)."""
+    r, c = shape
+    out = np.zeros((3, len(questions), r, c, c), dtype=np.int32)
+    _count(*columns, questions.start, out)
+    return out
+
+
+@njit(cache=True, nogil=True)
+def _fold(
+    block: NDArray[np.int32],
+    count: NDArray[np.int64],
+    swap: NDArray[np.float64],
+    fleiss: NDArray[np.float64],
+    per_model: NDArray[np.int64],
+    features: NDArray[np.int32],
+) -> None:  # pragma: no cover - compiled
+    _, n_q, n_r, n_c, _ = block.shape
+    keep_features = features.shape[0] > 0
+    panel = np.zeros((3, n_c, n_c), dtype=np.int64)
+    played = np.zeros(n_c, dtype=np.bool_)
+    for q in range(n_q):
+        panel[:] = 0
+        played[:] = False
+        for r in range(n_r):
+            for a in range(n_c):
+                for b in range(n_c):
+                    tie = block[0, q, r, a, b]
+                    b_win = block[1, q, r, a, b]
+                    a_win = block[2, q, r, a, b]
+                    count[0, r, a, b] += tie
+                    count[1, r, a, b] += b_win
+                    count[2, r, a, b] += a_win
+                    panel[0, a, b] += tie
+                    panel[1, a, b] += b_win
+                    panel[2, a, b] += a_win
+                    if keep_features:
+                        # Twice the win value of a over b: 2 A + T here, 2 B + T at (b, a).
+                        mirror = 2 * block[1, q, r, b, a] + block[0, q, r, b, a]
+                        features[q, (r * n_c + a) * n_c + b] = 2 * a_win + tie + mirror
+                    if a < b and tie + b_win + a_win > 0:
+                        t2 = block[0, q, r, b, a]
+                        b2 = block[1, q, r, b, a]
+                        a2 = block[2, q, r, b, a]
+                        if t2 + b2 + a2 > 0:
+                            swap[0, r] += 1.0
+                            first = np.sign(a_win - b_win) + np.sign(a2 - b2)
+                            if first == 0:
+                                swap[1, r] += 1.0
+        for a in range(n_c):
+            for b in range(n_c):
+                t = panel[0, a, b]
+                bw = panel[1, a, b]
+                aw = panel[2, a, b]
+                raters = float(t + bw + aw)
+                if raters > 0.0:
+                    played[a] = True
+                    played[b] = True
+                if raters >= 2.0:
+                    squares = float(t * t + bw * bw + aw * aw)
+                    fleiss[0] += (squares - raters) / (raters * (raters - 1.0))
+                    fleiss[1] += 1.0
+                    fleiss[2] += t
+                    fleiss[3] += bw
+                    fleiss[4] += aw
+        for m in range(n_c):
+            if played[m]:
+                per_model[m] += 1
+
+
+def fold_block(
+    block: NDArray[np.int32],
+    count: NDArray[np.int64],
+    swap: NDArray[np.float64],
+    fleiss: NDArray[np.float64],
+    per_model: NDArray[np.int64],
+    keep_features: bool,
+) -> NDArray[np.int32]:
+    """Add one block of counts (3, questions, R, C, C) into `count` (3, R, C, C), the
+    swap tallies `swap` (judged, agreed per reviewer) and the Fleiss sums `fleiss`
+    (agreement, subjects, totals per category) and `per_model` (questions each
+    model has a counted battle in); returns its rows of twice the win
+    tensor per question (questions x R*C*C) when `keep_features`, else an empty array."""
+    _, n_q, n_r, n_c, _ = block.shape
+    rows = n_q if keep_features else 0
+    features = np.empty((rows, n_r * n_c * n_c), dtype=np.int32)
+    _fold(block, count, swap, fleiss, per_model, features)
+    return features
