@@ -28,7 +28,6 @@ from typing import Any
 
 import numpy as np
 import polars as pl
-from scipy.stats import rankdata
 
 from arena.config import ConfigError, read_jsonl_objects
 
@@ -148,6 +147,9 @@ def _agreement(
     }
     if len(keys) < 3:
         return out
+    # scipy.stats costs about 90 MB of memory to import: only what needs it pays.
+    from scipy.stats import rankdata
+
     a = np.array([[model[k] for k in keys]], dtype=float)
     b = np.array([[human[k] for k in keys]], dtype=float)
     ra, rb = rankdata(a, axis=1), rankdata(b, axis=1)

@@ -99,9 +99,13 @@ def failures_by_reason(directory: str | os.PathLike[str], since: float) -> list[
             continue
         if not {"status", "error", "started_at", "provider"} <= names:
             continue
-        frame = log.read(table).filter(
-            (pl.col("status") == "failed") & (pl.col("started_at") >= since)
-        )
+        failed = (pl.col("status") == "failed") & (pl.col("started_at") >= since)
+        # Statuses first (a million-row table without its texts), the rest only if needed.
+        if not log.read(table, columns=["status", "started_at"]).filter(failed).height:
+            continue
+        frame = log.read(
+            table, columns=["status", "started_at", "provider", caller, "error"]
+        ).filter(failed)
         for provider, model, error in frame.select("provider", caller, "error").iter_rows():
             key = (table, str(provider), str(model), _reason(error))
             entry = groups.get(key)

@@ -175,7 +175,9 @@ class SimProvider(Provider):
     ) -> None:
         super().__init__(name, config, models, seed)
         # Attempt counters per (model, prompt): a retried call draws new luck,
-        # while the n-th attempt of a call is the same in every run.
+        # while the n-th attempt of a call is the same in every run. Kept for
+        # calls that failed (until they succeed) and for BatchEval and discussion
+        # turns, whose text depends on the attempt.
         self._attempts: dict[str, int] = defaultdict(int)
 
     def params(self, model: str) -> SimParams:
@@ -200,6 +202,12 @@ class SimProvider(Provider):
         if params.failure_rate > 0 and luck.random() < params.failure_rate:
             raise ProviderError(ErrorKind.TRANSIENT, "simulated transient server error", status=503)
         text = self.respond(request, params, prompt, key)
+        last = request.messages[-1].content
+        if not (is_batcheval_prompt(last) or is_discussion_request(request.messages)):
+            # Answers and reviews depend on the prompt alone: once one succeeded its
+            # counter is not needed (asked again, it draws its first attempt's luck,
+            # as in a new run). Dropping it keeps a million-call run's memory flat.
+            del self._attempts[key]
         usage = Usage(
             input_tokens=estimate_tokens(request.prompt_chars()),
             output_tokens=estimate_tokens(len(text)),

@@ -77,15 +77,42 @@ def test_malformed_share() -> None:
 
 def test_transient_failures_are_classified_and_retry_draws_new_luck() -> None:
     p = _provider(flaky=SimParams(failure_rate=0.5))
-    req = GenerateRequest(model="flaky", messages=(Message("user", "hi"),))
     errors = 0
-    for _ in range(40):
-        try:
-            asyncio.run(p.generate(req))
-        except ProviderError as exc:
-            errors += 1
-            assert exc.kind.value == "transient" and exc.status == 503
+    for k in range(40):
+        req = GenerateRequest(model="flaky", messages=(Message("user", f"hi {k}"),))
+        failures = 0
+        while True:  # a failed call retried draws new luck, so it gets through
+            try:
+                asyncio.run(p.generate(req))
+                break
+            except ProviderError as exc:
+                failures += 1
+                assert exc.kind.value == "transient" and exc.status == 503
+                assert failures < 30
+        errors += failures > 0
     assert 8 <= errors <= 32
+
+
+def test_attempt_luck_is_the_same_in_every_run() -> None:
+    """The n-th attempt of a call fails or not alike in a fresh provider (a new run)."""
+
+    def outcomes() -> list[bool]:
+        p = _provider(flaky=SimParams(failure_rate=0.5))
+        req = GenerateRequest(model="flaky", messages=(Message("user", "same"),))
+        seen = []
+        for _ in range(12):
+            try:
+                asyncio.run(p.generate(req))
+                seen.append(True)
+            except ProviderError:
+                seen.append(False)
+        return seen
+
+    first = outcomes()
+    assert first == outcomes()
+    # After a success the counter is dropped: asked again, the call draws its
+    # first attempt's luck, which succeeded the first time it was reached.
+    assert first[first.index(True) + 1 :] == first[: len(first) - first.index(True) - 1]
 
 
 def test_unknown_model_is_permanent_error() -> None:
