@@ -15,13 +15,17 @@ includes turning them into codes. Times, on the same data in one run:
   (d) `leaderboard_seconds`: the whole `arena leaderboard --format json`
       computation from the string frame: encoding, win rates, PeerRank, Elo,
       Bradley-Terry with bootstrap intervals, diagnostics, the JSON document.
+  (f) `leaderboard_style_seconds`: (d) on the same reviews with the answers'
+      style columns (length, headers, lists, bold) that a run log provides, so
+      style control runs as it does on every real leaderboard;
   (e) `shuffled_seconds`: (a) on the same rows in a random order, as a log
       written in completion order rather than plan order would hold them.
-(a), (b), (d) and (e) are each the best of the same number of runs (3), the usual
+(a), (b), (d), (e) and (f) are each the best of the same number of runs (3), the usual
 defence against a busy machine; Elo is timed once, after a warm-up.
 The last line printed is the JSON summary:
 {"reviews", "seconds", "baseline_seconds", "speedup", "shuffled_seconds", "shuffled_speedup",
-"elo_seconds", "leaderboard_seconds", "elo_cpu_seconds", "leaderboard_cpu_seconds", "cores"};
+"elo_seconds", "leaderboard_seconds", "elo_cpu_seconds", "leaderboard_cpu_seconds",
+"leaderboard_style_seconds", "leaderboard_style_cpu_seconds", "cores"};
 the CPU seconds (all threads)
 tell what a machine busy with other jobs hid from the wall-clock figures.
 Targets (2-core machine): seconds <= 2, speedup >= 50 (shuffled too), elo_seconds and
@@ -95,6 +99,27 @@ def synthetic_reviews(n: int, seed: int = 0) -> pl.DataFrame:
         },
         schema={c: pl.String for c in COLUMNS},
     )
+
+
+def with_answer_styles(frame: pl.DataFrame, seed: int = 1) -> pl.DataFrame:
+    """`frame` plus the answers' style columns a run log yields (`length_a` ... `bold_b`):
+    one made-up answer per (question, model), so style control runs as on a real log."""
+    rng = np.random.default_rng(seed)
+    questions = frame["question_id"].cast(pl.Int64).to_numpy()
+    n_questions = int(questions.max()) + 1
+    index = {f"model-{i:02d}": i for i in range(MODELS)}
+    features = {
+        "length": rng.lognormal(7.2, 0.5, (n_questions, MODELS)).round(),
+        "headers": rng.poisson(1.0, (n_questions, MODELS)).astype(float),
+        "lists": rng.poisson(3.0, (n_questions, MODELS)).astype(float),
+        "bold": rng.poisson(1.0, (n_questions, MODELS)).astype(float),
+    }
+    columns = {}
+    for side in ("a", "b"):
+        model = frame[f"model_{side}"].replace_strict(index, return_dtype=pl.Int64).to_numpy()
+        for name, values in features.items():
+            columns[f"{name}_{side}"] = values[questions, model]
+    return frame.with_columns(**{name: pl.Series(v) for name, v in columns.items()})
 
 
 def _baseline_scores(
@@ -208,6 +233,18 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         leaderboard_cpu = min(leaderboard_cpu, time.process_time() - cpu)
     assert len(board["models"]) == MODELS
 
+    # The same reviews with the answers' style columns, as a run log gives them:
+    # style control (ratings, coefficients, 200 bootstrap rounds) runs too.
+    styled = with_answer_styles(frame)
+    leaderboard_dict(rank_frame(styled.head(20_000), source="bench", options=board_options))
+    style_seconds = style_cpu = float("inf")
+    for _ in range(REPEATS):
+        start, cpu = time.perf_counter(), time.process_time()
+        board = leaderboard_dict(rank_frame(styled, source="bench", options=board_options))
+        style_seconds = min(style_seconds, time.perf_counter() - start)
+        style_cpu = min(style_cpu, time.process_time() - cpu)
+    assert board["style_control"]["available"], board["style_control"]
+
     print(
         f"PeerRank: {ranking.peerrank.iterations} iterations (baseline agrees to {worst:.1e})",
         file=sys.stderr,
@@ -225,6 +262,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         # machine is about these divided by the cores used (Elo runs on every core).
         "elo_cpu_seconds": None if elo_cpu is None else round(elo_cpu, 2),
         "leaderboard_cpu_seconds": round(leaderboard_cpu, 2),
+        "leaderboard_style_seconds": round(style_seconds, 2),
+        "leaderboard_style_cpu_seconds": round(style_cpu, 2),
         "cores": len(os.sched_getaffinity(0)),
     }
     print(json.dumps(summary))

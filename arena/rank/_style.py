@@ -24,9 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import polars as pl
-import scipy.sparse as sp
 from numpy.typing import NDArray
-from scipy.special import expit
 
 from arena.rank._bt import (
     BASE_RATING,
@@ -37,6 +35,7 @@ from arena.rank._bt import (
 )
 from arena.rank._encode import ReviewSet
 from arena.rank._peerrank import solve_weights, weights_from_scores
+from arena.rank._style_kernel import gradient_and_hessian, group_totals
 
 __all__ = ["StyleFit", "answer_style", "fit_style_control", "length_bias"]
 
@@ -45,6 +44,8 @@ IntArray = NDArray[np.int64]
 
 _NEWTON_TOL = 1e-10
 _NEWTON_ITER = 60
+# Newton steps per weight update in bootstrap rounds (see `_solve`).
+_BOOT_NEWTON_STEPS = 1
 _MAX_STEP = 2.0
 # Keeps the Newton system solvable where zero-weight reviewers leave a part unlinked.
 _RIDGE = 1e-9
@@ -194,16 +195,6 @@ class _Fitter:
         self.c = c
         self.k = groups.d.shape[1]
         self.components = components
-        n_groups = groups.a.size
-        rows = np.arange(n_groups)
-        ones = np.ones(n_groups)
-        # Incidence (C x G): +1 at the model in position A, -1 at B.
-        models = np.concatenate([groups.a, groups.b])
-        signs = np.concatenate([ones, -ones])
-        self.incidence = sp.csr_matrix((signs, (models, np.tile(rows, 2))), shape=(c, n_groups))
-        cells = (n_groups, c * c)
-        self.pair_ab = sp.csr_matrix((ones, (rows, groups.a * c + groups.b)), shape=cells)
-        self.pair_ba = sp.csr_matrix((ones, (rows, groups.b * c + groups.a)), shape=cells)
         self.centring = np.zeros((c, c))
         for part in components:
             self.centring[np.ix_(part, part)] = 1.0
@@ -220,25 +211,28 @@ class _Fitter:
             np.argwhere(np.triu(compared[np.ix_(part, part)], k=1)) for part in components
         ]
 
-    def totals(self, weights: FloatArray, mult: FloatArray) -> tuple[FloatArray, FloatArray]:
-        """Weighted win value and count per group (S, G) for mean-normalised `weights` (S, R)."""
+    def totals(
+        self, weights: FloatArray, mult: FloatArray
+    ) -> tuple[FloatArray, FloatArray, FloatArray]:
+        """Weighted win value and count per group (S, G) for mean-normalised `weights`
+        (S, R), and each set's "beats" matrix (S, C, C)."""
         g = self.groups
-        won = weights @ g.value.T
-        played = weights @ g.count.T
-        m = mult[:, g.question]
-        return won * m, played * m
+        return group_totals(weights, mult, g.value, g.count, g.question, g.a, g.b, self.c)
 
     def fit(
-        self, weights: FloatArray, mult: FloatArray, start: FloatArray
+        self,
+        weights: FloatArray,
+        mult: FloatArray,
+        start: FloatArray,
+        newton_steps: int = _NEWTON_ITER,
     ) -> tuple[FloatArray, list[int]]:
-        """Parameters (S, C + K) for each set; also the parts that needed virtual ties."""
+        """Parameters (S, C + K) for each set, after at most `newton_steps` Newton
+        steps from `start`; also the parts that needed virtual ties."""
         g = self.groups
-        c, k = self.c, self.k
-        won, played = self.totals(weights, mult)
+        k = self.k
+        won, played, beats = self.totals(weights, mult)
         a, b, d = g.a, g.b, g.d
         # Virtual ties where a set's "beats" digraph is not strongly connected in some part.
-        beats = won @ self.pair_ab + (played - won) @ self.pair_ba
-        beats = beats.reshape(-1, c, c)
         extra_a, extra_b, extra_w = [], [], []
         regularised: list[int] = []
         for index, part in enumerate(self.components):
@@ -261,24 +255,11 @@ class _Fitter:
             tie = np.stack(extra_w, axis=1)
             won = np.hstack([won, 0.5 * tie])
             played = np.hstack([played, tie])
-            n_extra = len(extra_a)
-            virtual = sp.csr_matrix(
-                (
-                    np.concatenate([np.ones(n_extra), -np.ones(n_extra)]),
-                    (np.concatenate([extra_a, extra_b]), np.tile(np.arange(n_extra), 2)),
-                ),
-                shape=(c, n_extra),
-            )
-            incidence = sp.hstack([self.incidence, virtual], format="csr")
-            pair = sp.csr_matrix(
-                (np.ones(a.size), (np.arange(a.size), a * c + b)), shape=(a.size, c * c)
-            )
-        else:
-            incidence, pair = self.incidence, self.pair_ab
         total = played.sum(axis=1, keepdims=True)
         total = np.where(total > 0, total, 1.0)
-        won, played = won / total, played / total
-        return self._newton(won, played, a, b, d, incidence, pair, start), regularised
+        won /= total
+        played /= total
+        return self._newton(won, played, a, b, d, start, newton_steps), regularised
 
     def _newton(
         self,
@@ -287,49 +268,28 @@ class _Fitter:
         a: IntArray,
         b: IntArray,
         d: FloatArray,
-        incidence: sp.csr_matrix,
-        pair: sp.csr_matrix,
         start: FloatArray,
+        steps: int,
     ) -> FloatArray:
         c, k = self.c, self.k
         size = c + k
         params = start.copy()
-        diagonal = np.arange(c)
-        # Work in (groups, sets) layout: sparse products then need no transposes.
-        won_t = np.ascontiguousarray(won.T)
-        played_t = np.ascontiguousarray(played.T)
-        spread = incidence.T.tocsr()  # (G, C): theta -> theta_a - theta_b
-        pair_t = pair.T.tocsr()  # (C*C, G)
-        squares = np.einsum("gk,gl->klg", d, d).reshape(k * k, d.shape[0])  # (K*K, G)
+        won = np.ascontiguousarray(won, dtype=np.float64)
+        played = np.ascontiguousarray(played, dtype=np.float64)
+        a = np.ascontiguousarray(a, dtype=np.int64)
+        b = np.ascontiguousarray(b, dtype=np.int64)
+        d = np.ascontiguousarray(d, dtype=np.float64)
+        prior = np.zeros((size, size))
+        prior[:c, :c] = self.centring + _RIDGE * np.eye(c)
+        prior[c:, c:] = _COEF_RIDGE * np.eye(k)
         active = np.arange(params.shape[0])
-        for _ in range(_NEWTON_ITER):
+        for _ in range(steps):
             if active.size == 0:
                 break
-            every = active.size == params.shape[0]
-            theta, beta = params[active, :c], params[active, c:]
-            eta = np.asarray(spread @ theta.T) + d @ beta.T  # (G, S)
-            p = expit(eta)
-            w = won_t if every else won_t[:, active]
-            n = played_t if every else played_t[:, active]
-            resid = n * p - w
-            p *= 1.0 - p
-            curve = n * p
-            grad = np.empty((active.size, size))
-            grad[:, :c] = np.asarray(incidence @ resid).T
-            grad[:, c:] = (d.T @ resid).T + _COEF_RIDGE * beta
-            grad[:, :c] += theta @ self.centring + _RIDGE * theta
-            hessian = np.zeros((active.size, size, size))
-            cells = np.asarray(pair_t @ curve).T.reshape(-1, c, c)
-            sym = cells + np.swapaxes(cells, 1, 2)
-            block = -sym
-            block[:, diagonal, diagonal] += sym.sum(axis=2)
-            hessian[:, :c, :c] = block + self.centring + _RIDGE * np.eye(c)
-            hessian[:, c:, c:] = (squares @ curve).T.reshape(active.size, k, k)
-            hessian[:, c:, c:] += _COEF_RIDGE * np.eye(k)
-            for f in range(k):
-                cross = np.asarray(incidence @ (curve * d[:, f : f + 1])).T
-                hessian[:, :c, c + f] = cross
-                hessian[:, c + f, :c] = cross
+            current = params[active]
+            grad, hessian = gradient_and_hessian(current, a, b, d, won, played, active)
+            grad += current @ prior  # the centring and ridge terms
+            hessian += prior
             try:
                 step = np.linalg.solve(hessian, grad[:, :, None])[:, :, 0]
             except np.linalg.LinAlgError:  # parts linked only by vanishing weights
@@ -365,14 +325,23 @@ def _solve(
     weighted: bool,
     tol: float,
     max_iter: int,
+    start: FloatArray | None = None,
+    newton_steps: int = _NEWTON_ITER,
 ) -> tuple[FloatArray, FloatArray, IntArray, NDArray[np.bool_], FloatArray]:
-    """Joint fit for each set of `mult`: params, weights, iterations, converged, damping."""
+    """Joint fit for each set of `mult`: params, weights, iterations, converged, damping.
+
+    Newton starts from `start` (zeros when None). With `newton_steps` below the
+    full count, each weight update refits the ratings by that many Newton steps
+    only (the two iterations then converge together); the result is checked
+    afterwards: every set is refitted in full at its weights, and a set whose
+    weights that refit would move by `tol` or more is solved again the full way.
+    """
     sets = mult.shape[0]
     size = fitter.c + fitter.k
-    params = np.zeros((sets, size))
+    params = np.zeros((sets, size)) if start is None else np.array(start, dtype=np.float64)
 
-    def refit(index: IntArray, weights: FloatArray) -> FloatArray:
-        fitted, _ = fitter.fit(weights * n_reviewers, mult[index], params[index])
+    def refit(index: IntArray, weights: FloatArray, steps: int = _NEWTON_ITER) -> FloatArray:
+        fitted, _ = fitter.fit(weights * n_reviewers, mult[index], params[index], steps)
         params[index] = fitted
         return fitted
 
@@ -382,13 +351,35 @@ def _solve(
         zeros = np.zeros(sets, dtype=np.int64)
         return params, equal, zeros, np.ones(sets, dtype=bool), np.zeros(sets)
 
-    def update(index: IntArray, weights: FloatArray) -> FloatArray:
-        theta = refit(index, weights)[:, : fitter.c]
+    def weights_of(theta: FloatArray) -> FloatArray:
         scores = np.where(fitter.scored, theta, np.nan)
         return weights_from_scores(scores, as_contestant)
 
+    def update(index: IntArray, weights: FloatArray) -> FloatArray:
+        return weights_of(refit(index, weights, newton_steps)[:, : fitter.c])
+
     fixed = solve_weights(update, sets, n_reviewers, tol=tol, max_iter=max_iter)
-    refit(np.arange(sets), fixed.weights)
+    everything = np.arange(sets)
+    theta = refit(everything, fixed.weights)[:, : fitter.c]
+    if newton_steps < _NEWTON_ITER:
+        moved = np.abs(weights_of(theta) - fixed.weights).max(axis=1, initial=0.0)
+        redo = np.flatnonzero((moved >= tol) | ~fixed.converged)
+        if redo.size:
+            again = _solve(
+                fitter,
+                mult[redo],
+                as_contestant,
+                n_reviewers,
+                weighted,
+                tol,
+                max_iter,
+                start=params[redo],
+            )
+            params[redo] = again[0]
+            fixed.weights[redo] = again[1]
+            fixed.iterations[redo] = again[2]
+            fixed.converged[redo] = again[3]
+            fixed.damping[redo] = again[4]
     return (
         params,
         fixed.weights,
@@ -435,18 +426,14 @@ def fit_style_control(
         assert bootstrap_counts is not None
         mult = np.vstack([mult, bootstrap_counts])
     chunk = max(1, _CHUNK_CELLS // max(1, groups.a.size))
-    parts = [
-        _solve(
-            fitter,
-            mult[start : start + chunk],
-            rs.reviewer_as_contestant,
-            rs.n_reviewers,
-            weighted,
-            tol,
-            max_iter,
-        )
-        for start in range(0, mult.shape[0], chunk)
-    ]
+    solve = (rs.reviewer_as_contestant, rs.n_reviewers, weighted, tol, max_iter)
+    # The full data set first, the full way; the bootstrap rounds then start
+    # from its solution and take one Newton step per weight update (checked).
+    parts = [_solve(fitter, mult[:1], *solve)]
+    for start in range(1, mult.shape[0], chunk):
+        rows = mult[start : start + chunk]
+        warm = np.repeat(parts[0][0], rows.shape[0], axis=0)
+        parts.append(_solve(fitter, rows, *solve, start=warm, newton_steps=_BOOT_NEWTON_STEPS))
     params = np.vstack([p[0] for p in parts])
     weights = np.vstack([p[1] for p in parts])
     first = parts[0]

@@ -109,3 +109,29 @@ def test_equal_weights_give_equal_style_weights() -> None:
     np.testing.assert_allclose(ranking.style.weights, np.full(5, 0.2))
     np.testing.assert_allclose(ranking.peerrank.weights, np.full(5, 0.2))
     np.testing.assert_allclose(ranking.peerrank.weighted_win_rate, ranking.peerrank.win_rate)
+
+
+def _style_bootstrap(reviews: pl.DataFrame, max_iter: int = 100) -> tuple[np.ndarray, ...]:
+    from arena.rank import bootstrap_counts
+
+    rs = encode_reviews(reviews)
+    fit = fit_style_control(
+        rs, bootstrap_counts=bootstrap_counts(rs.n_questions, 40, 3), max_iter=max_iter
+    )
+    assert fit.boot_rating is not None
+    return fit.rating, fit.boot_rating, fit.coef_low, fit.coef_high, fit.weights
+
+
+@pytest.mark.parametrize("max_iter", [100, 2])
+def test_bootstrap_rounds_fitted_by_the_shortcut_equal_the_full_way(
+    monkeypatch: pytest.MonkeyPatch, max_iter: int
+) -> None:
+    """Bootstrap rounds take one Newton step per weight update, then are checked (and
+    solved again the full way where the check fails, as with `max_iter` 2, where the
+    weights cannot settle); the intervals equal those of full Newton fits."""
+    reviews, _ = _verbose_tournament(seed=2, questions=16)
+    shortcut = _style_bootstrap(reviews, max_iter)
+    monkeypatch.setattr("arena.rank._style._BOOT_NEWTON_STEPS", 60)
+    full = _style_bootstrap(reviews, max_iter)
+    for ours, theirs in zip(shortcut, full, strict=True):
+        np.testing.assert_allclose(ours, theirs, rtol=0, atol=1e-7)
