@@ -23,13 +23,13 @@ Ratings are kept in natural log-odds units inside the loop.
 from __future__ import annotations
 
 import math
-import os
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import NDArray
 
+from arena.rank._cores import cores
 from arena.rank._encode import ReviewSet
 from arena.rank._peerrank import weights_from_scores
 
@@ -59,11 +59,7 @@ class EloResult:
 
 def _threads(orders: int) -> int:
     """Threads worth starting: one per core, at most one per interleaved group."""
-    try:
-        cores = len(os.sched_getaffinity(0))
-    except AttributeError:  # pragma: no cover - not Linux
-        cores = os.cpu_count() or 1
-    return max(1, min(cores, -(-orders // _INTERLEAVE)))
+    return max(1, min(cores(), -(-orders // _INTERLEAVE)))
 
 
 def _generator_state(seed: int) -> StateArray:

@@ -15,12 +15,14 @@ among threads (the kernel releases the GIL).
 from __future__ import annotations
 
 import math
-import os
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 from numba import njit
 from numpy.typing import NDArray
+
+from arena.rank._cores import cores
 
 __all__ = ["gradient_and_hessian", "group_totals"]
 
@@ -179,28 +181,24 @@ def group_totals(
         a,
         b,
     )
-    threads = _threads(sets * groups, sets)
-    bounds = np.linspace(0, sets, threads + 1).astype(np.int64)
 
-    def part(t: int) -> None:
-        _totals(*args, bounds[t], bounds[t + 1], won, played, beats)
+    def part(first: int, last: int) -> None:
+        _totals(*args, first, last, won, played, beats)
 
-    if threads == 1:
-        part(0)
-    else:
-        with ThreadPoolExecutor(threads) as pool:
-            list(pool.map(part, range(threads)))
+    _by_sets(sets, groups, part)
     return won, played, beats
 
 
-def _threads(cells: int, sets: int) -> int:
-    if cells < _THREAD_CELLS or sets < 2:
-        return 1
-    try:
-        cores = len(os.sched_getaffinity(0))
-    except AttributeError:  # pragma: no cover - not Linux
-        cores = os.cpu_count() or 1
-    return max(1, min(cores, sets))
+def _by_sets(sets: int, groups: int, work: Callable[[int, int], None]) -> None:
+    """Run `work(first, last)` over consecutive slices of the sets, one per thread
+    (one slice when the sets times groups are too few to share)."""
+    threads = 1 if sets * groups < _THREAD_CELLS or sets < 2 else max(1, min(cores(), sets))
+    bounds = np.linspace(0, sets, threads + 1).astype(np.int64).tolist()
+    if threads == 1:
+        work(0, sets)
+        return
+    with ThreadPoolExecutor(threads) as pool:
+        list(pool.map(work, bounds[:-1], bounds[1:]))
 
 
 def gradient_and_hessian(
@@ -222,15 +220,9 @@ def gradient_and_hessian(
     grad = np.zeros((sets, size))
     hess = np.zeros((sets, size, size))
     rows = np.ascontiguousarray(rows, dtype=np.int64)
-    threads = _threads(sets * a.shape[0], sets)
-    bounds = np.linspace(0, sets, threads + 1).astype(np.int64)
 
-    def part(t: int) -> None:
-        _accumulate(theta, beta, a, b, d, won, played, rows, bounds[t], bounds[t + 1], grad, hess)
+    def part(first: int, last: int) -> None:
+        _accumulate(theta, beta, a, b, d, won, played, rows, first, last, grad, hess)
 
-    if threads == 1:
-        part(0)
-    else:
-        with ThreadPoolExecutor(threads) as pool:
-            list(pool.map(part, range(threads)))
+    _by_sets(sets, a.shape[0], part)
     return grad, hess

@@ -15,7 +15,6 @@ cost about seven times as much on a million rows.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 
@@ -23,6 +22,8 @@ import numpy as np
 import polars as pl
 from numba import njit
 from numpy.typing import NDArray
+
+from arena.rank._cores import cores
 
 __all__ = ["text_codes"]
 
@@ -181,19 +182,11 @@ def _one(column: pl.Series) -> tuple[NDArray[np.int32], list[str]]:
     return out, names
 
 
-def _threads(jobs: int) -> int:
-    try:
-        cores = len(os.sched_getaffinity(0))
-    except AttributeError:  # pragma: no cover - not Linux
-        cores = os.cpu_count() or 1
-    return max(1, min(cores, jobs))
-
-
 def text_codes(columns: Sequence[pl.Series]) -> list[tuple[NDArray[np.int32], list[str]]]:
     """Each string column as (codes, names): `names[codes[i]]` is row i's text
     (codes in order of first appearance, -1 for a null), computed exactly."""
     texts = [c if c.dtype == pl.String else c.cast(pl.String) for c in columns]
-    threads = _threads(len(texts))
+    threads = max(1, min(cores(), len(texts)))
     if threads == 1 or sum(t.len() for t in texts) < 200_000:
         return [_one(t) for t in texts]
     with ThreadPoolExecutor(threads) as pool:
