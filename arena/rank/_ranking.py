@@ -16,7 +16,7 @@ from arena.rank._diagnostics import (
     reviewer_diagnostics,
     reviewer_fleiss_kappa,
 )
-from arena.rank._elo import EloResult, weighted_elo
+from arena.rank._elo import EloResult, prefetch_orders, weighted_elo, weighted_elo_prefetched
 from arena.rank._encode import ReviewSet
 from arena.rank._intervals import RankTable, rank_models
 from arena.rank._peerrank import (
@@ -277,6 +277,10 @@ def rank_reviews(rs: ReviewSet, options: RankOptions | None = None) -> Ranking:
     if opts.anchor is not None and opts.anchor not in rs.contestants:
         raise ValueError(f"anchor model {opts.anchor!r} is not a contestant")
     weighted = opts.weights == "peerrank"
+    # Elo's order start states are found on another core while the rest is fitted.
+    starts = None
+    if opts.elo and rs.n_battles and opts.elo_orders > 0:
+        starts = prefetch_orders(rs.n_battles, opts.elo_orders, opts.seed)
     tallies = tally_reviews(rs, per_question=opts.bootstrap > 0)
     pr = peerrank(
         tallies, tol=opts.tol, max_iter=opts.max_iter, weighted=weighted, balanced=opts.balanced
@@ -288,7 +292,9 @@ def rank_reviews(rs: ReviewSet, options: RankOptions | None = None) -> Ranking:
     passes = 10 if weighted else 1
     elo = None
     if opts.elo:
-        elo = weighted_elo(rs, orders=opts.elo_orders, seed=opts.seed, max_passes=passes)
+        elo = weighted_elo_prefetched(
+            rs, starts, orders=opts.elo_orders, seed=opts.seed, max_passes=passes
+        )
     counts = win_counts(tallies)
     questions = tallies.questions_per_model
     ordered = tallies.count.sum(axis=(0, 3))
