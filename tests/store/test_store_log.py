@@ -341,6 +341,9 @@ def test_recovery_of_leftover_sealed_journals(tmp_path: Path) -> None:
     frame = log.read("answers")
     assert frame.height == 6 and frame["id"].n_unique() == 6
     assert rows_by_id(frame) == expected
+    # Every write once: the rows in both the part and its journal count once.
+    every = log.read_all("answers", ["attempts", "started_at"])
+    assert sorted(every["id"].to_list()) == ["a-0", "a-0", "a-1", "a-2", "a-3", "a-4", "a-5"]
 
     async def start_and_stop() -> None:
         w = LogWriter(tmp_path)
