@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -52,11 +52,29 @@ def contestant_scores(
     return rows
 
 
-def _pairwise_win_rates(run_dir: Path) -> dict[str, float]:
-    if not (run_dir / "log").is_dir():
-        return {}
-    reviews = RunLog(run_dir).read("reviews")
-    if not reviews.height:
+RunDirs = str | Path | Sequence[str | Path]
+
+
+def _directories(run_dir: RunDirs) -> list[Path]:
+    return [Path(run_dir)] if isinstance(run_dir, str | Path) else [Path(d) for d in run_dir]
+
+
+def _scores_of(directories: list[Path]) -> pl.DataFrame | None:
+    """The BatchEval scores of one run directory, or of the shards of one tournament
+    together (each shard scores the answers of its own questions)."""
+    found = [s for s in (read_scores(d / SCORES_FILE) for d in directories) if s is not None]
+    if not found:
+        return None
+    return found[0] if len(found) == 1 else pl.concat(found, how="diagonal_relaxed")
+
+
+def _pairwise_win_rates(directories: list[Path]) -> dict[str, float]:
+    columns = ["model_a", "model_b", "verdict", "status"]
+    frames = [
+        RunLog(d).read("reviews", columns=columns) for d in directories if (d / "log").is_dir()
+    ]
+    reviews = pl.concat([f for f in frames if f.height]) if any(f.height for f in frames) else None
+    if reviews is None:
         return {}
     ok = reviews.filter(pl.col("status") == CallStatus.OK.value)
     return win_rates(
@@ -71,26 +89,30 @@ def _pairwise_win_rates(run_dir: Path) -> dict[str, float]:
     )
 
 
-def run_human_scores(run_dir: str | Path, path: str | Path) -> HumanScores:
+def run_human_scores(run_dir: RunDirs, path: str | Path) -> HumanScores:
     """Human scores of a run's answers (`question_id`, `model` or answer `id`); ConfigError if bad.
 
-    The criteria are those of the run's BatchEval scores.
+    The criteria are those of the run's BatchEval scores (of all its shard
+    directories, when `run_dir` names several).
     """
-    scores = read_scores(Path(run_dir) / SCORES_FILE)
+    directories = _directories(run_dir)
+    scores = _scores_of(directories)
     if scores is None or scores.height == 0:
-        raise ConfigError(path, "", f"the run {run_dir} has no BatchEval scores to compare with")
+        where = ", ".join(str(d) for d in directories)
+        raise ConfigError(path, "", f"the run {where} has no BatchEval scores to compare with")
     return load_human_scores(Path(path), sorted(set(scores["criterion"].to_list())))
 
 
 def batcheval_summary(
-    run_dir: str | Path,
+    run_dir: RunDirs,
     pairwise: Mapping[str, float] | None = None,
     *,
     n_boot: int = 2000,
     seed: int = 0,
     human: HumanScores | None = None,
 ) -> dict[str, Any] | None:
-    """BatchEval results of a tournament run directory; None when it has none.
+    """BatchEval results of a tournament run directory (or of the shard directories
+    of one tournament, read as one); None when it has none.
 
     `pairwise` is the pairwise rating per contestant (higher is better) to
     correlate with; by default the plain win rate from the reviews table.
@@ -98,13 +120,13 @@ def batcheval_summary(
     `human` holds their per-answer Pearson and Spearman correlations with the
     BatchEval scores, per criterion, with bootstrap intervals.
     """
-    run_dir = Path(run_dir)
-    scores = read_scores(run_dir / SCORES_FILE)
+    directories = _directories(run_dir)
+    scores = _scores_of(directories)
     if scores is None or scores.filter(pl.col("model").is_not_null()).height == 0:
         return None
     rows = contestant_scores(scores, n_boot=n_boot, seed=seed)
     against = "given" if pairwise is not None else "win_rate"
-    ranking = dict(pairwise) if pairwise is not None else _pairwise_win_rates(run_dir)
+    ranking = dict(pairwise) if pairwise is not None else _pairwise_win_rates(directories)
     criteria = sorted({r["criterion"] for r in rows})
     correlation = []
     for criterion in criteria:

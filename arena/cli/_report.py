@@ -72,8 +72,8 @@ def report_cmd(
     leaderboard DIR1 DIR2 ...` ranks them; directories of different
     tournaments, or that are not run directories, are refused (exit 2). The
     merged report needs -o FILE (it belongs to no one shard); it has no
-    rating history (each shard's history ranks that shard alone) and, like
-    the leaderboard, no combined BatchEval block.
+    rating history (each shard's history ranks that shard alone); its
+    BatchEval block, like the leaderboard's, holds every shard's scores.
 
     \b
     Examples:

@@ -406,7 +406,7 @@ def build_leaderboard(
     if target is not None and reviews_file is not None and not target.is_dir():
         raise LeaderboardInputError(target, "", "give the reviews file once (here or --reviews)")
     human = None if human_file is None else load_reviews_file(human_file)
-    human_scores = _human_scores(target, human_scores_file)
+    human_scores = _human_scores(target, paths, human_scores_file)
     contestants = reviewers = None
     skills: dict[str, float] = {}
     answers = scored = None
@@ -480,13 +480,8 @@ def build_leaderboard(
             board.sampling = design
         if ratings_only:
             return board
-        if len(directories) == 1:
-            board.batcheval = _batcheval_block(board, directories[0], opts.seed, human_scores)
-        elif directories and run.batcheval is not None and run.batcheval.height:
-            board.warnings.append(
-                "BatchEval scores of several directories are not combined: "
-                "run `arena leaderboard` on each shard for its BatchEval block"
-            )
+        if directories:  # one run directory, or the shards of one tournament together
+            board.batcheval = _batcheval_block(board, directories, opts.seed, human_scores)
         if by == "category":
             ranked = reviews if discussed is None else discussed.reviews
             board.by_category = _by_category(
@@ -549,26 +544,28 @@ def _judge_diagnostics_from(board: Leaderboard, plain: Leaderboard) -> None:
     )
 
 
-def _human_scores(target: Path | None, path: str | Path | None) -> HumanScores | None:
+def _human_scores(
+    target: Path | None, paths: Sequence[str | Path], path: str | Path | None
+) -> HumanScores | None:
     """Human BatchEval scores of a run's answers (`--human-scores`), checked before ranking."""
     if path is None:
         return None
     if target is None or not target.is_dir():
         raise LeaderboardInputError(path, "", "--human-scores needs a run directory")
     try:
-        return run_human_scores(target, path)
+        return run_human_scores(list(paths), path)
     except ConfigError as exc:
         raise LeaderboardInputError(exc.file, exc.key, exc.problem) from None
 
 
 def _batcheval_block(
-    board: Leaderboard, run_dir: Path, seed: int, human: HumanScores | None = None
+    board: Leaderboard, run_dirs: list[Path], seed: int, human: HumanScores | None = None
 ) -> dict[str, Any] | None:
     """The run's BatchEval scores of the board's contestants, correlated with its BT ratings."""
     names = board.contestants
     bt = board.scores("bt")
     ratings = {names[i]: float(bt[i]) for i in range(len(names)) if not math.isnan(bt[i])}
-    block = batcheval_summary(run_dir, ratings, seed=seed, human=human)
+    block = batcheval_summary(run_dirs, ratings, seed=seed, human=human)
     if block is None:
         return None
     # Models left out of the leaderboard (removed since the scores were made) are left out here.

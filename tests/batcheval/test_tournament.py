@@ -145,3 +145,48 @@ def test_leaderboard_reports_agreement_with_human_scores(tmp_path: Path) -> None
     human.write_text(json.dumps({"question_id": "q0", "model": "m0", "criterion": "x"}) + "\n")
     bad = runner.invoke(main, [*args, "--human-scores", str(human)])
     assert bad.exit_code == 2 and "unknown criterion 'x'" in bad.output
+
+
+def test_leaderboard_of_shards_holds_every_shards_batcheval_scores(tmp_path: Path) -> None:
+    """`arena leaderboard S1 S2 S3` (and `report`) show one BatchEval block over the
+    answers of every shard, each shard having scored its own questions' answers."""
+    path = small_tournament(
+        tmp_path, models=4, questions=9, extra={"batcheval": {**SECTION, "rounds": 1}}
+    )
+    shards = [tmp_path / f"s{k}" for k in (1, 2, 3)]
+    runner = CliRunner()
+    for k, shard in enumerate(shards, start=1):
+        result = runner.invoke(main, ["run", str(path), "--shard", f"{k}/3", "--out", str(shard)])
+        assert result.exit_code == 0, result.output
+    per_shard = [read_scores(shard / SCORES_FILE) for shard in shards]
+    assert all(scores is not None and scores.height for scores in per_shard)
+    fast = ["--elo-orders", "5", "--bootstrap", "20", "--format", "json"]
+    result = runner.invoke(main, ["leaderboard", *map(str, shards), *fast])
+    assert result.exit_code == 0, result.output
+    board = json.loads(result.output)
+    block = board["batcheval"]
+    assert not any("BatchEval" in w for w in board.get("warnings", []))
+    # Every answer of every shard, once: 4 models x 9 questions per criterion.
+    for criterion in ("helpfulness", "accuracy"):
+        rows = [r for r in block["rows"] if r["criterion"] == criterion]
+        assert sum(r["answers"] for r in rows) == 36
+    # The means are those of all shards' scores together, as one run's would be.
+    together = pl.concat([s for s in per_shard if s is not None])
+    expected = batcheval_summary(shards, block["pairwise"], n_boot=10)
+    assert expected is not None
+    by_key = {(r["model"], r["criterion"]): r["mean"] for r in block["rows"]}
+    assert by_key == {(r["model"], r["criterion"]): r["mean"] for r in expected["rows"]}
+    hand = (
+        together.filter(pl.col("criterion") == "accuracy")
+        .group_by("model", "sample_id")
+        .agg(pl.col("score").mean())
+        .group_by("model")
+        .agg(pl.col("score").mean())
+    )
+    for model, mean in hand.iter_rows():
+        assert by_key[(model, "accuracy")] == pytest.approx(mean)
+    # One shard alone holds a third of the answers.
+    alone = runner.invoke(main, ["leaderboard", str(shards[0]), *fast])
+    assert alone.exit_code == 0, alone.output
+    rows = json.loads(alone.output)["batcheval"]["rows"]
+    assert sum(r["answers"] for r in rows if r["criterion"] == "accuracy") < 36
