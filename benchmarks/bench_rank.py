@@ -41,6 +41,7 @@ import json
 import os
 import sys
 import time
+from collections.abc import Callable
 from typing import Any
 
 # The matrices here are small: BLAS worker threads only add hand-off costs, and
@@ -173,6 +174,17 @@ def baseline_weighted_win_rates(frame: pl.DataFrame) -> tuple[dict[str, float], 
     return _baseline_scores(rows, weights, contestants), iterations
 
 
+def best_of(work: Callable[[], object]) -> tuple[float, float]:
+    """Wall and CPU seconds (all threads) of `work`, each the least of REPEATS runs."""
+    wall = cpu = float("inf")
+    for _ in range(REPEATS):
+        start, used = time.perf_counter(), time.process_time()
+        work()
+        wall = min(wall, time.perf_counter() - start)
+        cpu = min(cpu, time.process_time() - used)
+    return wall, cpu
+
+
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     """Run the benchmark and print the summary line."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
@@ -188,28 +200,17 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     rank_reviews(encode_reviews(warm), options)
     leaderboard_dict(rank_frame(warm, source="bench", options=board_options))
 
-    seconds = float("inf")
-    for _ in range(REPEATS):
-        start = time.perf_counter()
-        reviews = encode_reviews(frame)
-        ranking = rank_reviews(reviews, options)
-        seconds = min(seconds, time.perf_counter() - start)
+    reviews = encode_reviews(frame)
+    ranking = rank_reviews(reviews, options)
+    seconds, _ = best_of(lambda: rank_reviews(encode_reviews(frame), options))
 
     # The same frame in a random row order (a log written as calls completed out of
     # plan order): runs of one name, which the encoder takes in one step, are gone.
     shuffled = frame.sample(fraction=1.0, shuffle=True, seed=1)
-    shuffled_seconds = float("inf")
-    for _ in range(REPEATS):
-        start = time.perf_counter()
-        rank_reviews(encode_reviews(shuffled), options)
-        shuffled_seconds = min(shuffled_seconds, time.perf_counter() - start)
-    del shuffled
+    shuffled_seconds, _ = best_of(lambda: rank_reviews(encode_reviews(shuffled), options))
 
-    baseline_seconds = float("inf")
-    for _ in range(REPEATS):
-        start = time.perf_counter()
-        baseline, baseline_iterations = baseline_weighted_win_rates(frame)
-        baseline_seconds = min(baseline_seconds, time.perf_counter() - start)
+    baseline, baseline_iterations = baseline_weighted_win_rates(frame)
+    baseline_seconds, _ = best_of(lambda: baseline_weighted_win_rates(frame))
 
     ours = dict(zip(reviews.contestants, ranking.peerrank.weighted_win_rate.tolist(), strict=True))
     worst = max(abs(ours[name] - baseline[name]) for name in baseline)
@@ -225,25 +226,19 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         elo_cpu = time.process_time() - cpu
         print(f"weighted Elo: {args.elo_orders} orders, {elo.passes} passes", file=sys.stderr)
 
-    leaderboard_seconds = leaderboard_cpu = float("inf")
-    for _ in range(REPEATS):
-        start, cpu = time.perf_counter(), time.process_time()
-        board = leaderboard_dict(rank_frame(frame, source="bench", options=board_options))
-        leaderboard_seconds = min(leaderboard_seconds, time.perf_counter() - start)
-        leaderboard_cpu = min(leaderboard_cpu, time.process_time() - cpu)
-    assert len(board["models"]) == MODELS
+    def leaderboard(reviews: pl.DataFrame) -> dict[str, Any]:
+        return leaderboard_dict(rank_frame(reviews, source="bench", options=board_options))
+
+    leaderboard_seconds, leaderboard_cpu = best_of(lambda: leaderboard(frame))
+    assert len(leaderboard(frame)["models"]) == MODELS
 
     # The same reviews with the answers' style columns, as a run log gives them:
     # style control (ratings, coefficients, 200 bootstrap rounds) runs too.
     styled = with_answer_styles(frame)
-    leaderboard_dict(rank_frame(styled.head(20_000), source="bench", options=board_options))
-    style_seconds = style_cpu = float("inf")
-    for _ in range(REPEATS):
-        start, cpu = time.perf_counter(), time.process_time()
-        board = leaderboard_dict(rank_frame(styled, source="bench", options=board_options))
-        style_seconds = min(style_seconds, time.perf_counter() - start)
-        style_cpu = min(style_cpu, time.process_time() - cpu)
-    assert board["style_control"]["available"], board["style_control"]
+    leaderboard(styled.head(20_000))
+    style_seconds, style_cpu = best_of(lambda: leaderboard(styled))
+    style_block = leaderboard(styled)["style_control"]
+    assert style_block["available"], style_block
 
     print(
         f"PeerRank: {ranking.peerrank.iterations} iterations (baseline agrees to {worst:.1e})",

@@ -70,12 +70,11 @@ def _scores_of(directories: list[Path]) -> pl.DataFrame | None:
 
 def _pairwise_win_rates(directories: list[Path]) -> dict[str, float]:
     columns = ["model_a", "model_b", "verdict", "status"]
-    frames = [
-        RunLog(d).read("reviews", columns=columns) for d in directories if (d / "log").is_dir()
-    ]
-    reviews = pl.concat([f for f in frames if f.height]) if any(f.height for f in frames) else None
-    if reviews is None:
+    logs = [RunLog(d) for d in directories if (d / "log").is_dir()]
+    frames = [f for f in (log.read("reviews", columns=columns) for log in logs) if f.height]
+    if not frames:
         return {}
+    reviews = pl.concat(frames)
     ok = reviews.filter(pl.col("status") == CallStatus.OK.value)
     return win_rates(
         list(

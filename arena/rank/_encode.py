@@ -110,7 +110,6 @@ class _Column:
 
     codes: NDArray[np.integer[Any]]
     names: list[str]
-    has_null: bool
     ordered: bool = False
 
 
@@ -121,16 +120,12 @@ def _categorize_all(columns: Sequence[pl.Series]) -> list[_Column]:
     for i, column in enumerate(columns):
         if isinstance(column.dtype, pl.Enum):
             names = [str(v) for v in column.dtype.categories.to_list()]
-            physical = column.to_physical()
-            if physical.null_count():
-                codes = physical.cast(pl.Int64).fill_null(-1).to_numpy()
-                out[i] = _Column(codes, names, True, True)
-            else:
-                out[i] = _Column(physical.to_numpy(), names, False, True)
+            codes = column.to_physical().cast(pl.Int64).fill_null(-1).to_numpy()
+            out[i] = _Column(codes, names, ordered=True)
         else:
             texts.append(i)
     for i, (codes, names) in zip(texts, text_codes([columns[i] for i in texts]), strict=True):
-        out[i] = _Column(codes, names, columns[i].null_count() > 0)
+        out[i] = _Column(codes, names)
     return [column for column in out if column is not None]
 
 
@@ -139,7 +134,7 @@ def _present(column: _Column) -> list[str]:
     (a text column's codes are its distinct values, so every name occurs)."""
     if not column.ordered:
         return sorted(column.names)
-    codes = column.codes[column.codes >= 0] if column.has_null else column.codes
+    codes = column.codes[column.codes >= 0]
     used = np.bincount(codes, minlength=len(column.names)) > 0
     return [name for name, flag in zip(column.names, used.tolist(), strict=True) if flag]
 

@@ -317,12 +317,21 @@ def latest_per_id(
     if not frames:
         return conform(empty_frame(table), table, columns)
     merged = frames[0] if len(frames) == 1 else pl.concat(frames, how="vertical", rechunk=True)
-    # Most ids occur once. Equal ids have equal 64-bit hashes, so when no hash repeats there
-    # is nothing to drop, and the exact (and, for a million rows, far more memory-hungry)
-    # deduplication is skipped.
-    if not merged["id"].hash().is_duplicated().any():
-        return merged
-    return merged.unique(subset="id", keep="last", maintain_order=True)
+    return drop_repeats(merged, "id")
+
+
+def drop_repeats(frame: pl.DataFrame, subset: str | None = None) -> pl.DataFrame:
+    """The frame without repeats of `subset` (None: of whole rows), the last kept, in order.
+
+    Repeats are rare (an id written again, a row in both a journal and its part).
+    Equal values have equal 64-bit hashes, so when no hash repeats there is
+    nothing to drop, and the exact (and, for a million rows, far slower and more
+    memory-hungry) deduplication is skipped.
+    """
+    hashes = frame.hash_rows() if subset is None else frame[subset].hash()
+    if not hashes.is_duplicated().any():
+        return frame
+    return frame.unique(subset=subset, keep="last", maintain_order=True)
 
 
 class Compactor:

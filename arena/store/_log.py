@@ -9,6 +9,7 @@ from pathlib import Path
 import polars as pl
 
 from arena.store._files import (
+    drop_repeats,
     journal_path,
     latest_per_id,
     list_parts,
@@ -88,12 +89,7 @@ class RunLog:
                 return latest_per_id([], table, cols)
             # A crash between a part and the deletion of its journal leaves
             # the same rows twice: identical rows are one write.
-            merged = pl.concat(frames, how="vertical", rechunk=True)
-            # Equal rows have equal hashes: when no row hash repeats there is nothing to drop,
-            # and the exact (far slower, on a million rows) deduplication is skipped.
-            if not merged.hash_rows().is_duplicated().any():
-                return merged
-            return merged.unique(maintain_order=True)
+            return drop_repeats(pl.concat(frames, how="vertical", rechunk=True))
         raise RuntimeError(f"could not read table {table!r} of {self.log_dir}: it kept moving")
 
     def spent_usd(self) -> float:
