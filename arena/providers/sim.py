@@ -202,12 +202,6 @@ class SimProvider(Provider):
         if params.failure_rate > 0 and luck.random() < params.failure_rate:
             raise ProviderError(ErrorKind.TRANSIENT, "simulated transient server error", status=503)
         text = self.respond(request, params, prompt, key)
-        last = request.messages[-1].content
-        if not (is_batcheval_prompt(last) or is_discussion_request(request.messages)):
-            # Answers and reviews depend on the prompt alone: once one succeeded its
-            # counter is not needed (asked again, it draws its first attempt's luck,
-            # as in a new run). Dropping it keeps a million-call run's memory flat.
-            del self._attempts[key]
         usage = Usage(
             input_tokens=estimate_tokens(request.prompt_chars()),
             output_tokens=estimate_tokens(len(text)),
@@ -215,7 +209,8 @@ class SimProvider(Provider):
         return GenerateResult(text=text, usage=usage)
 
     def respond(self, request: GenerateRequest, params: SimParams, prompt: str, key: str) -> str:
-        """The text of a response; the mode is read from the prompt itself."""
+        """The text of a response; the mode is read from the prompt itself. An answer
+        or a review forgets the call's attempt counter (see `__init__`)."""
         last = request.messages[-1].content
         if is_batcheval_prompt(last):
             return score_batch(self.seed, request.model, params, last, key, self._attempts[key])
@@ -229,6 +224,11 @@ class SimProvider(Provider):
                 key,
                 self._attempts[key],
             )
+        # Answers and reviews depend on the prompt alone: once this attempt got
+        # through its counter is not needed (asked again, the call draws its first
+        # attempt's luck, as in a new run). Dropping it keeps a million-call run's
+        # memory flat.
+        del self._attempts[key]
         signed = find_signatures(last)
         authors = list(dict.fromkeys(s.author for s in signed))
         if len(authors) >= 2:

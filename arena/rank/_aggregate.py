@@ -1,8 +1,10 @@
 """One pass over the battles: every count the ratings and diagnostics need.
 
 The reviews are counted into a dense tensor `count[v, q, r, a, b]` (verdict,
-question, reviewer, model in position A, model in position B) with a single
-`np.bincount`, a block of questions at a time when the tensor would be large.
+question, reviewer, model in position A, model in position B) by one compiled
+scatter, a block of questions at a time when the tensor would be large, and
+each block is folded into the totals, agreement sums and per-question
+features by one compiled pass (arena/rank/_encode_kernel.py).
 Everything downstream is derived from these counts, whose size depends on the
 numbers of models and reviewers but not on the number of reviews; in
 particular the win tensor `X[r, i, j]`, the summed win value of `i` against

@@ -1,9 +1,13 @@
-"""The row pass of `encode_reviews` (numba): every per-row step in one loop.
+"""The compiled passes over the reviews (numba): encoding rows, counting battles.
 
-Given the columns as raw codes and small lookup tables from raw code to
-contestant, reviewer and outcome, one pass keeps or leaves out each row, checks
-it, tallies it and writes the counted battles compactly. The same work as a
-dozen NumPy passes (lookups, masks, bincounts, filters) over a million rows.
+`row_pass` is the row loop of `encode_reviews`: given the columns as raw codes
+and small lookup tables from raw code to contestant, reviewer and outcome, one
+pass keeps or leaves out each row, checks it, tallies it and writes the
+counted battles compactly (the same work as a dozen NumPy passes of lookups,
+masks, bincounts and filters). `count_battles` scatters the battles into the
+per-question count tensor of `arena.rank._aggregate`, and `fold_block` folds
+one block of that tensor into its totals, agreement sums and features.
+Verdict categories are indexed tie 0, B wins 1, A wins 2 throughout.
 """
 
 from __future__ import annotations
