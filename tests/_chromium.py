@@ -15,6 +15,7 @@ import base64
 import json
 import os
 import shutil
+import signal
 import subprocess
 import tempfile
 import time
@@ -183,6 +184,7 @@ class Browser:
             ],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
+            start_new_session=True,  # its helper processes share its group: `close` ends them all
         )
         port_file = Path(profile.name) / "DevToolsActivePort"
         deadline = time.monotonic() + 30
@@ -199,14 +201,37 @@ class Browser:
         return cls(process, profile, f"ws://127.0.0.1:{lines[0]}{lines[1]}")
 
     def close(self) -> None:
-        """Stop chromium and remove its profile."""
-        self.process.terminate()
+        """Stop chromium and every helper process it started, then remove its profile.
+
+        The helpers (renderer, crash handler) can outlive the browser process and
+        still write into the profile, so the whole process group is stopped, and
+        the removal is retried while a straggler finishes a write.
+        """
+        self._signal_group(signal.SIGTERM)
         try:
             self.process.wait(10)
         except subprocess.TimeoutExpired:
             self.process.kill()
             self.process.wait()
-        self.profile.cleanup()
+        self._signal_group(signal.SIGKILL)
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                shutil.rmtree(self.profile.name)
+                break
+            except FileNotFoundError:
+                break
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.1)
+        self.profile.cleanup()  # already gone: only marks the directory as removed
+
+    def _signal_group(self, sig: signal.Signals) -> None:
+        try:
+            os.killpg(self.process.pid, sig)
+        except ProcessLookupError:
+            pass  # the whole group has exited
 
     async def send(
         self, method: str, params: dict[str, Any] | None = None, *, session: str | None = None
