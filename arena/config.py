@@ -259,11 +259,27 @@ class RetryConfig(_Strict):
     max_retry_after: float = Field(default=300.0, gt=0)
 
 
-class PriceConfig(_Strict):
-    """A model's price: USD per million input and output tokens."""
+class BatchPriceConfig(_Strict):
+    """A model's batch API price: USD per million tokens (cache prices optional)."""
 
     input: float = Field(ge=0, allow_inf_nan=False)
     output: float = Field(ge=0, allow_inf_nan=False)
+    cache_read: float | None = Field(default=None, ge=0, allow_inf_nan=False)
+    cache_write: float | None = Field(default=None, ge=0, allow_inf_nan=False)
+
+
+class PriceConfig(_Strict):
+    """A model's price: USD per million input and output tokens.
+
+    Optional: `cache_read` and `cache_write` (prompt-cache input; default: as
+    input) and `batch` (the batch API's prices; default: none known).
+    """
+
+    input: float = Field(ge=0, allow_inf_nan=False)
+    output: float = Field(ge=0, allow_inf_nan=False)
+    cache_read: float | None = Field(default=None, ge=0, allow_inf_nan=False)
+    cache_write: float | None = Field(default=None, ge=0, allow_inf_nan=False)
+    batch: BatchPriceConfig | None = None
 
 
 # --- BatchEval (docs/batcheval.md): the optional `batcheval:` section --------

@@ -5,11 +5,12 @@ from arena.store._lock import LockHeld, RunLock
 from arena.store._log import RunLog
 from arena.store._reasons import failure_reason, failure_reasons, merge_reasons
 from arena.store._rewrite import Rewritten, rewrite_tables
-from arena.store._schema import TABLES, register_table
+from arena.store._schema import TABLES, USAGE_DETAIL_COLUMNS, register_table, usage_columns
 from arena.store._writer import LogWriter
 
 __all__ = [
     "TABLES",
+    "USAGE_DETAIL_COLUMNS",
     "LockHeld",
     "LogWriter",
     "Rewritten",
@@ -22,4 +23,5 @@ __all__ = [
     "register_table",
     "rewrite_tables",
     "storage_error",
+    "usage_columns",
 ]
