@@ -100,7 +100,9 @@ class PriceTable(Mapping[str, tuple[float, float]]):
         """This table pricing calls at batch prices: every model's, or only `models`'."""
         if models is None:
             return PriceTable(self._rates, batch=True)
-        return PriceTable(self._rates, batch=self.batch, batch_models=self.batch_models | set(models))
+        return PriceTable(
+            self._rates, batch=self.batch, batch_models=self.batch_models | set(models)
+        )
 
     def cost(self, model: str, usage: Usage, *, batch: bool | None = None) -> float:
         """USD cost of `usage` on `model`; an unknown model costs 0.

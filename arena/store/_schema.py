@@ -71,6 +71,7 @@ def usage_columns(usages: Iterable[Usage]) -> dict[str, Any]:
         "tokens_reasoning": total.reasoning_tokens,
     }
 
+
 TABLES: dict[str, pa.Schema] = {
     "answers": pa.schema(
         [
