@@ -74,6 +74,13 @@ __all__ = [
 # Repository-level folder of shipped prompt templates and presets.
 CONFIGS_DIR = Path(__file__).resolve().parent.parent / "configs"
 DEFAULT_REVIEW_TEMPLATE = CONFIGS_DIR / "prompts" / "review.txt"
+# Shipped review templates `review.template` may name instead of a file.
+# `cache_friendly` puts every instruction before the question and the answers,
+# so reviews of one question share the longest prefix (docs/cost.md).
+REVIEW_TEMPLATES = {
+    "default": DEFAULT_REVIEW_TEMPLATE,
+    "cache_friendly": CONFIGS_DIR / "prompts" / "review_cache_friendly.txt",
+}
 
 
 class ConfigError(Exception):
@@ -968,7 +975,9 @@ def load_tournament(path: str | Path, output: str | Path | None = None) -> Tourn
         qpath = p.parent / qpath
     questions = with_references(cfg, p, load_questions(qpath, p))
     answer_files = load_answer_files(cfg, p, questions)
-    if cfg.review.template:
+    if cfg.review.template in REVIEW_TEMPLATES:
+        tpath = REVIEW_TEMPLATES[cfg.review.template]
+    elif cfg.review.template:
         tpath = Path(cfg.review.template)
         if not tpath.is_absolute():
             tpath = p.parent / tpath
