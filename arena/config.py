@@ -31,6 +31,7 @@ from arena.formats import read_records as _read_records
 from arena.types import Limits
 
 __all__ = [
+    "BatchPriceConfig",
     "BatchEvalConfig",
     "CONFIGS_DIR",
     "ConfigError",
@@ -43,6 +44,7 @@ __all__ = [
     "ModelConfig",
     "ModelReviewConfig",
     "PriceConfig",
+    "REVIEW_TEMPLATES",
     "ProviderConfig",
     "REASONING_EFFORTS",
     "ReasoningEffort",

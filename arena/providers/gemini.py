@@ -33,6 +33,8 @@ __all__ = [
     "GeminiProvider",
     "PERMANENT_EMPTY",
     "gemini_usage",
+    "name_tags",
+    "tags_name",
 ]
 
 try:  # the transports the SDK may use; either may be absent
