@@ -179,3 +179,37 @@ def test_direct_calls_report_cached_tokens_and_are_priced_as_cache(
     prices = PriceTable({second.model: TokenPrices(1.0, 2.0, cache_read=0.1, cache_write=1.25)})
     full = PriceTable({second.model: (1.0, 2.0)})
     assert prices.cost(second.model, two.usage) < 0.5 * full.cost(second.model, two.usage)
+
+
+def test_cache_hints_reach_the_server_and_change_no_text(
+    batch_server: FakeServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from arena.providers.anthropic import message_params
+
+    text = "shared part. first answer. second answer."
+    request = GenerateRequest(
+        model="hints",
+        messages=(Message("user", text),),
+        cache_breaks=(13, 27, 0, 999),  # out-of-range offsets are ignored
+        cache_key="arena-q1",
+    )
+    blocks = message_params(request)["messages"][0]["content"]
+    assert "".join(b["text"] for b in blocks) == text
+    assert [b.get("cache_control") for b in blocks] == [{"type": "ephemeral"}] * 2 + [None]
+    assert (
+        message_params(GenerateRequest(model="m", messages=(Message("user", text),)))["messages"][
+            0
+        ]["content"]
+        == text
+    )  # no hints: the request is what it always was
+    before = batch_server.stats()["counts"].get("openai.body.prompt_cache_key", 0)
+    provider = _provider(batch_server, "openai", monkeypatch)
+
+    async def send() -> None:
+        try:
+            await provider.generate(request)
+        finally:
+            await provider.close()
+
+    asyncio.run(send())
+    assert batch_server.stats()["counts"]["openai.body.prompt_cache_key"] == before + 1

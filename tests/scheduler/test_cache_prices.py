@@ -9,7 +9,7 @@ import yaml
 
 from arena.config import ConfigError, load_tournament
 from arena.scheduler import PriceTable, TokenPrices, price_table, resolve_prices
-from arena.types import Usage
+from arena.types import ErrorKind, Usage
 from tests.scheduler.test_prices import _with_models
 
 
@@ -94,3 +94,34 @@ def test_usages_add_their_cache_and_reasoning_counts() -> None:
         None,
         3,
     )
+
+
+def test_the_scheduler_keeps_cache_counts_over_attempts_and_prices_them() -> None:
+    import asyncio
+
+    from arena.config import RetryConfig
+    from arena.scheduler import Scheduler
+    from arena.types import GenerateResult, Limits, ProviderError
+
+    from ._support import FakeProvider, request, run_virtual
+
+    empty = ProviderError(ErrorKind.TRANSIENT, "empty response", status=200)
+    empty.usage = Usage(1000, 10, cache_read_tokens=900)  # billed although unusable
+    cached = GenerateResult("fine", Usage(1000, 20, cache_read_tokens=900, reasoning_tokens=5))
+    prices = PriceTable({"m": TokenPrices(1.0, 2.0, cache_read=0.1)})
+
+    async def main() -> None:
+        sched = Scheduler(
+            {"p": FakeProvider([empty, cached])},
+            {"p": Limits()},
+            RetryConfig(backoff_base=0.0),
+            prices=prices,
+            clock=asyncio.get_running_loop().time,
+        )
+        outcome = await sched.call("p", request())
+        assert outcome.ok and outcome.attempts == 2
+        assert outcome.usage.cache_read_tokens == 1800 and outcome.usage.reasoning_tokens == 5
+        # Each attempt: 100 plain input x 1 + 900 cached x 0.1, plus the output x 2.
+        assert outcome.cost_usd == pytest.approx((2 * (100 + 90) + 2 * (10 + 20)) / 1e6)
+
+    run_virtual(main)
