@@ -31,6 +31,7 @@ from arena.formats import read_records as _read_records
 from arena.types import Limits
 
 __all__ = [
+    "BatchPriceConfig",
     "BatchEvalConfig",
     "CONFIGS_DIR",
     "ConfigError",
@@ -43,6 +44,7 @@ __all__ = [
     "ModelConfig",
     "ModelReviewConfig",
     "PriceConfig",
+    "REVIEW_TEMPLATES",
     "ProviderConfig",
     "REASONING_EFFORTS",
     "ReasoningEffort",
@@ -74,6 +76,13 @@ __all__ = [
 # Repository-level folder of shipped prompt templates and presets.
 CONFIGS_DIR = Path(__file__).resolve().parent.parent / "configs"
 DEFAULT_REVIEW_TEMPLATE = CONFIGS_DIR / "prompts" / "review.txt"
+# Shipped review templates `review.template` may name instead of a file.
+# `cache_friendly` puts every instruction before the question and the answers,
+# so reviews of one question share the longest prefix (docs/cost.md).
+REVIEW_TEMPLATES = {
+    "default": DEFAULT_REVIEW_TEMPLATE,
+    "cache_friendly": CONFIGS_DIR / "prompts" / "review_cache_friendly.txt",
+}
 
 
 class ConfigError(Exception):
@@ -259,11 +268,27 @@ class RetryConfig(_Strict):
     max_retry_after: float = Field(default=300.0, gt=0)
 
 
-class PriceConfig(_Strict):
-    """A model's price: USD per million input and output tokens."""
+class BatchPriceConfig(_Strict):
+    """A model's batch API price: USD per million tokens (cache prices optional)."""
 
     input: float = Field(ge=0, allow_inf_nan=False)
     output: float = Field(ge=0, allow_inf_nan=False)
+    cache_read: float | None = Field(default=None, ge=0, allow_inf_nan=False)
+    cache_write: float | None = Field(default=None, ge=0, allow_inf_nan=False)
+
+
+class PriceConfig(_Strict):
+    """A model's price: USD per million input and output tokens.
+
+    Optional: `cache_read` and `cache_write` (prompt-cache input; default: as
+    input) and `batch` (the batch API's prices; default: none known).
+    """
+
+    input: float = Field(ge=0, allow_inf_nan=False)
+    output: float = Field(ge=0, allow_inf_nan=False)
+    cache_read: float | None = Field(default=None, ge=0, allow_inf_nan=False)
+    cache_write: float | None = Field(default=None, ge=0, allow_inf_nan=False)
+    batch: BatchPriceConfig | None = None
 
 
 # --- BatchEval (docs/batcheval.md): the optional `batcheval:` section --------
@@ -952,7 +977,9 @@ def load_tournament(path: str | Path, output: str | Path | None = None) -> Tourn
         qpath = p.parent / qpath
     questions = with_references(cfg, p, load_questions(qpath, p))
     answer_files = load_answer_files(cfg, p, questions)
-    if cfg.review.template:
+    if cfg.review.template in REVIEW_TEMPLATES:
+        tpath = REVIEW_TEMPLATES[cfg.review.template]
+    elif cfg.review.template:
         tpath = Path(cfg.review.template)
         if not tpath.is_absolute():
             tpath = p.parent / tpath

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Sequence
 
@@ -14,6 +15,8 @@ __all__ = [
     "render_question",
     "render_reference",
     "render_review_prompt",
+    "render_review_with_breaks",
+    "review_cache_key",
     "uses_reference",
 ]
 
@@ -72,6 +75,46 @@ def render_review_prompt(
         "reference": render_reference(question),
     }
     return _PLACEHOLDER_RE.sub(lambda m: values[m.group(1)], template)
+
+
+def render_review_with_breaks(
+    template: str, question: Question, answer_a: Sequence[str], answer_b: Sequence[str]
+) -> tuple[str, tuple[int, ...]]:
+    """The review prompt (as `render_review_prompt`) and its cache breaks.
+
+    The breaks are the offsets right after each filled placeholder that comes
+    before `{answer_b}` (the question, the reference, answer A): the prefixes
+    up to them are shared by other reviews of the same question (and of the
+    same first answer), so a provider may cache them (`GenerateRequest.cache_breaks`).
+    """
+    values = {
+        "question": render_question(question),
+        "answer_a": render_answer(question, answer_a),
+        "answer_b": render_answer(question, answer_b),
+        "reference": render_reference(question),
+    }
+    pieces: list[str] = []
+    breaks: list[int] = []
+    at = 0
+    length = 0
+    seen_b = False
+    for m in _PLACEHOLDER_RE.finditer(template):
+        pieces.append(template[at : m.start()])
+        length += m.start() - at
+        value = values[m.group(1)]
+        pieces.append(value)
+        length += len(value)
+        at = m.end()
+        seen_b = seen_b or m.group(1) == "answer_b"
+        if not seen_b:
+            breaks.append(length)
+    pieces.append(template[at:])
+    return "".join(pieces), tuple(breaks)
+
+
+def review_cache_key(question_id: str) -> str:
+    """A prompt cache key shared by the reviews of one question (OpenAI `prompt_cache_key`)."""
+    return "arena-" + hashlib.sha256(question_id.encode()).hexdigest()[:24]
 
 
 def parse_verdict(text: str) -> Verdict:

@@ -76,6 +76,13 @@ class GenerateRequest:
     # A model's reasoning effort and provider-specific parameters (tournament YAML).
     reasoning_effort: str | None = None
     extra: dict[str, Any] = field(default_factory=dict, hash=False)
+    # Prompt caching hints (docs/cost.md): character offsets into the last
+    # message's content after which a provider may place a cache breakpoint
+    # (Anthropic `cache_control`), and a key that routes requests sharing a
+    # prefix to the same cache (OpenAI `prompt_cache_key`). Neither changes
+    # the text sent.
+    cache_breaks: tuple[int, ...] = ()
+    cache_key: str | None = None
 
     def prompt_chars(self) -> int:
         """Total characters of prompt text (for token estimates)."""
@@ -84,15 +91,41 @@ class GenerateRequest:
 
 @dataclass(frozen=True)
 class Usage:
-    """Tokens a call consumed, as reported by the provider."""
+    """Tokens a call consumed, as reported by the provider.
+
+    `input_tokens` counts every prompt token, cached ones included, and
+    `output_tokens` every generated token, reasoning included; the cache and
+    reasoning counts say how many of those were billed apart (None: the
+    provider did not say).
+    """
 
     input_tokens: int
     output_tokens: int
     estimated: bool = False  # counted from the text: the provider reported no usage
+    cache_read_tokens: int | None = None  # of input_tokens: read from the prompt cache
+    cache_write_tokens: int | None = None  # of input_tokens: written to the prompt cache
+    reasoning_tokens: int | None = None  # of output_tokens: reasoning / thinking
 
     @property
     def total(self) -> int:
         return self.input_tokens + self.output_tokens
+
+    def __add__(self, other: Usage) -> Usage:
+        """Both usages together (a count stays None only when neither has it)."""
+        return Usage(
+            self.input_tokens + other.input_tokens,
+            self.output_tokens + other.output_tokens,
+            self.estimated or other.estimated,
+            _add_counts(self.cache_read_tokens, other.cache_read_tokens),
+            _add_counts(self.cache_write_tokens, other.cache_write_tokens),
+            _add_counts(self.reasoning_tokens, other.reasoning_tokens),
+        )
+
+
+def _add_counts(a: int | None, b: int | None) -> int | None:
+    if a is None:
+        return b
+    return a if b is None else a + b
 
 
 @dataclass(frozen=True)

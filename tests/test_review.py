@@ -60,3 +60,37 @@ def test_reference_placeholder_shows_the_reference_or_nothing() -> None:
     assert "[Turn 1]\nrx\n\n[Turn 2]\nry" in shown
     # A reference inside an answer is kept verbatim, never substituted.
     assert "{reference}" in render_review_prompt(template, with_ref, ["{reference}"], ["b"])
+
+
+def test_breaks_split_the_prompt_after_the_shared_parts() -> None:
+    from arena.config import DEFAULT_REVIEW_TEMPLATE, REVIEW_TEMPLATES
+    from arena.review import render_review_with_breaks
+
+    q = Question("1", ("What is a prefix?",))
+    for path in (DEFAULT_REVIEW_TEMPLATE, REVIEW_TEMPLATES["cache_friendly"]):
+        template = path.read_text(encoding="utf-8")
+        prompt, breaks = render_review_with_breaks(template, q, ["answer x"], ["answer y"])
+        assert prompt == render_review_prompt(template, q, ["answer x"], ["answer y"])
+        assert len(breaks) == 2
+        other, other_breaks = render_review_with_breaks(template, q, ["answer x"], ["answer z"])
+        assert other_breaks == breaks
+        # Same first answer: shared up to the second break; another first answer: the first.
+        assert (
+            other[: breaks[1]] == prompt[: breaks[1]] and other[breaks[1] :] != prompt[breaks[1] :]
+        )
+        swapped, _ = render_review_with_breaks(template, q, ["answer y"], ["answer x"])
+        assert swapped[: breaks[0]] == prompt[: breaks[0]]
+        assert prompt[: breaks[0]].endswith("What is a prefix?")
+        assert prompt[: breaks[1]].endswith("answer x")
+    friendly = REVIEW_TEMPLATES["cache_friendly"].read_text(encoding="utf-8")
+    prompt, breaks = render_review_with_breaks(friendly, q, ["x"], ["y"])
+    # Every instruction comes before the question: only answer B's block follows the breaks.
+    assert "Verdict: [[tie]]" in prompt[: breaks[0]]
+    assert len(prompt) - breaks[1] < 120
+
+
+def test_review_cache_key_depends_on_the_question_only() -> None:
+    from arena.review import review_cache_key
+
+    assert review_cache_key("q1") == review_cache_key("q1") != review_cache_key("q2")
+    assert len(review_cache_key("q1")) <= 64  # OpenAI's limit on prompt_cache_key

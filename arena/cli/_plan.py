@@ -206,6 +206,15 @@ def plan_cmd(file: Path, out: Path | None, as_json: bool) -> None:
                     free=t.config.providers[provider].type == "sim",
                     expected=True,
                 ),
+                # The expected cost at the provider's batch API prices (docs/cost.md).
+                "exp_batch_cost_usd": _cost(
+                    prices,
+                    t.provider_model_id(model),
+                    c,
+                    free=t.config.providers[provider].type == "sim",
+                    expected=True,
+                    batch=True,
+                ),
             }
         )
     # Counts and tokens add up; the costs (None when unpriced) are summed below.
@@ -214,6 +223,7 @@ def plan_cmd(file: Path, out: Path | None, as_json: bool) -> None:
     unpriced = [r["model"] for r in out_rows if r["est_cost_usd"] is None]
     totals["est_cost_usd"] = sum(r["est_cost_usd"] or 0.0 for r in out_rows)
     totals["exp_cost_usd"] = sum(r["exp_cost_usd"] or 0.0 for r in out_rows)
+    totals["exp_batch_cost_usd"] = sum(r["exp_batch_cost_usd"] or 0.0 for r in out_rows)
     if unpriced:
         click.echo(
             f"arena: warning: no price for {', '.join(unpriced)}: counted as $0 "
@@ -254,6 +264,11 @@ def plan_cmd(file: Path, out: Path | None, as_json: bool) -> None:
     click.echo(
         "exp_cost_usd is the expected cost: each call writing the mean output of that model's "
         f"logged calls of its kind (none logged: {EXPECTED_SHARE:.0%} of max_tokens)."
+    )
+    click.echo(
+        f"at batch API prices (where the provider has them) the expected cost is "
+        f"${totals['exp_batch_cost_usd']:.4f}; cached input tokens cost less again "
+        "(docs/cost.md)."
     )
     if from_file:
         click.echo(f"answers from a file (no calls): {', '.join(from_file)}.")
@@ -343,14 +358,21 @@ def _discussion_bound(
 
 
 def _cost(
-    prices: PriceTable, model_id: str, c: Counter[str], *, free: bool, expected: bool = False
+    prices: PriceTable,
+    model_id: str,
+    c: Counter[str],
+    *,
+    free: bool,
+    expected: bool = False,
+    batch: bool | None = None,
 ) -> float | None:
-    """USD of a row's pending calls, upper bound or expected (None: a paid model has no price)."""
+    """USD of a row's pending calls, upper bound or expected (None: a paid model has no price);
+    `batch`: at the batch API's prices."""
     if model_id not in prices:
         return 0.0 if free else None
     if expected:
-        return prices.cost(model_id, Usage(c["exp_in"], c["exp_out"]))
-    return prices.cost(model_id, Usage(c["est_in"], c["est_out"]))
+        return prices.cost(model_id, Usage(c["exp_in"], c["exp_out"]), batch=batch)
+    return prices.cost(model_id, Usage(c["est_in"], c["est_out"]), batch=batch)
 
 
 class _Expected:

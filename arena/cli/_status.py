@@ -27,7 +27,14 @@ from arena.nightly import (
 from arena.pipeline import Plan, build_plan
 from arena.runner import error_lines
 from arena.sampling import design_status
-from arena.store import TABLES, RunLog, failure_reasons, merge_reasons
+from arena.store import (
+    TABLES,
+    RunLog,
+    describe_tokens,
+    failure_reasons,
+    merge_reasons,
+    token_totals,
+)
 
 _COLUMNS = ("stage", "provider", "planned", *STATES, "spent_usd")
 # The column naming the model that made each table's calls.
@@ -116,6 +123,7 @@ def status_cmd(directory: Path, config_file: Path | None, as_json: bool) -> None
     data["last_run"] = _last_run(directory)
     sampled = None if plan is None or t is None else design_status(t, plan, RunLog(directory))
     data["sampling"] = sampled
+    data["tokens"] = token_totals(log)
     if as_json:
         click.echo(json.dumps(data))
         return
@@ -127,6 +135,7 @@ def status_cmd(directory: Path, config_file: Path | None, as_json: bool) -> None
     table.add_row(*_cells({"stage": "total", "provider": "", **report.total}), style="bold")
     # Piped or logged output has no width: do not squeeze the columns into 80.
     Console(width=None if sys.stdout.isatty() else 160).print(table)
+    click.echo(describe_tokens(data["tokens"]))
     for stage, rows in report.outside_plan.items():
         if rows["stale"] or rows["unused"]:
             click.echo(

@@ -65,6 +65,26 @@ class ServerLimits(_Strict):
     burst_seconds: float = Field(default=1.0, gt=0)
 
 
+class CacheConfig(_Strict):
+    """The prompt cache each API emulates (arena/fakeserver/_cache.py)."""
+
+    enabled: bool = True
+    ttl_seconds: float = Field(default=300.0, gt=0)  # 5 minutes, renewed by each hit
+    min_tokens: int | None = Field(default=None, ge=1)  # None: each API's own minimum
+
+
+class BatchConfig(_Strict):
+    """How batch jobs of the three APIs progress (on the server's clock)."""
+
+    # Seconds from submission until the last line is done (lines finish evenly
+    # spread over them); 0: every line is done at the first look.
+    delay_seconds: float = Field(default=0.0, ge=0)
+    # Share of lines that fail on their own (HTTP 500 in the line's result).
+    line_failure: float = Field(default=0.0, ge=0, le=1)
+    # Lines not done this long after submission expire, and so does the job.
+    expire_seconds: float = Field(default=86400.0, gt=0)
+
+
 class FakeModel(SimParams):
     """A served model: simulator parameters, optionally its own faults."""
 
@@ -93,6 +113,8 @@ class FakeServerConfig(_Strict):
     faults: FaultConfig = Field(default_factory=FaultConfig)
     # false: no rate-limit headers, like many local OpenAI-compatible servers.
     rate_headers: bool = True
+    cache: CacheConfig = Field(default_factory=CacheConfig)
+    batch: BatchConfig = Field(default_factory=BatchConfig)
 
     def limits_for(self, key: str) -> ServerLimits:
         """The limits of one key."""

@@ -17,6 +17,7 @@ from typing import Any
 
 from aiohttp import web
 
+from arena.fakeserver._cache import Segment
 from arena.fakeserver._limits import LimitState
 from arena.types import GenerateRequest, Message, Usage
 
@@ -112,6 +113,13 @@ class Dialect(ABC):
     ) -> web.Response:
         """A 429 with this API's retry hint."""
 
+    def error_body(self, status: int, message: str) -> dict[str, Any]:
+        """The JSON body of an error (what a batch line's result holds)."""
+        response = self.error(status, message)
+        assert isinstance(response.body, bytes)
+        body: dict[str, Any] = json.loads(response.body)
+        return body
+
     def auth_error(self, status: int, has_key: bool, key: str = "") -> web.Response:
         """A wrong key (401, echoing its first and last characters) or one without permission."""
         if status == 403:
@@ -124,6 +132,11 @@ class Dialect(ABC):
     def rate_headers(self, state: LimitState) -> dict[str, str]:
         """Rate-limit headers sent with every answer (none by default)."""
         return {}
+
+    def cache_segments(self, request: GenerateRequest, body: Any) -> list[Segment]:
+        """The prompt as the prefix cache sees it: system text, then each message."""
+        texts = [request.system or "", *(m.content for m in request.messages)]
+        return [(t, False) for t in texts if t]
 
     # The body fields that report token usage (dropped by `omit_usage`).
     usage_fields: tuple[str, ...] = ()
@@ -217,6 +230,8 @@ class OpenAIDialect(Dialect):
                 "prompt_tokens": usage.input_tokens,
                 "completion_tokens": usage.output_tokens,
                 "total_tokens": usage.total,
+                "prompt_tokens_details": {"cached_tokens": usage.cache_read_tokens or 0},
+                "completion_tokens_details": {"reasoning_tokens": usage.reasoning_tokens or 0},
             },
         }
 
@@ -314,6 +329,8 @@ class AnthropicDialect(Dialect):
         )
 
     def success_body(self, model: str, text: str, usage: Usage, finished: bool) -> dict[str, Any]:
+        read = usage.cache_read_tokens or 0
+        written = usage.cache_write_tokens or 0
         return {
             "id": f"msg_{_request_id()}",
             "type": "message",
@@ -323,12 +340,32 @@ class AnthropicDialect(Dialect):
             "stop_reason": "end_turn" if finished else "max_tokens",
             "stop_sequence": None,
             "usage": {
-                "input_tokens": usage.input_tokens,
+                # The API counts cache reads and writes apart from input_tokens.
+                "input_tokens": usage.input_tokens - read - written,
                 "output_tokens": usage.output_tokens,
-                "cache_creation_input_tokens": 0,
-                "cache_read_input_tokens": 0,
+                "cache_creation_input_tokens": written,
+                "cache_read_input_tokens": read,
             },
         }
+
+    def cache_segments(self, request: GenerateRequest, body: Any) -> list[Segment]:
+        """System and message blocks in order; a block with `cache_control` is a breakpoint."""
+        segments: list[Segment] = []
+
+        def add(content: Any) -> None:
+            if isinstance(content, str):
+                segments.append((content, False))
+            elif isinstance(content, list):
+                for part in content:
+                    if isinstance(part, dict) and isinstance(part.get("text"), str):
+                        segments.append((part["text"], part.get("cache_control") is not None))
+
+        if isinstance(body, dict):
+            add(body.get("system"))
+            for m in body.get("messages") or []:
+                if isinstance(m, dict):
+                    add(m.get("content"))
+        return [seg for seg in segments if seg[0]]
 
     def error(
         self,
@@ -417,7 +454,10 @@ class GeminiDialect(Dialect):
         return request.headers.get("x-goog-api-key") or request.query.get("key") or None
 
     def parse(self, request: web.Request, body: Any) -> tuple[str, GenerateRequest]:
-        model = request.match_info["model"]
+        return self.parse_body(request.match_info["model"], body)
+
+    def parse_body(self, model: str, body: Any) -> tuple[str, GenerateRequest]:
+        """A GenerateContentRequest body for `model` (a batch line's `request` too)."""
         if not isinstance(body, dict):
             raise BadRequest("the body must be a JSON object")
         raw = body.get("contents")
@@ -458,6 +498,8 @@ class GeminiDialect(Dialect):
         }
         if usage.output_tokens:
             metadata["candidatesTokenCount"] = usage.output_tokens
+        if usage.cache_read_tokens:
+            metadata["cachedContentTokenCount"] = usage.cache_read_tokens
         return {
             "candidates": [
                 {

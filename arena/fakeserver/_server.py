@@ -3,8 +3,14 @@
 Each request goes through the same steps: key check (401/403), body check
 (400), model check (404), the key's rate limits (429 with the API's own retry
 hint), then a wait for one of `serve_concurrency` serving slots (when set),
-at most one injected fault, then the simulator's answer. Stats are served at
-GET /fake/stats; POST /fake/reset clears them and the buckets.
+at most one injected fault, then the simulator's answer, its prompt-cache
+use reported in its usage (`_cache.py`). Batch jobs of the three APIs are
+served too (`_batch.py`); their lines go through the simulator and the cache
+and count as requests. Stats are served at GET /fake/stats (`counts.requests`:
+every request answered or refused, batch lines included; `counts.billed`:
+those answered with usage); POST /fake/reset clears them, the buckets, the
+cache and the jobs; POST /fake/clock {"advance": seconds} moves the server's
+clock (cache lifetimes, batch progress) forward.
 """
 
 from __future__ import annotations
@@ -15,13 +21,17 @@ import hashlib
 import json
 import socket
 import threading
+import time
 from collections import Counter
 from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import replace
 from typing import Any
 
 from aiohttp import web
 
 from arena.config import ModelConfig, ProviderConfig
+from arena.fakeserver._batch import Job, add_batch_routes
+from arena.fakeserver._cache import RULES, PrefixCache
 from arena.fakeserver._config import FAULT_KINDS, FakeServerConfig, FaultConfig
 from arena.fakeserver._dialects import DIALECTS, BadRequest, Dialect, truncated_json
 from arena.fakeserver._limits import KeyLimiter
@@ -47,10 +57,19 @@ class FakeProviderServer:
         }
         self.sim = SimProvider("fake", _SIM_PROVIDER, models, config.seed)
         self._slots: asyncio.Semaphore | None = None  # made in the serving loop
+        self.clock_offset = 0.0  # seconds POST /fake/clock moved the clock forward
+        self.cache = PrefixCache(config.cache.ttl_seconds, self.now)
+        self.jobs: dict[str, Job] = {}
         self.reset()
 
+    def now(self) -> float:
+        """The server's clock: epoch seconds, plus what POST /fake/clock added."""
+        return time.time() + self.clock_offset
+
     def reset(self) -> None:
-        """Forget counters, buckets and attempt numbers."""
+        """Forget counters, buckets, attempt numbers, the prompt cache and batch jobs."""
+        self.cache.clear()
+        self.jobs.clear()
         self.limiters: dict[str, KeyLimiter] = {}
         self.attempts: Counter[str] = Counter()
         self.faulted: Counter[str] = Counter()
@@ -72,9 +91,87 @@ class FakeProviderServer:
             app.router.add_post(
                 f"/{version}/models/{{model}}:generateContent", self._route(DIALECTS["gemini"])
             )
+        add_batch_routes(app, self)
         app.router.add_get("/fake/stats", self._stats)
         app.router.add_post("/fake/reset", self._reset)
+        app.router.add_post("/fake/clock", self._advance_clock)
         return app
+
+    async def _advance_clock(self, request: web.Request) -> web.Response:
+        try:
+            body = await request.json()
+            seconds = float(body["advance"])
+        except (ValueError, KeyError, TypeError):
+            return web.json_response({"error": 'body must be {"advance": seconds}'}, status=400)
+        if seconds < 0:
+            return web.json_response({"error": "the clock only moves forward"}, status=400)
+        self.clock_offset += seconds
+        return web.json_response({"now": self.now()})
+
+    def key_problem(
+        self, dialect: Dialect, request: web.Request
+    ) -> tuple[str, web.Response | None]:
+        """The key a request sent and, when it is refused, the API's error response."""
+        key = dialect.api_key(request)
+        status = self._key_status(key)
+        if status is not None or key is None:
+            return key or "", dialect.auth_error(status or 401, has_key=bool(key), key=key or "")
+        return key, None
+
+    def count(self, *names: str) -> None:
+        """Add one to each named counter."""
+        self._count(*names)
+
+    async def execute(
+        self, dialect: Dialect, key: str, model: str, greq: GenerateRequest, body: Any
+    ) -> tuple[int, dict[str, Any]]:
+        """One batch line: counted as a request, answered by the simulator and the cache."""
+        self._count(f"{dialect.name}.requests", "requests")
+        if not self._known_model(model):
+            message = f"The model `{model}` does not exist or you do not have access to it."
+            return 404, dialect.error_body(404, message)
+        try:
+            text, usage, finished = await self._simulate(dialect, key, model, greq, body)
+        except ProviderError as exc:
+            return exc.status or 500, dialect.error_body(exc.status or 500, exc.message)
+        self._count("billed", f"{dialect.name}.billed")
+        return 200, dialect.success_body(model, text, usage, finished)
+
+    async def _simulate(
+        self, dialect: Dialect, key: str, model: str, greq: GenerateRequest, body: Any
+    ) -> tuple[str, Usage, bool]:
+        """The simulator's answer (cut at max_tokens) with its prompt-cache use."""
+        result = await self.sim.generate(greq)
+        text, usage, finished = result.text, result.usage, True
+        if usage.output_tokens > greq.max_tokens:
+            text = text[: greq.max_tokens * 4]
+            usage = Usage(usage.input_tokens, greq.max_tokens)
+            finished = False
+        return text, self._cached_usage(dialect, key, model, greq, body, usage), finished
+
+    def _cached_usage(
+        self, dialect: Dialect, key: str, model: str, greq: GenerateRequest, body: Any, usage: Usage
+    ) -> Usage:
+        """`usage` with the tokens the prompt cache served and stored (when it is on)."""
+        settings = self.config.cache
+        if not settings.enabled:
+            return usage
+        rules = RULES[dialect.name]
+        if settings.min_tokens is not None:
+            rules = replace(rules, min_tokens=settings.min_tokens)
+        scope = f"{dialect.name}\x1f{key}\x1f{model}"
+        use = self.cache.use(rules, scope, dialect.cache_segments(greq, body))
+        read = min(use.read, usage.input_tokens)
+        written = min(use.written, usage.input_tokens - read)
+        if read:
+            self._count("cache.hits", f"{dialect.name}.cache.hits")
+        self.stats["cache.read_tokens"] += read
+        self.stats["cache.write_tokens"] += written
+        return replace(
+            usage,
+            cache_read_tokens=read,
+            cache_write_tokens=written if rules.explicit else None,
+        )
 
     async def _stats(self, request: web.Request) -> web.Response:
         return web.json_response(self.snapshot())
@@ -165,7 +262,7 @@ class FakeProviderServer:
         try:
             async with self._serving_slot():
                 response, used = await self._answer(
-                    dialect, request, raw, key, model, greq, limiter
+                    dialect, request, raw, body, key, model, greq, limiter
                 )
             return response
         finally:
@@ -216,6 +313,7 @@ class FakeProviderServer:
         dialect: Dialect,
         request: web.Request,
         raw: bytes,
+        body: Any,
         key: str,
         model: str,
         greq: GenerateRequest,
@@ -247,16 +345,11 @@ class FakeProviderServer:
         if fault == "slow":
             await asyncio.sleep(faults.slow_seconds)
         try:
-            result = await self.sim.generate(greq)
+            text, usage, finished = await self._simulate(dialect, key, model, greq, body)
         except ProviderError as exc:
             return dialect.error(exc.status or 500, exc.message), 0
-        text, usage, finished = result.text, result.usage, True
-        if usage.output_tokens > greq.max_tokens:
-            text = text[: greq.max_tokens * 4]
-            usage = Usage(usage.input_tokens, greq.max_tokens)
-            finished = False
         if fault == "empty":
-            text, usage = "", Usage(usage.input_tokens, 0)
+            text, usage = "", replace(usage, output_tokens=0)
         if fault == "malformed":
             body = dialect.success_body(model, text, usage, finished)
             return web.Response(text=truncated_json(body), content_type="application/json"), 0
@@ -264,6 +357,7 @@ class FakeProviderServer:
         response = dialect.success(
             model, text, usage, finished, state, omit_usage=self.config.omit_usage
         )
+        self._count("billed", f"{dialect.name}.billed")
         return response, usage.total
 
 

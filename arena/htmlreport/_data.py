@@ -82,6 +82,7 @@ def _title(directory: Path) -> str:
 
 _CALL_TABLES = ("answers", "reviews", "discussions", "batcheval")
 _CALL_COUNTS = ("calls", "ok", "invalid", "failed", "tokens_in", "tokens_out", "cost_usd")
+_CALL_DETAILS = ("tokens_cache_read", "tokens_cache_write", "tokens_reasoning")
 _SHARD_HISTORY_NOTE = (
     "No rating history: each shard directory keeps its own, of its shard alone "
     "(`arena report DIR` of one directory shows it)."
@@ -96,6 +97,11 @@ def _merged_calls(runs: Sequence[RunData]) -> list[dict[str, Any]]:
             total = totals.setdefault(row["table"], {"table": row["table"]})
             for key in _CALL_COUNTS:
                 total[key] = total.get(key, 0) + row[key]
+            for key in _CALL_DETAILS:  # None (not reported) unless some directory has it
+                if row.get(key) is not None:
+                    total[key] = (total.get(key) or 0) + row[key]
+                else:
+                    total.setdefault(key, None)
     order = {table: k for k, table in enumerate(_CALL_TABLES)}
     return sorted(totals.values(), key=lambda row: order.get(row["table"], len(order)))
 

@@ -451,7 +451,10 @@ def _calls(data: ReportData) -> str:
             str(c["invalid"]),
             str(c["failed"]),
             str(c["tokens_in"]),
+            _count(c.get("tokens_cache_read")),
+            _count(c.get("tokens_cache_write")),
             str(c["tokens_out"]),
+            _count(c.get("tokens_reasoning")),
             f"{c['cost_usd']:.4f}",
         ]
         for c in data.calls
@@ -461,12 +464,33 @@ def _calls(data: ReportData) -> str:
         '<section id="calls"><h2>Calls and cost</h2>'
         + _table(
             "calls-table",
-            ["stage", "calls", "ok", "invalid", "failed", "tokens in", "tokens out", "cost USD"],
+            [
+                "stage",
+                "calls",
+                "ok",
+                "invalid",
+                "failed",
+                "tokens in",
+                "of which cache read",
+                "of which cache write",
+                "tokens out",
+                "of which reasoning",
+                "cost USD",
+            ],
             rows,
         )
         + ("" if total is None else _p(f"Total cost: ${total:.4f}"))
+        + _p(
+            "Cost prices cache reads and writes at the provider's cache prices and "
+            "batch calls at its batch prices; '-': the provider reported no such tokens."
+        )
         + "</section>"
     )
+
+
+def _count(value: int | None) -> str:
+    """A token count, or '-' when it was not reported."""
+    return "-" if value is None else str(value)
 
 
 def _turns(turns: Sequence[str]) -> str:

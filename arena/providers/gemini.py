@@ -7,14 +7,16 @@ with a one-attempt retry policy, so every attempt goes through the governor.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
+from urllib.parse import quote, unquote
 
 from google import genai
 from google.genai import errors as genai_errors
 from google.genai import types as gtypes
 
 from arena.config import ModelConfig, ProviderConfig
+from arena.providers._batch import BatchClient, BatchJob, BatchResult, JobState, matches
 from arena.providers._remote import (
     RemoteProvider,
     google_error_details,
@@ -27,8 +29,12 @@ from arena.types import ErrorKind, GenerateRequest, GenerateResult, ProviderErro
 
 __all__ = [
     "AUTH_REASONS",
+    "GeminiBatchClient",
     "GeminiProvider",
     "PERMANENT_EMPTY",
+    "gemini_usage",
+    "name_tags",
+    "tags_name",
 ]
 
 try:  # the transports the SDK may use; either may be absent
@@ -103,29 +109,7 @@ class GeminiProvider(RemoteProvider):
     async def generate(self, request: GenerateRequest) -> GenerateResult:
         """One generateContent call."""
         request = with_model_settings(request, self.models)
-        contents = [
-            gtypes.Content(
-                role="model" if m.role == "assistant" else "user",
-                parts=[gtypes.Part(text=m.content)],
-            )
-            for m in request.messages
-        ]
-        config = gtypes.GenerateContentConfig(
-            temperature=request.temperature,
-            max_output_tokens=request.max_tokens,
-            system_instruction=request.system or None,
-            thinking_config=(
-                gtypes.ThinkingConfig(
-                    thinking_level=gtypes.ThinkingLevel(request.reasoning_effort.upper())
-                )
-                if request.reasoning_effort is not None
-                else None
-            ),
-            # REST fields merged into the body, e.g. {"generationConfig": {"topK": 20}}.
-            http_options=gtypes.HttpOptions(extra_body=dict(request.extra))
-            if request.extra
-            else None,
-        )
+        contents, config = _contents_and_config(request)
         try:
             response = await self.client().aio.models.generate_content(
                 model=request.model, contents=contents, config=config
@@ -156,30 +140,45 @@ class GeminiProvider(RemoteProvider):
         candidate = candidates[0]
         parts = candidate.content.parts if candidate.content is not None else None
         text = "".join(p.text for p in parts or [] if p.text and not p.thought)
-        meta = response.usage_metadata
+        usage = gemini_usage(response.usage_metadata)
         if not text.strip():
             finish = _name(candidate.finish_reason) if candidate.finish_reason else None
             error = self.empty_error(finish, permanent_reasons=PERMANENT_EMPTY)
-            error.usage = Usage(
-                input_tokens=(meta.prompt_token_count or 0) if meta else 0,
-                output_tokens=(
-                    (meta.candidates_token_count or 0) + (meta.thoughts_token_count or 0)
-                )
-                if meta
-                else 0,
-            )
+            error.usage = usage
             raise error
-        usage = Usage(
-            input_tokens=(meta.prompt_token_count or 0) if meta else 0,
-            # Thinking tokens are billed as output.
-            output_tokens=((meta.candidates_token_count or 0) + (meta.thoughts_token_count or 0))
-            if meta
-            else 0,
-        )
         http = response.sdk_http_response
         return GenerateResult(
             text=text, usage=usage, rate_headers=lower_headers(http.headers if http else None)
         )
+
+    def batch_client(self) -> GeminiBatchClient:
+        """This provider's batch mode client (inlined requests)."""
+        return GeminiBatchClient(self)
+
+    def inlined_request(self, custom_id: str, request: GenerateRequest) -> gtypes.InlinedRequest:
+        """One request of a batch job, its custom id as the `key` metadata."""
+        request = with_model_settings(request, self.models)
+        contents, config = _contents_and_config(request, batch=True)
+        return gtypes.InlinedRequest(
+            model=request.model, contents=contents, config=config, metadata={"key": custom_id}
+        )
+
+    def response_result(self, response: gtypes.GenerateContentResponse) -> GenerateResult:
+        """A batch response as a result (ProviderError when unusable)."""
+        try:
+            return self._result(response)
+        except (AttributeError, TypeError, IndexError) as exc:
+            raise self.malformed_error(exc) from None
+
+    def sdk_error(self, exc: BaseException) -> ProviderError:
+        """An SDK exception as a classified ProviderError (key-free)."""
+        if isinstance(exc, genai_errors.APIError):
+            return self._status_error(exc)
+        if isinstance(exc, _TIMEOUTS):
+            return self.timeout_error()
+        if isinstance(exc, _CONNECTION_ERRORS):
+            return self.connection_error(exc)
+        return self.malformed_error(exc)
 
     def _status_error(self, exc: genai_errors.APIError) -> ProviderError:
         status = int(exc.code) if exc.code else 500
@@ -194,6 +193,194 @@ class GeminiProvider(RemoteProvider):
                 retry_after=retry_delay_from_google_body(body),
             )
         return self.status_error(status, str(message), auth=bool(reasons & AUTH_REASONS))
+
+
+def _contents_and_config(
+    request: GenerateRequest, *, batch: bool = False
+) -> tuple[list[gtypes.Content], gtypes.GenerateContentConfig]:
+    """The SDK's contents and config of a request. A batch request carries no
+    `extra` fields (the SDK sends them only with a direct call)."""
+    contents = [
+        gtypes.Content(
+            role="model" if m.role == "assistant" else "user",
+            parts=[gtypes.Part(text=m.content)],
+        )
+        for m in request.messages
+    ]
+    config = gtypes.GenerateContentConfig(
+        temperature=request.temperature,
+        max_output_tokens=request.max_tokens,
+        system_instruction=request.system or None,
+        thinking_config=(
+            gtypes.ThinkingConfig(
+                thinking_level=gtypes.ThinkingLevel(request.reasoning_effort.upper())
+            )
+            if request.reasoning_effort is not None
+            else None
+        ),
+        # REST fields merged into the body, e.g. {"generationConfig": {"topK": 20}}.
+        http_options=gtypes.HttpOptions(extra_body=dict(request.extra))
+        if request.extra and not batch
+        else None,
+    )
+    return contents, config
+
+
+_GEMINI_STATES = {
+    "JOB_STATE_PENDING": JobState.RUNNING,
+    "JOB_STATE_QUEUED": JobState.RUNNING,
+    "JOB_STATE_RUNNING": JobState.RUNNING,
+    "JOB_STATE_CANCELLING": JobState.CANCELLING,
+    "JOB_STATE_SUCCEEDED": JobState.ENDED,
+    "JOB_STATE_PARTIALLY_SUCCEEDED": JobState.ENDED,
+    "JOB_STATE_CANCELLED": JobState.CANCELLED,
+    "JOB_STATE_EXPIRED": JobState.EXPIRED,
+    "JOB_STATE_FAILED": JobState.FAILED,
+}
+_BATCH_ERRORS: tuple[type[BaseException], ...] = (
+    genai_errors.APIError,
+    ValueError,
+    *_TIMEOUTS,
+    *_CONNECTION_ERRORS,
+)
+# A job's tags live in its display name: "arena key=value;key=value" (URL-quoted).
+_TAG_PREFIX = "arena "
+# Status codes of inlined errors for requests that never ran (cancelled, expired).
+_NOT_EXECUTED = frozenset({499, 504})
+
+
+def tags_name(tags: Mapping[str, str]) -> str:
+    """The display name that carries `tags`."""
+    return _TAG_PREFIX + ";".join(f"{quote(k)}={quote(v)}" for k, v in sorted(tags.items()))
+
+
+def name_tags(name: str | None) -> dict[str, str]:
+    """The tags a display name carries ({} when it carries none)."""
+    if not name or not name.startswith(_TAG_PREFIX):
+        return {}
+    tags: dict[str, str] = {}
+    for pair in name[len(_TAG_PREFIX) :].split(";"):
+        key, sep, value = pair.partition("=")
+        if sep:
+            tags[unquote(key)] = unquote(value)
+    return tags
+
+
+class GeminiBatchClient(BatchClient):
+    """Gemini batch mode with inlined requests; tags ride in the job's display name."""
+
+    max_requests = 10_000
+
+    def __init__(self, provider: GeminiProvider) -> None:
+        self.provider = provider
+
+    async def submit(
+        self, requests: Sequence[tuple[str, GenerateRequest]], tags: Mapping[str, str]
+    ) -> BatchJob:
+        """Create the job from inlined requests."""
+        model = self.check_requests(requests, self.max_requests)
+        src = [self.provider.inlined_request(cid, r) for cid, r in requests]
+        config = gtypes.CreateBatchJobConfig(display_name=tags_name(tags))
+        try:
+            job = await self.provider.client().aio.batches.create(
+                model=model, src=src, config=config
+            )
+        except _BATCH_ERRORS as exc:
+            raise self.provider.sdk_error(exc) from None
+        return _gemini_job(job)
+
+    async def get(self, job_id: str) -> BatchJob:
+        """The job now."""
+        return _gemini_job(await self._get(job_id))
+
+    async def _get(self, job_id: str) -> gtypes.BatchJob:
+        try:
+            return await self.provider.client().aio.batches.get(name=job_id)
+        except _BATCH_ERRORS as exc:
+            raise self.provider.sdk_error(exc) from None
+
+    async def list_jobs(
+        self, *, tags: Mapping[str, str] | None = None, since: float | None = None
+    ) -> list[BatchJob]:
+        """Jobs newest first, those whose display name carries `tags`, since `since`."""
+        found: list[BatchJob] = []
+        try:
+            pager = await self.provider.client().aio.batches.list(
+                config=gtypes.ListBatchJobsConfig(page_size=100)
+            )
+            async for raw in pager:
+                job = _gemini_job(raw)
+                if since is not None and job.created_at < since:
+                    continue
+                if matches(job.tags, tags):
+                    found.append(job)
+        except _BATCH_ERRORS as exc:
+            raise self.provider.sdk_error(exc) from None
+        return sorted(found, key=lambda j: j.created_at, reverse=True)
+
+    async def cancel(self, job_id: str) -> BatchJob:
+        """Cancel the job."""
+        try:
+            await self.provider.client().aio.batches.cancel(name=job_id)
+        except _BATCH_ERRORS as exc:
+            raise self.provider.sdk_error(exc) from None
+        return await self.get(job_id)
+
+    async def results(self, job: BatchJob) -> list[BatchResult]:
+        """The inlined responses, matched to their requests by the `key` metadata."""
+        raw = await self._get(job.id)
+        responses = raw.dest.inlined_responses if raw.dest is not None else None
+        out: list[BatchResult] = []
+        for item in responses or []:
+            custom_id = (item.metadata or {}).get("key", "")
+            if item.error is not None or item.response is None:
+                code = item.error.code if item.error is not None and item.error.code else 500
+                message = (item.error.message if item.error is not None else None) or "no response"
+                if code in _NOT_EXECUTED:
+                    failure = self.provider.fail(ErrorKind.TRANSIENT, message, status=code)
+                    out.append(BatchResult(custom_id, error=failure, executed=False))
+                else:
+                    out.append(
+                        BatchResult(custom_id, error=self.provider.status_error(code, message))
+                    )
+                continue
+            try:
+                out.append(
+                    BatchResult(custom_id, result=self.provider.response_result(item.response))
+                )
+            except ProviderError as exc:
+                out.append(BatchResult(custom_id, error=exc))
+        return out
+
+
+def _gemini_job(job: gtypes.BatchJob) -> BatchJob:
+    state = _name(job.state) if job.state is not None else "JOB_STATE_PENDING"
+    created = job.create_time.timestamp() if job.create_time is not None else 0.0
+    responses = job.dest.inlined_responses if job.dest is not None else None
+    return BatchJob(
+        id=job.name or "",
+        state=_GEMINI_STATES.get(state, JobState.RUNNING),
+        provider_state=state,
+        created_at=created,
+        tags=name_tags(job.display_name),
+        total=len(responses) if responses is not None else None,
+        done=sum(1 for r in responses if r.response is not None) if responses else None,
+        error=job.error.message if job.error is not None else None,
+    )
+
+
+def gemini_usage(meta: gtypes.GenerateContentResponseUsageMetadata | None) -> Usage:
+    """A response's usage: thinking tokens are billed as output; cached content
+    tokens are part of the prompt count (implicit or explicit caching)."""
+    if meta is None:
+        return Usage(0, 0)
+    thoughts = meta.thoughts_token_count
+    return Usage(
+        input_tokens=meta.prompt_token_count or 0,
+        output_tokens=(meta.candidates_token_count or 0) + (thoughts or 0),
+        cache_read_tokens=meta.cached_content_token_count,
+        reasoning_tokens=thoughts,
+    )
 
 
 def _daily_quota(body: Any) -> bool:

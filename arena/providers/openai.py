@@ -10,7 +10,8 @@ merged into the request body, e.g. vLLM's `top_k`).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import json
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -18,14 +19,17 @@ import openai
 from openai.types.chat import ChatCompletion, ChatCompletionMessageParam
 
 from arena.config import ModelConfig, ProviderConfig
+from arena.providers._batch import BatchClient, BatchJob, BatchResult, JobState, matches
 from arena.providers._remote import RemoteProvider, lower_headers
 from arena.providers._settings import with_model_settings
 from arena.types import ErrorKind, GenerateRequest, GenerateResult, ProviderError, Usage
 
 __all__ = [
+    "OpenAIBatchClient",
     "OpenAIProvider",
     "PERMANENT_EMPTY",
     "QUOTA_CODES",
+    "openai_usage",
 ]
 
 # 429 codes that mean "no money or quota left", not "slow down".
@@ -68,17 +72,9 @@ class OpenAIProvider(RemoteProvider):
     async def generate(self, request: GenerateRequest) -> GenerateResult:
         """One chat completion."""
         request = with_model_settings(request, self.models)
-        messages: list[ChatCompletionMessageParam] = []
-        if request.system:
-            messages.append({"role": "system", "content": request.system})
-        for m in request.messages:
-            if m.role == "assistant":
-                messages.append({"role": "assistant", "content": m.content})
-            else:
-                messages.append({"role": "user", "content": m.content})
         create = self.client().chat.completions.with_raw_response.create
         try:
-            raw = await create(**self._params(request, messages))
+            raw = await create(**self._params(request, _messages(request)))
             completion: ChatCompletion = raw.parse()
         except openai.APIStatusError as exc:
             raise self._status_error(exc) from None
@@ -106,6 +102,9 @@ class OpenAIProvider(RemoteProvider):
         params["max_completion_tokens" if self._official else "max_tokens"] = request.max_tokens
         if request.reasoning_effort is not None:
             params["reasoning_effort"] = request.reasoning_effort
+        if request.cache_key is not None:
+            # Routes requests that share a prompt prefix to the same cache.
+            params["prompt_cache_key"] = request.cache_key
         if request.extra:
             # Server-specific fields (vLLM's top_k, chat_template_kwargs, ...) sent as given.
             params["extra_body"] = dict(request.extra)
@@ -116,11 +115,7 @@ class OpenAIProvider(RemoteProvider):
             raise self.fail(ErrorKind.TRANSIENT, "malformed response: no choices")
         choice = completion.choices[0]
         text = choice.message.content or ""
-        usage = completion.usage
-        billed = Usage(
-            input_tokens=usage.prompt_tokens if usage else 0,
-            output_tokens=usage.completion_tokens if usage else 0,
-        )
+        billed = openai_usage(completion.usage)
         if not text.strip():
             refusal = getattr(choice.message, "refusal", None)
             if refusal:
@@ -135,6 +130,35 @@ class OpenAIProvider(RemoteProvider):
             rate_headers=lower_headers(headers),
         )
 
+    def batch_client(self) -> OpenAIBatchClient:
+        """This provider's Batch API client (files + batches)."""
+        return OpenAIBatchClient(self)
+
+    def line_body(self, request: GenerateRequest) -> dict[str, Any]:
+        """The request body of one chat completion (a batch line's `body`)."""
+        request = with_model_settings(request, self.models)
+        params = self._params(request, _messages(request))
+        extra = params.pop("extra_body", None) or {}
+        return {**params, **extra}
+
+    def completion_result(self, body: Any) -> GenerateResult:
+        """A chat completion's JSON body as a result (ProviderError when unusable)."""
+        try:
+            completion = ChatCompletion.model_validate(body)
+            return self._result(completion, ())
+        except (ValueError, AttributeError, TypeError, IndexError) as exc:
+            raise self.malformed_error(exc) from None
+
+    def sdk_error(self, exc: Exception) -> ProviderError:
+        """An SDK exception as a classified ProviderError (key-free)."""
+        if isinstance(exc, openai.APIStatusError):
+            return self._status_error(exc)
+        if isinstance(exc, openai.APITimeoutError):
+            return self.timeout_error()
+        if isinstance(exc, openai.APIConnectionError):
+            return self.connection_error(exc)
+        return self.malformed_error(exc)
+
     def _status_error(self, exc: openai.APIStatusError) -> ProviderError:
         body = exc.body if isinstance(exc.body, dict) else {}
         message = body.get("message") if isinstance(body.get("message"), str) else None
@@ -145,3 +169,181 @@ class OpenAIProvider(RemoteProvider):
             exc.response.headers,
             quota=exc.status_code == 429 and code in QUOTA_CODES,
         )
+
+
+def openai_usage(usage: Any) -> Usage:
+    """A chat completion's usage (an SDK object or its JSON dict): cached prompt
+    tokens from `prompt_tokens_details`, reasoning tokens from
+    `completion_tokens_details` (None where the server does not report them)."""
+    if usage is None:
+        return Usage(0, 0)
+    prompt = _field(usage, "prompt_tokens_details")
+    completion = _field(usage, "completion_tokens_details")
+    return Usage(
+        input_tokens=_field(usage, "prompt_tokens") or 0,
+        output_tokens=_field(usage, "completion_tokens") or 0,
+        cache_read_tokens=_field(prompt, "cached_tokens"),
+        reasoning_tokens=_field(completion, "reasoning_tokens"),
+    )
+
+
+def _field(obj: Any, name: str) -> Any:
+    if obj is None:
+        return None
+    return obj.get(name) if isinstance(obj, dict) else getattr(obj, name, None)
+
+
+def _messages(request: GenerateRequest) -> list[ChatCompletionMessageParam]:
+    messages: list[ChatCompletionMessageParam] = []
+    if request.system:
+        messages.append({"role": "system", "content": request.system})
+    for m in request.messages:
+        if m.role == "assistant":
+            messages.append({"role": "assistant", "content": m.content})
+        else:
+            messages.append({"role": "user", "content": m.content})
+    return messages
+
+
+_OPENAI_STATES = {
+    "validating": JobState.RUNNING,
+    "in_progress": JobState.RUNNING,
+    "finalizing": JobState.RUNNING,
+    "cancelling": JobState.CANCELLING,
+    "completed": JobState.ENDED,
+    "cancelled": JobState.CANCELLED,
+    "expired": JobState.EXPIRED,
+    "failed": JobState.FAILED,
+}
+# Error codes of lines that never ran (not billed; send them again).
+_NOT_EXECUTED = frozenset({"batch_expired", "batch_cancelled"})
+
+
+class OpenAIBatchClient(BatchClient):
+    """The OpenAI Batch API: a JSONL file of chat completions, a batch with `metadata` tags."""
+
+    max_requests = 50_000
+
+    def __init__(self, provider: OpenAIProvider) -> None:
+        self.provider = provider
+
+    async def submit(
+        self, requests: Sequence[tuple[str, GenerateRequest]], tags: Mapping[str, str]
+    ) -> BatchJob:
+        """Upload the requests as a file, then create the batch with `tags` as its metadata."""
+        self.check_requests(requests, self.max_requests)
+        lines = [
+            json.dumps(
+                {
+                    "custom_id": custom_id,
+                    "method": "POST",
+                    "url": "/v1/chat/completions",
+                    "body": self.provider.line_body(request),
+                }
+            )
+            for custom_id, request in requests
+        ]
+        data = ("\n".join(lines) + "\n").encode()
+        client = self.provider.client()
+        try:
+            upload = await client.files.create(
+                file=("arena-batch.jsonl", data, "application/jsonl"), purpose="batch"
+            )
+            batch = await client.batches.create(
+                input_file_id=upload.id,
+                endpoint="/v1/chat/completions",
+                completion_window="24h",
+                metadata=dict(tags),
+            )
+        except (openai.OpenAIError, ValueError) as exc:
+            raise self.provider.sdk_error(exc) from None
+        return _openai_job(batch)
+
+    async def get(self, job_id: str) -> BatchJob:
+        """The batch now."""
+        try:
+            return _openai_job(await self.provider.client().batches.retrieve(job_id))
+        except (openai.OpenAIError, ValueError) as exc:
+            raise self.provider.sdk_error(exc) from None
+
+    async def list_jobs(
+        self, *, tags: Mapping[str, str] | None = None, since: float | None = None
+    ) -> list[BatchJob]:
+        """Batches newest first, those with `tags` in their metadata, created since `since`."""
+        found: list[BatchJob] = []
+        try:
+            async for batch in self.provider.client().batches.list(limit=100):
+                job = _openai_job(batch)
+                if since is not None and job.created_at < since:
+                    break  # newest first: the rest are older
+                if matches(job.tags, tags):
+                    found.append(job)
+        except (openai.OpenAIError, ValueError) as exc:
+            raise self.provider.sdk_error(exc) from None
+        return found
+
+    async def cancel(self, job_id: str) -> BatchJob:
+        """Cancel the batch."""
+        try:
+            return _openai_job(await self.provider.client().batches.cancel(job_id))
+        except (openai.OpenAIError, ValueError) as exc:
+            raise self.provider.sdk_error(exc) from None
+
+    async def results(self, job: BatchJob) -> list[BatchResult]:
+        """Lines of the output and error files."""
+        client = self.provider.client()
+        try:
+            batch = await client.batches.retrieve(job.id)
+            texts = [
+                (await client.files.content(file_id)).text
+                for file_id in (batch.output_file_id, batch.error_file_id)
+                if file_id
+            ]
+        except (openai.OpenAIError, ValueError) as exc:
+            raise self.provider.sdk_error(exc) from None
+        out: list[BatchResult] = []
+        for text in texts:
+            for raw in text.splitlines():
+                if raw.strip():
+                    out.append(self._line(json.loads(raw)))
+        return out
+
+    def _line(self, line: dict[str, Any]) -> BatchResult:
+        custom_id = str(line.get("custom_id"))
+        response = line.get("response") or None
+        error = line.get("error") or None
+        if response is None:
+            code = str((error or {}).get("code") or "batch_error")
+            message = str((error or {}).get("message") or code)
+            failure = self.provider.fail(ErrorKind.TRANSIENT, f"{code}: {message}")
+            return BatchResult(custom_id, error=failure, executed=code not in _NOT_EXECUTED)
+        status = int(response.get("status_code") or 500)
+        body = response.get("body")
+        if status != 200:
+            detail = body.get("error") if isinstance(body, dict) else None
+            said = detail.get("message") if isinstance(detail, dict) else None
+            said_code = detail.get("code") if isinstance(detail, dict) else None
+            failure = self.provider.status_error(
+                status, str(said or f"HTTP {status}"), quota=said_code in QUOTA_CODES
+            )
+            return BatchResult(custom_id, error=failure)
+        try:
+            return BatchResult(custom_id, result=self.provider.completion_result(body))
+        except ProviderError as exc:
+            return BatchResult(custom_id, error=exc)
+
+
+def _openai_job(batch: Any) -> BatchJob:
+    counts = batch.request_counts
+    return BatchJob(
+        id=batch.id,
+        state=_OPENAI_STATES.get(batch.status, JobState.RUNNING),
+        provider_state=str(batch.status),
+        created_at=float(batch.created_at),
+        tags=dict(batch.metadata or {}),
+        total=counts.total if counts else None,
+        done=(counts.completed + counts.failed) if counts else None,
+        error="; ".join(e.message or "" for e in (batch.errors.data or []))
+        if batch.errors is not None and batch.errors.data
+        else None,
+    )

@@ -1,12 +1,13 @@
 """The one place that waits: per-provider governors, retries, backoff and the budget."""
 
-from arena.scheduler._budget import Budget, PriceTable
+from arena.scheduler._budget import Budget, PriceTable, TokenPrices
 from arena.scheduler._governor import Governor, GovernorClosed, Permit
 from arena.scheduler._prices import (
     DEFAULT_PRICES_FILE,
     ModelPrice,
     as_table,
     library_price,
+    load_price_configs,
     load_price_file,
     model_prices,
     price_table,
@@ -26,8 +27,10 @@ __all__ = [
     "Permit",
     "PriceTable",
     "Scheduler",
+    "TokenPrices",
     "as_table",
     "library_price",
+    "load_price_configs",
     "load_price_file",
     "model_prices",
     "price_table",

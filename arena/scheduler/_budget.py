@@ -3,48 +3,126 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
 
 from arena.types import GenerateRequest, Usage, estimate_tokens
 
 _PER_MILLION = 1_000_000.0
 
 
-class PriceTable(Mapping[str, tuple[float, float]]):
-    """Model id -> (input USD per million tokens, output USD per million tokens)."""
+@dataclass(frozen=True)
+class TokenPrices:
+    """A model's prices, USD per million tokens: input, output and the cache's.
 
-    def __init__(self, prices: Mapping[str, tuple[float, float]] | None = None) -> None:
-        table: dict[str, tuple[float, float]] = {}
-        for model, (price_in, price_out) in (prices or {}).items():
+    `cache_read` and `cache_write` price the input tokens read from and written
+    to the provider's prompt cache (None: as plain input). `batch` holds the
+    prices of the provider's batch API (None: no batch discount known).
+    """
+
+    input: float
+    output: float
+    cache_read: float | None = None
+    cache_write: float | None = None
+    batch: TokenPrices | None = None
+
+    def __post_init__(self) -> None:
+        for value in (self.input, self.output, self.cache_read, self.cache_write):
+            if value is not None and (value < 0 or not math.isfinite(value)):
+                raise ValueError("prices must be finite and >= 0")
+
+    def cost(self, usage: Usage) -> float:
+        """USD cost of `usage` at these prices."""
+        read = usage.cache_read_tokens or 0
+        write = usage.cache_write_tokens or 0
+        plain = max(0, usage.input_tokens - read - write)
+        read_price = self.input if self.cache_read is None else self.cache_read
+        write_price = self.input if self.cache_write is None else self.cache_write
+        return (
+            plain * self.input
+            + read * read_price
+            + write * write_price
+            + usage.output_tokens * self.output
+        ) / _PER_MILLION
+
+    def batched(self) -> TokenPrices:
+        """The prices a batch job pays (these when no batch price is known)."""
+        return self.batch if self.batch is not None else self
+
+
+class PriceTable(Mapping[str, tuple[float, float]]):
+    """Model id -> (input USD per million tokens, output USD per million tokens).
+
+    Each entry may be a `TokenPrices` with cache and batch prices; `rates`
+    gives it. `batch=True` (or `batched()`) prices every call at the batch
+    API's prices where they are known, `batch_models` only those models' calls.
+    """
+
+    def __init__(
+        self,
+        prices: Mapping[str, tuple[float, float] | TokenPrices] | None = None,
+        *,
+        batch: bool = False,
+        batch_models: Iterable[str] = (),
+    ) -> None:
+        table: dict[str, TokenPrices] = {}
+        for model, entry in (prices or {}).items():
+            if isinstance(entry, TokenPrices):
+                table[model] = entry
+                continue
+            price_in, price_out = entry
             if (
                 price_in < 0
                 or price_out < 0
                 or not (math.isfinite(price_in) and math.isfinite(price_out))
             ):
                 raise ValueError(f"price of model '{model}' must be finite and >= 0")
-            table[model] = (float(price_in), float(price_out))
-        self._prices = table
+            table[model] = TokenPrices(float(price_in), float(price_out))
+        self._rates = table
+        self.batch = batch
+        self.batch_models = frozenset(batch_models)
 
     def __getitem__(self, model: str) -> tuple[float, float]:
-        return self._prices[model]
+        rates = self._rates[model]
+        return (rates.input, rates.output)
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self._prices)
+        return iter(self._rates)
 
     def __len__(self) -> int:
-        return len(self._prices)
+        return len(self._rates)
 
-    def cost(self, model: str, usage: Usage) -> float:
-        """USD cost of `usage` on `model`; an unknown model costs 0."""
-        price = self._prices.get(model)
-        if price is None:
+    def rates(self, model: str) -> TokenPrices | None:
+        """A model's full prices (cache and batch ones included), or None when unpriced."""
+        return self._rates.get(model)
+
+    def batched(self, models: Iterable[str] | None = None) -> PriceTable:
+        """This table pricing calls at batch prices: every model's, or only `models`'."""
+        if models is None:
+            return PriceTable(self._rates, batch=True)
+        return PriceTable(
+            self._rates, batch=self.batch, batch_models=self.batch_models | set(models)
+        )
+
+    def cost(self, model: str, usage: Usage, *, batch: bool | None = None) -> float:
+        """USD cost of `usage` on `model`; an unknown model costs 0.
+
+        Cache reads and writes are priced at the cache prices; `batch` (default:
+        the table's flag for that model) at the batch API's prices.
+        """
+        rates = self._rates.get(model)
+        if rates is None:
             return 0.0
-        return (usage.input_tokens * price[0] + usage.output_tokens * price[1]) / _PER_MILLION
+        if batch is None:
+            batch = self.batch or model in self.batch_models
+        return (rates.batched() if batch else rates).cost(usage)
 
-    def worst_case(self, model: str, request: GenerateRequest) -> float:
+    def worst_case(
+        self, model: str, request: GenerateRequest, *, batch: bool | None = None
+    ) -> float:
         """Most a request can cost: estimated prompt tokens plus all of max_tokens."""
         usage = Usage(estimate_tokens(request.prompt_chars()), request.max_tokens)
-        return self.cost(model, usage)
+        return self.cost(model, usage, batch=batch)
 
 
 class Budget:

@@ -32,7 +32,7 @@ from arena.config import (
     Tournament,
     read_yaml,
 )
-from arena.scheduler._budget import PriceTable
+from arena.scheduler._budget import PriceTable, TokenPrices
 
 DEFAULT_PRICES_FILE = CONFIGS_DIR / "prices.yaml"
 
@@ -47,11 +47,37 @@ _LIBRARY_PROVIDER = {"anthropic": "anthropic", "gemini": "google"}
 
 @dataclass(frozen=True)
 class ModelPrice:
-    """A model's price (USD per million tokens) and where it comes from."""
+    """A model's price (USD per million tokens) and where it comes from.
+
+    `cache_read` / `cache_write`: prompt-cache input (None: as input);
+    `batch`: the batch API's prices (None: no batch discount known).
+    """
 
     input: float
     output: float
     source: str  # "prices:" | "configs/prices.yaml" | "genai-prices X.Y.Z"
+    cache_read: float | None = None
+    cache_write: float | None = None
+    batch: TokenPrices | None = None
+
+    def token_prices(self) -> TokenPrices:
+        """These prices as the scheduler's `TokenPrices`."""
+        return TokenPrices(self.input, self.output, self.cache_read, self.cache_write, self.batch)
+
+    @classmethod
+    def from_config(cls, price: PriceConfig, source: str) -> ModelPrice:
+        """A `prices:` entry (tournament YAML or configs/prices.yaml)."""
+        batch = price.batch
+        return cls(
+            price.input,
+            price.output,
+            source,
+            price.cache_read,
+            price.cache_write,
+            None
+            if batch is None
+            else TokenPrices(batch.input, batch.output, batch.cache_read, batch.cache_write),
+        )
 
 
 def undated(model_id: str) -> str:
@@ -61,6 +87,11 @@ def undated(model_id: str) -> str:
 
 def load_price_file(path: Path = DEFAULT_PRICES_FILE) -> dict[str, tuple[float, float]]:
     """Model id -> (input, output) USD per million tokens from a prices YAML."""
+    return {m: (p.input, p.output) for m, p in load_price_configs(path).items()}
+
+
+def load_price_configs(path: Path = DEFAULT_PRICES_FILE) -> dict[str, PriceConfig]:
+    """Model id -> its full price entry (cache and batch prices too) from a prices YAML."""
     if not path.is_file():
         return {}
     data = read_yaml(path)
@@ -74,7 +105,7 @@ def load_price_file(path: Path = DEFAULT_PRICES_FILE) -> dict[str, tuple[float, 
     models = data.get("models") or {}
     if not isinstance(models, dict):
         raise ConfigError(path, "models", "must map model ids to {input: USD, output: USD}")
-    prices: dict[str, tuple[float, float]] = {}
+    prices: dict[str, PriceConfig] = {}
     for model, entry in models.items():
         try:
             price = PriceConfig.model_validate(entry)
@@ -83,7 +114,7 @@ def load_price_file(path: Path = DEFAULT_PRICES_FILE) -> dict[str, tuple[float, 
             where = ".".join(str(x) for x in (f"models.{model}", *err["loc"]))
             msg = "unknown key" if err["type"] == "extra_forbidden" else err["msg"]
             raise ConfigError(path, where, msg) from None
-        prices[str(model)] = (price.input, price.output)
+        prices[str(model)] = price
     return prices
 
 
@@ -101,23 +132,45 @@ def library_price(model_id: str, provider_type: str, base_url: str | None) -> Mo
         return None
     import genai_prices  # 1.6 MB of price data: loaded only when a real model needs a price
 
-    calc = None
     for hint in hints:
         try:
-            # Small usage, so that long-context tiers (above 200K tokens) do not apply.
-            calc = genai_prices.calc_price(
-                genai_prices.Usage(input_tokens=1000, output_tokens=1000), model_id, **hint
-            )
-            break
+            standard = _library_rates(model_id, hint, None)
+            batch = _library_rates(model_id, hint, {"processing": "batch"})
         except (LookupError, ValueError):
             continue
-    if calc is None:
-        return None
-    return ModelPrice(
-        float(calc.input_price) * 1000,
-        float(calc.output_price) * 1000,
-        f"genai-prices {genai_prices.__version__}",
-    )
+        return ModelPrice(
+            standard.input,
+            standard.output,
+            f"genai-prices {genai_prices.__version__}",
+            standard.cache_read,
+            standard.cache_write,
+            batch if batch != standard else None,
+        )
+    return None
+
+
+def _library_rates(
+    model_id: str, hint: Mapping[str, Any], context: Mapping[str, str] | None
+) -> TokenPrices:
+    """Per-million prices of a model from genai-prices, read off small usages (no
+    long-context tier applies); a cache price the library lacks is None."""
+    import genai_prices
+
+    def priced(**tokens: int) -> Any:
+        usage = genai_prices.Usage(**tokens)
+        return genai_prices.calc_price(usage, model_id, price_context=context, **hint)
+
+    def per_million(value: Any) -> float:
+        return round(float(value) * 1000, 9)  # the library's Decimal, per 1000 tokens
+
+    calc = priced(input_tokens=1000, output_tokens=1000)
+    price_in, price_out = per_million(calc.input_price), per_million(calc.output_price)
+    cache_read = cache_write = None
+    if getattr(calc.model_price, "cache_read_mtok", None) is not None:
+        cache_read = per_million(priced(input_tokens=1000, cache_read_tokens=1000).input_price)
+    if getattr(calc.model_price, "cache_write_mtok", None) is not None:
+        cache_write = per_million(priced(input_tokens=1000, cache_write_tokens=1000).input_price)
+    return TokenPrices(price_in, price_out, cache_read, cache_write)
 
 
 def model_prices(
@@ -131,9 +184,9 @@ def model_prices(
     id, sim models included; then, for each model of a real provider not
     priced yet, its undated id's override or the library's price.
     """
-    shipped = load_price_file(path).items()
-    prices = {m: ModelPrice(i, o, "configs/prices.yaml") for m, (i, o) in shipped}
-    prices.update({m: ModelPrice(p.input, p.output, "prices:") for m, p in (own or {}).items()})
+    shipped = load_price_configs(path).items()
+    prices = {m: ModelPrice.from_config(p, "configs/prices.yaml") for m, p in shipped}
+    prices.update({m: ModelPrice.from_config(p, "prices:") for m, p in (own or {}).items()})
     for model_id, provider in models:
         if model_id in prices or provider.type == "sim":
             continue
@@ -157,4 +210,4 @@ def price_table(t: Tournament, path: Path = DEFAULT_PRICES_FILE) -> PriceTable:
 
 def as_table(prices: Mapping[str, ModelPrice]) -> PriceTable:
     """Resolved prices as the scheduler's table."""
-    return PriceTable({m: (p.input, p.output) for m, p in prices.items()})
+    return PriceTable({m: p.token_prices() for m, p in prices.items()})

@@ -276,11 +276,7 @@ class Scheduler:
                 attempts -= 1  # never answered: not logged as an attempt
                 return finish("stopped", "cancelled: the grace period after a stop ran out")
             spent += cost
-            billed = Usage(
-                billed.input_tokens + used.input_tokens,
-                billed.output_tokens + used.output_tokens,
-                billed.estimated or used.estimated,
-            )
+            billed = billed + used  # cache and reasoning counts too
             if result is not None:
                 return finish("ok", result=result)
             assert error is not None

@@ -5,21 +5,27 @@ from arena.store._lock import LockHeld, RunLock
 from arena.store._log import RunLog
 from arena.store._reasons import failure_reason, failure_reasons, merge_reasons
 from arena.store._rewrite import Rewritten, rewrite_tables
-from arena.store._schema import TABLES, register_table
+from arena.store._schema import TABLES, USAGE_DETAIL_COLUMNS, register_table, usage_columns
+from arena.store._usage import TOKEN_COLUMNS, describe_tokens, token_totals
 from arena.store._writer import LogWriter
 
 __all__ = [
     "TABLES",
+    "TOKEN_COLUMNS",
+    "USAGE_DETAIL_COLUMNS",
     "LockHeld",
     "LogWriter",
     "Rewritten",
     "RunLock",
     "RunLog",
     "StorageError",
+    "describe_tokens",
     "failure_reason",
     "failure_reasons",
     "merge_reasons",
     "register_table",
     "rewrite_tables",
     "storage_error",
+    "token_totals",
+    "usage_columns",
 ]

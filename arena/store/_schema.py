@@ -8,13 +8,23 @@ columns. Later stages (discussions, batcheval, history) add their tables with
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import polars as pl
 import pyarrow as pa
 
-__all__ = ["TABLES", "COMMON_CALL_FIELDS", "register_table", "table_schema", "normalize_row"]
+from arena.types import Usage
+
+__all__ = [
+    "COMMON_CALL_FIELDS",
+    "TABLES",
+    "USAGE_DETAIL_COLUMNS",
+    "normalize_row",
+    "register_table",
+    "table_schema",
+    "usage_columns",
+]
 
 # Columns shared by every table of calls (see docs/DESIGN.md).
 COMMON_CALL_FIELDS: tuple[pa.Field, ...] = (
@@ -32,7 +42,35 @@ COMMON_CALL_FIELDS: tuple[pa.Field, ...] = (
     pa.field("run_id", pa.string()),
     # tokens counted from the texts: the provider reported no usage
     pa.field("usage_estimated", pa.bool_()),
+    # Of tokens_in: read from / written to the provider's prompt cache; of
+    # tokens_out: reasoning (thinking). Null: not reported (or a log older
+    # than these columns).
+    pa.field("tokens_cache_read", pa.int64()),
+    pa.field("tokens_cache_write", pa.int64()),
+    pa.field("tokens_reasoning", pa.int64()),
 )
+
+# The token columns that price a call apart from plain input and output.
+USAGE_DETAIL_COLUMNS = ("tokens_cache_read", "tokens_cache_write", "tokens_reasoning")
+
+
+def usage_columns(usages: Iterable[Usage]) -> dict[str, Any]:
+    """The token columns of a row over `usages`: in, out, estimated, cache and reasoning.
+
+    A cache or reasoning count is null when no usage reported it.
+    """
+    total = Usage(0, 0)
+    for usage in usages:
+        total = total + usage
+    return {
+        "tokens_in": total.input_tokens,
+        "tokens_out": total.output_tokens,
+        "usage_estimated": total.estimated,
+        "tokens_cache_read": total.cache_read_tokens,
+        "tokens_cache_write": total.cache_write_tokens,
+        "tokens_reasoning": total.reasoning_tokens,
+    }
+
 
 TABLES: dict[str, pa.Schema] = {
     "answers": pa.schema(

@@ -413,7 +413,8 @@ class RunData:
         if self._log is None:
             return []
         out = []
-        needed = ["status", "tokens_in", "tokens_out", "cost_usd"]
+        details = ["tokens_cache_read", "tokens_cache_write", "tokens_reasoning"]
+        needed = ["status", "tokens_in", "tokens_out", "cost_usd", *details]
         extra = {"discussions": ["kind"], "batcheval": ["batch_id"]}
         for table in ("answers", "reviews", "discussions", "batcheval"):
             frame = self._log.read(table, columns=needed + extra.get(table, []))
@@ -437,6 +438,13 @@ class RunData:
                     "tokens_in": int(frame["tokens_in"].fill_null(0).sum()),
                     "tokens_out": int(frame["tokens_out"].fill_null(0).sum()),
                     "cost_usd": float(frame["cost_usd"].fill_null(0.0).sum()),
+                    # Cache and reasoning tokens: None when no row reported any.
+                    **{
+                        column: None
+                        if frame[column].null_count() == frame.height
+                        else int(frame[column].fill_null(0).sum())
+                        for column in details
+                    },
                 }
             )
         return out

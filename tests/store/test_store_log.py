@@ -31,6 +31,9 @@ COMMON = [
     "finished_at",
     "run_id",
     "usage_estimated",
+    "tokens_cache_read",
+    "tokens_cache_write",
+    "tokens_reasoning",
 ]
 
 
@@ -49,6 +52,9 @@ def answer(i: int, **over: Any) -> dict[str, Any]:
         "finished_at": 1_700_000_001.5 + i,
         "run_id": "run-1",
         "usage_estimated": False,
+        "tokens_cache_read": None,
+        "tokens_cache_write": None,
+        "tokens_reasoning": None,
         "question_id": f"q{i % 3}",
         "model": f"m{i % 2}",
         "answer_turns": [f"turn one of {i}", "turn two \n with newline, ünïcode"],
@@ -72,6 +78,9 @@ def review(i: int, **over: Any) -> dict[str, Any]:
         "finished_at": 2.0,
         "run_id": "run-1",
         "usage_estimated": False,
+        "tokens_cache_read": None,
+        "tokens_cache_write": None,
+        "tokens_reasoning": None,
         "question_id": "q1",
         "model_a": "m0",
         "model_b": "m1",
@@ -117,6 +126,11 @@ def test_public_api() -> None:
         "merge_reasons",
         "rewrite_tables",
         "Rewritten",
+        "TOKEN_COLUMNS",
+        "USAGE_DETAIL_COLUMNS",
+        "describe_tokens",
+        "token_totals",
+        "usage_columns",
     }
     for name in arena.store.__all__:
         assert getattr(arena.store, name) is not None
