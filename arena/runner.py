@@ -24,7 +24,7 @@ from enum import Enum, IntEnum
 from typing import Any, Literal
 
 from arena.scheduler import CallOutcome, Scheduler
-from arena.store import LogWriter, RunLog, StorageError, failure_reason
+from arena.store import LogWriter, RunLog, StorageError, failure_reason, usage_columns
 from arena.types import CallStatus, GenerateRequest, Limits
 
 __all__ = [
@@ -87,11 +87,9 @@ def call_columns(outcomes: Sequence[CallOutcome]) -> dict[str, Any]:
     Every row counts only the attempts no earlier row of its call counts, so
     the sum over every row of the log is what was spent.
     """
-    usage = [o.usage for o in outcomes]  # billed tokens, failed attempts included
     return {
-        "tokens_in": sum(u.input_tokens for u in usage),
-        "tokens_out": sum(u.output_tokens for u in usage),
-        "usage_estimated": any(u.estimated for u in usage),
+        # billed tokens (cache and reasoning details too), failed attempts included
+        **usage_columns(o.usage for o in outcomes),
         "cost_usd": sum(o.cost_usd for o in outcomes),
         "latency_s": sum(o.latency_s for o in outcomes),
         "attempts": sum(o.attempts for o in outcomes),

@@ -36,6 +36,10 @@ SERVER_CONFIG: dict[str, Any] = {
         "alpha": {"skill": 2.0, "answer_words": 20},
         "beta": {"skill": 0.5, "answer_words": 20},
         "gamma": {"skill": -1.0, "answer_words": 20},
+        # Long answers: a review prompt passes the providers' 1,024-token cache minimum.
+        "long_a": {"skill": 1.0, "answer_words": 900},
+        "long_b": {"skill": 0.0, "answer_words": 900},
+        "long_c": {"skill": -1.0, "answer_words": 900},
         # Slow versions for the kill -9 test (the run must last long enough to interrupt).
         "slow_a": {"skill": 1.0, "answer_words": 20, "latency_mean": 0.05},
         "slow_b": {"skill": 0.0, "answer_words": 20, "latency_mean": 0.05},

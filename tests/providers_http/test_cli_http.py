@@ -248,3 +248,30 @@ def test_auth_failure_gives_one_message_and_the_key_never_leaks(
     for file in (tmp_path / "out").rglob("*"):
         if file.is_file():
             assert CANARY.encode() not in file.read_bytes(), file
+
+
+def test_a_run_logs_cached_tokens_the_provider_reports(
+    tmp_path: Path, server: FakeServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`arena run` keeps each call's cache-read tokens from the SDK's usage in the log."""
+    set_keys(monkeypatch)
+    models = {"long_a": "p_openai", "long_b": "p_openai", "long_c": "p_openai"}
+    path = write_tournament(
+        tmp_path,
+        server,
+        models=models,
+        questions=2,
+        extra={
+            "review": {"max_tokens": 200, "template": "cache_friendly"},
+            "models": {name: {"provider": p, "max_tokens": 2000} for name, p in models.items()},
+        },
+    )
+    result = _arena("run", str(path), "--json")
+    assert result.exit_code == 0, result.output
+    reviews = RunLog(tmp_path / "out").read("reviews")
+    assert reviews.height == 2 * 6 * 3
+    cached = reviews["tokens_cache_read"].fill_null(0)
+    # A reviewer's reviews of (a, b) and (a, c) on one question share the template,
+    # the question and answer a: over 1,024 tokens, so the second one reads the cache.
+    assert int(cached.sum()) > 0
+    assert (cached <= reviews["tokens_in"]).all()
