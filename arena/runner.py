@@ -215,6 +215,10 @@ class RunSummary:
     # count and a sample message (see `RunStats.failure`).
     errors: list[dict[str, Any]] = field(default_factory=list)
     storage_error: str | None = None  # the log could not be written (disk full, read-only)
+    # Unexpected exceptions (bugs) that failed calls, and why the run stopped for
+    # them (after `arena.scheduler.MAX_INTERNAL_ERRORS`; None when it did not).
+    internal_errors: int = 0
+    stopped_by_errors: str | None = None
     # A sampled design (arena.sampling): strategy, budget, calls spent, rounds.
     sampling: dict[str, Any] | None = None
 
@@ -335,6 +339,7 @@ class RunStats:
     def summary(self, scheduler: Scheduler, wall_seconds: float) -> RunSummary:
         """The run summary: totals over the stages, per-stage counts, spend."""
         stages = self.stages.values()
+        self.error(scheduler.stopped_by_errors)
         out = RunSummary(
             planned=sum(s.planned for s in stages),
             skipped=sum(s.skipped for s in stages),
@@ -346,6 +351,8 @@ class RunStats:
             budget_stopped=scheduler.budget_exhausted,
             wall_seconds=wall_seconds,
             errors=self.errors,
+            internal_errors=scheduler.internal_errors,
+            stopped_by_errors=scheduler.stopped_by_errors,
         )
         out.pending = out.planned - out.skipped - out.completed - out.failed - out.invalid
         for name, s in self.stages.items():
