@@ -23,6 +23,11 @@ _ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
 _ACTIVE: set[Path] = set()
 
 
+def writer_active(log_dir: Path) -> bool:
+    """Whether this process has a started writer on the log folder `log_dir`."""
+    return log_dir.resolve() in _ACTIVE
+
+
 @dataclass
 class _Journal:
     """The writer's state of one table's live journal."""
