@@ -219,6 +219,9 @@ class RunSummary:
     # them (after `arena.scheduler.MAX_INTERNAL_ERRORS`; None when it did not).
     internal_errors: int = 0
     stopped_by_errors: str | None = None
+    # Lone surrogates (invalid Unicode) in texts from outside, replaced with
+    # U+FFFD before they were logged.
+    replaced_chars: int = 0
     # A sampled design (arena.sampling): strategy, budget, calls spent, rounds.
     sampling: dict[str, Any] | None = None
 
@@ -488,6 +491,7 @@ class Runner:
         for planner in self.planners:
             planner.finish()
         summary = self.stats.summary(self.scheduler, time.monotonic() - start)
+        summary.replaced_chars = self.scheduler.replaced_chars + self.writer.replaced_chars
         if self.storage_error is not None:
             summary.storage_error = str(self.storage_error)
         return summary

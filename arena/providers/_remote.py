@@ -34,6 +34,8 @@ MASK_MARK = "***"
 # (a server echoing "sk-proj-abcd...wxyz" leaks its first and last characters).
 KEY_RUN_CHARS = 8
 REDACTED = "[redacted]"
+# A lone UTF-16 surrogate: a JSON body may carry one ("\ud800"), UTF-8 cannot.
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 class RemoteProvider(Provider):
@@ -250,6 +252,13 @@ def _run_spans(text: str, secret: str, run: int) -> list[tuple[int, int]]:
         spans.append((i, end))
         i = end
     return spans
+
+
+def valid_text(text: str) -> tuple[str, int]:
+    """`text` with every lone surrogate replaced by U+FFFD, and how many were replaced."""
+    if text.isascii():
+        return text, 0
+    return _SURROGATE.subn("\ufffd", text)
 
 
 def base_url_problem(url: str | None) -> str | None:

@@ -26,6 +26,7 @@ from typing import Literal
 
 from arena.config import RetryConfig
 from arena.providers import Provider
+from arena.providers._remote import valid_text
 from arena.scheduler._budget import Budget, PriceTable
 from arena.scheduler._governor import Clock, Governor, GovernorClosed, Permit, Sleep
 from arena.types import (
@@ -149,6 +150,8 @@ class Scheduler:
         self._binding: str | None = None  # the budget limit that stopped the run
         self._aborted = False
         self.internal_errors = 0  # unexpected exceptions (bugs) raised by providers
+        # Lone surrogates (invalid Unicode) in provider texts, replaced with U+FFFD.
+        self.replaced_chars = 0
         self._attempting: set[asyncio.Task[object]] = set()  # tasks inside generate()
         self._states = {
             name: _ProviderState(
@@ -366,7 +369,7 @@ class Scheduler:
         if task is not None:
             self._attempting.add(task)
         try:
-            result = await state.provider.generate(request)
+            result = self._valid(state, await state.provider.generate(request))
             used = result.usage
             if not used.total:
                 used = self._estimated_usage(state, request, result.text)
@@ -409,6 +412,19 @@ class Scheduler:
         if model_key is not None and model_key in self._prices:
             return model_key
         return request.model
+
+    def _valid(self, state: _ProviderState, result: GenerateResult) -> GenerateResult:
+        """The result with its text made valid Unicode (lone surrogates replaced, counted)."""
+        text, replaced = valid_text(result.text)
+        if not replaced:
+            return result
+        self.replaced_chars += replaced
+        log.warning(
+            "provider %s answered %d lone surrogate(s) (not valid Unicode): replaced with U+FFFD",
+            state.name,
+            replaced,
+        )
+        return GenerateResult(text, result.usage, result.rate_headers)
 
     def _estimated_usage(self, state: _ProviderState, request: GenerateRequest, text: str) -> Usage:
         """Tokens counted from the texts when the provider reported none (warned once)."""

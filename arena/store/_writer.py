@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,6 +19,12 @@ from arena.store._schema import TABLES, normalize_row
 __all__ = ["LogWriter"]
 
 _ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+# A lone UTF-16 surrogate: a str may hold one (a JSON "\ud800" decodes to it),
+# UTF-8 cannot, so it is replaced before a row is encoded.
+_SURROGATE = re.compile("[\ud800-\udfff]")
+REPLACEMENT = "\ufffd"
+
+log = logging.getLogger("arena.store")
 
 # Log folders with a started writer in this process (another process is kept
 # out by RunLock).
@@ -72,6 +80,8 @@ class LogWriter:
         self._state = "new"  # new -> open -> closing -> closed
         self._error: BaseException | None = None
         self._key: Path | None = None
+        # Lone surrogates replaced with U+FFFD in rows written (see `write`).
+        self.replaced_chars = 0
 
     async def __aenter__(self) -> LogWriter:
         await self.start()
@@ -112,7 +122,11 @@ class LogWriter:
         self._state = "open"
 
     async def write(self, table: str, row: Mapping[str, Any]) -> None:
-        """Append one row to a table; returns once it is fsync'd to disk."""
+        """Append one row to a table; returns once it is fsync'd to disk.
+
+        A lone UTF-16 surrogate in a text (UTF-8 cannot hold it) is replaced
+        with U+FFFD, counted in `replaced_chars` and warned about.
+        """
         if self._state != "open":
             raise RuntimeError(f"LogWriter is {self._state}, not open")
         if self._error is not None:
@@ -121,7 +135,11 @@ class LogWriter:
                 raise storage from self._error
             raise RuntimeError(f"LogWriter failed earlier: {self._error}") from self._error
         clean = normalize_row(table, row)
-        line = (_ENCODER.encode(clean) + "\n").encode()
+        text = _ENCODER.encode(clean) + "\n"
+        try:
+            line = text.encode()
+        except UnicodeEncodeError:
+            line = self._replace_surrogates(table, clean)
         done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._pending.append(_Pending(table, line, done))
         assert self._wakeup is not None
@@ -159,6 +177,29 @@ class LogWriter:
             if storage is not None:
                 raise storage from self._error
             raise RuntimeError(f"LogWriter failed: {self._error}") from self._error
+
+    def _replace_surrogates(self, table: str, row: dict[str, Any]) -> bytes:
+        """The row's line with every lone surrogate replaced by U+FFFD (counted, warned)."""
+        replaced = 0
+
+        def fix(value: Any) -> Any:
+            nonlocal replaced
+            if isinstance(value, str):
+                value, n = _SURROGATE.subn(REPLACEMENT, value)
+                replaced += n
+            elif isinstance(value, list):
+                value = [fix(item) for item in value]
+            return value
+
+        clean = {column: fix(value) for column, value in row.items()}
+        self.replaced_chars += replaced
+        log.warning(
+            "table %s row %s: %d lone surrogate(s) (not valid Unicode) replaced with U+FFFD",
+            table,
+            clean["id"],
+            replaced,
+        )
+        return (_ENCODER.encode(clean) + "\n").encode()
 
     # --- background tasks -------------------------------------------------
 
