@@ -143,11 +143,24 @@ def fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
+class PartialWrite(OSError):
+    """A write that failed after `written` bytes of it reached the file (a disk that filled)."""
+
+    def __init__(self, cause: OSError, written: int) -> None:
+        super().__init__(cause.errno, cause.strerror, cause.filename)
+        self.written = written
+
+
 def write_all(fd: int, data: bytes) -> None:
-    """os.write until every byte is written."""
+    """os.write until every byte is written; a failure raises PartialWrite (bytes written)."""
     view = memoryview(data)
+    done = 0
     while view:
-        written = os.write(fd, view)
+        try:
+            written = os.write(fd, view)
+        except OSError as exc:
+            raise PartialWrite(exc, done) from exc
+        done += written
         view = view[written:]
 
 

@@ -13,7 +13,14 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from arena.store._files import Compactor, fsync_dir, journal_path, storage_error, write_all
+from arena.store._files import (
+    Compactor,
+    PartialWrite,
+    fsync_dir,
+    journal_path,
+    storage_error,
+    write_all,
+)
 from arena.store._schema import TABLES, normalize_row
 
 __all__ = ["LogWriter"]
@@ -49,6 +56,31 @@ class _Pending:
     table: str
     line: bytes
     done: asyncio.Future[None]
+
+
+class _AppendFailed(Exception):
+    """A group commit failed; `durable` counts, per table, the lines that landed first."""
+
+    def __init__(self, cause: Exception, durable: dict[str, int]) -> None:
+        super().__init__(str(cause))
+        self.cause = cause
+        self.durable = durable
+
+
+def _whole_lines(lines: list[bytes], written: int, fd: int) -> int:
+    """How many of `lines` lie whole in the first `written` bytes, once fsync'd (0 if not)."""
+    whole = 0
+    for line in lines:
+        if written < len(line):
+            break
+        written -= len(line)
+        whole += 1
+    if whole:
+        try:
+            os.fsync(fd)
+        except OSError:
+            return 0  # not durable: the rows count as not logged
+    return whole
 
 
 class LogWriter:
@@ -218,9 +250,16 @@ class LogWriter:
                 by_table.setdefault(item.table, []).append(item.line)
             try:
                 sealed = await asyncio.to_thread(self._append, by_table)
-            except Exception as exc:
-                exc = storage_error(exc, self.log_dir) or exc
+            except _AppendFailed as failed:
+                exc = storage_error(failed.cause, self.log_dir) or failed.cause
                 self._error = exc
+                # Rows whose line reached the file (and was fsync'd) are logged:
+                # their writers return normally, so the run counts them.
+                landed = dict(failed.durable)
+                for item in batch:
+                    if landed.get(item.table, 0) > 0 and not item.done.done():
+                        landed[item.table] -= 1
+                        item.done.set_result(None)
                 for item in [*batch, *self._pending]:
                     if not item.done.done():
                         item.done.set_exception(exc)
@@ -254,21 +293,31 @@ class LogWriter:
             self._journals[table] = _Journal()
 
     def _append(self, by_table: dict[str, list[bytes]]) -> list[tuple[str, Path]]:
+        """Append and fsync each table's lines; `_AppendFailed` says which ones landed."""
         sealed: list[tuple[str, Path]] = []
+        durable: dict[str, int] = {}
         for table, lines in by_table.items():
-            journal = self._journals.get(table)
-            if journal is None:  # registered after the writer started
-                self._recover([table])
-                journal = self._journals[table]
-            if journal.fd is None:
-                journal.fd = os.open(
-                    journal_path(self.log_dir, table),
-                    os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC,
-                    0o644,
-                )
-                fsync_dir(self.log_dir)
-            write_all(journal.fd, b"".join(lines))
-            os.fsync(journal.fd)
+            try:
+                journal = self._journals.get(table)
+                if journal is None:  # registered after the writer started
+                    self._recover([table])
+                    journal = self._journals[table]
+                if journal.fd is None:
+                    journal.fd = os.open(
+                        journal_path(self.log_dir, table),
+                        os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC,
+                        0o644,
+                    )
+                    fsync_dir(self.log_dir)
+                try:
+                    write_all(journal.fd, b"".join(lines))
+                except PartialWrite as exc:
+                    durable[table] = _whole_lines(lines, exc.written, journal.fd)
+                    raise
+                os.fsync(journal.fd)
+            except Exception as exc:
+                raise _AppendFailed(exc, durable) from exc
+            durable[table] = len(lines)
             journal.rows += len(lines)
             if journal.rows >= self.compact_every:
                 sealed.append((table, self._seal(table, journal)))
