@@ -114,6 +114,11 @@ class Call:
       after each ok outcome that `follow` continues, so turns already paid
       for survive a stop, and the planner resumes from them. Rows written
       after a checkpoint count only the outcomes since (`call_columns`).
+    - `stopped`, when set, gives the rows (status `partial`) of a call whose
+      next request did not run (a stop, the budget, a deferral) after ok
+      outcomes: what those outcomes produced is logged rather than paid for
+      again, and the planner resumes from it. Without it (and without
+      `checkpoint`) such a call logs nothing.
     - `after`: ids of calls that must be logged ok (or invalid) first.
     - `awaited`: whether other calls may name this one in `after`; the runner
       remembers the ids of awaited calls once logged (a million reviews that
@@ -131,6 +136,7 @@ class Call:
     priority: int = Priority.BACKGROUND
     checkpoint: CheckpointFn | None = None
     awaited: bool = True
+    stopped: FinishFn | None = None
 
 
 ResultStatus = Literal["ok", "invalid", "failed", "pending"]
@@ -560,6 +566,11 @@ class Runner:
             self.stats.retries += max(0, outcome.attempts - 1)
             if not outcome.final:
                 self.stats.unlogged(call.stage, outcome, call.provider, model)
+                if outcomes and call.stopped is not None and len(outcomes) > logged:
+                    # Results that arrived before the stop are kept, not paid again.
+                    kept = call.stopped(outcomes, self.run_id).rows
+                    await self._write(call.table, kept)
+                    return CallResult(call, "pending", kept, outcome)
                 return CallResult(call, "pending", (), outcome)
             outcomes.append(outcome)
             request = call.follow(outcomes) if call.follow is not None and outcome.ok else None
