@@ -531,8 +531,12 @@ class BatchEvalPlanner(Planner):
             zip(batch.samples, scores, _split(tokens_in, n), _split(tokens_out, n), strict=True),
             1,
         ):
-            if status in (CallStatus.FAILED, CallStatus.PARTIAL):
-                row_status, row_error = status, first.error if status is CallStatus.FAILED else None
+            row_status: CallStatus
+            row_error: str | None
+            if status is CallStatus.FAILED:
+                row_status, row_error = CallStatus.FAILED, first.error
+            elif status is CallStatus.PARTIAL:  # the re-ask did not run yet
+                row_status, row_error = CallStatus.PARTIAL, None
             elif score is None:
                 row_status = CallStatus.INVALID
                 row_error = error or f"no valid score for Sample{k}"
