@@ -112,6 +112,11 @@ class Call:
       after each ok outcome that `follow` continues, so turns already paid
       for survive a stop, and the planner resumes from them. Rows written
       after a checkpoint count only the outcomes since (`call_columns`).
+    - `stopped`, when set, gives the rows (status `partial`) of a call whose
+      next request did not run (a stop, the budget, a deferral) after ok
+      outcomes: what those outcomes produced is logged rather than paid for
+      again, and the planner resumes from it. Without it (and without
+      `checkpoint`) such a call logs nothing.
     - `after`: ids of calls that must be logged ok (or invalid) first.
     - `awaited`: whether other calls may name this one in `after`; the runner
       remembers the ids of awaited calls once logged (a million reviews that
@@ -129,6 +134,7 @@ class Call:
     priority: int = Priority.BACKGROUND
     checkpoint: CheckpointFn | None = None
     awaited: bool = True
+    stopped: FinishFn | None = None
 
 
 ResultStatus = Literal["ok", "invalid", "failed", "pending"]
@@ -213,6 +219,13 @@ class RunSummary:
     # count and a sample message (see `RunStats.failure`).
     errors: list[dict[str, Any]] = field(default_factory=list)
     storage_error: str | None = None  # the log could not be written (disk full, read-only)
+    # Unexpected exceptions (bugs) that failed calls, and why the run stopped for
+    # them (after `arena.scheduler.MAX_INTERNAL_ERRORS`; None when it did not).
+    internal_errors: int = 0
+    stopped_by_errors: str | None = None
+    # Lone surrogates (invalid Unicode) in texts from outside, replaced with
+    # U+FFFD before they were logged.
+    replaced_chars: int = 0
     # A sampled design (arena.sampling): strategy, budget, calls spent, rounds.
     sampling: dict[str, Any] | None = None
 
@@ -333,6 +346,7 @@ class RunStats:
     def summary(self, scheduler: Scheduler, wall_seconds: float) -> RunSummary:
         """The run summary: totals over the stages, per-stage counts, spend."""
         stages = self.stages.values()
+        self.error(scheduler.stopped_by_errors)
         out = RunSummary(
             planned=sum(s.planned for s in stages),
             skipped=sum(s.skipped for s in stages),
@@ -344,6 +358,8 @@ class RunStats:
             budget_stopped=scheduler.budget_exhausted,
             wall_seconds=wall_seconds,
             errors=self.errors,
+            internal_errors=scheduler.internal_errors,
+            stopped_by_errors=scheduler.stopped_by_errors,
         )
         out.pending = out.planned - out.skipped - out.completed - out.failed - out.invalid
         for name, s in self.stages.items():
@@ -479,6 +495,7 @@ class Runner:
         for planner in self.planners:
             planner.finish()
         summary = self.stats.summary(self.scheduler, time.monotonic() - start)
+        summary.replaced_chars = self.scheduler.replaced_chars + self.writer.replaced_chars
         if self.storage_error is not None:
             summary.storage_error = str(self.storage_error)
         return summary
@@ -547,6 +564,11 @@ class Runner:
             self.stats.retries += max(0, outcome.attempts - 1)
             if not outcome.final:
                 self.stats.unlogged(call.stage, outcome, call.provider, model)
+                if outcomes and call.stopped is not None and len(outcomes) > logged:
+                    # Results that arrived before the stop are kept, not paid again.
+                    kept = call.stopped(outcomes, self.run_id).rows
+                    await self._write(call.table, kept)
+                    return CallResult(call, "pending", kept, outcome)
                 return CallResult(call, "pending", (), outcome)
             outcomes.append(outcome)
             request = call.follow(outcomes) if call.follow is not None and outcome.ok else None

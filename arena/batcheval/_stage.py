@@ -9,7 +9,9 @@ everything its prompt depends on, so a resumed run rebuilds the same batches
 and skips those already logged. A batch whose rows are not all logged (killed
 mid-write) is asked again. Failed batches are retried by the next run; when
 that changes a later round's composition, that round gets new batch ids and
-the rows of the old ones are ignored.
+the rows of the old ones are ignored. A batch stopped before its re-ask ran
+logs its first reply (rows with status `partial`); the next run asks only the
+re-ask.
 """
 
 from __future__ import annotations
@@ -220,6 +222,8 @@ class BatchEvalPlanner(Planner):
         self._initial = samples
         self._logged_frame = logged
         self.logged: dict[str, float | None] = {}
+        # Rows of batches stopped before their re-ask: row id -> (score, first reply).
+        self.partial: dict[str, tuple[float | None, str | None]] = {}
         self.pairs: list[_Pair] = []
         self.begun = False
         self.reasked = 0
@@ -246,6 +250,13 @@ class BatchEvalPlanner(Planner):
         if frame.height:
             done = frame.filter(pl.col("status").is_in(_DONE))
             self.logged = dict(zip(done["id"].to_list(), done["score"].to_list(), strict=True))
+            if frame.filter(pl.col("status") == CallStatus.PARTIAL.value).height:
+                texts = ctx.log.read(TABLE, columns=["status", "score", "text"])
+                part = texts.filter(pl.col("status") == CallStatus.PARTIAL.value)
+                self.partial = {
+                    rid: (score, text)
+                    for rid, score, text in part.select("id", "score", "text").iter_rows()
+                }
         self._logged_frame = None
         if self._initial is not None:
             self.begin(self._initial)
@@ -350,7 +361,11 @@ class BatchEvalPlanner(Planner):
                 else:
                     pair.open.add(bid)
                     self._mine[bid] = (pair, batch)
-                    self._calls.append(self._batch_call(batch))
+                    first = [self.partial.get(rid) for rid in row_ids]
+                    if all(f is not None for f in first):  # stopped before its re-ask
+                        self._calls.append(self._reask_call(batch, [f for f in first if f]))
+                    else:
+                        self._calls.append(self._batch_call(batch))
             if pair.open:
                 return
             self._record_round(pair)
@@ -428,6 +443,12 @@ class BatchEvalPlanner(Planner):
             status = CallStatus.OK if all(s is not None for s in scores) else CallStatus.INVALID
             return self._rows(batch, outcomes, scores, status, error, run_id)
 
+        def stopped(outcomes: Sequence[CallOutcome], run_id: str) -> Finished:
+            # The re-ask did not run: the first reply is kept for the next run.
+            return self._rows(
+                batch, outcomes[:1], parse(outcomes[0]), CallStatus.PARTIAL, None, run_id
+            )
+
         return Call(
             id=batch.id,
             table=TABLE,
@@ -436,6 +457,49 @@ class BatchEvalPlanner(Planner):
             request=request,
             finish=finish,
             follow=follow,
+            priority=Priority.BACKGROUND,
+            stopped=stopped,
+        )
+
+    def _reask_call(self, batch: Batch, first: Sequence[tuple[float | None, str | None]]) -> Call:
+        """The re-ask of a batch whose first reply a stopped run logged (`partial` rows)."""
+        crit = batch.criterion
+        n = len(batch.samples)
+        first_scores = [score for score, _ in first]
+        first_text = first[0][1]
+
+        def request() -> GenerateRequest:
+            return GenerateRequest(
+                model=batch.scorer.model_id,
+                messages=(Message("user", render_prompt(self.template, crit, batch.samples)),),
+                temperature=self.cfg.temperature,
+                max_tokens=self.cfg.max_tokens,
+            )
+
+        def finish(outcomes: Sequence[CallOutcome], run_id: str) -> Finished:
+            again = outcomes[0]
+            self.reasked += 1
+            error: str | None = None
+            if again.ok and again.result is not None:
+                scores = one_generation(
+                    first_scores,
+                    parse_scores(again.result.text, n, crit.scale.low, crit.scale.high),
+                )
+                reply: str | None = again.result.text
+            else:
+                scores, reply = list(first_scores), None
+                error = f"re-ask failed: {again.error}"
+            status = CallStatus.OK if all(s is not None for s in scores) else CallStatus.INVALID
+            texts = [first_text, reply]
+            return self._rows(batch, outcomes, scores, status, error, run_id, texts=texts)
+
+        return Call(
+            id=batch.id,
+            table=TABLE,
+            stage=self.name,
+            provider=batch.scorer.provider,
+            request=request,
+            finish=finish,
             priority=Priority.BACKGROUND,
         )
 
@@ -447,7 +511,10 @@ class BatchEvalPlanner(Planner):
         status: CallStatus,
         error: str | None,
         run_id: str,
+        *,
+        texts: Sequence[str | None] | None = None,
     ) -> Finished:
+        """One row per sample; `texts`: the replies (default: the outcomes' texts)."""
         n = len(batch.samples)
         usage = [o.result.usage for o in outcomes if o.result is not None]
         tokens_in = sum(u.input_tokens for u in usage)
@@ -457,14 +524,19 @@ class BatchEvalPlanner(Planner):
         self.tokens_out += tokens_out
         self.cost_usd += cost
         first, last = outcomes[0], outcomes[-1]
-        texts = [o.result.text if o.result is not None else None for o in outcomes]
+        if texts is None:
+            texts = [o.result.text if o.result is not None else None for o in outcomes]
         rows = []
         for k, (sample, score, t_in, t_out) in enumerate(
             zip(batch.samples, scores, _split(tokens_in, n), _split(tokens_out, n), strict=True),
             1,
         ):
+            row_status: CallStatus
+            row_error: str | None
             if status is CallStatus.FAILED:
                 row_status, row_error = CallStatus.FAILED, first.error
+            elif status is CallStatus.PARTIAL:  # the re-ask did not run yet
+                row_status, row_error = CallStatus.PARTIAL, None
             elif score is None:
                 row_status = CallStatus.INVALID
                 row_error = error or f"no valid score for Sample{k}"
@@ -497,7 +569,7 @@ class BatchEvalPlanner(Planner):
                     "scale_high": batch.criterion.scale.high,
                     "text": texts[0],
                     "reask_text": texts[1] if len(texts) > 1 else None,
-                    "reasked": len(outcomes) > 1,
+                    "reasked": len(texts) > 1,
                     "model": sample.model,
                     "question_id": sample.question_id,
                 }

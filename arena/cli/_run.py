@@ -104,6 +104,8 @@ def exit_code(summary: RunSummary, signals: list[int]) -> Exit:
     """The documented exit code for a finished run."""
     if summary.storage_error is not None:
         return Exit.STORAGE
+    if summary.stopped_by_errors is not None:  # a bug: unexpected exceptions
+        return Exit.ERROR
     interrupted = signal_exit(signals)
     if interrupted is not None:
         return interrupted
@@ -160,7 +162,8 @@ def run_cmd(
     every reviewer. Results are appended to the crash-safe log in the output
     directory; calls already logged are never made again. With --shard K/N
     only the calls of the questions that hash to shard K run
-    (docs/scale.md). Exit codes: 0 complete, 2 bad input, 3 partial (failed
+    (docs/scale.md). Exit codes: 0 complete, 1 stopped after 3 unexpected
+    errors (a bug), 2 bad input, 3 partial (failed
     or pending calls remain), 4 budget reached, 74 the log cannot be written,
     75 another run holds the
     lock, 130/143 interrupted.

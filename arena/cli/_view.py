@@ -15,12 +15,12 @@ from arena.viewer import RunData
 __all__ = ["view_cmd"]
 
 
-async def _serve(data: RunData, sock: socket.socket, ready: str) -> None:
+async def _serve(data: RunData, sock: socket.socket, ready: str, host: str) -> None:
     from aiohttp import web
 
     from arena.viewer import make_app
 
-    runner = web.AppRunner(make_app(data), access_log=None)
+    runner = web.AppRunner(make_app(data, hosts=(host,)), access_log=None)
     await runner.setup()
     site = web.SockSite(runner, sock)
     await site.start()
@@ -83,4 +83,4 @@ def view_cmd(directory: Path, host: str, port: int) -> None:
     bound = sock.getsockname()[1]
     shown = f"[{host}]" if ":" in host else host
     ready = f"arena view: {directory} at http://{shown}:{bound}/ (Ctrl-C to stop)"
-    asyncio.run(_serve(data, sock, ready))
+    asyncio.run(_serve(data, sock, ready, host))

@@ -13,7 +13,9 @@ battle is dispatched, computed from the reviews known then
 log is known before the first dispatch). A battle that already has
 discussions in the log (same context) keeps their discussants and leaders, so
 an interrupted discussion resumes where it stopped even if the top two
-reviewers changed since.
+reviewers changed since. A stopped run (a signal, the budget) starts no
+discussion: its review set may be incomplete, so the next run, once every
+review is logged, chooses the discussants, as an uninterrupted run would.
 
 Each discussion is the generator of `_protocol.discussion_steps`; the planner
 hands its steps to the runner one at a time (a discussion's next turn is asked
@@ -210,8 +212,18 @@ class DiscussionStage(Planner):
 
     def on_settled(self) -> None:
         """Start whatever is still queued: top2 discussions, which wait for every review."""
-        if self.queue:
+        if self.queue and not self._stopped():
             self._dispatch()
+
+    def _stopped(self) -> bool:
+        """Whether the run was stopped (signal, budget): the review set may be incomplete.
+
+        No discussion starts then: `top2` would rank reviewers on the reviews
+        that happened to be logged, and its opening rows would be logged for
+        discussants an uninterrupted run would not choose. The next run,
+        with every review, starts them.
+        """
+        return self._ctx is not None and self._ctx.stopped
 
     # -- selection -------------------------------------------------------------
 
@@ -260,6 +272,8 @@ class DiscussionStage(Planner):
         # meanwhile are dispatched together, with one read of the reviews table;
         # waiting a few times as long as a read takes keeps the reads (which
         # block the loop) to a small share of the run.
+        if self._stopped():
+            return False
         if self.cfg.discussants == "top2":
             return self.base.settled
         return time.monotonic() - self._read_at >= _READ_SPACING * self._read_seconds

@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
 from arena.formats._errors import FormatError
 
 Record = tuple[str, dict[str, Any]]  # (where, object): "line 3" or "[2]"
+
+# A JSON escape of a UTF-16 surrogate ("\ud800"): only a pair of them is a character.
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def read_text(path: Path) -> str:
@@ -43,6 +48,8 @@ def read_records(path: Path, *, allow_array: bool = True) -> list[Record]:
             raise FormatError(path, where, f"invalid JSON: {exc.msg}") from None
         if not isinstance(obj, dict):
             raise FormatError(path, where, "each line must be a JSON object")
+        if _SURROGATE_ESCAPE.search(line):
+            _check_text(path, where, obj)
         records.append((where, obj))
     return records
 
@@ -56,8 +63,32 @@ def _array_records(path: Path, content: str) -> list[Record]:
     if not isinstance(items, list):  # pragma: no cover - starts with "[" so it is a list
         raise FormatError(path, "", "expected a JSON array of objects")
     records: list[Record] = []
+    escapes = _SURROGATE_ESCAPE.search(content) is not None
     for i, obj in enumerate(items):
         if not isinstance(obj, dict):
             raise FormatError(path, f"[{i}]", "each item must be a JSON object")
+        if escapes:
+            _check_text(path, f"[{i}]", obj)
         records.append((f"[{i}]", obj))
     return records
+
+
+def _check_text(path: Path, where: str, value: Any, field: str = "") -> None:
+    """FormatError for a lone UTF-16 surrogate ("\\ud800" unpaired) in any string of a record."""
+    if isinstance(value, str):
+        found = _SURROGATE.search(value)
+        if found is not None:
+            place = f"{where}: {field}" if field else where
+            code = f"\\u{ord(found.group()):04x}"
+            raise FormatError(
+                path,
+                place,
+                f"lone surrogate {code} at character {found.start()}: not valid Unicode",
+            )
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            _check_text(path, where, key, field)
+            _check_text(path, where, item, f"{field}.{key}" if field else str(key))
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            _check_text(path, where, item, f"{field}[{i}]")

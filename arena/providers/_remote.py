@@ -23,13 +23,19 @@ from arena.types import ErrorKind, ProviderError
 QUOTA_RETRY_AFTER = 24 * 3600.0
 
 MAX_MESSAGE_CHARS = 300
+# An error message (often a whole response body) is cut to this many characters
+# before anything else looks at it, so a huge body costs no more than a small one.
+MAX_ERROR_BODY_CHARS = 4096
 
-# Masked keys as some APIs echo them ("sk-abc***wxyz").
-_MASKED_KEY_RE = re.compile(r"\S*\*{3,}\S*")
+# A whitespace-free word holding this is a masked key as some APIs echo them
+# ("sk-abc***wxyz") and is redacted whole.
+MASK_MARK = "***"
 # Any run of this many characters of the key is redacted wherever it appears
 # (a server echoing "sk-proj-abcd...wxyz" leaks its first and last characters).
 KEY_RUN_CHARS = 8
 REDACTED = "[redacted]"
+# A lone UTF-16 surrogate: a JSON body may carry one ("\ud800"), UTF-8 cannot.
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 class RemoteProvider(Provider):
@@ -81,19 +87,25 @@ class RemoteProvider(Provider):
         return self._key
 
     def redact(self, text: str) -> str:
-        """`text` without any 8-character run of the key (or masked echo of a key), shortened."""
+        """`text` without the key or any 8-character run of it (in any letter case), shortened.
+
+        The text is cut to `MAX_ERROR_BODY_CHARS` first; every step after is
+        linear in its length. Words holding a masked echo of a key ("sk-ab***yz")
+        are redacted too.
+        """
+        cut = len(text) > MAX_ERROR_BODY_CHARS
+        text = text[:MAX_ERROR_BODY_CHARS]
         if self._key:
             # Also the escaped forms an HTTP library quotes an illegal header value in
             # (a key with a control character: "Illegal header value b'Bearer sk-..\\n..'").
             escaped = self._key.encode("unicode_escape").decode("ascii")
             as_bytes = repr(self._key.encode("utf-8", "backslashreplace"))[2:-1]
             forms = sorted(set((self._key, escaped, as_bytes)), key=len, reverse=True)
-            for form in forms:  # whole forms first, longest first
-                text = text.replace(form, REDACTED)
-            for form in forms:
-                text = redact_runs(text, form)
-        text = _MASKED_KEY_RE.sub(REDACTED, text)
-        text = " ".join(text.split())
+            text = redact_secrets(text, forms, cut=cut)
+        words = [REDACTED if MASK_MARK in word else word for word in text.split()]
+        text = " ".join(words)
+        if cut and not text.endswith("..."):
+            text += "..."
         if len(text) > MAX_MESSAGE_CHARS:
             text = text[: MAX_MESSAGE_CHARS - 3] + "..."
         return text
@@ -169,9 +181,64 @@ class RemoteProvider(Provider):
 
 
 def redact_runs(text: str, secret: str, run: int = KEY_RUN_CHARS) -> str:
-    """`text` with every stretch that is a run of >= `run` characters of `secret` redacted."""
-    if len(secret) < run or len(text) < run:
-        return text.replace(secret, REDACTED) if secret else text
+    """`text` with every stretch that is a run of >= `run` characters of `secret` redacted.
+
+    Letter case is ignored: a key echoed upper-cased is still the key.
+    """
+    return redact_secrets(text, [secret], run=run)
+
+
+def redact_secrets(
+    text: str, secrets: Iterable[str], *, run: int = KEY_RUN_CHARS, cut: bool = False
+) -> str:
+    """`text` with every secret, and every run of >= `run` characters of one, redacted.
+
+    Letter case is ignored. `cut`: the text was truncated, so a shorter piece
+    of a secret at its very end (the start of a secret the cut split) goes too.
+    """
+    folded = _fold(text)
+    keys = [_fold(s) for s in secrets if s]
+    spans: list[tuple[int, int]] = []
+    for key in keys:
+        start = folded.find(key)
+        while start >= 0:
+            spans.append((start, start + len(key)))
+            start = folded.find(key, start + len(key))
+        if len(key) >= run:
+            spans.extend(_run_spans(folded, key, run))
+    if cut:
+        longest = min(run - 1, len(folded))
+        pieces_at_end = (n for n in range(longest, 0, -1) if any(folded[-n:] in k for k in keys))
+        tail = next(pieces_at_end, 0)
+        if tail:
+            spans.append((len(folded) - tail, len(folded)))
+    if not spans:
+        return text
+    merged: list[tuple[int, int]] = []
+    for start, end in sorted(spans):
+        if merged and start <= merged[-1][1]:  # overlapping or touching: one redaction
+            merged[-1] = (merged[-1][0], max(merged[-1][1], end))
+        else:
+            merged.append((start, end))
+    pieces: list[str] = []
+    last = 0
+    for start, end in merged:
+        pieces.append(text[last:start])
+        pieces.append(REDACTED)
+        last = end
+    pieces.append(text[last:])
+    return "".join(pieces)
+
+
+def _fold(text: str) -> str:
+    """Lower case, one character for one (so positions in the result are positions in `text`)."""
+    return "".join(c if len(low := c.lower()) != 1 else low for c in text)
+
+
+def _run_spans(text: str, secret: str, run: int) -> list[tuple[int, int]]:
+    """Where `text` holds stretches of >= `run` consecutive characters of `secret`."""
+    if len(text) < run:
+        return []
     grams = {secret[i : i + run] for i in range(len(secret) - run + 1)}
     spans: list[tuple[int, int]] = []
     i = 0
@@ -180,20 +247,18 @@ def redact_runs(text: str, secret: str, run: int = KEY_RUN_CHARS) -> str:
             i += 1
             continue
         end = i + run  # extend while the stretch is still part of the secret
-        while end < len(text) and text[i : end + 1] in secret:
+        while end < len(text) and end - i < len(secret) and text[i : end + 1] in secret:
             end += 1
         spans.append((i, end))
         i = end
-    if not spans:
-        return text
-    pieces: list[str] = []
-    last = 0
-    for start, end in spans:
-        pieces.append(text[last:start])
-        pieces.append(REDACTED)
-        last = end
-    pieces.append(text[last:])
-    return "".join(pieces)
+    return spans
+
+
+def valid_text(text: str) -> tuple[str, int]:
+    """`text` with every lone surrogate replaced by U+FFFD, and how many were replaced."""
+    if text.isascii():
+        return text, 0
+    return _SURROGATE.subn("\ufffd", text)
 
 
 def base_url_problem(url: str | None) -> str | None:

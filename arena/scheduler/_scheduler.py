@@ -4,8 +4,12 @@
 rate limits and transient failures with backoff, stops a provider on an auth
 failure, defers one whose retry hint is too long, and keeps spend within the
 budget. It never raises for a provider failure: every call ends in a
-`CallOutcome`. Waiting calls are admitted by priority (higher first), so work
-that unblocks other work goes out before the backlog.
+`CallOutcome`. An exception that is neither a classified `ProviderError` nor
+an SDK or network error is a bug: its call fails at once (no retry) with the
+traceback in its error, and after `MAX_INTERNAL_ERRORS` of them the scheduler
+stops the run (the calls not started stay pending). Waiting calls are
+admitted by priority (higher first), so work that unblocks other work goes out
+before the backlog.
 """
 
 from __future__ import annotations
@@ -15,12 +19,14 @@ import logging
 import math
 import random
 import time
+import traceback
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
 
 from arena.config import RetryConfig
 from arena.providers import Provider
+from arena.providers._remote import valid_text
 from arena.scheduler._budget import Budget, PriceTable
 from arena.scheduler._governor import Clock, Governor, GovernorClosed, Permit, Sleep
 from arena.types import (
@@ -42,8 +48,31 @@ NETWORK_BURST_SECONDS = 0.5
 # `max_concurrency`: the ceiling of its adaptive window.
 DEFAULT_NETWORK_CONCURRENCY = 8
 
+# Unexpected exceptions (bugs, not provider or network failures) after which
+# the run stops: one could be a fluke of one answer, three are a pattern.
+MAX_INTERNAL_ERRORS = 3
+# Exceptions of these packages (SDKs, HTTP stacks) are provider or network
+# failures an SDK provider did not classify: retried as transient.
+NETWORK_PACKAGES = frozenset(
+    {
+        "aiohttp",
+        "anthropic",
+        "google",
+        "h11",
+        "h2",
+        "httpcore",
+        "httpx",
+        "httpx2",
+        "openai",
+        "ssl",
+        "urllib3",
+    }
+)
+# Characters of an internal error's traceback kept in its error column.
+TRACEBACK_CHARS = 4000
+
 OutcomeStatus = Literal["ok", "failed", "deferred", "stopped", "budget"]
-HaltReason = Literal["stopped", "budget"]
+HaltReason = Literal["stopped", "budget", "errors"]
 
 
 @dataclass(frozen=True)
@@ -120,6 +149,9 @@ class Scheduler:
         self._halted: HaltReason | None = None
         self._binding: str | None = None  # the budget limit that stopped the run
         self._aborted = False
+        self.internal_errors = 0  # unexpected exceptions (bugs) raised by providers
+        # Lone surrogates (invalid Unicode) in provider texts, replaced with U+FFFD.
+        self.replaced_chars = 0
         self._attempting: set[asyncio.Task[object]] = set()  # tasks inside generate()
         self._states = {
             name: _ProviderState(
@@ -162,6 +194,16 @@ class Scheduler:
     def stopped(self) -> bool:
         """Whether new attempts are refused (stop() was called or the budget ran out)."""
         return self._halted is not None
+
+    @property
+    def stopped_by_errors(self) -> str | None:
+        """Why the run was stopped for unexpected exceptions (None when it was not)."""
+        if self._halted != "errors":
+            return None
+        return (
+            f"stopped after {self.internal_errors} unexpected errors (bugs, not provider "
+            "failures; tracebacks in the error column and the log): remaining calls pending"
+        )
 
     @property
     def dead_providers(self) -> dict[str, str]:
@@ -280,6 +322,9 @@ class Scheduler:
             if result is not None:
                 return finish("ok", result=result)
             assert error is not None
+            if isinstance(error, _Internal):
+                self._internal_error(state)
+                return finish("failed", error.message, ErrorKind.PERMANENT)
 
             if error.kind is ErrorKind.AUTH:
                 return finish("failed", self._mark_dead(state, error), ErrorKind.AUTH)
@@ -320,7 +365,7 @@ class Scheduler:
         if task is not None:
             self._attempting.add(task)
         try:
-            result = await state.provider.generate(request)
+            result = self._valid(state, await state.provider.generate(request))
             used = result.usage
             if not used.total:
                 used = self._estimated_usage(state, request, result.text)
@@ -329,10 +374,8 @@ class Scheduler:
             error = exc
             if exc.usage is not None:  # billed although unusable
                 used = exc.usage
-        except Exception as exc:  # a bug or an unclassified SDK error: retry it
-            error = ProviderError(
-                ErrorKind.TRANSIENT, f"unexpected {type(exc).__name__} from provider: {exc}"
-            )
+        except Exception as exc:
+            error = _unexpected(state, exc)
         except asyncio.CancelledError:
             if not self._aborted or task is None:
                 raise
@@ -366,6 +409,19 @@ class Scheduler:
             return model_key
         return request.model
 
+    def _valid(self, state: _ProviderState, result: GenerateResult) -> GenerateResult:
+        """The result with its text made valid Unicode (lone surrogates replaced, counted)."""
+        text, replaced = valid_text(result.text)
+        if not replaced:
+            return result
+        self.replaced_chars += replaced
+        log.warning(
+            "provider %s answered %d lone surrogate(s) (not valid Unicode): replaced with U+FFFD",
+            state.name,
+            replaced,
+        )
+        return GenerateResult(text, result.usage, result.rate_headers)
+
     def _estimated_usage(self, state: _ProviderState, request: GenerateRequest, text: str) -> Usage:
         """Tokens counted from the texts when the provider reported none (warned once)."""
         if not state.warned_usage:
@@ -389,6 +445,8 @@ class Scheduler:
             return ("budget", self._budget_message(None), None)
         if self._halted == "stopped":
             return ("stopped", "scheduler stopped", None)
+        if self._halted == "errors":
+            return ("stopped", self.stopped_by_errors or "scheduler stopped", None)
         return None
 
     def _backoff_cap(self, attempt: int) -> float:
@@ -437,12 +495,45 @@ class Scheduler:
             state.governor.close("deferred")
         return state.deferred
 
+    def _internal_error(self, state: _ProviderState) -> None:
+        self.internal_errors += 1
+        if self.internal_errors >= MAX_INTERNAL_ERRORS and self._halted is None:
+            self._halt("errors")
+            log.error("provider %s: %s", state.name, self.stopped_by_errors)
+
     def _halt(self, reason: HaltReason) -> None:
         if self._halted is not None:
             return
         self._halted = reason
         for state in self._states.values():
             state.governor.close(reason)
+
+
+class _Internal(ProviderError):
+    """An unexpected exception from a provider (a bug): its call fails at once."""
+
+
+def is_network_error(exc: BaseException) -> bool:
+    """Whether an exception is an SDK's or the network's (retried) rather than a bug."""
+    if isinstance(exc, (OSError, TimeoutError, EOFError)):
+        return True  # sockets, SSL, timeouts, connections closed
+    return any(cls.__module__.split(".")[0] in NETWORK_PACKAGES for cls in type(exc).__mro__)
+
+
+def _unexpected(state: _ProviderState, exc: Exception) -> ProviderError:
+    """The ProviderError an unclassified exception becomes: transient, or internal (a bug)."""
+    redact = getattr(state.provider, "redact", None)
+    message = f"{type(exc).__name__}: {exc}"
+    if callable(redact):
+        message = str(redact(message))
+    if is_network_error(exc):
+        return ProviderError(ErrorKind.TRANSIENT, f"unexpected {message} from provider")
+    frames = "".join(traceback.format_tb(exc.__traceback__))
+    text = f"internal error: {message}\nTraceback (most recent call last):\n{frames}"
+    if len(text) > TRACEBACK_CHARS:
+        text = text[: TRACEBACK_CHARS // 4] + "\n...\n" + text[-3 * TRACEBACK_CHARS // 4 :]
+    log.error("provider %s raised an unexpected exception (a bug): %s", state.name, text)
+    return _Internal(ErrorKind.PERMANENT, text)
 
 
 def _effective_limits(limits: Limits | None, over_network: bool) -> Limits:

@@ -8,8 +8,10 @@ Layout under `DIR/log/`:
   with the same key.
 - `<table>/manifest.json`: the names of every part written (replaced
   atomically after each part), so a part deleted since is detected.
-- `quarantine/<table>/<part>`: parts that could not be read, moved aside with
-  a warning; their calls are pending again.
+- `quarantine/<table>/<part>`: parts whose Parquet data could not be decoded,
+  moved aside (by a process that writes the log: `arena run`, `arena gc`) with
+  a warning; their calls are pending again. A read-only reader skips such a
+  part with a warning and leaves it in place.
 
 Rows flow live journal -> sealed journal (rename) -> part (copy, then the sealed
 journal is deleted). Parts are never deleted or rewritten. A key is a 20-digit
@@ -48,8 +50,10 @@ QUARANTINE = "quarantine"
 
 log = logging.getLogger("arena.store")
 
-# Parts already warned about in this process (missing or quarantined).
+# Parts already warned about in this process (missing or skipped as damaged),
+# and damaged parts already moved to quarantine.
 _WARNED: set[Path] = set()
+_MOVED: set[Path] = set()
 
 
 class StorageError(Exception):
@@ -139,11 +143,24 @@ def fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
+class PartialWrite(OSError):
+    """A write that failed after `written` bytes of it reached the file (a disk that filled)."""
+
+    def __init__(self, cause: OSError, written: int) -> None:
+        super().__init__(cause.errno, cause.strerror, cause.filename)
+        self.written = written
+
+
 def write_all(fd: int, data: bytes) -> None:
-    """os.write until every byte is written."""
+    """os.write until every byte is written; a failure raises PartialWrite (bytes written)."""
     view = memoryview(data)
+    done = 0
     while view:
-        written = os.write(fd, view)
+        try:
+            written = os.write(fd, view)
+        except OSError as exc:
+            raise PartialWrite(exc, done) from exc
+        done += written
         view = view[written:]
 
 
@@ -195,33 +212,75 @@ def read_journal(table: str, path: Path) -> pl.DataFrame:
         return parse_journal(table, f.read())
 
 
-def read_parts(table: str, paths: list[Path], columns: list[str] | None = None) -> pl.DataFrame:
+def read_parts(
+    table: str, paths: list[Path], columns: list[str] | None = None, *, repair: bool = False
+) -> pl.DataFrame:
     """Rows of Parquet parts in the given order, conformed to the table's current schema.
 
     `columns` (None: every column) are the only ones read from the files. A
-    part that cannot be read is quarantined (see `quarantine_part`) and skipped.
+    part whose data cannot be decoded is skipped with a warning, and with
+    `repair` moved to quarantine (see `quarantine_part`). Any other error
+    (no permission, too many open files, a bug) is raised: a healthy part is
+    never moved or skipped.
     """
     if not paths:
         return conform(empty_frame(table), table, columns)
     try:  # one parallel read
-        return conform(pl.read_parquet(paths, columns=columns), table, columns)
+        frame = pl.read_parquet(paths, columns=columns)
     except Exception:  # different schemas, or a damaged part: one at a time
-        frames = [read_part_or_quarantine(table, p, columns) for p in paths]
+        frames = [read_part(table, p, columns, repair=repair) for p in paths]
         kept = [f for f in frames if f is not None]
         return pl.concat(kept) if kept else conform(empty_frame(table), table, columns)
+    return conform(frame, table, columns)
 
 
-def read_part_or_quarantine(
-    table: str, path: Path, columns: list[str] | None = None
+def read_part(
+    table: str, path: Path, columns: list[str] | None = None, *, repair: bool = False
 ) -> pl.DataFrame | None:
-    """One part's rows; None (after quarantining it) when it is damaged."""
+    """One part's rows; None when its data cannot be decoded (moved aside with `repair`)."""
     try:
-        return conform(pl.read_parquet(path), table, columns)
+        frame = pl.read_parquet(path)
     except FileNotFoundError:
         return None  # quarantined by another reader meanwhile
-    except Exception as exc:  # polars raises several kinds for a damaged file
-        quarantine_part(path, exc)
+    except Exception as exc:
+        if not is_damaged(exc):
+            raise
+        if repair:
+            quarantine_part(path, exc)
+        else:
+            _skip_part(path, exc)
         return None
+    return conform(frame, table, columns)
+
+
+def is_damaged(exc: BaseException) -> bool:
+    """Whether an error reading a Parquet file says its bytes are not valid Parquet.
+
+    polars reports truncated, garbled and empty files as ComputeError ("File
+    out of specification"); I/O errors (no permission, too many open files)
+    come as OSError and are not damage.
+    """
+    panic = getattr(pl.exceptions, "PanicException", ())
+    return isinstance(exc, (pl.exceptions.ComputeError, pa.ArrowInvalid)) or (
+        bool(panic) and isinstance(exc, panic)
+    )
+
+
+def _describe(exc: BaseException) -> str:
+    text = str(exc).splitlines()[0][:200] if str(exc) else ""
+    return f"{type(exc).__name__}: {text}"
+
+
+def _skip_part(path: Path, exc: BaseException) -> None:
+    """Warn (once) that a damaged part is skipped and left where it is."""
+    if path not in _WARNED:
+        _WARNED.add(path)
+        log.warning(
+            "damaged log part %s (%s) skipped; `arena run` moves it to %s and runs its calls again",
+            path,
+            _describe(exc),
+            path.parent.parent / QUARANTINE / path.parent.name,
+        )
 
 
 def quarantine_part(path: Path, exc: BaseException) -> None:
@@ -243,14 +302,10 @@ def quarantine_part(path: Path, exc: BaseException) -> None:
         return
     except OSError as move_error:
         where = f"left in place ({move_error.strerror or move_error}), skipped"
-    if path not in _WARNED:
-        _WARNED.add(path)
+    if path not in _MOVED:
+        _MOVED.add(path)
         log.warning(
-            "damaged log part %s (%s: %s) %s; its calls will run again",
-            path,
-            type(exc).__name__,
-            str(exc).splitlines()[0][:200] if str(exc) else "",
-            where,
+            "damaged log part %s (%s) %s; its calls will run again", path, _describe(exc), where
         )
 
 

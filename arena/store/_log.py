@@ -21,7 +21,7 @@ from arena.store._files import (
     read_parts,
 )
 from arena.store._schema import TABLES, table_schema
-from arena.store._writer import LogWriter
+from arena.store._writer import LogWriter, writer_active
 
 __all__ = ["RunLog"]
 
@@ -39,10 +39,16 @@ class RunLog:
     no lock and never modify the log.
     """
 
-    def __init__(self, directory: str | os.PathLike[str]) -> None:
+    def __init__(self, directory: str | os.PathLike[str], *, repair: bool = False) -> None:
         self.directory = Path(directory)
         self.log_dir = self.directory / "log"
         self.log_dir.mkdir(parents=True, exist_ok=True)
+        # Move parts that cannot be decoded to quarantine (else they are only
+        # skipped): asked for (`arena gc`), or while this process writes the log.
+        self.repair = repair
+
+    def _repairs(self) -> bool:
+        return self.repair or writer_active(self.log_dir)
 
     def writer(self, *, compact_every: int = 2000) -> LogWriter:
         """A writer for this log; use as `async with log.writer() as w`."""
@@ -156,7 +162,12 @@ class RunLog:
         before = [item for key, _, item in files if key <= opened_after]
         after = [item for key, _, item in files if key > opened_after]
         live_frames = [live] if live is not None else []
-        return [*_frames(table, before, cols), *live_frames, *_frames(table, after, cols)]
+        repair = self._repairs()
+        return [
+            *_frames(table, before, cols, repair),
+            *live_frames,
+            *_frames(table, after, cols, repair),
+        ]
 
 
 def _select(frame: pl.DataFrame, cols: list[str] | None) -> pl.DataFrame:
@@ -164,7 +175,7 @@ def _select(frame: pl.DataFrame, cols: list[str] | None) -> pl.DataFrame:
 
 
 def _frames(
-    table: str, items: list[pl.DataFrame | Path], cols: list[str] | None
+    table: str, items: list[pl.DataFrame | Path], cols: list[str] | None, repair: bool
 ) -> list[pl.DataFrame]:
     """Frames in order, reading each run of consecutive parts in one go."""
     frames: list[pl.DataFrame] = []
@@ -174,11 +185,11 @@ def _frames(
             run.append(item)
             continue
         if run:
-            frames.append(read_parts(table, run, cols))
+            frames.append(read_parts(table, run, cols, repair=repair))
             run = []
         frames.append(item)
     if run:
-        frames.append(read_parts(table, run, cols))
+        frames.append(read_parts(table, run, cols, repair=repair))
     return frames
 
 

@@ -48,7 +48,7 @@ def rewrite_tables(
     """
     folder = Path(directory)
     asyncio.run(_recover(folder))
-    log = RunLog(folder)
+    log = RunLog(folder, repair=True)  # a damaged part is moved aside, never deleted
     compactor = Compactor(log.log_dir)
     done: list[Rewritten] = []
     for table in tables:

@@ -4,23 +4,43 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from arena.store._files import Compactor, fsync_dir, journal_path, storage_error, write_all
+from arena.store._files import (
+    Compactor,
+    PartialWrite,
+    fsync_dir,
+    journal_path,
+    storage_error,
+    write_all,
+)
 from arena.store._schema import TABLES, normalize_row
 
 __all__ = ["LogWriter"]
 
 _ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+# A lone UTF-16 surrogate: a str may hold one (a JSON "\ud800" decodes to it),
+# UTF-8 cannot, so it is replaced before a row is encoded.
+_SURROGATE = re.compile("[\ud800-\udfff]")
+REPLACEMENT = "\ufffd"
+
+log = logging.getLogger("arena.store")
 
 # Log folders with a started writer in this process (another process is kept
 # out by RunLock).
 _ACTIVE: set[Path] = set()
+
+
+def writer_active(log_dir: Path) -> bool:
+    """Whether this process has a started writer on the log folder `log_dir`."""
+    return log_dir.resolve() in _ACTIVE
 
 
 @dataclass
@@ -36,6 +56,31 @@ class _Pending:
     table: str
     line: bytes
     done: asyncio.Future[None]
+
+
+class _AppendFailed(Exception):
+    """A group commit failed; `durable` counts, per table, the lines that landed first."""
+
+    def __init__(self, cause: Exception, durable: dict[str, int]) -> None:
+        super().__init__(str(cause))
+        self.cause = cause
+        self.durable = durable
+
+
+def _whole_lines(lines: list[bytes], written: int, fd: int) -> int:
+    """How many of `lines` lie whole in the first `written` bytes, once fsync'd (0 if not)."""
+    whole = 0
+    for line in lines:
+        if written < len(line):
+            break
+        written -= len(line)
+        whole += 1
+    if whole:
+        try:
+            os.fsync(fd)
+        except OSError:
+            return 0  # not durable: the rows count as not logged
+    return whole
 
 
 class LogWriter:
@@ -67,6 +112,8 @@ class LogWriter:
         self._state = "new"  # new -> open -> closing -> closed
         self._error: BaseException | None = None
         self._key: Path | None = None
+        # Lone surrogates replaced with U+FFFD in rows written (see `write`).
+        self.replaced_chars = 0
 
     async def __aenter__(self) -> LogWriter:
         await self.start()
@@ -107,7 +154,11 @@ class LogWriter:
         self._state = "open"
 
     async def write(self, table: str, row: Mapping[str, Any]) -> None:
-        """Append one row to a table; returns once it is fsync'd to disk."""
+        """Append one row to a table; returns once it is fsync'd to disk.
+
+        A lone UTF-16 surrogate in a text (UTF-8 cannot hold it) is replaced
+        with U+FFFD, counted in `replaced_chars` and warned about.
+        """
         if self._state != "open":
             raise RuntimeError(f"LogWriter is {self._state}, not open")
         if self._error is not None:
@@ -116,7 +167,11 @@ class LogWriter:
                 raise storage from self._error
             raise RuntimeError(f"LogWriter failed earlier: {self._error}") from self._error
         clean = normalize_row(table, row)
-        line = (_ENCODER.encode(clean) + "\n").encode()
+        text = _ENCODER.encode(clean) + "\n"
+        try:
+            line = text.encode()
+        except UnicodeEncodeError:
+            line = self._replace_surrogates(table, clean)
         done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._pending.append(_Pending(table, line, done))
         assert self._wakeup is not None
@@ -155,6 +210,29 @@ class LogWriter:
                 raise storage from self._error
             raise RuntimeError(f"LogWriter failed: {self._error}") from self._error
 
+    def _replace_surrogates(self, table: str, row: dict[str, Any]) -> bytes:
+        """The row's line with every lone surrogate replaced by U+FFFD (counted, warned)."""
+        replaced = 0
+
+        def fix(value: Any) -> Any:
+            nonlocal replaced
+            if isinstance(value, str):
+                value, n = _SURROGATE.subn(REPLACEMENT, value)
+                replaced += n
+            elif isinstance(value, list):
+                value = [fix(item) for item in value]
+            return value
+
+        clean = {column: fix(value) for column, value in row.items()}
+        self.replaced_chars += replaced
+        log.warning(
+            "table %s row %s: %d lone surrogate(s) (not valid Unicode) replaced with U+FFFD",
+            table,
+            clean["id"],
+            replaced,
+        )
+        return (_ENCODER.encode(clean) + "\n").encode()
+
     # --- background tasks -------------------------------------------------
 
     async def _commit_loop(self) -> None:
@@ -172,9 +250,16 @@ class LogWriter:
                 by_table.setdefault(item.table, []).append(item.line)
             try:
                 sealed = await asyncio.to_thread(self._append, by_table)
-            except Exception as exc:
-                exc = storage_error(exc, self.log_dir) or exc
+            except _AppendFailed as failed:
+                exc = storage_error(failed.cause, self.log_dir) or failed.cause
                 self._error = exc
+                # Rows whose line reached the file (and was fsync'd) are logged:
+                # their writers return normally, so the run counts them.
+                landed = dict(failed.durable)
+                for item in batch:
+                    if landed.get(item.table, 0) > 0 and not item.done.done():
+                        landed[item.table] -= 1
+                        item.done.set_result(None)
                 for item in [*batch, *self._pending]:
                     if not item.done.done():
                         item.done.set_exception(exc)
@@ -208,21 +293,31 @@ class LogWriter:
             self._journals[table] = _Journal()
 
     def _append(self, by_table: dict[str, list[bytes]]) -> list[tuple[str, Path]]:
+        """Append and fsync each table's lines; `_AppendFailed` says which ones landed."""
         sealed: list[tuple[str, Path]] = []
+        durable: dict[str, int] = {}
         for table, lines in by_table.items():
-            journal = self._journals.get(table)
-            if journal is None:  # registered after the writer started
-                self._recover([table])
-                journal = self._journals[table]
-            if journal.fd is None:
-                journal.fd = os.open(
-                    journal_path(self.log_dir, table),
-                    os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC,
-                    0o644,
-                )
-                fsync_dir(self.log_dir)
-            write_all(journal.fd, b"".join(lines))
-            os.fsync(journal.fd)
+            try:
+                journal = self._journals.get(table)
+                if journal is None:  # registered after the writer started
+                    self._recover([table])
+                    journal = self._journals[table]
+                if journal.fd is None:
+                    journal.fd = os.open(
+                        journal_path(self.log_dir, table),
+                        os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC,
+                        0o644,
+                    )
+                    fsync_dir(self.log_dir)
+                try:
+                    write_all(journal.fd, b"".join(lines))
+                except PartialWrite as exc:
+                    durable[table] = _whole_lines(lines, exc.written, journal.fd)
+                    raise
+                os.fsync(journal.fd)
+            except Exception as exc:
+                raise _AppendFailed(exc, durable) from exc
+            durable[table] = len(lines)
             journal.rows += len(lines)
             if journal.rows >= self.compact_every:
                 sealed.append((table, self._seal(table, journal)))

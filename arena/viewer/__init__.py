@@ -8,6 +8,7 @@ question, both answers, every review and discussion. `make_app` is the
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from arena.viewer._battles import VERDICTS, BattleFilter, Question, RunData, load_questions
@@ -18,8 +19,12 @@ if TYPE_CHECKING:
 __all__ = ["VERDICTS", "BattleFilter", "Question", "RunData", "load_questions", "make_app"]
 
 
-def make_app(data: RunData) -> web.Application:
-    """The `arena view` web app of a run's data (imports aiohttp)."""
+def make_app(data: RunData, hosts: Iterable[str] = ()) -> web.Application:
+    """The `arena view` web app of a run's data (imports aiohttp).
+
+    It serves only requests whose Host header is a loopback name, the address
+    they came in on, or one of `hosts` (such as `--host`), with its port.
+    """
     from arena.viewer._app import make_app as build
 
-    return build(data)
+    return build(data, hosts)

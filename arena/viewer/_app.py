@@ -5,7 +5,11 @@ files, shipped with arena), `/api/facets`, `/api/reviews` (one page of
 reviews matching the filters) and `/api/battle/{review_id}`. Nothing else is
 served: no file of the run directory is sent as a file, only the data read
 from its log. Every response forbids inline scripts and any other origin
-(Content-Security-Policy), and the page inserts all log text as text.
+(Content-Security-Policy), and the page inserts all log text as text. A
+request whose Host header names anything but this server (127.0.0.1,
+localhost, ::1, the address it was reached on or the `--host` given, with its
+port) gets 421: a page of another site whose name was rebound to this machine
+(DNS rebinding) cannot read the run.
 """
 
 from __future__ import annotations
@@ -13,8 +17,10 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections.abc import Iterable
 from importlib import resources
 from typing import Any
+from urllib.parse import urlsplit
 
 from aiohttp import web
 
@@ -78,6 +84,9 @@ class _Live:
 
 
 _DATA = web.AppKey("data", _Live)
+_HOSTS = web.AppKey("hosts", frozenset[str])
+# Names that always mean this machine.
+LOOPBACK_NAMES = frozenset({"127.0.0.1", "localhost", "::1"})
 
 
 def _static(name: str) -> bytes:
@@ -94,6 +103,37 @@ async def _secure(
         exc.headers.update(_SECURITY_HEADERS)
         raise
     response.headers.update(_SECURITY_HEADERS)
+    return response
+
+
+def _host_problem(request: web.Request) -> str | None:
+    """Why the request's Host header does not name this server (None when it does)."""
+    raw = request.headers.get("Host")
+    if not raw:
+        return "no Host header"
+    try:
+        parts = urlsplit("//" + raw)
+        name, port = parts.hostname, parts.port
+    except ValueError:
+        return f"malformed Host header {raw!r}"
+    local = request.transport.get_extra_info("sockname") if request.transport else None
+    local_ip, local_port = (str(local[0]), int(local[1])) if local else (None, None)
+    allowed = request.app[_HOSTS] | ({local_ip.lower()} if local_ip else set())
+    if name is None or name not in allowed:
+        return f"Host {raw!r} is not this server (use http://127.0.0.1:{local_port}/)"
+    if local_port is not None and (port if port is not None else 80) != local_port:
+        return f"Host {raw!r} names another port than {local_port}"
+    return None
+
+
+@web.middleware
+async def _check_host(
+    request: web.Request, handler: Any
+) -> web.StreamResponse:  # handler: the next handler in the chain
+    problem = _host_problem(request)
+    if problem is not None:
+        raise web.HTTPMisdirectedRequest(text=problem)
+    response: web.StreamResponse = await handler(request)
     return response
 
 
@@ -158,10 +198,16 @@ async def _battle(request: web.Request) -> web.Response:
     return web.json_response(battle)
 
 
-def make_app(data: RunData) -> web.Application:
-    """The viewer of one run directory's data."""
-    app = web.Application(middlewares=[_secure])
+def make_app(data: RunData, hosts: Iterable[str] = ()) -> web.Application:
+    """The viewer of one run directory's data.
+
+    `hosts`: names besides the loopback ones (and the address a request came
+    in on) that a request's Host header may give, such as `--host`.
+    """
+    app = web.Application(middlewares=[_secure, _check_host])
     app[_DATA] = _Live(data)
+    names = {h.strip("[]").lower() for h in hosts if h}
+    app[_HOSTS] = frozenset(LOOPBACK_NAMES | names)
     app.router.add_get("/", _index)
     app.router.add_get("/static/{name}", _asset)
     app.router.add_get("/api/facets", _facets)

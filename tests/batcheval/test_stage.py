@@ -203,6 +203,7 @@ def _run_stage(
     stop: bool = False,
     n: int = 3,
     composition: str = "paper",
+    box: dict[str, Scheduler] | None = None,
 ) -> tuple[StageSummary, pl.DataFrame, Scripted]:
     cfg = BatchEvalConfig.model_validate(
         {
@@ -217,6 +218,8 @@ def _run_stage(
     sched = Scheduler({"p": provider}, {}, RetryConfig(max_attempts=1))
     if stop:
         sched.stop()
+    if box is not None:
+        box["sched"] = sched
     log = RunLog(tmp_path)
 
     async def go() -> StageSummary:
@@ -251,6 +254,34 @@ def test_missing_score_is_reasked_once_and_filled(tmp_path: Path) -> None:
     # each row carries its share of both calls' tokens; the shares sum to the totals
     assert log["tokens_in"].sum() == 2 * 101 and log["tokens_out"].sum() == 2 * 13
     assert log["attempts"].to_list() == [2, 2, 2]
+
+
+def test_a_stop_before_the_reask_keeps_the_first_reply_and_resumes_with_the_reask(
+    tmp_path: Path,
+) -> None:
+    box: dict[str, Scheduler] = {}
+
+    def reply(prompt: str, attempt: int) -> str:
+        if attempt == 1:
+            box["sched"].stop()  # Ctrl-C while the first reply is on its way
+            return _line(_n(prompt), skip=2)
+        return _line(_n(prompt))
+
+    summary, log, provider = _run_stage(tmp_path, reply, box=box)
+    assert list(provider.calls.values()) == [1] and summary.pending == 1
+    # The reply that arrived is logged (not paid again): rows `partial`, its scores.
+    assert log["status"].to_list() == ["partial"] * 3
+    assert log["score"].to_list() == [2.1, None, 2.3]
+    assert log["tokens_in"].sum() == 101 and log["text"][0] == _line(3, skip=2)
+    # The next run asks only the re-ask; the rows are an uninterrupted run's.
+    again, log, provider = _run_stage(tmp_path, lambda p, a: _line(_n(p)))
+    assert list(provider.calls.values()) == [1]
+    assert again.completed == 1 and again.reasked == 1 and again.pending == 0
+    assert log["score"].to_list() == [2.1, 2.2, 2.3]
+    assert log["status"].to_list() == ["ok"] * 3 and log["reasked"].to_list() == [True] * 3
+    assert log["text"][0] == _line(3, skip=2) and log["reask_text"][0] == _line(3)
+    every = RunLog(tmp_path).read_all(TABLE, ["tokens_in", "started_at", "status"])
+    assert every["tokens_in"].sum() == 2 * 101  # each reply paid once
 
 
 def test_still_missing_after_the_reask_stays_unscored(tmp_path: Path) -> None:

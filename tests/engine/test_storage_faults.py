@@ -57,3 +57,44 @@ def test_ctrl_c_during_start_up_exits_130(tmp_path: Path, monkeypatch: pytest.Mo
     monkeypatch.setattr("arena.cli._run.preflight", interrupted)
     result = CliRunner().invoke(main, ["run", str(yaml_path)])
     assert result.exit_code == 130, result.output
+
+
+def test_a_disk_that_fills_mid_commit_counts_every_row_that_landed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    yaml_path = small_tournament(tmp_path, models=3, questions=4, multi_turn=True)
+    real_write = os.write
+    state = {"multi": 0, "full": False}
+
+    def filling(fd: int, data: bytes | memoryview) -> int:
+        try:
+            target = os.readlink(f"/proc/self/fd/{fd}")
+        except OSError:
+            target = ""
+        if not target.endswith(".journal.jsonl"):
+            return real_write(fd, data)
+        if state["full"]:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        lines = bytes(data).count(b"\n")
+        if lines >= 2:
+            state["multi"] += 1
+            if state["multi"] == 2:  # this group commit fills the disk inside its last row
+                state["full"] = True
+                cut = bytes(data).rstrip(b"\n").rfind(b"\n") + 10
+                return real_write(fd, bytes(data)[:cut])
+        return real_write(fd, data)
+
+    monkeypatch.setattr(os, "write", filling)
+    result = CliRunner().invoke(main, ["run", str(yaml_path), "--json"])
+    monkeypatch.setattr(os, "write", real_write)
+    assert result.exit_code == 74, result.output
+    assert state["full"]
+    report = json.loads(result.stdout.strip().splitlines()[-1])
+    log = RunLog(tmp_path / "out")
+    final = 0
+    for table in ("answers", "reviews"):
+        rows = log.read(table)
+        final += rows.filter(rows["status"] != "partial").height
+    assert final > 0
+    # The summary counts what was logged: every final row of this run.
+    assert report["completed"] + report["invalid"] + report["failed"] == final

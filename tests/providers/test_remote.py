@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import email.utils
+import threading
 
 import httpx2
 import openai
@@ -11,12 +12,14 @@ import pytest
 from arena.config import ProviderConfig
 from arena.providers import create_provider
 from arena.providers._remote import (
+    MAX_ERROR_BODY_CHARS,
     QUOTA_RETRY_AFTER,
     RemoteProvider,
     base_url_problem,
     classify_status,
     google_error_reasons,
     parse_duration,
+    redact_runs,
     retry_after_from_headers,
     retry_delay_from_google_body,
 )
@@ -140,3 +143,37 @@ def test_a_key_that_cannot_be_sent_is_refused_before_any_call(
     (problem,) = provider.check_ready()
     assert "ARENA_TEST_BAD_KEY" in problem and "control or non-ASCII" in problem
     assert key not in problem
+
+
+def _redact_in_thread(provider: RemoteProvider, text: str) -> str:
+    """redact() run in a thread: a quadratic pass would still be running at the join."""
+    out: list[str] = []
+    worker = threading.Thread(target=lambda: out.append(provider.redact(text)), daemon=True)
+    worker.start()
+    worker.join(timeout=60)
+    assert out, "redact() of the body did not finish"
+    return out[0]
+
+
+def test_a_huge_error_body_without_whitespace_is_cut_before_redaction(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    key = "sk-secret-key-123456"
+    provider = _openai(monkeypatch, key)
+    body = "a" * 2_000_000  # no whitespace, no mask: the old pattern backtracked for minutes
+    text = _redact_in_thread(provider, body)
+    assert text.startswith("aaaa") and text.endswith("...") and len(text) == 300
+    assert _redact_in_thread(provider, "sk-ab***yz" + "b" * 2_000_000) == "[redacted]..."
+    # A key split by the cut leaves no piece of it behind, short pieces included.
+    for shift in range(1, len(key)):
+        split = " " * (MAX_ERROR_BODY_CHARS - shift) + key
+        assert key[:shift] not in _redact_in_thread(provider, split).replace("[redacted]", "")
+
+
+def test_the_key_is_redacted_in_any_letter_case(monkeypatch: pytest.MonkeyPatch) -> None:
+    key = "sk-proj-AbCdEfGh0123456789"
+    provider = _openai(monkeypatch, key)
+    for echoed in (key.upper(), key.lower(), key.swapcase(), key[:12].upper()):
+        text = provider.redact(f"invalid key {echoed} given")
+        assert text == "invalid key [redacted] given", echoed
+    assert redact_runs("xx0123ABCDEF89yy", "a0123abcdef89b") == "xx[redacted]yy"

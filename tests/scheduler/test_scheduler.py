@@ -11,6 +11,7 @@ import pytest
 from arena.config import RetryConfig
 from arena.providers import Provider
 from arena.scheduler import CallOutcome, Scheduler
+from arena.scheduler._scheduler import MAX_INTERNAL_ERRORS
 from arena.types import ErrorKind, GenerateResult, Limits, ProviderError
 
 from ._support import (
@@ -182,16 +183,48 @@ def test_backoff_uses_the_injected_sleep() -> None:
     assert 0 <= slept[0] <= 2.0 and 0 <= slept[1] <= 3.0
 
 
-def test_unexpected_exception_is_transient_and_names_its_type() -> None:
+def test_an_unexpected_exception_fails_its_call_at_once_with_its_traceback() -> None:
     async def main() -> None:
         fake = FakeProvider(default=KeyError("choices"))
-        sched = _scheduler({"p": fake}, retry=RetryConfig(max_attempts=2, backoff_base=0))
+        sched = _scheduler({"p": fake}, retry=RetryConfig(max_attempts=5, backoff_base=0))
         outcome = await sched.call("p", request())
-        assert outcome.status == "failed" and outcome.error_kind is ErrorKind.TRANSIENT
-        assert outcome.attempts == 2
-        assert outcome.error is not None and "KeyError" in outcome.error
+        assert outcome.status == "failed" and outcome.attempts == 1 and fake.calls == 1
+        assert outcome.error is not None and outcome.error.startswith("internal error: KeyError")
+        assert "Traceback" in outcome.error and "in generate" in outcome.error
+        assert sched.internal_errors == 1 and not sched.stopped
 
     run_virtual(main)
+
+
+def test_the_run_stops_after_a_few_unexpected_exceptions() -> None:
+    async def main() -> None:
+        fake = FakeProvider(default=TypeError("bug"))
+        sched = _scheduler({"p": fake}, retry=RetryConfig(max_attempts=5, backoff_base=0))
+        outcomes = [await sched.call("p", request()) for _ in range(MAX_INTERNAL_ERRORS + 2)]
+        assert [o.status for o in outcomes[:MAX_INTERNAL_ERRORS]] == ["failed"] * 3
+        assert [o.status for o in outcomes[MAX_INTERNAL_ERRORS:]] == ["stopped"] * 2
+        assert fake.calls == MAX_INTERNAL_ERRORS and sched.stopped
+        assert (
+            sched.stopped_by_errors is not None and "3 unexpected errors" in sched.stopped_by_errors
+        )
+
+    run_virtual(main)
+
+
+def test_network_and_sdk_exceptions_are_still_retried() -> None:
+    async def main() -> None:
+        for error in (ConnectionResetError("reset"), TimeoutError(), _SdkError("boom")):
+            fake = FakeProvider(default=error)
+            sched = _scheduler({"p": fake}, retry=RetryConfig(max_attempts=3, backoff_base=0))
+            outcome = await sched.call("p", request())
+            assert outcome.status == "failed" and outcome.attempts == 3, error
+            assert outcome.error_kind is ErrorKind.TRANSIENT and sched.internal_errors == 0
+
+    run_virtual(main)
+
+
+# An SDK's own exception class (as an SDK provider may let one through unclassified).
+_SdkError = type("APIStatusError", (Exception,), {"__module__": "openai._exceptions"})
 
 
 def test_permanent_fails_at_once() -> None:

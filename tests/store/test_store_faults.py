@@ -28,18 +28,70 @@ def test_a_damaged_part_is_quarantined_with_a_warning_and_its_rows_go_pending(
     first, second = _parts(tmp_path)
     data = second.read_bytes()
     second.write_bytes(data[: len(data) // 2])  # truncated, as by a crash of a copy
-    log = RunLog(tmp_path)
+    moved = tmp_path / "log" / "quarantine" / "answers" / second.name
+    # A read-only reader skips it with a warning and leaves it where it is.
+    with caplog.at_level(logging.WARNING, logger="arena.store"):
+        assert sorted(RunLog(tmp_path).read("answers")["id"]) == ["a-0", "a-1", "a-2"]
+    assert second.is_file() and not moved.exists()
+    assert any(
+        str(second) in r.getMessage() and "skipped" in r.getMessage() for r in caplog.records
+    )
+    # A process that writes the log (`arena run`, `arena gc`) moves it aside.
+    log = RunLog(tmp_path, repair=True)
     with caplog.at_level(logging.WARNING, logger="arena.store"):
         frame = log.read("answers")
     assert sorted(frame["id"]) == ["a-0", "a-1", "a-2"]
-    moved = tmp_path / "log" / "quarantine" / "answers" / second.name
     assert moved.is_file() and not second.exists()
-    assert any(str(second) in r.getMessage() for r in caplog.records)
+    assert any(str(moved) in r.getMessage() for r in caplog.records)
     assert log.ids("answers") == {"a-0", "a-1", "a-2"}  # a-3..a-5 are pending again
     assert log.missing_parts() == {}  # quarantined is not deleted
     # The next writer works and the calls logged again are read back.
     write_rows(tmp_path, [("answers", answer(i)) for i in range(3, 6)])
     assert log.read("answers").height == 6
+
+
+def test_reading_while_this_process_writes_the_log_moves_a_damaged_part(tmp_path: Path) -> None:
+    write_rows(tmp_path, [("answers", answer(i)) for i in range(3)])
+    write_rows(tmp_path, [("answers", answer(i)) for i in range(3, 6)])
+    damaged = _parts(tmp_path)[1]
+    damaged.write_bytes(b"not parquet at all")
+
+    async def read_while_writing() -> set[str]:
+        log = RunLog(tmp_path)
+        async with log.writer():
+            return log.ids("answers")
+
+    assert asyncio.run(read_while_writing()) == {"a-0", "a-1", "a-2"}
+    assert (tmp_path / "log" / "quarantine" / "answers" / damaged.name).is_file()
+
+
+@pytest.mark.parametrize("where", ["read", "conform"])
+def test_an_error_that_is_not_damage_never_moves_a_healthy_part(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, where: str
+) -> None:
+    import arena.store._files as files
+
+    write_rows(tmp_path, [("answers", answer(i)) for i in range(3)])
+    write_rows(tmp_path, [("answers", answer(i)) for i in range(3, 6)])
+    parts = _parts(tmp_path)
+    if where == "read":  # too many open files, as polars reports it
+        error: Exception = OSError("Too many open files (os error 24)")
+        monkeypatch.setattr(files.pl, "read_parquet", _raising(error))
+    else:  # a bug in conforming rows to the schema
+        error = ValueError("bug in conform")
+        monkeypatch.setattr(files, "conform", _raising(error))
+    for log in (RunLog(tmp_path), RunLog(tmp_path, repair=True)):
+        with pytest.raises(type(error)):
+            log.read("answers")
+    assert _parts(tmp_path) == parts  # nothing moved, nothing skipped
+    assert not (tmp_path / "log" / "quarantine").exists()
+
+
+def _raising(error: Exception) -> object:
+    def fail(*args: object, **kwargs: object) -> object:
+        raise error
+
+    return fail
 
 
 def test_a_deleted_part_is_detected_from_the_manifest(

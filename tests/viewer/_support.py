@@ -137,7 +137,7 @@ def shared_run(factory: pytest.TempPathFactory) -> Path:
 class ThreadedViewer:
     """The viewer app of a run directory served from a thread of this process, on a free port."""
 
-    def __init__(self, directory: Path) -> None:
+    def __init__(self, directory: Path, hosts: tuple[str, ...] = ()) -> None:
         from aiohttp import web
 
         from arena.viewer import RunData, make_app
@@ -148,7 +148,7 @@ class ThreadedViewer:
         sock.listen(64)
         self.url = f"http://127.0.0.1:{sock.getsockname()[1]}/"
         self.data = RunData(directory)
-        self._runner = web.AppRunner(make_app(self.data), access_log=None)
+        self._runner = web.AppRunner(make_app(self.data, hosts), access_log=None)
         ready = threading.Event()
 
         def serve() -> None:

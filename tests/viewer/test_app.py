@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import http.client
 import json
 import socket
 import time
@@ -10,6 +11,7 @@ import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 
@@ -158,3 +160,43 @@ def test_loopback_by_default() -> None:
     assert host.default == "127.0.0.1"
     with socket.socket() as probe:  # the default address is this machine's loopback
         probe.bind((str(host.default), 0))
+
+
+def _status_with_host(url: str, host: str | None) -> tuple[int, str]:
+    """GET /api/facets with this Host header (None: none at all); status and body."""
+    where = urlsplit(url)
+    assert where.hostname is not None
+    conn = http.client.HTTPConnection(where.hostname, where.port, timeout=10)
+    try:
+        conn.putrequest("GET", "/api/facets", skip_host=True)
+        if host is not None:
+            conn.putheader("Host", host)
+        conn.endheaders()
+        response = conn.getresponse()
+        return response.status, response.read().decode()
+    finally:
+        conn.close()
+
+
+def test_only_this_servers_host_names_are_served(server: ThreadedViewer) -> None:
+    port = urlsplit(server.url).port
+    for good in (f"127.0.0.1:{port}", f"localhost:{port}", f"LocalHost:{port}"):
+        assert _status_with_host(server.url, good)[0] == 200, good
+    # DNS rebinding: another site's name resolved to 127.0.0.1 reaches the port.
+    for bad in (f"evil.example:{port}", "evil.example", f"127.0.0.1:{port + 1}", "127.0.0.1"):
+        status, body = _status_with_host(server.url, bad)
+        assert status == 421, (bad, status, body)
+        assert "m0" not in body
+    for malformed in ("[::1:bad", None):  # no Host header at all: aiohttp's own 400
+        status, body = _status_with_host(server.url, malformed)
+        assert status in (400, 421) and "m0" not in body, (malformed, status)
+
+
+def test_the_host_name_given_is_served_too(run: Path) -> None:
+    viewer = ThreadedViewer(run, hosts=("Arena.LAN",))
+    try:
+        port = urlsplit(viewer.url).port
+        assert _status_with_host(viewer.url, f"arena.lan:{port}")[0] == 200
+        assert _status_with_host(viewer.url, f"other.lan:{port}")[0] == 421
+    finally:
+        viewer.close()
