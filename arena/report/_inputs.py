@@ -20,6 +20,7 @@ import polars as pl
 
 from arena.batcheval import TABLE as BATCHEVAL_TABLE
 from arena.config import ConfigError
+from arena.formats import FormatError, read_records
 from arena.nightly import current_rows
 from arena.rank import STYLE_FEATURES, answer_style
 from arena.shard import recorded_shard
@@ -76,20 +77,10 @@ def _read_jsonl(path: Path) -> pl.DataFrame:
         return pl.read_ndjson(path, infer_schema_length=None)
     except Exception:  # noqa: BLE001 - re-parsed below to name the bad line
         pass
-    rows: list[dict[str, Any]] = []
-    with path.open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise LeaderboardInputError(
-                    path, f"line {number}", f"not JSON: {exc.msg}"
-                ) from None
-            if not isinstance(row, dict):
-                raise LeaderboardInputError(path, f"line {number}", "expected a JSON object")
-            rows.append(row)
+    try:
+        rows = [row for _, row in read_records(path, allow_array=False)]
+    except FormatError as exc:
+        raise LeaderboardInputError(exc.file, exc.where, exc.problem) from None
     if not rows:
         return pl.DataFrame()
     text = {
