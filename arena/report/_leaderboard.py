@@ -367,12 +367,14 @@ def _is_style_column(name: str) -> bool:
 def build_leaderboard(
     path: str | Path | Sequence[str | Path] | None = None,
     *,
-    reviews_file: str | Path | None = None,
+    reviews_file: str | Path | Sequence[str | Path] | None = None,
     human_file: str | Path | None = None,
     options: LeaderboardOptions | None = None,
     human_scores_file: str | Path | None = None,
     by: str | None = None,
     ratings_only: bool = False,
+    reviews_format: str | None = None,
+    strong_win_weight: float = 3.0,
 ) -> Leaderboard:
     """The leaderboard of a run directory or a reviews file (see `arena leaderboard`).
 
@@ -386,9 +388,16 @@ def build_leaderboard(
     `reviews_file` supplies the reviews instead of the run's log (a run
     directory then still gives the contestants and sim skills; any reviewer
     counts). `by="category"` adds a ranking within each question category.
+    `reviews_file` may be several files or folders (read as one set);
+    `reviews_format` forces a judgments format and `strong_win_weight` weighs
+    arena-hard's strong verdicts (see `load_reviews_file`).
     Raises LeaderboardInputError for bad input.
     """
     opts = options or LeaderboardOptions()
+    if isinstance(reviews_file, str | Path):
+        reviews_file = [reviews_file]
+    elif reviews_file is not None:
+        reviews_file = list(reviews_file) or None
     paths = [] if path is None else [Path(path)] if isinstance(path, str | Path) else list(path)
     for shard in paths if len(paths) > 1 else []:  # the shard directories of one tournament
         if not Path(shard).is_dir() or reviews_file is not None:
@@ -405,7 +414,11 @@ def build_leaderboard(
         raise LeaderboardInputError(target, "", "no such run directory or reviews file")
     if target is not None and reviews_file is not None and not target.is_dir():
         raise LeaderboardInputError(target, "", "give the reviews file once (here or --reviews)")
-    human = None if human_file is None else load_reviews_file(human_file)
+    human = (
+        None
+        if human_file is None
+        else load_reviews_file(human_file, strong_win_weight=strong_win_weight)
+    )
     human_scores = _human_scores(target, paths, human_scores_file)
     contestants = reviewers = None
     skills: dict[str, float] = {}
@@ -421,12 +434,17 @@ def build_leaderboard(
         )
         reviews, source = run.reviews, ", ".join(str(d) for d in directories)
     if reviews_file is not None or (target is not None and not target.is_dir()):
-        file = Path(reviews_file) if reviews_file is not None else target
-        assert file is not None
-        reviews, source = load_reviews_file(file), str(file)
+        files = [Path(f) for f in reviews_file] if reviews_file is not None else [target]
+        assert all(f is not None for f in files)
+        reviews = load_reviews_file(
+            [f for f in files if f is not None],
+            format=reviews_format,
+            strong_win_weight=strong_win_weight,
+        )
+        source = ", ".join(str(f) for f in files)
         if reviews_file is not None and target is not None:
             # Judgments from elsewhere: the run's contestants, whoever judged.
-            source, reviewers = f"{file} (tournament {target})", None
+            source, reviewers = f"{source} (tournament {target})", None
     run_dir = reviews_file is None and target is not None and target.is_dir()
     design = None
     if target is not None and target.is_dir():
