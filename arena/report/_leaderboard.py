@@ -30,10 +30,12 @@ from arena.rank import (
     STYLE_FEATURES,
     Agreement,
     AgreementScore,
+    BaselineRate,
     Ranking,
     RankOptions,
     RankTable,
     answer_style,
+    baseline_win_rates,
     encode_reviews,
     human_agreement,
     rank_correlation,
@@ -89,6 +91,8 @@ class LeaderboardOptions:
     # Opponent-balanced win rates (rank.RankOptions.balanced); None: on for a
     # run directory whose reviews come from a sampled design.
     balanced: bool | None = None
+    # Report each model's win rate against this model (`vs_baseline`).
+    baseline: str | None = None
 
 
 @dataclass(eq=False)
@@ -108,6 +112,8 @@ class Leaderboard:
     batcheval: dict[str, Any] | None = None  # docs/batcheval.md (the JSON `batcheval`)
     by_category: list[CategoryRanking] | None = None  # --by category (the JSON `by_category`)
     sampling: dict[str, Any] | None = None  # docs/sampling.md (the JSON `sampling`)
+    vs_baseline: list[BaselineRate] | None = None  # --baseline MODEL (the JSON `vs_baseline`)
+    baseline: str | None = None
 
     @property
     def contestants(self) -> tuple[str, ...]:
@@ -260,6 +266,9 @@ def rank_frame(
     if opts.anchor is not None and opts.anchor not in rs.contestants:
         known = ", ".join(rs.contestants) or "none"
         raise ValueError(f"--anchor {opts.anchor!r} is not a contestant (contestants: {known})")
+    if opts.baseline is not None and opts.baseline not in rs.contestants:
+        known = ", ".join(rs.contestants) or "none"
+        raise ValueError(f"--baseline {opts.baseline!r} is not a contestant (contestants: {known})")
     ranking = rank_reviews(
         rs,
         RankOptions(
@@ -276,6 +285,11 @@ def rank_frame(
         source, ranking, list(ranking.ranks.order), anchor=opts.anchor, cost_usd=cost_usd
     )
     board.warnings = _warnings(ranking, opts.bootstrap)
+    if opts.baseline is not None:
+        board.baseline = opts.baseline
+        rates = baseline_win_rates(rs, opts.baseline, bootstrap=opts.bootstrap, seed=opts.seed)
+        order = {name: k for k, name in enumerate(rs.contestants[i] for i in board.order)}
+        board.vs_baseline = sorted(rates, key=lambda rate: order[rate.model])
     if sim_skill and all(name in sim_skill for name in rs.contestants):
         skills = np.array([sim_skill[name] for name in rs.contestants], dtype=np.float64)
         board.true_order = [rs.contestants[i] for i in np.argsort(-skills, kind="stable")]
@@ -750,6 +764,20 @@ def leaderboard_dict(board: Leaderboard) -> dict[str, Any]:
         out["kendall_tau"] = {k: _number(v) for k, v in board.kendall_tau.items()}
     if board.agreement is not None:
         out["agreement"] = _agreement_dict(board.agreement)
+    if board.vs_baseline is not None:
+        out["baseline"] = board.baseline
+        out["vs_baseline"] = [
+            {
+                "model": rate.model,
+                "win_rate": _number(rate.win_rate),
+                "discrete_win_rate": _number(rate.discrete_win_rate),
+                "ci_low": _number(rate.ci_low),
+                "ci_high": _number(rate.ci_high),
+                "n": rate.n,
+                "avg_length": _number(rate.avg_length),
+            }
+            for rate in board.vs_baseline
+        ]
     if board.cost_usd is not None:
         out["cost_usd"] = board.cost_usd
     parts = [p for p in r.bt.components if len(p) > 1]
