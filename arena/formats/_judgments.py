@@ -353,8 +353,11 @@ def prd_names(path: Path) -> tuple[str, str, str]:
     rest = match["rest"]
     folder = path.parent.name
     reviewer = folder[len("ratings-") :] if folder.startswith("ratings-") else ""
+    half = (len(rest) - 1) // 2
     if reviewer and rest.endswith(f"-{reviewer}"):
         model_2 = rest[: -len(reviewer) - 1]
+    elif len(rest) % 2 == 1 and rest[half] == "-" and rest[:half] == rest[half + 1 :]:
+        model_2 = reviewer = rest[:half]  # a model reviewing its own battle
     else:
         model_2, _, reviewer = rest.rpartition("-")
     if not model_2 or not reviewer:
@@ -408,6 +411,71 @@ def detect_format(path: Path, first: Mapping[str, Any]) -> str:
     )
 
 
+_ARENA_VERDICTS = {"a": "A", "b": "B", "tie": "tie", "invalid": "invalid"}
+_ARENA_SCORES = {-1.0: "A", 0.0: "tie", 1.0: "B"}
+
+
+def _arena(out: Judgments, where: str, obj: Mapping[str, Any]) -> None:
+    """arena's own row: question_id, model_a, model_b, reviewer, score | verdict | p_a."""
+    path = out.path
+    names = [_text(path, where, obj, k) for k in ("question_id", "model_a", "model_b", "reviewer")]
+    p_a = _number(obj.get("p_a")) if obj.get("p_a") not in (None, "") else None
+    if p_a is not None and not 0.0 <= p_a <= 1.0:
+        raise FormatError(path, f"{where}: p_a", f"{obj.get('p_a')!r} is not in [0, 1]")
+    weight = _number(obj.get("weight")) if obj.get("weight") not in (None, "") else None
+    if weight is not None and not (weight > 0 and math.isfinite(weight)):
+        raise FormatError(path, f"{where}: weight", f"{obj.get('weight')!r} is not positive")
+    if obj.get("score") not in (None, ""):
+        score = _number(obj.get("score"))
+        verdict = None if score is None else _ARENA_SCORES.get(score)
+        if verdict is None:
+            raise FormatError(path, f"{where}: score", f"{obj.get('score')!r} is not -1, 0 or 1")
+    elif obj.get("verdict") not in (None, ""):
+        verdict = _ARENA_VERDICTS.get(str(obj.get("verdict")).strip().lower())
+        if verdict is None:
+            raise FormatError(
+                path, f"{where}: verdict", f"{obj.get('verdict')!r} is not A, B, tie or invalid"
+            )
+    elif p_a is not None:
+        verdict = _verdict_of(p_a)
+    else:
+        raise FormatError(path, f"{where}: score", "missing (score, verdict or p_a)")
+    question, model_a, model_b, reviewer = names
+    out.add(
+        where,
+        question,
+        model_a,
+        model_b,
+        reviewer,
+        verdict,
+        p_a=p_a,
+        weight=weight,
+        category=_optional_text(obj, "category"),
+    )
+
+
+def judgment_records(path: Path) -> list[Record]:
+    """The records of a judgments file: JSON / JSONL, CSV rows or Parquet rows."""
+    suffix = path.suffix.lower()
+    if suffix == ".csv":
+        import csv
+
+        try:
+            with path.open(newline="", encoding="utf-8") as handle:
+                return [(f"line {n}", dict(row)) for n, row in enumerate(csv.DictReader(handle), 2)]
+        except (OSError, UnicodeDecodeError, csv.Error) as exc:
+            raise FormatError(path, "", f"cannot read CSV: {exc}") from None
+    if suffix == ".parquet":
+        import polars as pl  # only for Parquet: the formats package stays light to import
+
+        try:
+            rows = pl.read_parquet(path).to_dicts()
+        except Exception as exc:  # noqa: BLE001 - any reader failure is bad input
+            raise FormatError(path, "", f"cannot read Parquet: {exc}") from None
+        return [(f"row {n}", row) for n, row in enumerate(rows, 1)]
+    return read_records(path)
+
+
 def read_judgments(
     path: Path,
     *,
@@ -415,7 +483,8 @@ def read_judgments(
     strong_win_weight: float = 3.0,
     records: Sequence[Record] | None = None,
 ) -> Judgments:
-    """Every judgment of a file in one of the native formats (not `arena`: see arena.report).
+    """Every judgment of a file, in any of JUDGMENT_FORMATS (arena.report reads arena's own
+    big files faster, as frames).
 
     `format` forces one of JUDGMENT_FORMATS; by default it is detected from
     the first record's fields. `strong_win_weight`: the weight of an
@@ -426,15 +495,15 @@ def read_judgments(
         raise FormatError(path, "", f"unknown judgments format {format!r}")
     if not strong_win_weight > 0 or not math.isfinite(strong_win_weight):
         raise FormatError(path, "", f"strong win weight must be positive, not {strong_win_weight}")
-    rows = list(read_records(path) if records is None else records)
+    rows = list(judgment_records(path) if records is None else records)
     if not rows:
         raise FormatError(path, "", "no judgments in the file")
     found = format or detect_format(path, rows[0][1])
-    if found == "arena":
-        raise FormatError(path, "", "arena's own reviews files are read by arena.report")
     out = Judgments(path, found)
     reader: Callable[[Judgments, str, Mapping[str, Any]], None]
-    if found == "alpacaeval":
+    if found == "arena":
+        reader = _arena
+    elif found == "alpacaeval":
         reader = _alpacaeval
     elif found == "arena-hard":
 
