@@ -77,7 +77,7 @@ CROWD = "crowd"
 ARENA_HARD_V01_BASELINE = "gpt-4-0314"
 
 _PRD_NAME = re.compile(
-    r"^answer[_-](?P<m1>.+?)-vs-answer[_-](?P<rest>.+)[_-]reviewer[_-]threeclass$"
+    r"^answer[_-](?P<m1>.+?)-vs-answer[_-](?P<rest>.+)[_-]reviewer(?:[_-]threeclass)?$"
 )
 
 

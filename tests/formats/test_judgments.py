@@ -223,3 +223,11 @@ def test_forced_format_names_the_missing_field(tmp_path: Path) -> None:
     path = _jsonl(tmp_path / "x.jsonl", [{"model_a": "x", "model_b": "y", "winner": "model_a"}])
     with pytest.raises(FormatError, match="line 1: question_id: missing"):
         read_judgments(path, format="chatbot-arena")
+
+
+def test_prd_names_without_threeclass(tmp_path: Path) -> None:
+    path = _jsonl(
+        tmp_path / "ratings-vicuna-13b" / "answer_bard-vs-answer_gpt4-vicuna-13b-reviewer.jsonl",
+        [{"question_id": 1, "answer1_id": "a", "answer2_id": "b", "score": "2"}],
+    )
+    assert _rows(path) == [("1", "bard", "gpt4", "vicuna-13b", "B", None, None)]
