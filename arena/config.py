@@ -694,12 +694,7 @@ def check_models(
             given = [prov.judgments] if isinstance(prov.judgments, str) else prov.judgments
             if not given:
                 raise ConfigError(file, f"providers.{name}.judgments", "names no file")
-            found = [_resolve(Path(file), path) for path in given]
-            for path in found:
-                if not path.exists():
-                    raise ConfigError(
-                        file, f"providers.{name}.judgments", f"judgments file not found: {path}"
-                    )
+            found = [_resolve(Path(file), path) for path in given]  # read at preflight
             providers[name] = prov.model_copy(update={"judgments": [str(p) for p in found]})
     for name, model in models.items():
         if model.provider is None:  # answers from a file (ModelConfig checked the keys)

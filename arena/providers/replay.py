@@ -69,6 +69,8 @@ class ReplayProvider(Provider):
             given = self.config.judgments
             files: list[Path] = []
             for path in map(Path, [given] if isinstance(given, str) else given):
+                if not path.exists():
+                    raise FormatError(path, "", "judgments file not found")
                 inside = (
                     [f for f in path.iterdir() if f.suffix.lower() in _SUFFIXES]
                     if path.is_dir()
@@ -89,7 +91,7 @@ class ReplayProvider(Provider):
         try:
             self._load()
         except FormatError as exc:
-            return [f"provider '{self.name}': judgments: {exc}"]
+            return [f"providers.{self.name}.judgments: {exc}"]
         return []
 
     def bind(self, tournament: Tournament) -> None:

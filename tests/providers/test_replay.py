@@ -168,4 +168,7 @@ def test_replay_config_errors_exit_2(tmp_path: Path) -> None:
     config = _tournament(tmp_path, data, str(tmp_path / "nowhere"))
     result = _arena("run", str(config))
     assert result.exit_code == 2
-    assert "providers.recorded.judgments: judgments file not found" in result.output
+    assert f"providers.recorded.judgments: {tmp_path / 'nowhere'}: judgments file not found" in (
+        result.output
+    )
+    assert not (tmp_path / "run" / "log").exists()  # nothing ran
