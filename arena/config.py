@@ -40,6 +40,8 @@ __all__ = [
     "DiscussionConfig",
     "DiscussionTrigger",
     "FILE_PROVIDER",
+    "FREE_TYPES",
+    "REPLAY_TYPE",
     "LimitsConfig",
     "ModelConfig",
     "ModelReviewConfig",
@@ -105,8 +107,10 @@ _PROVIDER_TYPES: dict[str, str] = {
     "openai": "arena.providers.openai:OpenAIProvider",
     "anthropic": "arena.providers.anthropic:AnthropicProvider",
     "gemini": "arena.providers.gemini:GeminiProvider",
+    "replay": "arena.providers.replay:ReplayProvider",
 }
 SIM_TYPE = "sim"  # the simulator: the only type whose models take a `sim:` block
+REPLAY_TYPE = "replay"  # answers review requests with recorded judgments (arena.providers.replay)
 
 
 def register_provider_type(type_name: str, target: str) -> None:
@@ -147,6 +151,9 @@ class ProviderConfig(_Strict):
     base_url: str | None = None
     api_key_env: str | None = None
     timeout: float = Field(default=60.0, gt=0)
+    # `type: replay`: the recorded judgments it answers review requests with
+    # (relative to the YAML; any format `arena leaderboard --reviews` reads).
+    judgments: str | list[str] | None = None
 
 
 class SimParams(_Strict):
@@ -208,6 +215,8 @@ class ModelReviewConfig(_Strict):
     max_tokens: int | None = Field(default=None, ge=1)
 
 
+# Provider types whose calls cost nothing (no price needed).
+FREE_TYPES = frozenset({SIM_TYPE, REPLAY_TYPE})
 # The `provider` of a contestant whose answers come from a file (logs, plan, status).
 FILE_PROVIDER = "(file)"
 # Keys a model with `answers:` may have besides it.
@@ -217,8 +226,11 @@ _FILE_MODEL_KEYS = frozenset({"answers", "model"})
 class ModelConfig(_Strict):
     """One named model: which provider serves it and how it is called.
 
-    A model with `answers: PATH` (and no provider) is a contestant whose
-    answers already exist in a file (FastChat, arena-hard or AlpacaEval shape).
+    A model with `answers: PATH` is a contestant whose answers already exist
+    in a file (FastChat, arena-hard, AlpacaEval or PRD shape); with a
+    `provider` too, it answers from the file and reviews through the provider.
+    `replay_as`: on a `type: replay` provider, the recorded reviewer whose
+    judgments it replays (default: the model's name).
     """
 
     provider: str | None = None
@@ -233,12 +245,11 @@ class ModelConfig(_Strict):
     sim: SimParams | None = None
     # Any string; changing it forces new answers (a provider updated a floating alias).
     revision: str | None = None
+    replay_as: str | None = None
 
     @model_validator(mode="after")
     def _provider_or_answers(self) -> ModelConfig:
-        if self.answers is not None:
-            if self.provider is not None:
-                raise ValueError("a model takes its answers from a provider or a file, not both")
+        if self.answers is not None and self.provider is None:
             extra = sorted(self.model_fields_set - _FILE_MODEL_KEYS)
             if extra:
                 raise ValueError(
@@ -567,7 +578,7 @@ class Tournament:
         scorers = self.config.batcheval.scorers if self.config.batcheval else []
         discussants = self.config.discussion.named_discussants() if self.config.discussion else []
         names = dict.fromkeys(self.contestants + self.reviewers + scorers + discussants)
-        return [n for n in names if not self.from_file(n)]
+        return [n for n in names if self.config.models[n].provider is not None]
 
     def model_fingerprint(self, name: str) -> dict[str, Any]:
         """What a model's outputs depend on: provider type, model id, params."""
@@ -696,6 +707,20 @@ def check_models(
                 f"providers.{name}.type",
                 f"unknown provider type '{prov.type}' (known: {', '.join(provider_type_names())})",
             )
+        if (prov.type == REPLAY_TYPE) != (prov.judgments is not None):
+            raise ConfigError(
+                file,
+                f"providers.{name}.judgments",
+                f"a `type: {REPLAY_TYPE}` provider needs `judgments: FILE`"
+                if prov.type == REPLAY_TYPE
+                else f"only a `type: {REPLAY_TYPE}` provider takes `judgments`",
+            )
+        if prov.judgments is not None:  # relative to the YAML, as every path in it
+            given = [prov.judgments] if isinstance(prov.judgments, str) else prov.judgments
+            if not given:
+                raise ConfigError(file, f"providers.{name}.judgments", "names no file")
+            found = [_resolve(Path(file), path) for path in given]  # read at preflight
+            providers[name] = prov.model_copy(update={"judgments": [str(p) for p in found]})
     for name, model in models.items():
         if model.provider is None:  # answers from a file (ModelConfig checked the keys)
             continue
@@ -706,6 +731,12 @@ def check_models(
                 f"undefined provider '{model.provider}' (defined: {', '.join(sorted(providers))})",
             )
         ptype = providers[model.provider].type
+        if model.replay_as is not None and ptype != REPLAY_TYPE:
+            raise ConfigError(
+                file,
+                f"models.{name}.replay_as",
+                f"only a model of a `type: {REPLAY_TYPE}` provider replays judgments",
+            )
         if ptype == SIM_TYPE:
             if model.sim is None:  # a sim model without parameters is an average model
                 models[name] = model.model_copy(update={"sim": SimParams()})
@@ -756,13 +787,13 @@ def _check_model_settings(cfg: TournamentConfig, file: str | Path) -> None:
     for where, names in judges:
         for i, n in enumerate(names):
             model = cfg.models.get(n)
-            if model is not None and model.answers is not None:
+            if model is not None and model.provider is None:
                 key = where if cfg.reviewers is None and where == "reviewers" else f"{where}[{i}]"
                 raise ConfigError(
                     file,
                     key,
-                    f"'{n}' takes its answers from a file and cannot judge "
-                    "(name reviewers that call a provider)",
+                    f"'{n}' takes its answers from a file and cannot judge without a "
+                    "provider (give it a `provider`, or name reviewers that call one)",
                 )
     _check_shared_ids(cfg, file)
     for name, model in cfg.models.items():

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from arena.batcheval import batcheval_preflight, batcheval_stage
-from arena.config import ConfigError, Tournament
+from arena.config import FREE_TYPES, ConfigError, Tournament
 from arena.discuss import discussion_stage
 from arena.nightly import RunStart, failed_only, record_history, recorded_config, start_run
 from arena.pipeline import AllPairsPlanner, Plan, build_plan, make_providers
@@ -119,7 +119,7 @@ def unpriced_models(t: Tournament) -> list[str]:
     return [
         name
         for name in t.used_models()
-        if t.config.providers[t.provider_of(name)].type != "sim"
+        if t.config.providers[t.provider_of(name)].type not in FREE_TYPES
         and t.provider_model_id(name) not in prices
     ]
 

@@ -269,6 +269,7 @@ def make_providers(t: Tournament) -> dict[str, Provider]:
             t.provider_model_id(m): t.model(m) for m in t.config.models if t.provider_of(m) == pname
         }
         providers[pname] = create_provider(pname, pcfg, models, t.config.seed)
+        providers[pname].bind(t)
     return providers
 
 

@@ -9,7 +9,7 @@ import click
 
 from arena.cli._history import LAST_TWO, show_history_or_diff
 from arena.cli._output import output_console
-from arena.cli._ranking import ranking_options
+from arena.cli._ranking import ranking_options, reviews_options
 from arena.report import (
     LeaderboardInputError,
     LeaderboardOptions,
@@ -40,14 +40,7 @@ def _fail(message: str) -> None:
     show_default=True,
     help="Output format (csv: one row per model, numbers at full precision).",
 )
-@click.option(
-    "--reviews",
-    "reviews_file",
-    type=click.Path(path_type=Path),
-    default=None,
-    help="Rank the judgments in this JSONL / CSV / Parquet file (columns question_id, "
-    "model_a, model_b, reviewer, and score -1/0/1 or verdict A/B/tie).",
-)
+@reviews_options
 @click.option(
     "--human",
     "human_file",
@@ -94,7 +87,9 @@ def _fail(message: str) -> None:
 def leaderboard(
     sources: tuple[Path, ...],
     fmt: str,
-    reviews_file: Path | None,
+    reviews_files: tuple[Path, ...],
+    reviews_format: str | None,
+    strong_win_weight: float,
     human_file: Path | None,
     human_scores_file: Path | None,
     options: LeaderboardOptions,
@@ -126,6 +121,8 @@ def leaderboard(
       arena leaderboard --reviews judgments.csv --human labels.jsonl
       arena leaderboard runs/demo --no-self --weights equal
       arena leaderboard runs/shard1 runs/shard2 runs/shard3
+      arena leaderboard --reviews annotations.json --baseline gpt4_1106_preview
+      arena leaderboard --reviews model_judgment/gpt-4.1 --strong-win-weight 3
     """
     if len(sources) > 1 and (show_history or show_diff is not None):
         _fail("--history and --diff read one run directory")
@@ -133,16 +130,18 @@ def leaderboard(
     if show_history or show_diff is not None:  # the history table (docs/nightly.md)
         show_history_or_diff(source, show_diff, options.anchor, fmt)
         return
-    if source is None and reviews_file is None:
+    if source is None and not reviews_files:
         _fail("give a run directory or a reviews file (DIR_OR_FILE or --reviews FILE)")
     try:
         board = build_leaderboard(
             list(sources) if len(sources) > 1 else source,
-            reviews_file=reviews_file,
+            reviews_file=list(reviews_files) or None,
             human_file=human_file,
             options=options,
             human_scores_file=human_scores_file,
             by=by,
+            reviews_format=reviews_format,
+            strong_win_weight=strong_win_weight,
         )
     except LeaderboardInputError as exc:
         _fail(str(exc))

@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import click
 
-__all__ = ["ranking_options"]
+__all__ = ["ranking_options", "reviews_options"]
+
+# The judgment formats `--reviews-format` names (arena.formats.JUDGMENT_FORMATS).
+_JUDGMENT_FORMATS = ("arena", "alpacaeval", "arena-hard", "mt-bench", "chatbot-arena", "prd")
 
 _OPTIONS = (
     click.option(
@@ -52,6 +56,41 @@ _OPTIONS = (
         is_flag=True,
         help="Leave out the reviews a reviewer made of battles it takes part in.",
     ),
+    click.option(
+        "--baseline",
+        metavar="MODEL",
+        default=None,
+        help="Also report each model's win rate against MODEL (weighted and discrete, with "
+        "a bootstrap interval over questions, battles and average answer length): "
+        "AlpacaEval's and arena-hard's headline figure. JSON: `vs_baseline`.",
+    ),
+)
+
+_REVIEWS_OPTIONS = (
+    click.option(
+        "--reviews",
+        "reviews_files",
+        multiple=True,
+        type=click.Path(path_type=Path),
+        help="Rank the judgments in this file or folder (repeatable): arena's own JSONL / "
+        "JSON / CSV / Parquet (question_id, model_a, model_b, reviewer, and score -1/0/1, "
+        "verdict A/B/tie or a graded p_a in [0, 1], optional weight), or, recognised by "
+        "their fields, AlpacaEval annotations.json, arena-hard model_judgment files, "
+        "MT-bench pairwise judgments, Chatbot Arena battles and PRD review files.",
+    ),
+    click.option(
+        "--reviews-format",
+        type=click.Choice(_JUDGMENT_FORMATS),
+        default=None,
+        help="Read every --reviews file as this format instead of detecting it.",
+    ),
+    click.option(
+        "--strong-win-weight",
+        type=click.FloatRange(min=0.0, min_open=True),
+        default=3.0,
+        show_default=True,
+        help="Weight of an arena-hard strong verdict (A>>B, B>>A), as in arena-hard's own results.",
+    ),
 )
 
 
@@ -67,6 +106,7 @@ def ranking_options(command: Callable[..., Any]) -> Callable[..., Any]:
         seed: int,
         weighting: str,
         no_self: bool,
+        baseline: str | None,
         **kwargs: Any,
     ) -> Any:
         from arena.report import LeaderboardOptions
@@ -78,10 +118,19 @@ def ranking_options(command: Callable[..., Any]) -> Callable[..., Any]:
             seed=seed,
             weights=weighting,
             exclude_self=no_self,
+            baseline=baseline,
         )
         return command(*args, options=options, **kwargs)
 
     decorated: Callable[..., Any] = with_options
     for option in reversed(_OPTIONS):
+        decorated = option(decorated)
+    return decorated
+
+
+def reviews_options(command: Callable[..., Any]) -> Callable[..., Any]:
+    """Add `--reviews` (repeatable), `--reviews-format` and `--strong-win-weight`."""
+    decorated = command
+    for option in reversed(_REVIEWS_OPTIONS):
         decorated = option(decorated)
     return decorated

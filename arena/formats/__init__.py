@@ -10,6 +10,10 @@ FastChat `model_answer/*.jsonl` (`choices[0].turns`), arena-hard-auto answer
 files (v0.1 `choices[0].turns[].content`, v2 `messages`) and AlpacaEval
 outputs (`instruction`, `output`, `generator`).
 
+Judgments (pairwise verdicts made elsewhere, `read_judgments`): AlpacaEval
+`annotations.json`, arena-hard-auto `model_judgment` files, MT-bench
+pairwise judgments, Chatbot Arena battles and PRD review files.
+
 This package sits just above `arena.types`: it knows nothing of tournaments.
 Problems raise `FormatError` (file, where, problem); `arena.config` turns them
 into `ConfigError`s.
@@ -17,13 +21,27 @@ into `ConfigError`s.
 
 from arena.formats._answers import ANSWER_FORMATS, AnswerFile, read_answer_file
 from arena.formats._errors import FormatError
+from arena.formats._judgments import (
+    CROWD,
+    JUDGMENT_COLUMNS,
+    JUDGMENT_FORMATS,
+    Judgments,
+    detect_format,
+    read_judgments,
+)
 from arena.formats._questions import QUESTION_FORMATS, Question, read_questions
 from arena.formats._records import read_records
 
 __all__ = [
     "ANSWER_FORMATS",
     "AnswerFile",
+    "CROWD",
     "FormatError",
+    "JUDGMENT_COLUMNS",
+    "JUDGMENT_FORMATS",
+    "Judgments",
+    "detect_format",
+    "read_judgments",
     "QUESTION_FORMATS",
     "Question",
     "read_answer_file",

@@ -6,7 +6,9 @@
 - arena-hard-auto v2: `uid`, `model`, `messages` (the assistant messages'
   `content`, a string or `{"answer": ...}`);
 - AlpacaEval outputs (a JSON list): `instruction`, `output`, `generator`,
-  matched to the question whose text is the instruction.
+  matched to the question whose text is the instruction;
+- PRD (and FastChat's older) `answer_<model>.jsonl`: `question_id`, `text`,
+  `model_id` (and `answer_id`).
 
 When a question has several records, the last one counts (as those tools
 read their own files). A file that mixes several models is narrowed to the
@@ -26,7 +28,7 @@ from arena.formats._errors import FormatError
 from arena.formats._questions import Question, turn_text
 from arena.formats._records import read_records
 
-ANSWER_FORMATS = ("fastchat", "arena-hard", "alpacaeval")
+ANSWER_FORMATS = ("fastchat", "arena-hard", "alpacaeval", "prd")
 
 # What FastChat's and arena-hard v0.1's answer scripts write when the API call failed.
 ERROR_MARKER = "$ERROR$"
@@ -120,7 +122,17 @@ def _alpaca_record(path: Path, where: str, obj: dict[str, Any]) -> _Record:
     )
 
 
+def _text_record(path: Path, where: str, obj: dict[str, Any]) -> _Record:
+    qid = _id_of(path, where, obj, ("question_id", "id"))
+    text = obj["text"]
+    if not isinstance(text, str):
+        raise FormatError(path, f"{where}: text", "must be a string")
+    return _Record(where, "prd", qid, _str_or_none(obj.get("model_id")), (text,))
+
+
 def _record(path: Path, where: str, obj: dict[str, Any]) -> _Record:
+    if "text" in obj and ("answer_id" in obj or "model_id" in obj):
+        return _text_record(path, where, obj)
     if "choices" in obj:
         return _choices_record(path, where, obj)
     if "messages" in obj:
@@ -131,7 +143,8 @@ def _record(path: Path, where: str, obj: dict[str, Any]) -> _Record:
         path,
         where,
         "not an answer record: expected 'choices' (FastChat, arena-hard v0.1), "
-        "'messages' (arena-hard v2) or 'instruction' and 'output' (AlpacaEval)",
+        "'messages' (arena-hard v2), 'instruction' and 'output' (AlpacaEval) or "
+        "'text' and 'model_id' (PRD)",
     )
 
 

@@ -1,19 +1,29 @@
-"""Reading records: JSONL (one object a line) or one JSON array of objects."""
+"""Reading records: JSONL (one object a line) or one JSON array of objects.
+
+JSONL lines end at "\n" only (a "\r" before it is dropped): Unicode line
+separators such as U+2028 are legal inside JSON strings, and arena-hard v2.0's
+own files hold them, so `str.splitlines` would cut records in two.
+"""
 
 from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from arena.formats._errors import FormatError
+
+__all__ = ["Record", "json_error", "jsonl_lines", "read_records", "read_text"]
 
 Record = tuple[str, dict[str, Any]]  # (where, object): "line 3" or "[2]"
 
 # A JSON escape of a UTF-16 surrogate ("\ud800"): only a pair of them is a character.
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 _SURROGATE = re.compile("[\ud800-\udfff]")
+# Characters of context shown either side of a JSON error.
+_EXCERPT = 24
 
 
 def read_text(path: Path) -> str:
@@ -22,10 +32,46 @@ def read_text(path: Path) -> str:
         return path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise FormatError(path, "", "file not found") from None
+    except IsADirectoryError:
+        raise FormatError(path, "", "is a directory, expected a file") from None
     except UnicodeDecodeError as exc:
         raise FormatError(path, "", f"not UTF-8 text: {exc.reason} at byte {exc.start}") from None
     except OSError as exc:
         raise FormatError(path, "", f"cannot read: {exc.strerror}") from None
+
+
+def jsonl_lines(content: str) -> Iterator[tuple[int, str]]:
+    """(line number, text) of every non-blank line, split on "\\n" only."""
+    for lineno, line in enumerate(content.split("\n"), 1):
+        if line.endswith("\r"):
+            line = line[:-1]
+        if line.strip():
+            yield lineno, line
+
+
+def _excerpt(text: str, pos: int) -> str:
+    """The text around `pos`, escaped so control and separator characters show."""
+    start = max(0, pos - _EXCERPT)
+    before = text[start:pos]
+    after = text[pos : pos + _EXCERPT]
+    lead = "..." if start > 0 else ""
+    tail = "..." if pos + _EXCERPT < len(text) else ""
+    return f"{lead}{_visible(before)} >>> {_visible(after)}{tail}"
+
+
+def _visible(text: str) -> str:
+    """`text` with line breaks, separators and other unprintable characters escaped."""
+    return "".join(c if c.isprintable() else ascii(c)[1:-1] for c in text)
+
+
+def json_error(exc: json.JSONDecodeError, line: int | None = None) -> tuple[str, str]:
+    """(where, problem) of a JSON error: line and column, the message and an excerpt.
+
+    `line`: the file's line number when `exc` comes from parsing one JSONL line.
+    """
+    number = exc.lineno if line is None else line + exc.lineno - 1
+    where = f"line {number}, column {exc.colno}"
+    return where, f"invalid JSON: {exc.msg}, near: {_excerpt(exc.doc, exc.pos)}"
 
 
 def read_records(path: Path, *, allow_array: bool = True) -> list[Record]:
@@ -38,19 +84,16 @@ def read_records(path: Path, *, allow_array: bool = True) -> list[Record]:
     if allow_array and content.lstrip().startswith("["):
         return _array_records(path, content)
     records: list[Record] = []
-    for lineno, line in enumerate(content.splitlines(), 1):
-        if not line.strip():
-            continue
-        where = f"line {lineno}"
+    for lineno, line in jsonl_lines(content):
         try:
             obj = json.loads(line)
         except json.JSONDecodeError as exc:
-            raise FormatError(path, where, f"invalid JSON: {exc.msg}") from None
+            raise FormatError(path, *json_error(exc, lineno)) from None
         if not isinstance(obj, dict):
-            raise FormatError(path, where, "each line must be a JSON object")
+            raise FormatError(path, f"line {lineno}", "each line must be a JSON object")
         if _SURROGATE_ESCAPE.search(line):
-            _check_text(path, where, obj)
-        records.append((where, obj))
+            _check_text(path, f"line {lineno}", obj)
+        records.append((f"line {lineno}", obj))
     return records
 
 
@@ -58,8 +101,7 @@ def _array_records(path: Path, content: str) -> list[Record]:
     try:
         items = json.loads(content)
     except json.JSONDecodeError as exc:
-        where = f"line {exc.lineno}, column {exc.colno}"
-        raise FormatError(path, where, f"invalid JSON: {exc.msg}") from None
+        raise FormatError(path, *json_error(exc)) from None
     if not isinstance(items, list):  # pragma: no cover - starts with "[" so it is a list
         raise FormatError(path, "", "expected a JSON array of objects")
     records: list[Record] = []

@@ -391,6 +391,44 @@ def _by_category(data: ReportData) -> str:
     )
 
 
+def _baseline(data: ReportData) -> str:
+    """`--baseline MODEL`: each model's win rate against it (percent, with its interval)."""
+    rows = data.leaderboard.get("vs_baseline")
+    if rows is None:
+        return ""
+
+    def pct(value: float | None) -> str:
+        return "-" if value is None else f"{100 * value:.2f}"
+
+    body = [
+        [
+            row["model"],
+            pct(row["win_rate"]),
+            "-"
+            if row["ci_low"] is None or row["ci_high"] is None
+            else f"{pct(row['ci_low'])}-{pct(row['ci_high'])}",
+            pct(row["discrete_win_rate"]),
+            str(row["n"]),
+            "-" if row["avg_length"] is None else f"{row['avg_length']:.0f}",
+        ]
+        for row in rows
+    ]
+    return (
+        f'<section id="baseline"><h2>Win rate against {_e(data.leaderboard["baseline"])}</h2>'
+        + _table(
+            "baseline-table",
+            ["model", "win rate %", "95% CI", "discrete %", "n", "avg length"],
+            body,
+        )
+        + _p(
+            "Weighted mean share of the win (graded verdicts as given); discrete: wins plus "
+            "half the ties over the battles; interval: bootstrap over questions; average "
+            "answer length in characters, where the answers are known."
+        )
+        + "</section>"
+    )
+
+
 def _discussion(data: ReportData) -> str:
     block = data.board.discussion
     if block is None:
@@ -589,7 +627,7 @@ def render_report(data: ReportData) -> str:
     ]
     warnings = [_p(f"Warning: {w}", "warning") for w in [*lb.get("warnings", []), *data.notes]]
     sections = [
-        _leaderboard(data),
+        _leaderboard(data) + _baseline(data),
         _charts(data),
         _pairwise(data),
         _reviewers(data),

@@ -10,6 +10,7 @@ from typing import ClassVar
 from arena.config import (
     ModelConfig,
     ProviderConfig,
+    Tournament,
     provider_target,
     provider_type_names,
     register_provider_type,
@@ -58,6 +59,14 @@ class Provider(ABC):
     def check_ready(self) -> list[str]:
         """Problems that make this provider unusable (missing key...), before any call."""
         return []
+
+    def bind(self, tournament: Tournament) -> None:
+        """Learn the tournament it serves before its first call (default: nothing to learn).
+
+        The replay provider reads the questions and the answer files here, to
+        tell which battle a review request shows.
+        """
+        return None
 
 
 ProviderFactory = Callable[[str, ProviderConfig, Mapping[str, ModelConfig], int], Provider]

@@ -26,6 +26,7 @@ from arena.rank._agreement import (
     rank_correlation,
     spearman_rho,
 )
+from arena.rank._baseline import BaselineRate, baseline_win_rates
 from arena.rank._bt import (
     ELO_PER_NAT,
     BTFit,
@@ -71,6 +72,8 @@ from arena.rank._ranking import (
 from arena.rank._style import StyleFit, answer_style, fit_style_control, length_bias
 
 __all__ = [
+    "BaselineRate",
+    "baseline_win_rates",
     "ELO_BOOTSTRAP_ORDERS",
     "ELO_BOOTSTRAP_STEPS",
     "MIN_ELO_ROUNDS",

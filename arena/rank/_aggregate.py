@@ -14,6 +14,7 @@ that the battles between `i` and `j` judged by `r` number `X[r,i,j] + X[r,j,i]`.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
@@ -52,12 +53,13 @@ _CHUNK_CELLS = 8_000_000
 
 @dataclass(frozen=True, eq=False)
 class QuestionFeatures:
-    """Twice the win tensor of every question, as a (questions x R*C*C) integer matrix.
+    """Twice the win tensor of every question, as a (questions x R*C*C) matrix.
 
-    Doubling keeps ties (half a win) integral, so resampling sums are exact.
+    Doubling keeps ties (half a win) integral, so resampling sums are exact;
+    graded verdicts (`ReviewSet.graded`) make it a float64 matrix.
     """
 
-    matrix: NDArray[np.int32] | sp.csr_matrix
+    matrix: NDArray[np.int32] | NDArray[np.float64] | sp.csr_matrix
     shape: tuple[int, int, int]
 
 
@@ -147,8 +149,51 @@ class _Accumulator:
         )
 
 
+def _graded(tallies: Tallies, per_question: bool) -> Tallies:
+    """The win tensor (and per-question features) from graded verdicts.
+
+    A battle of weight w whose share for A is p adds w p to `win[r, a, b]`
+    and w (1 - p) to `win[r, b, a]`: a weighted likelihood with fractional
+    outcomes for Bradley-Terry, weighted win values for PeerRank. The verdict
+    counts (diagnostics, wins / ties / losses) stay those of the plain verdicts.
+    """
+    rs = tallies.reviews
+    r, c = rs.n_reviewers, rs.n_models
+    p = rs.p_a if rs.p_a is not None else (1.0 - rs.score.astype(np.float64)) / 2.0
+    w = rs.weight if rs.weight is not None else np.ones(rs.n_battles)
+    who = rs.reviewer.astype(np.int64)
+    a, b = rs.model_a.astype(np.int64), rs.model_b.astype(np.int64)
+    forward = (who * c + a) * c + b
+    backward = (who * c + b) * c + a
+    values = np.concatenate([w * p, w * (1.0 - p)])
+    cells = np.concatenate([forward, backward])
+    win: FloatArray = (
+        np.bincount(cells, weights=values, minlength=r * c * c).astype(np.float64).reshape(r, c, c)
+    )
+    features = None
+    if per_question and tallies.features is not None:
+        rows = np.concatenate([rs.question, rs.question]).astype(np.int64)
+        shape = (rs.n_questions, r * c * c)
+        doubled = sp.csr_matrix((2.0 * values, (rows, cells)), shape=shape)
+        doubled.sum_duplicates()
+        matrix: NDArray[np.float64] | sp.csr_matrix = (
+            doubled.toarray() if rs.n_questions * r * c * c <= _DENSE_FEATURES else doubled
+        )
+        features = QuestionFeatures(matrix, (r, c, c))
+    return dataclasses.replace(tallies, win=win, features=features)
+
+
 def tally_reviews(rs: ReviewSet, *, per_question: bool = True) -> Tallies:
-    """Count every battle once; `per_question` keeps per-question win tensors (bootstrap)."""
+    """Count every battle once; `per_question` keeps per-question win tensors (bootstrap).
+
+    With graded verdicts (`rs.graded`) the win tensor and features weigh each
+    battle by its `weight` and split it by `p_a` (see `_graded`).
+    """
+    tallies = _tally(rs, per_question)
+    return _graded(tallies, per_question) if rs.graded else tallies
+
+
+def _tally(rs: ReviewSet, per_question: bool) -> Tallies:
     r, c = rs.n_reviewers, rs.n_models
     question_cells = r * c * c
     acc = _Accumulator(rs, per_question)
@@ -198,7 +243,8 @@ def resample(features: QuestionFeatures, counts: FloatArray) -> FloatArray:
     matrix = features.matrix
     if isinstance(matrix, np.ndarray):
         largest = float(counts.max(initial=0.0)) * float(matrix.sum(axis=0).max(initial=0))
-        exact_in_float32 = largest < 2.0**24
+        # Graded features are not integers: float64 only.
+        exact_in_float32 = largest < 2.0**24 and matrix.dtype.kind in "iu"
         dense: NDArray[np.floating[Any]] = matrix.astype(
             np.float32 if exact_in_float32 else np.float64
         )

@@ -70,6 +70,17 @@ class ReviewSet:
     style_b: FloatArray | None = None
     # Reviews of a reviewer's own battles left out (`exclude_self`).
     n_self_excluded: int = 0
+    # Graded verdicts of the counted battles, when the frame has `p_a` or
+    # `weight`: the share of a win credited to position A (in [0, 1]; where a
+    # row has none, 1 / 0.5 / 0 from its verdict) and the battle's weight
+    # (1 where a row has none). None: every battle is a plain -1/0/1 of weight 1.
+    p_a: FloatArray | None = None
+    weight: FloatArray | None = None
+
+    @property
+    def graded(self) -> bool:
+        """Whether any battle carries a graded share or a weight."""
+        return self.p_a is not None or self.weight is not None
 
     @property
     def style_missing(self) -> int:
@@ -278,9 +289,9 @@ def encode_reviews(
         question, questions = _text_questions(
             found.question[:n], coded["question_id"], found.question_seen
         )
-    style_names, style_a, style_b = _style_columns(
-        reviews, None if n == reviews.height else found.row[:n]
-    )
+    counted_rows = None if n == reviews.height else found.row[:n]
+    style_names, style_a, style_b = _style_columns(reviews, counted_rows)
+    p_a, weight = _graded_columns(reviews, counted_rows, found.score[:n])
     kept, invalid_per, failed_per = found.per_reviewer
     return ReviewSet(
         contestants=contestant_names,
@@ -301,7 +312,35 @@ def encode_reviews(
         style_a=style_a,
         style_b=style_b,
         n_self_excluded=found.n_self_excluded,
+        p_a=p_a,
+        weight=weight,
     )
+
+
+def _graded_columns(
+    reviews: pl.DataFrame, counted: NDArray[np.int64] | None, score: NDArray[np.int8]
+) -> tuple[FloatArray | None, FloatArray | None]:
+    """`p_a` and `weight` of the counted battles; None for a column absent or all null."""
+    out: list[FloatArray | None] = []
+    for name in ("p_a", "weight"):
+        if name not in reviews.columns or reviews[name].null_count() == reviews.height:
+            out.append(None)
+            continue
+        values = reviews[name].cast(pl.Float64, strict=False).to_numpy().astype(np.float64)
+        if counted is not None:
+            values = values[counted]
+        given = ~np.isnan(values)
+        if name == "p_a":
+            bad = given & ~((values >= 0.0) & (values <= 1.0))
+            values = np.where(given, values, (1.0 - score.astype(np.float64)) / 2.0)
+        else:
+            bad = given & ~((values > 0.0) & np.isfinite(values))
+            values = np.where(given, values, 1.0)
+        if bad.any():
+            expected = "in [0, 1]" if name == "p_a" else "positive"
+            raise ValueError(f"{name} must be {expected}, not {values[np.argmax(bad)]!r}")
+        out.append(values)
+    return out[0], out[1]
 
 
 def _style_columns(

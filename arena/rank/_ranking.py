@@ -209,6 +209,8 @@ def _resampled(rs: ReviewSet, counts: FloatArray) -> ReviewSet:
         score=rs.score[rows],
         style_a=None,
         style_b=None,
+        p_a=None,  # online Elo reads the plain verdicts only
+        weight=None,
     )
 
 

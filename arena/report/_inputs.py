@@ -20,6 +20,15 @@ import polars as pl
 
 from arena.batcheval import TABLE as BATCHEVAL_TABLE
 from arena.config import ConfigError
+from arena.formats import (
+    JUDGMENT_COLUMNS,
+    JUDGMENT_FORMATS,
+    FormatError,
+    Judgments,
+    detect_format,
+    read_judgments,
+    read_records,
+)
 from arena.nightly import current_rows
 from arena.rank import STYLE_FEATURES, answer_style
 from arena.shard import recorded_shard
@@ -39,7 +48,13 @@ __all__ = [
 IMPORT_COLUMNS = ("question_id", "model_a", "model_b", "reviewer")
 _VERDICTS = {"a": "A", "b": "B", "tie": "tie", "invalid": "invalid"}
 _SCORES = {-1: "A", 0: "tie", 1: "B"}
-_SUFFIXES = {".jsonl": "jsonl", ".ndjson": "jsonl", ".csv": "csv", ".parquet": "parquet"}
+_SUFFIXES = {
+    ".jsonl": "jsonl",
+    ".ndjson": "jsonl",
+    ".json": "json",
+    ".csv": "csv",
+    ".parquet": "parquet",
+}
 
 
 class LeaderboardInputError(ConfigError):
@@ -71,25 +86,9 @@ def _where(kind: str, index: int) -> str:
     return f"row {index + 1}"
 
 
-def _read_jsonl(path: Path) -> pl.DataFrame:
-    try:
-        return pl.read_ndjson(path, infer_schema_length=None)
-    except Exception:  # noqa: BLE001 - re-parsed below to name the bad line
-        pass
-    rows: list[dict[str, Any]] = []
-    with path.open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise LeaderboardInputError(
-                    path, f"line {number}", f"not JSON: {exc.msg}"
-                ) from None
-            if not isinstance(row, dict):
-                raise LeaderboardInputError(path, f"line {number}", "expected a JSON object")
-            rows.append(row)
+def _frame_of_records(records: Sequence[tuple[str, dict[str, Any]]]) -> pl.DataFrame:
+    """Records as a frame of text columns (what the checks below cast from)."""
+    rows = [row for _, row in records]
     if not rows:
         return pl.DataFrame()
     text = {
@@ -99,7 +98,35 @@ def _read_jsonl(path: Path) -> pl.DataFrame:
     return pl.DataFrame(text, schema={key: pl.String for key in text})
 
 
-def _read(path: Path) -> tuple[pl.DataFrame, str]:
+def _records(path: Path, *, allow_array: bool = True) -> list[tuple[str, dict[str, Any]]]:
+    try:
+        return read_records(path, allow_array=allow_array)
+    except FormatError as exc:
+        raise LeaderboardInputError(exc.file, exc.where, exc.problem) from None
+
+
+def _read_jsonl(path: Path) -> pl.DataFrame:
+    try:
+        return pl.read_ndjson(path, infer_schema_length=None)
+    except Exception:  # noqa: BLE001 - re-parsed below to name the bad line
+        pass
+    return _frame_of_records(_records(path, allow_array=False))
+
+
+def _first_object(path: Path) -> dict[str, Any] | None:
+    """The first record of a JSONL file, read without the rest (None: no record)."""
+    with path.open(encoding="utf-8", newline="\n", errors="replace") as handle:
+        for line in handle:
+            if line.strip():
+                try:
+                    first = json.loads(line)
+                except json.JSONDecodeError:
+                    return None  # the full read names the place
+                return first if isinstance(first, dict) else None
+    return None
+
+
+def _check_file(path: Path) -> str:
     if not path.exists():
         raise LeaderboardInputError(path, "", "no such file")
     if path.is_dir():
@@ -108,9 +135,16 @@ def _read(path: Path) -> tuple[pl.DataFrame, str]:
     if kind is None:
         known = ", ".join(sorted(_SUFFIXES))
         raise LeaderboardInputError(path, "", f"unknown file type (expected {known})")
+    return kind
+
+
+def _read(path: Path) -> tuple[pl.DataFrame, str]:
+    kind = _check_file(path)
     try:
         if kind == "jsonl":
             frame = _read_jsonl(path)
+        elif kind == "json":
+            frame = _frame_of_records(_records(path))
         elif kind == "csv":
             frame = pl.read_csv(path, infer_schema_length=None)
         else:
@@ -135,7 +169,9 @@ def _verdicts_from_scores(path: Path, kind: str, column: pl.Series) -> pl.Series
         row = _first_bad(bad)
         value = column[row]
         problem = "missing score" if value is None else f"unknown score {value!r}"
-        raise LeaderboardInputError(path, _where(kind, row), f"{problem} (expected -1, 0 or 1)")
+        raise LeaderboardInputError(
+            path, _where(kind, row), f"{problem} (expected -1, 0 or 1; a graded one is p_a)"
+        )
     return numbers.cast(pl.Int64).replace_strict(_SCORES, return_dtype=pl.String)
 
 
@@ -150,28 +186,155 @@ def _normalise_verdicts(path: Path, kind: str, column: pl.Series) -> pl.Series:
     return lowered.replace_strict(_VERDICTS, return_dtype=pl.String)
 
 
-def load_reviews_file(path: str | Path) -> pl.DataFrame:
-    """Read judgments from JSONL, CSV or Parquet into the ranking's reviews columns.
+def _graded(path: Path, kind: str, frame: pl.DataFrame) -> dict[str, pl.Series]:
+    """`p_a` (in [0, 1]) and `weight` (positive) when the file has them; null: not given."""
+    out: dict[str, pl.Series] = {}
+    for name, expected in (("p_a", "a number in [0, 1]"), ("weight", "a positive number")):
+        if name not in frame.columns:
+            continue
+        raw = frame[name]
+        numbers = raw.cast(pl.Float64, strict=False)
+        given = raw.is_not_null()
+        value = numbers.fill_null(-1.0).fill_nan(-1.0)
+        fine = (
+            (value >= 0.0) & (value <= 1.0) if name == "p_a" else (value > 0.0) & value.is_finite()
+        )
+        bad = given & ~fine
+        if bad.any():
+            row = _first_bad(bad)
+            raise LeaderboardInputError(
+                path, _where(kind, row), f"{name} must be {expected}, not {raw[row]!r}"
+            )
+        if given.any():
+            out[name] = numbers
+    return out
 
-    Needs `question_id, model_a, model_b, reviewer` and either `score` (-1 =
-    model_a better, 0 = tie, 1 = model_b better) or `verdict` (A, B, tie; also
-    `invalid`); `score` wins when both are present. Other columns are ignored
-    except `cost_usd`, `category` (for `--by category`) and the answers' style
-    (`answer_a`/`answer_b` text, or `length_a`/`length_b` and optional markdown
-    counts) for style control. Raises LeaderboardInputError naming the row.
+
+def _verdicts_from_p_a(p_a: pl.Series) -> pl.Series:
+    return (
+        pl.DataFrame({"p": p_a})
+        .select(
+            pl.when(pl.col("p").is_null())
+            .then(pl.lit("invalid"))
+            .when(pl.col("p") > 0.5)
+            .then(pl.lit("A"))
+            .when(pl.col("p") < 0.5)
+            .then(pl.lit("B"))
+            .otherwise(pl.lit("tie"))
+        )
+        .to_series()
+    )
+
+
+def _judgment_files(path: Path) -> list[Path]:
+    """A reviews file, or every reviews file of a folder (by name)."""
+    if not path.exists():
+        raise LeaderboardInputError(path, "", "no such file or folder")
+    if not path.is_dir():
+        return [path]
+    files = sorted(p for p in path.iterdir() if p.suffix.lower() in _SUFFIXES and p.is_file())
+    if not files:
+        known = ", ".join(sorted(_SUFFIXES))
+        raise LeaderboardInputError(path, "", f"a folder with no reviews files ({known})")
+    return files
+
+
+def load_reviews_file(
+    path: str | Path | Sequence[str | Path],
+    *,
+    format: str | None = None,
+    strong_win_weight: float = 3.0,
+) -> pl.DataFrame:
+    """Read judgments into the ranking's reviews columns, from one or several files or folders.
+
+    arena's own files (JSONL, JSON, CSV or Parquet) need `question_id,
+    model_a, model_b, reviewer` and `score` (-1 = model_a better, 0 = tie, 1 =
+    model_b better), `verdict` (A, B, tie; also `invalid`) or `p_a` (the share
+    of a win credited to model_a, in [0, 1]); `score` wins over `verdict`,
+    either over `p_a` for the discrete verdict. Optional: `p_a` and `weight`
+    (graded verdicts), `cost_usd`, `category` (for `--by category`), `turn`,
+    and the answers' style (`answer_a`/`answer_b` text, or
+    `length_a`/`length_b` and optional markdown counts) for style control.
+    Native files of other tools (AlpacaEval annotations, arena-hard and
+    MT-bench judgments, Chatbot Arena battles, PRD reviews: see
+    `arena.formats.read_judgments`) are recognised by their fields, or by
+    `format` (one of JUDGMENT_FORMATS). A folder stands for its files.
+    Raises LeaderboardInputError naming the file, the row and the field.
     """
-    source = Path(path)
-    frame, kind = _read(source)
+    sources = [Path(path)] if isinstance(path, str | Path) else [Path(p) for p in path]
+    files = [file for source in sources for file in _judgment_files(source)]
+    if format is not None and format not in JUDGMENT_FORMATS:
+        known = ", ".join(JUDGMENT_FORMATS)
+        raise LeaderboardInputError("--reviews-format", "", f"{format!r} is not one of {known}")
+    frames = [_load_one(file, format, strong_win_weight) for file in files]
+    if len(frames) == 1:
+        return frames[0]
+    return pl.concat(frames, how="diagonal_relaxed")
+
+
+def _load_one(source: Path, format: str | None, strong_win_weight: float) -> pl.DataFrame:
+    kind = _check_file(source)
+    records = None
+    found = format
+    if found is None and kind == "jsonl":
+        first = _first_object(source)
+        found = None if first is None else _detected(source, first)
+    elif found is None and kind == "json":
+        records = _records(source)
+        found = _detected(source, records[0][1]) if records else "arena"
+    if found is not None and found != "arena":
+        if kind in ("csv", "parquet"):
+            frame, _ = _read(source)
+            records = [(_where(kind, i), row) for i, row in enumerate(frame.to_dicts())]
+        try:
+            judgments = read_judgments(
+                source, format=found, strong_win_weight=strong_win_weight, records=records
+            )
+        except FormatError as exc:
+            raise LeaderboardInputError(exc.file, exc.where, exc.problem) from None
+        return _native_frame(source, judgments)
+    frame, kind = _read(source) if records is None else (_frame_of_records(records), kind)
+    if found is None and frame.height and kind in ("csv", "parquet"):
+        detected = _detected(source, dict.fromkeys(frame.columns))
+        if detected != "arena":
+            return _load_one(source, detected, strong_win_weight)
+    return _arena_frame(source, kind, frame)
+
+
+def _detected(path: Path, first: dict[str, Any]) -> str:
+    try:
+        return detect_format(path, first)
+    except FormatError as exc:
+        raise LeaderboardInputError(exc.file, exc.where, exc.problem) from None
+
+
+def _native_frame(path: Path, judgments: Judgments) -> pl.DataFrame:
+    """The rows of a native judgments file, with the answers' style where texts are known."""
+    columns = judgments.columns
+    if not columns["question_id"]:
+        raise LeaderboardInputError(path, "", "no reviews in the file")
+    schema: dict[str, Any] = {name: pl.String for name in JUDGMENT_COLUMNS}
+    schema.update({"p_a": pl.Float64, "weight": pl.Float64, "turn": pl.Int64})
+    frame = pl.DataFrame(columns, schema=schema).drop("where")
+    # Columns a format never fills are left out: ranking then runs exactly as for
+    # plain -1/0/1 verdicts.
+    frame = frame.drop([c for c in frame.columns if frame[c].null_count() == frame.height])
+    style = _style_columns(path, "jsonl", frame)
+    out = frame.drop([c for c in ("answer_a", "answer_b") if c in frame.columns])
+    return out.with_columns(**style) if style else out
+
+
+def _arena_frame(source: Path, kind: str, frame: pl.DataFrame) -> pl.DataFrame:
     if frame.height == 0:
         raise LeaderboardInputError(source, "", "no reviews in the file")
     missing = [c for c in IMPORT_COLUMNS if c not in frame.columns]
-    if "score" not in frame.columns and "verdict" not in frame.columns:
+    if not {"score", "verdict", "p_a"} & set(frame.columns):
         missing.append("score or verdict")
     if missing:
         raise LeaderboardInputError(
             source,
             f"column {missing[0]!r}",
-            f"missing (needs {', '.join(IMPORT_COLUMNS)} and score or verdict)",
+            f"missing (needs {', '.join(IMPORT_COLUMNS)} and score, verdict or p_a)",
         )
     columns: dict[str, pl.Series] = {}
     for name in IMPORT_COLUMNS:
@@ -187,15 +350,20 @@ def load_reviews_file(path: str | Path) -> pl.DataFrame:
         raise LeaderboardInputError(
             source, _where(kind, row), f"model {columns['model_a'][row]!r} against itself"
         )
+    graded = _graded(source, kind, frame)
     if "score" in frame.columns:
         columns["verdict"] = _verdicts_from_scores(source, kind, frame["score"])
-    else:
+    elif "verdict" in frame.columns:
         columns["verdict"] = _normalise_verdicts(source, kind, frame["verdict"])
+    else:
+        columns["verdict"] = _verdicts_from_p_a(graded.get("p_a", frame["p_a"].cast(pl.Float64)))
+    columns.update(graded)
     if "cost_usd" in frame.columns:
         columns["cost_usd"] = frame["cost_usd"].cast(pl.Float64, strict=False)
     columns.update(_style_columns(source, kind, frame))
-    if "category" in frame.columns:
-        columns["category"] = frame["category"].cast(pl.String)
+    for name in ("category", "turn"):
+        if name in frame.columns:
+            columns[name] = frame[name].cast(pl.String)
     return pl.DataFrame(columns)
 
 

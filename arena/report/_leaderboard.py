@@ -30,10 +30,12 @@ from arena.rank import (
     STYLE_FEATURES,
     Agreement,
     AgreementScore,
+    BaselineRate,
     Ranking,
     RankOptions,
     RankTable,
     answer_style,
+    baseline_win_rates,
     encode_reviews,
     human_agreement,
     rank_correlation,
@@ -89,6 +91,8 @@ class LeaderboardOptions:
     # Opponent-balanced win rates (rank.RankOptions.balanced); None: on for a
     # run directory whose reviews come from a sampled design.
     balanced: bool | None = None
+    # Report each model's win rate against this model (`vs_baseline`).
+    baseline: str | None = None
 
 
 @dataclass(eq=False)
@@ -108,6 +112,8 @@ class Leaderboard:
     batcheval: dict[str, Any] | None = None  # docs/batcheval.md (the JSON `batcheval`)
     by_category: list[CategoryRanking] | None = None  # --by category (the JSON `by_category`)
     sampling: dict[str, Any] | None = None  # docs/sampling.md (the JSON `sampling`)
+    vs_baseline: list[BaselineRate] | None = None  # --baseline MODEL (the JSON `vs_baseline`)
+    baseline: str | None = None
 
     @property
     def contestants(self) -> tuple[str, ...]:
@@ -260,6 +266,9 @@ def rank_frame(
     if opts.anchor is not None and opts.anchor not in rs.contestants:
         known = ", ".join(rs.contestants) or "none"
         raise ValueError(f"--anchor {opts.anchor!r} is not a contestant (contestants: {known})")
+    if opts.baseline is not None and opts.baseline not in rs.contestants:
+        known = ", ".join(rs.contestants) or "none"
+        raise ValueError(f"--baseline {opts.baseline!r} is not a contestant (contestants: {known})")
     ranking = rank_reviews(
         rs,
         RankOptions(
@@ -276,6 +285,11 @@ def rank_frame(
         source, ranking, list(ranking.ranks.order), anchor=opts.anchor, cost_usd=cost_usd
     )
     board.warnings = _warnings(ranking, opts.bootstrap)
+    if opts.baseline is not None:
+        board.baseline = opts.baseline
+        rates = baseline_win_rates(rs, opts.baseline, bootstrap=opts.bootstrap, seed=opts.seed)
+        order = {name: k for k, name in enumerate(rs.contestants[i] for i in board.order)}
+        board.vs_baseline = sorted(rates, key=lambda rate: order[rate.model])
     if sim_skill and all(name in sim_skill for name in rs.contestants):
         skills = np.array([sim_skill[name] for name in rs.contestants], dtype=np.float64)
         board.true_order = [rs.contestants[i] for i in np.argsort(-skills, kind="stable")]
@@ -367,12 +381,14 @@ def _is_style_column(name: str) -> bool:
 def build_leaderboard(
     path: str | Path | Sequence[str | Path] | None = None,
     *,
-    reviews_file: str | Path | None = None,
+    reviews_file: str | Path | Sequence[str | Path] | None = None,
     human_file: str | Path | None = None,
     options: LeaderboardOptions | None = None,
     human_scores_file: str | Path | None = None,
     by: str | None = None,
     ratings_only: bool = False,
+    reviews_format: str | None = None,
+    strong_win_weight: float = 3.0,
 ) -> Leaderboard:
     """The leaderboard of a run directory or a reviews file (see `arena leaderboard`).
 
@@ -386,9 +402,16 @@ def build_leaderboard(
     `reviews_file` supplies the reviews instead of the run's log (a run
     directory then still gives the contestants and sim skills; any reviewer
     counts). `by="category"` adds a ranking within each question category.
+    `reviews_file` may be several files or folders (read as one set);
+    `reviews_format` forces a judgments format and `strong_win_weight` weighs
+    arena-hard's strong verdicts (see `load_reviews_file`).
     Raises LeaderboardInputError for bad input.
     """
     opts = options or LeaderboardOptions()
+    if isinstance(reviews_file, str | Path):
+        reviews_file = [reviews_file]
+    elif reviews_file is not None:
+        reviews_file = list(reviews_file) or None
     paths = [] if path is None else [Path(path)] if isinstance(path, str | Path) else list(path)
     for shard in paths if len(paths) > 1 else []:  # the shard directories of one tournament
         if not Path(shard).is_dir() or reviews_file is not None:
@@ -405,7 +428,11 @@ def build_leaderboard(
         raise LeaderboardInputError(target, "", "no such run directory or reviews file")
     if target is not None and reviews_file is not None and not target.is_dir():
         raise LeaderboardInputError(target, "", "give the reviews file once (here or --reviews)")
-    human = None if human_file is None else load_reviews_file(human_file)
+    human = (
+        None
+        if human_file is None
+        else load_reviews_file(human_file, strong_win_weight=strong_win_weight)
+    )
     human_scores = _human_scores(target, paths, human_scores_file)
     contestants = reviewers = None
     skills: dict[str, float] = {}
@@ -421,12 +448,17 @@ def build_leaderboard(
         )
         reviews, source = run.reviews, ", ".join(str(d) for d in directories)
     if reviews_file is not None or (target is not None and not target.is_dir()):
-        file = Path(reviews_file) if reviews_file is not None else target
-        assert file is not None
-        reviews, source = load_reviews_file(file), str(file)
+        files = [Path(f) for f in reviews_file] if reviews_file is not None else [target]
+        assert all(f is not None for f in files)
+        reviews = load_reviews_file(
+            [f for f in files if f is not None],
+            format=reviews_format,
+            strong_win_weight=strong_win_weight,
+        )
+        source = ", ".join(str(f) for f in files)
         if reviews_file is not None and target is not None:
             # Judgments from elsewhere: the run's contestants, whoever judged.
-            source, reviewers = f"{file} (tournament {target})", None
+            source, reviewers = f"{source} (tournament {target})", None
     run_dir = reviews_file is None and target is not None and target.is_dir()
     design = None
     if target is not None and target.is_dir():
@@ -732,6 +764,20 @@ def leaderboard_dict(board: Leaderboard) -> dict[str, Any]:
         out["kendall_tau"] = {k: _number(v) for k, v in board.kendall_tau.items()}
     if board.agreement is not None:
         out["agreement"] = _agreement_dict(board.agreement)
+    if board.vs_baseline is not None:
+        out["baseline"] = board.baseline
+        out["vs_baseline"] = [
+            {
+                "model": rate.model,
+                "win_rate": _number(rate.win_rate),
+                "discrete_win_rate": _number(rate.discrete_win_rate),
+                "ci_low": _number(rate.ci_low),
+                "ci_high": _number(rate.ci_high),
+                "n": rate.n,
+                "avg_length": _number(rate.avg_length),
+            }
+            for rate in board.vs_baseline
+        ]
     if board.cost_usd is not None:
         out["cost_usd"] = board.cost_usd
     parts = [p for p in r.bt.components if len(p) > 1]

@@ -246,6 +246,30 @@ def _style_section(board: Leaderboard) -> _Section | None:
     )
 
 
+def _baseline_section(board: Leaderboard) -> _Section:
+    rows = [
+        [
+            rate.model,
+            _fmt(100 * rate.win_rate, 2),
+            _interval(100 * rate.ci_low, 100 * rate.ci_high, 2),
+            _fmt(100 * rate.discrete_win_rate, 2),
+            str(rate.n),
+            _fmt(rate.avg_length, 0),
+        ]
+        for rate in board.vs_baseline or []
+    ]
+    return _Section(
+        f"Win rate against {board.baseline} (%)",
+        ["model", "win rate", "95% CI", "discrete", "n", "avg length"],
+        rows,
+        [
+            "win rate: the weighted mean share of the win (graded verdicts count as given); "
+            "discrete: wins plus half the ties over the battles; 95% CI: bootstrap over "
+            "questions; avg length: characters of the model's answers, where known."
+        ],
+    )
+
+
 def _sections(board: Leaderboard) -> tuple[list[str], list[_Section], list[str]]:
     r = board.ranking
     rs = r.reviews
@@ -317,6 +341,8 @@ def _sections(board: Leaderboard) -> tuple[list[str], list[_Section], list[str]]
     )
     style = _style_section(board)
     sections = [models, _interval_section(board), *([] if style is None else [style])]
+    if board.vs_baseline is not None:
+        sections.append(_baseline_section(board))
     sections += [reviewers, pairwise, battles]
     if board.true_order is not None and board.kendall_tau is not None:
         sections.append(

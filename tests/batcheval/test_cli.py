@@ -147,7 +147,7 @@ def _crit(**kw: Any) -> dict[str, Any]:
         ),
         ([json.dumps({"id": "x"})], None, "line 1: text: missing 'text'"),
         ([json.dumps({"text": "x"})], None, "line 1: id: missing 'id'"),
-        (["{not json"], None, "line 1: invalid JSON"),
+        (["{not json"], None, "line 1, column 2: invalid JSON"),
         (None, _bad_config(batch_size=0), "batcheval.batch_size: Input should be greater than"),
         (None, _bad_config(rounds=0), "batcheval.rounds: Input should be greater than"),
         (None, _crit(scale={"low": 3, "high": 1}), "scale: Value error, low must be below high"),

@@ -50,7 +50,6 @@ def test_answers_file_contestant_is_loaded_and_makes_no_calls(tmp_path: Path) ->
 @pytest.mark.parametrize(
     ("models", "extra", "key", "problem"),
     [
-        ({"gpt-4": {"answers": "gpt-4.jsonl", "provider": "sim"}}, {}, "models.gpt-4", "not both"),
         (
             {"gpt-4": {"answers": "gpt-4.jsonl", "temperature": 0.1}},
             {},
@@ -75,6 +74,19 @@ def test_bad_sources_are_refused_before_any_call(
     with pytest.raises(ConfigError) as info:
         load_tournament(path)
     assert info.value.key == key and problem in info.value.problem
+
+
+def test_a_file_contestant_with_a_provider_answers_from_the_file_and_reviews(
+    tmp_path: Path,
+) -> None:
+    path = _tournament(
+        tmp_path,
+        models={"gpt-4": {"answers": "gpt-4.jsonl", "provider": "sim"}},
+        reviewers=["judge", "gpt-4"],
+    )
+    t = load_tournament(path)
+    assert t.from_file("gpt-4") and "gpt-4" in t.used_models()
+    assert t.answer_files["gpt-4"].answers["81"][0] == "G answer to Write a haiku."
 
 
 def test_a_file_contestant_cannot_review_by_default(tmp_path: Path) -> None:

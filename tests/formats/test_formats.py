@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -163,3 +164,40 @@ def test_alpaca_questions_ids_are_positions_unless_given(tmp_path: Path) -> None
     rows[0]["id"] = "first"
     qs = read_questions(jsonl(tmp_path / "a.jsonl", rows))
     assert [q.id for q in qs] == ["first", "2", "3"]
+
+
+def test_jsonl_splits_on_newline_only(tmp_path: Path) -> None:
+    """U+2028 / U+2029 / U+0085 are legal inside JSON strings (arena-hard v2.0 has them)."""
+    path = tmp_path / "question.jsonl"
+    texts = ["one\u2028two", "para\u2029graph", "next\x85line", "form\x0cfeed"]
+    rows = [{"uid": f"u{i}", "prompt": t, "category": "c"} for i, t in enumerate(texts)]
+    path.write_bytes("\r\n".join(json.dumps(r, ensure_ascii=False) for r in rows).encode())
+    qs = read_questions(path)
+    assert [q.turns[0] for q in qs] == texts
+    answers = tmp_path / "model.jsonl"
+    answers.write_text(
+        "\n".join(
+            json.dumps(
+                {"uid": f"u{i}", "model": "m", "messages": [{"role": "assistant", "content": t}]},
+                ensure_ascii=False,
+            )
+            for i, t in enumerate(texts)
+        )
+    )
+    found = read_answer_file(answers, qs)
+    assert [found.answers[q.id][0] for q in qs] == texts and not found.problems
+
+
+def test_json_error_names_line_column_and_excerpt(tmp_path: Path) -> None:
+    path = tmp_path / "q.jsonl"
+    path.write_text('{"id": "1", "text": "fine"}\n\n{"id": "2", "text": "broken\n')
+    with pytest.raises(FormatError) as info:
+        read_questions(path)
+    message = str(info.value)
+    assert "q.jsonl: line 3, column 21: invalid JSON: Unterminated string" in message
+    assert message.endswith('near: {"id": "2", "text":  >>> "broken')
+    array = tmp_path / "a.json"
+    array.write_text('[\n  {"instruction": "x"},\n  {"instruction": "y",}\n]')
+    expected = r'a.json: line 3, column 23: invalid JSON: .*near: .*"y", >>> }\\n]$'
+    with pytest.raises(FormatError, match=expected):
+        read_questions(array)

@@ -218,3 +218,14 @@ def test_report_command_default_path_and_bad_input(
     assert missing.exit_code == 2 and "no such run directory" in missing.output
     bad = cli("report", str(tmp_path / "out"), "--anchor", "zz")
     assert bad.exit_code == 2 and "zz" in bad.output
+
+
+def test_baseline_section(tmp_path_factory: pytest.TempPathFactory) -> None:
+    options = dataclasses.replace(FAST, baseline="m0")
+    with_baseline = build_report(shared_run(tmp_path_factory), options=options, battles=0)
+    rows = with_baseline.leaderboard["vs_baseline"]
+    assert [row["model"] for row in rows] != [] and "m0" not in {row["model"] for row in rows}
+    page = render_report(with_baseline)
+    assert 'id="baseline-table"' in page and "Win rate against m0" in page
+    first = rows[0]
+    assert f"{100 * first['win_rate']:.2f}" in page

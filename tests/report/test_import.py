@@ -122,7 +122,7 @@ def test_empty_files(tmp_path: Path) -> None:
 def test_broken_json_line(tmp_path: Path) -> None:
     path = tmp_path / "r.jsonl"
     path.write_text(json.dumps(ROWS[0]) + "\n{not json\n")
-    with pytest.raises(LeaderboardInputError, match="line 2: not JSON"):
+    with pytest.raises(LeaderboardInputError, match="line 2, column 2: invalid JSON"):
         load_reviews_file(path)
 
 
