@@ -160,10 +160,10 @@ def run_cmd(
     every reviewer. Results are appended to the crash-safe log in the output
     directory; calls already logged are never made again. With --shard K/N
     only the calls of the questions that hash to shard K run
-    (docs/scale.md). Exit codes: 0 complete, 2 bad input, 3 partial (failed
-    or pending calls remain), 4 budget reached, 74 the log cannot be written,
-    75 another run holds the
-    lock, 130/143 interrupted.
+    (docs/scale.md). Exit codes: 0 complete, 1 internal error (a crash), 2
+    bad input, 3 partial (failed or pending calls remain), 4 budget reached,
+    74 the log cannot be written, 75 another run holds the lock, 130/143
+    interrupted.
     """
     shard = None
     if shard_text is not None:
@@ -196,6 +196,7 @@ def run_cmd(
     report["exit_code"] = int(code)
     report["output"] = str(t.output_dir)
     report.update(storage_report(summary))
+    report["history_note"] = done.history  # why no history snapshot was taken (the record)
     line = (
         f"{t.name}: planned {summary.planned}, skipped {summary.skipped}, "
         f"completed {summary.completed}, invalid {summary.invalid}, "

@@ -18,6 +18,19 @@ from arena.nightly._history import (
     snapshot_ids,
     snapshot_rows,
 )
+from arena.nightly._ops import (
+    OPS_LOG,
+    OPS_STATE,
+    AlertSettings,
+    alert_reason,
+    deliver_alert,
+    last_success,
+    log_problem,
+    parse_age,
+    read_ops_state,
+    save_ops_state,
+    write_metrics,
+)
 from arena.nightly._planfile import (
     PLAN_FILE,
     PLAN_SCHEMA,
@@ -27,11 +40,24 @@ from arena.nightly._planfile import (
     read_plan,
     write_plan,
 )
+from arena.nightly._record import (
+    LAST_RUN,
+    RECORD_SCHEMA_PATH,
+    SCHEMA_VERSION,
+    STATUS_OF_EXIT,
+    build_record,
+    iso_time,
+    mark_report_killed,
+    read_last_run,
+    write_last_run_record,
+)
 from arena.nightly._report import (
     EXIT_MEANINGS,
     REPORTS_DIR,
     failures_by_reason,
+    minimal_report,
     night_report,
+    no_snapshot_note,
     report_markdown,
     report_paths,
     write_report,
@@ -58,6 +84,28 @@ from arena.nightly._status import (
 from arena.nightly._views import HistoryView, change_phrases, history_view
 
 __all__ = [
+    "LAST_RUN",
+    "OPS_LOG",
+    "OPS_STATE",
+    "RECORD_SCHEMA_PATH",
+    "SCHEMA_VERSION",
+    "STATUS_OF_EXIT",
+    "AlertSettings",
+    "alert_reason",
+    "build_record",
+    "iso_time",
+    "deliver_alert",
+    "last_success",
+    "log_problem",
+    "parse_age",
+    "mark_report_killed",
+    "minimal_report",
+    "no_snapshot_note",
+    "read_last_run",
+    "read_ops_state",
+    "save_ops_state",
+    "write_last_run_record",
+    "write_metrics",
     "ARCHIVE_DIR",
     "GcReport",
     "collect_garbage",

@@ -5,11 +5,16 @@ last run (`DIR/plan.parquet`) under another id: they were made for an older
 config and are never reused. Rows of models or questions no longer planned
 are kept (a model put back finds its rows again), and so is every row of the
 other tables (history, discussions, BatchEval), merged only. Archived rows
-go to `DIR/archive/<table>/part-<key>.parquet`; arena never reads them.
+go to `DIR/archive/<table>/part-<key>.parquet`; `arena run` puts a call found
+there back into the log when its plan needs it again (a rollback does not pay
+twice). Before any row leaves the log, the spend of every table, provider and
+run goes to the log's spend ledger, so what was spent survives gc
+(`RunLog.spent_usd`).
 """
 
 from __future__ import annotations
 
+import asyncio
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,9 +23,10 @@ from typing import Any
 import polars as pl
 
 from arena.nightly._planfile import KEYS, read_plan
-from arena.store import TABLES, rewrite_tables
+from arena.store import TABLES, RunLog, rewrite_tables
+from arena.types import CallStatus
 
-__all__ = ["ARCHIVE_DIR", "GcReport", "collect_garbage"]
+__all__ = ["ARCHIVE_DIR", "GcReport", "collect_garbage", "restore_archived"]
 
 ARCHIVE_DIR = "archive"
 
@@ -87,6 +93,7 @@ def collect_garbage(directory: str | os.PathLike[str], *, drop: bool = False) ->
     folder = Path(directory)
     plan = read_plan(folder)
     report = GcReport(folder, plan is not None, drop)
+    RunLog(folder).record_ledger()  # the spend of the rows taken out stays counted
 
     def split(table: str, frame: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
         if plan is None or table not in KEYS or not frame.height:
@@ -108,3 +115,53 @@ def collect_garbage(directory: str | os.PathLike[str], *, drop: bool = False) ->
         for r in done
     ]
     return report
+
+
+def _archived(folder: Path, table: str, ids: pl.DataFrame) -> pl.DataFrame:
+    """The archived rows of `table` whose id is in `ids` and that hold a result (ok, or
+    invalid for a review), the last archived per id."""
+    parts = sorted((folder / ARCHIVE_DIR / table).glob("part-*.parquet"))
+    if not parts:
+        return pl.DataFrame()
+    statuses = [CallStatus.OK.value, CallStatus.INVALID.value]
+    found = (
+        pl.scan_parquet(parts)
+        .join(ids.lazy(), on="id", how="semi")
+        .filter(pl.col("status").is_in(statuses))
+        .collect()
+    )
+    return found.unique("id", keep="last", maintain_order=True)
+
+
+def restore_archived(directory: str | os.PathLike[str], plan: pl.DataFrame) -> dict[str, int]:
+    """Put back into DIR's log the archived calls the plan (`plan_frame`) needs and the log
+    lacks a result for: a rollback to an older config reuses them instead of paying again.
+
+    The caller holds the run lock. Returns the rows restored per table.
+    """
+    folder = Path(directory)
+    restored: dict[str, int] = {}
+    if not (folder / ARCHIVE_DIR).is_dir():
+        return restored
+    log = RunLog(folder)
+    rows: dict[str, pl.DataFrame] = {}
+    for table in KEYS:
+        wanted = plan.filter(pl.col("stage") == table).select("id")
+        settled = log.ids(table, [CallStatus.OK.value, CallStatus.INVALID.value])
+        if settled:
+            wanted = wanted.filter(~pl.col("id").is_in(list(settled)))
+        if not wanted.height:
+            continue
+        found = _archived(folder, table, wanted)
+        if found.height:
+            rows[table] = found.select(TABLES[table].names)
+            restored[table] = found.height
+
+    async def write() -> None:
+        async with log.writer() as writer:
+            for table, frame in rows.items():
+                await asyncio.gather(*(writer.write(table, row) for row in frame.to_dicts()))
+
+    if rows:
+        asyncio.run(write())
+    return restored

@@ -117,6 +117,7 @@ def test_public_api() -> None:
         "merge_reasons",
         "rewrite_tables",
         "Rewritten",
+        "lock_holder",
     }
     for name in arena.store.__all__:
         assert getattr(arena.store, name) is not None
