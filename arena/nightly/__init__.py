@@ -5,7 +5,14 @@ See docs/nightly.md. Nothing here imports the engine at run time, so that
 """
 
 from arena.nightly._attribution import describe_changes, results_hash, tournament_context
-from arena.nightly._gc import ARCHIVE_DIR, GcReport, collect_garbage
+from arena.nightly._gc import (
+    ARCHIVE_DIR,
+    GcReport,
+    collect_garbage,
+    prune_archive,
+    prune_reports,
+    restore_archived,
+)
 from arena.nightly._history import (
     HISTORY_SCHEMA,
     HISTORY_TABLE,
@@ -109,6 +116,9 @@ __all__ = [
     "ARCHIVE_DIR",
     "GcReport",
     "collect_garbage",
+    "prune_archive",
+    "prune_reports",
+    "restore_archived",
     "EXIT_MEANINGS",
     "REPORTS_DIR",
     "change_phrases",

@@ -82,6 +82,9 @@ def test_public_names() -> None:
         "save_ops_state",
         "write_last_run_record",
         "write_metrics",
+        "prune_archive",
+        "prune_reports",
+        "restore_archived",
     }
     for name in arena.nightly.__all__:
         assert getattr(arena.nightly, name) is not None
