@@ -28,13 +28,21 @@ import os
 import time
 import uuid
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
 import click
 
-__all__ = ["RUN_ID_ENV", "complete", "current_run_id", "note_failure", "recorded", "tag_option"]
+__all__ = [
+    "RUN_ID_ENV",
+    "complete",
+    "current_run_id",
+    "note_failure",
+    "recorded",
+    "running",
+    "tag_option",
+]
 
 RUN_ID_ENV = "ARENA_RUN_ID"
 
@@ -78,7 +86,7 @@ class _Record:
     error: str | None = None
     done: bool = False
     settings: Any = None  # AlertSettings, loaded once
-    extra: dict[str, Any] = field(default_factory=dict)
+    started_written: bool = False  # the "running" record is on disk
 
     def fields(self, ended: float | None) -> dict[str, Any]:
         return {
@@ -114,6 +122,7 @@ class _Record:
         except Exception as exc:  # noqa: BLE001 - a by-product
             _warn(out, f"could not check for killed runs: {exc}")
         self.finish({**self.fields(None), "output": str(out)}, None)
+        self.started_written = True
 
     def finish(self, summary: Mapping[str, Any], code: int | None) -> dict[str, Any]:
         """The run's status record, written to the report files and last_run.json; alerts
@@ -322,6 +331,17 @@ def _count_snapshots(out: Path | None) -> int:
         return len(snapshot_ids(read_history(out)))
     except Exception:  # noqa: BLE001 - counted again at the end
         return 0
+
+
+def running(directory: Path) -> None:
+    """The run's calls start in `directory`: write its "running" record now unless it is
+    already there (a first night's directory did not exist when the command started)."""
+    rec = _active
+    if rec is None or rec.started_written:
+        return
+    rec.output = Path(directory)
+    rec.finish({**rec.fields(None), "output": str(directory)}, None)
+    rec.started_written = True
 
 
 def current_run_id() -> str | None:

@@ -21,7 +21,7 @@ from arena.cli._common import (
     report_and_exit,
     signal_exit,
 )
-from arena.cli._record import current_run_id, output_of_yaml, recorded, tag_option
+from arena.cli._record import current_run_id, output_of_yaml, recorded, running, tag_option
 from arena.config import Tournament
 from arena.engine import DirectoryRun, preflight, run_directory, unpriced_models
 from arena.nightly import PlanChanged
@@ -55,6 +55,7 @@ def _run(
     interrupts = Interrupts(signals, grace)
 
     def attach(scheduler: Scheduler) -> None:
+        running(t.output_dir)  # the run record says "running" (a killed run leaves it)
         interrupts.attach(scheduler)
         progress.bind_scheduler(scheduler)  # the spend so far
 

@@ -3,6 +3,7 @@ losing spend or re-paying a rollback, lost records, misleading diffs, --diff -2.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import re
@@ -271,3 +272,35 @@ def test_exit_code_1_is_in_every_exit_code_table() -> None:
     for args in ([], ["run"], ["retry-failed"]):
         text = CliRunner().invoke(main, [*args, "--help"]).output
         assert re.search(r"1\s+internal\s+error", text), args
+
+
+def test_a_log_that_cannot_be_written_and_an_early_ctrl_c_leave_a_valid_record(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import arena.store._writer as writer_module
+
+    yaml_path = small_tournament(tmp_path, models=3, questions=2)
+    out = tmp_path / "out"
+    _night(yaml_path)
+    with (tmp_path / "q.jsonl").open("a") as f:
+        f.write('{"id": "q2", "text": "One more?"}\n')
+    real_write = writer_module.write_all
+
+    def full(fd: int, data: bytes) -> None:
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(writer_module, "write_all", full)
+    storage = _night(yaml_path)
+    assert storage["exit_code"] == 74 and storage["record"]["status"] == "storage"
+    monkeypatch.setattr(writer_module, "write_all", real_write)
+    last = validate_record(json.loads((out / "last_run.json").read_text()))
+    assert last["exit_code"] == 74
+
+    def interrupted(*args: Any, **kwargs: Any) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr("arena.cli._run.preflight", interrupted)
+    stopped = _night(yaml_path)
+    assert stopped["exit_code"] == 130 and stopped["record"]["status"] == "interrupted"
+    last = validate_record(json.loads((out / "last_run.json").read_text()))
+    assert (last["run_id"], last["exit_code"]) == (stopped["run_id"], 130)
