@@ -32,6 +32,7 @@ from arena.types import Limits
 
 __all__ = [
     "BatchPriceConfig",
+    "AlertsConfig",
     "BatchEvalConfig",
     "CONFIGS_DIR",
     "ConfigError",
@@ -483,6 +484,18 @@ def path_safe_name(name: str) -> str:
     return name
 
 
+class AlertsConfig(_Strict):
+    """`alerts:`: where the status record of a run goes when it needs attention
+    (docs/nightly.md). Alerts fire on exit 1, 2 and 74, on a budget stop (4),
+    on the Nth partial or locked night in a row (3, 75), and on the first
+    success after an alert."""
+
+    webhook: str | None = Field(default=None, pattern=r"^https?://\S+$")  # POST of the record
+    command: str | None = Field(default=None, min_length=1)  # run with the record on stdin
+    after_partial_nights: int = Field(default=3, ge=1)
+    timeout: float = Field(default=10.0, gt=0, le=300, allow_inf_nan=False)
+
+
 class TournamentConfig(_Strict):
     """The tournament YAML, as written by the user."""
 
@@ -506,6 +519,9 @@ class TournamentConfig(_Strict):
     # Tournament budget: the most the output directory may spend over all its
     # runs (every billed attempt in its log); None: no limit.
     budget_usd: float | None = Field(default=None, ge=0, allow_inf_nan=False)
+    # Operations (docs/nightly.md): alerts on failures, a Prometheus textfile of metrics.
+    alerts: AlertsConfig | None = None
+    metrics_file: str | None = Field(default=None, min_length=1)
 
     @field_validator("name")
     @classmethod

@@ -28,6 +28,7 @@ COMMANDS: dict[str, str] = {
     "view": "arena.cli._view:view_cmd",
     "export": "arena.cli._export:export_cmd",
     "gc": "arena.cli._gc:gc_cmd",
+    "check": "arena.cli._check:check_cmd",
 }
 # command name -> the first sentence of its help (tests keep them equal).
 SUMMARIES: dict[str, str] = {
@@ -45,6 +46,7 @@ SUMMARIES: dict[str, str] = {
     "view": "Browse run directory DIR: questions, both answers, every review and discussion.",
     "export": "Write each table of DIR's log to OUT/<table>.parquet, one row per id.",
     "gc": "Merge each log table of DIR into one Parquet part; archive stale rows.",
+    "check": "Check the tournament YAML FILE before a run, without any paid call.",
 }
 
 
@@ -95,8 +97,8 @@ def main() -> None:
     Typical use: `arena plan T.yaml` to see what a run will cost, `arena run
     T.yaml` to run or resume it, `arena leaderboard runs/NAME` to rank,
     `arena status runs/NAME` to see what is done. Exit codes: 0 complete,
-    2 bad input, 3 partial, 4 budget reached, 74 log not writable, 75 locked,
-    130/143 interrupted.
+    1 internal error, 2 bad input, 3 partial, 4 budget reached, 74 log not
+    writable, 75 locked, 130/143 interrupted.
     """
 
 

@@ -27,7 +27,7 @@ def show_history_or_diff(
     """
     if diff is not None and source is None and diff != LAST_TWO and Path(diff).is_dir():
         source, diff = Path(diff), LAST_TWO  # `--diff DIR`: the value was the directory
-    spec = None if diff is None else ("" if diff == LAST_TWO else diff)
+    spec = None if diff is None else ("" if diff == LAST_TWO else diff.strip())
     try:
         if source is None:
             raise ConfigError("arena leaderboard", "", "--history and --diff need a DIR")

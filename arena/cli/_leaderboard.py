@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 
@@ -25,12 +26,36 @@ __all__ = ["leaderboard"]
 _BAD_INPUT = 2
 
 
+# A --diff value that starts with '-' (a snapshot counted from the latest: -1, -2..-1):
+# click would take it for an option. It travels with a leading space, stripped later.
+_NEGATIVE_RANGE = re.compile(r"^-\d+(\.\.(-?\d+)?)?$")
+
+
+class _DiffCommand(click.Command):
+    """`leaderboard`, taking `--diff -2..-1` and `--diff=-2..-1` as ranges, not options."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        fixed: list[str] = []
+        i = 0
+        while i < len(args):
+            arg = args[i]
+            if arg.startswith("--diff=") and _NEGATIVE_RANGE.match(arg[len("--diff=") :]):
+                fixed.append("--diff=" + " " + arg[len("--diff=") :])
+            elif arg == "--diff" and i + 1 < len(args) and _NEGATIVE_RANGE.match(args[i + 1]):
+                fixed += ["--diff", " " + args[i + 1]]
+                i += 1
+            else:
+                fixed.append(arg)
+            i += 1
+        return super().parse_args(ctx, fixed)
+
+
 def _fail(message: str) -> None:
     click.echo(f"arena: error: {message}", err=True)
     sys.exit(_BAD_INPUT)
 
 
-@click.command("leaderboard")
+@click.command("leaderboard", cls=_DiffCommand)
 @click.argument("sources", metavar="[DIR_OR_FILE]...", nargs=-1, type=click.Path(path_type=Path))
 @click.option(
     "--format",
@@ -80,7 +105,8 @@ def _fail(message: str) -> None:
     default=None,
     metavar="[A..B]",
     help="Changes between two history snapshots (default: the last two; A and B are "
-    "snapshot numbers, dates YYYY-MM-DD or `arena run --tag` tags): rank moves, anchored "
+    "snapshot numbers (1 the oldest, -1 the latest: --diff -2..-1), dates YYYY-MM-DD or "
+    "`arena run --tag` tags): rank moves, anchored "
     "rating change and whether it is significant, new, returning and dropped models, and "
     "what changed in the tournament.",
 )

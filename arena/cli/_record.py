@@ -2,12 +2,19 @@
 
 `recorded(...)` wraps a command: it gives the run an id (`ARENA_RUN_ID` from
 the wrapper script, else a new one), and at the end, for every exit code,
-adds `run_id`, `command`, `started_at`, `ended_at` and `pid` to the JSON
-summary, prints a summary with `--json` even when the command failed before
-running (bad input, exit 2; held lock, exit 75; a crash, exit 1), and writes
-the per-night report files into the run directory (`arena.nightly`
-`write_report`). The report is written at the start as well, so a run killed
-outright leaves one saying it never ended.
+builds the run's status record (`arena.nightly` `build_record`, the same
+shape for every exit, with `schema_version`), writes it to DIR/last_run.json
+and into the per-night report files (`write_report`), sends the alert the
+tournament's `alerts:` asks for and writes its `metrics_file:`. With
+`--json` the summary line (with the record under `record`) is printed even
+when the command failed before running (bad input, exit 2; held lock, exit
+75; a crash, exit 1). The report and last_run.json are written at the start
+as well, so a run killed outright leaves a record with no exit code, which
+the next run marks as killed.
+
+Reports, alerts and metrics are by-products: any exception in them is logged
+with its traceback to DIR/reports/problems.log and never changes the exit
+code; a minimal report is written when the full one cannot be.
 
 `fail` and `report_and_exit` (arena/cli/_common.py) call `note_failure` and
 `complete`; outside a recorded command those do nothing.
@@ -27,11 +34,22 @@ from typing import Any, TypeVar
 
 import click
 
-__all__ = ["RUN_ID_ENV", "complete", "current_run_id", "note_failure", "recorded", "tag_option"]
+__all__ = [
+    "RUN_ID_ENV",
+    "complete",
+    "current_run_id",
+    "note_failure",
+    "recorded",
+    "running",
+    "tag_option",
+]
 
 RUN_ID_ENV = "ARENA_RUN_ID"
 
 F = TypeVar("F", bound=Callable[..., Any])
+
+# Report files looked at for runs that never ended (the latest ones).
+_KILLED_SCAN = 50
 
 
 def _iso(at: float) -> str:
@@ -46,6 +64,16 @@ def new_run_id() -> str:
     return time.strftime("%Y%m%dT%H%M%S") + "-" + uuid.uuid4().hex[:8]
 
 
+def _warn(directory: Path | None, message: str) -> None:
+    """A by-product failed: logged with its traceback (arena.nightly log_problem)."""
+    try:
+        from arena.nightly import log_problem
+
+        log_problem(directory, message, trace=True)
+    except Exception:  # noqa: BLE001 - logging must never end the run
+        click.echo(f"arena: warning: {message}", err=True)
+
+
 @dataclass
 class _Record:
     command: str
@@ -53,9 +81,12 @@ class _Record:
     started: float
     as_json: bool
     output: Path | None
+    config: Path | None = None
     snapshots_at_start: int = 0
     error: str | None = None
     done: bool = False
+    settings: Any = None  # AlertSettings, loaded once
+    started_written: bool = False  # the "running" record is on disk
 
     def fields(self, ended: float | None) -> dict[str, Any]:
         return {
@@ -66,24 +97,226 @@ class _Record:
             "pid": os.getpid(),
         }
 
-    def write(self, summary: Mapping[str, Any]) -> str | None:
-        """Write the report files; their JSON path, or None when there is no run directory."""
+    def _directory(self) -> Path | None:
         out = self.output
-        if out is None or not out.is_dir():  # bad input never creates a run directory
-            return None
-        from arena.nightly import night_report, write_report
+        return out if out is not None and out.is_dir() else None  # bad input: no directory
 
+    def _alert_settings(self) -> Any:
+        if self.settings is None:
+            from arena.nightly import AlertSettings
+
+            try:
+                self.settings = alert_settings(self.config)
+            except Exception as exc:  # noqa: BLE001 - a by-product
+                _warn(self._directory(), f"alerts and metrics settings not read: {exc}")
+                self.settings = AlertSettings()
+        return self.settings
+
+    def start(self) -> None:
+        """At the start: mark runs that never ended as killed, then say this one is running."""
+        out = self._directory()
+        if out is None:
+            return
         try:
-            report = night_report(
-                out,
-                summary,
-                started=self.started,
-                snapshots_at_start=self.snapshots_at_start,
-            )
-            return str(write_report(out, report))
-        except (OSError, ValueError) as exc:  # a report must never hide the run's own result
-            click.echo(f"arena: warning: could not write the run report: {exc}", err=True)
-            return None
+            mark_killed(out, self.run_id)
+        except Exception as exc:  # noqa: BLE001 - a by-product
+            _warn(out, f"could not check for killed runs: {exc}")
+        self.finish({**self.fields(None), "output": str(out)}, None)
+        self.started_written = True
+
+    def finish(self, summary: Mapping[str, Any], code: int | None) -> dict[str, Any]:
+        """The run's status record, written to the report files and last_run.json; alerts
+        and metrics when the run ended (`code` not None). Never raises."""
+        from arena.nightly import (
+            EXIT_MEANINGS,
+            build_record,
+            minimal_report,
+            night_report,
+            report_paths,
+            write_last_run_record,
+        )
+
+        ended = None if code is None else time.time()
+        out = self._directory()
+        report: dict[str, Any] | None = None
+        if out is not None:
+            try:
+                report = night_report(
+                    out,
+                    summary,
+                    started=self.started,
+                    snapshots_at_start=self.snapshots_at_start,
+                )
+            except Exception as exc:  # noqa: BLE001 - a report must never hide the result
+                _warn(out, f"run {self.run_id}: could not build the run report: {exc}")
+                report = minimal_report(summary)
+        spent_total = _spent_total(out)
+        settings = self._alert_settings() if code is not None else None
+        reason, state = None, None
+        if code is not None and out is not None:
+            reason, state = _next_alert(out, code, settings, ended)
+        elif code is not None and code not in (0, 3, 75, 129, 130, 137, 143):
+            reason = f"the run failed (exit {code})"  # no directory to keep a state in
+        meaning = "running (no exit yet)" if code is None else EXIT_MEANINGS.get(code, "other")
+        record = build_record(
+            run_id=self.run_id,
+            command=self.command,
+            started=self.started,
+            ended=ended,
+            exit_code=code,
+            summary=summary,
+            output=None if self.output is None else str(self.output),
+            config=None if self.config is None else str(self.config),
+            error=summary.get("error") or self.error,
+            exit_meaning=meaning,
+            snapshot=None if report is None else report.get("snapshot"),
+            spent_total_usd=spent_total,
+            report=None if out is None else str(report_paths(out, self.run_id)[0]),
+            alert={"reason": reason}
+            if reason and settings is not None and settings.alerting
+            else None,
+        )
+        if out is not None and report is not None:
+            record["report"] = _write_report(out, report, record)
+            try:
+                write_last_run_record(out, record)
+                if state is not None:
+                    from arena.nightly import save_ops_state
+
+                    save_ops_state(out, state)
+            except Exception as exc:  # noqa: BLE001
+                _warn(out, f"could not write {out / 'last_run.json'}: {exc}")
+        if settings is not None:
+            _alert_and_metrics(settings, record, out, state)
+        return record
+
+
+def _spent_total(out: Path | None) -> float | None:
+    if out is None or not (out / "log").is_dir():
+        return None
+    try:
+        from arena.store import RunLog
+
+        return RunLog(out).spent_usd()
+    except Exception as exc:  # noqa: BLE001 - a by-product
+        _warn(out, f"could not sum the spend of {out}: {exc}")
+        return None
+
+
+def _next_alert(
+    out: Path, code: int, settings: Any, ended: float | None
+) -> tuple[str | None, dict[str, Any] | None]:
+    from arena.nightly import alert_reason, read_ops_state
+
+    try:
+        state = read_ops_state(out)
+        reason, new = alert_reason(code, state, settings.after_partial_nights)
+    except Exception as exc:  # noqa: BLE001
+        _warn(out, f"could not decide on an alert: {exc}")
+        return None, None
+    if code == 0:
+        new["last_success_unix"] = ended
+    if not settings.alerting:  # nothing can be sent: no alert is outstanding
+        new["alerted"] = False
+    return reason, new
+
+
+def _write_report(out: Path, report: dict[str, Any], record: Mapping[str, Any]) -> str | None:
+    from arena.nightly import minimal_report, write_report
+
+    report["record"] = dict(record)
+    try:
+        return str(write_report(out, report))
+    except Exception as exc:  # noqa: BLE001 - a report must never hide the run's own result
+        _warn(out, f"could not write the run report: {exc}")
+    try:
+        small = minimal_report(report["run"] | {"exit_code": report["exit_code"]})
+        small["record"] = dict(record)
+        return str(write_report(out, small))
+    except Exception as exc:  # noqa: BLE001
+        _warn(out, f"could not write even a minimal run report: {exc}")
+        return None
+
+
+def _alert_and_metrics(
+    settings: Any, record: dict[str, Any], out: Path | None, state: Mapping[str, Any] | None
+) -> None:
+    from arena.nightly import deliver_alert, write_metrics
+
+    if record.get("alert") is not None:
+        try:
+            deliver_alert(settings, record, out)
+        except Exception as exc:  # noqa: BLE001 - an alert never fails the run
+            _warn(out, f"alert not delivered: {exc}")
+    if settings.metrics_file is not None:
+        try:
+            write_metrics(settings.metrics_file, record, state or {})
+        except Exception as exc:  # noqa: BLE001
+            _warn(out, f"could not write the metrics file {settings.metrics_file}: {exc}")
+
+
+def alert_settings(config: Path | None) -> Any:
+    """The `alerts:` and `metrics_file:` of a tournament YAML, read on their own (so that
+    a YAML with an error elsewhere still alerts); empty settings without a YAML."""
+    from arena.config import AlertsConfig, read_yaml
+    from arena.nightly import AlertSettings
+
+    if config is None or not config.is_file():
+        return AlertSettings()
+    data = read_yaml(config)
+    if not isinstance(data, dict):
+        return AlertSettings()
+    alerts = AlertsConfig.model_validate(data.get("alerts") or {})
+    metrics = data.get("metrics_file")
+    path = None
+    if isinstance(metrics, str) and metrics:
+        path = Path(metrics) if Path(metrics).is_absolute() else config.parent / metrics
+    return AlertSettings(
+        webhook=alerts.webhook,
+        command=alerts.command,
+        after_partial_nights=alerts.after_partial_nights,
+        timeout=alerts.timeout,
+        metrics_file=path,
+    )
+
+
+def mark_killed(out: Path, current: str) -> list[str]:
+    """Mark the runs of DIR that never ended as killed (their report and last_run.json);
+    only while no run holds DIR's lock. Returns their run ids."""
+    from arena.nightly import REPORTS_DIR, mark_report_killed
+    from arena.store import LockHeld, RunLock
+
+    folder = out / REPORTS_DIR
+    if not folder.is_dir():
+        return []
+    files = sorted(folder.glob("*.json"), key=lambda p: p.stat().st_mtime)[-_KILLED_SCAN:]
+    unended = []
+    for path in files:
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        run = data.get("run") if isinstance(data, dict) else None
+        if not isinstance(run, dict) or data.get("exit_code") is not None:
+            continue
+        if run.get("run_id") == current:
+            continue
+        unended.append(path)
+    if not unended:
+        return []
+    lock = RunLock(out)
+    try:
+        lock.acquire()
+    except LockHeld:
+        return []  # a run is going: it may be one of them
+    try:
+        return [
+            run_id
+            for path in unended
+            if (run_id := mark_report_killed(out, path, found_by=current)) is not None
+        ]
+    finally:
+        lock.release()
 
 
 _active: _Record | None = None
@@ -96,8 +329,19 @@ def _count_snapshots(out: Path | None) -> int:
 
     try:
         return len(snapshot_ids(read_history(out)))
-    except (OSError, ValueError):
+    except Exception:  # noqa: BLE001 - counted again at the end
         return 0
+
+
+def running(directory: Path) -> None:
+    """The run's calls start in `directory`: write its "running" record now unless it is
+    already there (a first night's directory did not exist when the command started)."""
+    rec = _active
+    if rec is None or rec.started_written:
+        return
+    rec.output = Path(directory)
+    rec.finish({**rec.fields(None), "output": str(directory)}, None)
+    rec.started_written = True
 
 
 def current_run_id() -> str | None:
@@ -111,10 +355,18 @@ def note_failure(message: str) -> None:
         _active.error = message
 
 
+def _whole_run(out: dict[str, Any], rec: _Record, ended: float) -> None:
+    """`wall_seconds` is the whole run; the call loop's own time is `call_loop_seconds`."""
+    loop = out.get("wall_seconds")
+    out["call_loop_seconds"] = float(loop) if isinstance(loop, int | float) else None
+    out["wall_seconds"] = max(0.0, ended - rec.started)
+
+
 def complete(report: Mapping[str, Any], code: int) -> dict[str, Any]:
     """The summary of a recorded command that ran: with the run's record and its report path.
 
-    Writes the report files. Outside a recorded command, the summary as given.
+    Writes the report files, last_run.json, alerts and metrics. Outside a
+    recorded command, the summary as given.
     """
     out = dict(report)
     rec = _active
@@ -123,21 +375,30 @@ def complete(report: Mapping[str, Any], code: int) -> dict[str, Any]:
     rec.done = True
     if out.get("output"):
         rec.output = Path(str(out["output"]))
-    out.update(rec.fields(time.time()))
+    ended = time.time()
+    out.update(rec.fields(ended))
     out["exit_code"] = int(code)
-    out["report"] = rec.write(out)
+    _whole_run(out, rec, ended)
+    record = rec.finish(out, int(code))
+    out["report"] = record["report"]
+    out["record"] = record
     return out
 
 
 def _fallback(rec: _Record, code: int) -> None:
     """Summary and report of a recorded command that ended without running (or crashed)."""
+    ended = time.time()
     summary: dict[str, Any] = {
         "exit_code": code,
         "error": rec.error,
         "output": None if rec.output is None else str(rec.output),
-        **rec.fields(time.time()),
+        **rec.fields(ended),
+        "wall_seconds": max(0.0, ended - rec.started),
+        "call_loop_seconds": None,
     }
-    summary["report"] = rec.write(summary)
+    record = rec.finish(summary, code)
+    summary["report"] = record["report"]
+    summary["record"] = record
     if rec.as_json:
         click.echo(json.dumps(summary))
 
@@ -146,6 +407,18 @@ def _exit_code(exc: SystemExit) -> int:
     if exc.code is None:
         return 0
     return exc.code if isinstance(exc.code, int) else 1
+
+
+def _config_of(kwargs: Mapping[str, Any]) -> Path | None:
+    """The tournament YAML of the command: FILE, --config, else the one DIR recorded."""
+    for key in ("file", "config_file"):
+        if kwargs.get(key) is not None:
+            return Path(kwargs[key])
+    if kwargs.get("directory") is not None:
+        from arena.nightly import recorded_config
+
+        return recorded_config(kwargs["directory"])
+    return None
 
 
 def recorded(
@@ -165,28 +438,41 @@ def recorded(
                 output = output_of(kwargs)
             except Exception:  # a guess at the directory must never stop the command
                 output = None
+            try:
+                config = _config_of(kwargs)
+            except Exception:  # noqa: BLE001
+                config = None
             rec = _Record(
                 command=command,
                 run_id=new_run_id(),
                 started=time.time(),
                 as_json=bool(kwargs.get("as_json")),
                 output=output,
+                config=config,
                 snapshots_at_start=_count_snapshots(output),
             )
             _active = rec
             try:
-                if output is not None and output.is_dir():
-                    rec.write(rec.fields(None))  # "running" until it ends
+                rec.start()  # "running" until it ends
                 return func(**kwargs)
             except SystemExit as exc:
                 if not rec.done:
                     _fallback(rec, _exit_code(exc))
+                raise
+            except KeyboardInterrupt:
+                if not rec.done:
+                    rec.error = rec.error or "interrupted (SIGINT)"
+                    _fallback(rec, 130)
                 raise
             except (click.exceptions.Exit, click.Abort):
                 raise
             except Exception as exc:
                 if not rec.done:
                     rec.error = rec.error or f"{type(exc).__name__}: {exc}"
+                    _warn(
+                        rec.output if rec.output is not None and rec.output.is_dir() else None,
+                        f"run {rec.run_id} crashed: {rec.error}",
+                    )
                     _fallback(rec, 1)
                 raise
             finally:

@@ -39,8 +39,8 @@ def retry_failed_cmd(
     BatchEval) do not run. The config is the tournament YAML that DIR's last
     run recorded, or --config; it may change retry settings and limits but
     not the plan (a changed plan exits 2). Exit codes as `arena run`: 0 every
-    retried call done, 2 bad input, 3 some still failed, 4 budget reached,
-    75 locked, 130/143 interrupted.
+    retried call done, 1 internal error, 2 bad input, 3 some still failed, 4
+    budget reached, 74 log not writable, 75 locked, 130/143 interrupted.
     """
     try:
         t = load_for_directory(directory, config_file)
@@ -58,6 +58,7 @@ def retry_failed_cmd(
         exit_code=int(code),
         output=str(t.output_dir),
         **storage_report(summary),
+        history_note=done.history,
     )
     line = (
         f"{t.name}: retried {report['retried']} failed calls and {blocked} reviews they "

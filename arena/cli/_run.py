@@ -21,7 +21,7 @@ from arena.cli._common import (
     report_and_exit,
     signal_exit,
 )
-from arena.cli._record import current_run_id, output_of_yaml, recorded, tag_option
+from arena.cli._record import current_run_id, output_of_yaml, recorded, running, tag_option
 from arena.config import Tournament
 from arena.engine import DirectoryRun, preflight, run_directory, unpriced_models
 from arena.nightly import PlanChanged
@@ -55,6 +55,7 @@ def _run(
     interrupts = Interrupts(signals, grace)
 
     def attach(scheduler: Scheduler) -> None:
+        running(t.output_dir)  # the run record says "running" (a killed run leaves it)
         interrupts.attach(scheduler)
         progress.bind_scheduler(scheduler)  # the spend so far
 
@@ -162,11 +163,10 @@ def run_cmd(
     every reviewer. Results are appended to the crash-safe log in the output
     directory; calls already logged are never made again. With --shard K/N
     only the calls of the questions that hash to shard K run
-    (docs/scale.md). Exit codes: 0 complete, 1 stopped after 3 unexpected
-    errors (a bug), 2 bad input, 3 partial (failed
+    (docs/scale.md). Exit codes: 0 complete, 1 internal error (a crash, or
+    stopped after 3 unexpected errors: a bug), 2 bad input, 3 partial (failed
     or pending calls remain), 4 budget reached, 74 the log cannot be written,
-    75 another run holds the
-    lock, 130/143 interrupted.
+    75 another run holds the lock, 130/143 interrupted.
     """
     shard = None
     if shard_text is not None:
@@ -199,6 +199,7 @@ def run_cmd(
     report["exit_code"] = int(code)
     report["output"] = str(t.output_dir)
     report.update(storage_report(summary))
+    report["history_note"] = done.history  # why no history snapshot was taken (the record)
     line = (
         f"{t.name}: planned {summary.planned}, skipped {summary.skipped}, "
         f"completed {summary.completed}, invalid {summary.invalid}, "

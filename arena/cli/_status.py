@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -11,14 +12,17 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from arena.cli._common import fail
+from arena.cli._common import Exit, fail
 from arena.config import ConfigError, Tournament
 from arena.discuss import discussion_context, load_templates, read_state
 from arena.engine import LAST_RUN
 from arena.nightly import (
     STATES,
     batcheval_states,
+    iso_time,
+    last_success,
     load_for_directory,
+    parse_age,
     plan_frame,
     read_plan,
     recorded_config,
@@ -66,7 +70,17 @@ def logged_failures(log: RunLog) -> list[dict[str, Any]]:
     help="Tournament YAML to compare against (default: the one DIR's last run used).",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the status as JSON.")
-def status_cmd(directory: Path, config_file: Path | None, as_json: bool) -> None:
+@click.option(
+    "--max-age",
+    "max_age",
+    default=None,
+    metavar="AGE",
+    help="For a monitor: exit 3 when no run of DIR completed (exit 0) within AGE "
+    "(e.g. 26h, 90m, 2d), after printing the status.",
+)
+def status_cmd(
+    directory: Path, config_file: Path | None, as_json: bool, max_age: str | None
+) -> None:
     """Planned, done, invalid, failed, stale and pending calls of DIR, per stage and provider.
 
     The plan is the tournament YAML's as it is now (edits since the last run
@@ -74,8 +88,17 @@ def status_cmd(directory: Path, config_file: Path | None, as_json: bool) -> None
     last run wrote (DIR/plan.parquet). BatchEval batch calls are a stage when
     the YAML is known; discussions, which depend on the reviews, are counted
     as logged, agreed and unresolved. Spend sums cost_usd over every logged
-    call, stale ones included. Reads only; works while `arena run` writes.
+    call, stale ones included, and what `arena gc` took out of the log (its
+    spend ledger). Reads only; works while `arena run` writes. With
+    --max-age AGE it exits 3 when the last complete run ended longer ago than
+    AGE, or no run ever completed.
     """
+    limit = None
+    if max_age is not None:
+        try:
+            limit = parse_age(max_age)
+        except ValueError as exc:
+            fail(f"--max-age: {exc}")
     if not (directory / "log").is_dir():
         fail(f"{directory}: not a run directory (no log/)")
     source = "config"
@@ -124,8 +147,10 @@ def status_cmd(directory: Path, config_file: Path | None, as_json: bool) -> None
     sampled = None if plan is None or t is None else design_status(t, plan, RunLog(directory))
     data["sampling"] = sampled
     data["tokens"] = token_totals(log)
+    data["freshness"] = _freshness(directory, limit)
     if as_json:
         click.echo(json.dumps(data))
+        _exit_if_stale(data["freshness"])
         return
     table = Table(title=f"Status of {directory} (plan from {source})")
     for col in _COLUMNS:
@@ -165,9 +190,20 @@ def status_cmd(directory: Path, config_file: Path | None, as_json: bool) -> None
         for name in names:
             click.echo(f"deleted: log/{table}/{name} (its calls run again)")
     last = data["last_run"]
+    if last is not None and last.get("run_id"):
+        click.echo(
+            f"last {last.get('command', 'run')} {last['run_id']}: "
+            + (
+                "running (no exit yet)"
+                if last.get("exit_code") is None
+                else f"exit {last['exit_code']} ({last.get('exit_meaning')})"
+            )
+            + f", started {last.get('started_at')}"
+        )
     if last is not None and (last.get("budget_stopped") or last.get("interrupted")):
         why = "stopped by the budget" if last.get("budget_stopped") else "interrupted"
-        click.echo(f"last {last.get('command', 'run')}: {why}, {last.get('pending')} pending")
+        pending = last.get("pending", (last.get("calls") or {}).get("pending"))
+        click.echo(f"last {last.get('command', 'run')}: {why}, {pending} pending")
     for entry in last.get("errors", []) if last is not None else []:
         if entry.get("reason") in ("budget reached", "deferred"):
             click.echo(f"last run: {error_lines([entry])[0]}")
@@ -182,6 +218,32 @@ def status_cmd(directory: Path, config_file: Path | None, as_json: bool) -> None
             f"invalid {other['rows_invalid']}, failed {other['rows_failed']}, "
             f"spent ${other['spent_usd']:.4f}"
         )
+    fresh = data["freshness"]
+    if fresh["max_age_seconds"] is not None:
+        click.echo(
+            "last complete run: "
+            + ("never" if fresh["last_success_at"] is None else str(fresh["last_success_at"]))
+            + ("" if fresh["fresh"] else f": older than --max-age {max_age}")
+        )
+    _exit_if_stale(fresh)
+
+
+def _freshness(directory: Path, limit: float | None) -> dict[str, Any]:
+    """When DIR's last complete run ended, its age, and whether it is within `limit` s."""
+    ended = last_success(directory)
+    age = None if ended is None else max(0.0, time.time() - ended)
+    return {
+        "last_success_at": iso_time(ended),
+        "last_success_unix": ended,
+        "age_seconds": age,
+        "max_age_seconds": limit,
+        "fresh": limit is None or (age is not None and age <= limit),
+    }
+
+
+def _exit_if_stale(fresh: dict[str, Any]) -> None:
+    if not fresh["fresh"]:
+        sys.exit(int(Exit.PARTIAL))
 
 
 def _last_run(directory: Path) -> dict[str, Any] | None:

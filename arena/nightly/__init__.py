@@ -5,7 +5,14 @@ See docs/nightly.md. Nothing here imports the engine at run time, so that
 """
 
 from arena.nightly._attribution import describe_changes, results_hash, tournament_context
-from arena.nightly._gc import ARCHIVE_DIR, GcReport, collect_garbage
+from arena.nightly._gc import (
+    ARCHIVE_DIR,
+    GcReport,
+    collect_garbage,
+    prune_archive,
+    prune_reports,
+    restore_archived,
+)
 from arena.nightly._history import (
     HISTORY_SCHEMA,
     HISTORY_TABLE,
@@ -18,6 +25,19 @@ from arena.nightly._history import (
     snapshot_ids,
     snapshot_rows,
 )
+from arena.nightly._ops import (
+    OPS_LOG,
+    OPS_STATE,
+    AlertSettings,
+    alert_reason,
+    deliver_alert,
+    last_success,
+    log_problem,
+    parse_age,
+    read_ops_state,
+    save_ops_state,
+    write_metrics,
+)
 from arena.nightly._planfile import (
     PLAN_FILE,
     PLAN_SCHEMA,
@@ -27,11 +47,24 @@ from arena.nightly._planfile import (
     read_plan,
     write_plan,
 )
+from arena.nightly._record import (
+    LAST_RUN,
+    RECORD_SCHEMA_PATH,
+    SCHEMA_VERSION,
+    STATUS_OF_EXIT,
+    build_record,
+    iso_time,
+    mark_report_killed,
+    read_last_run,
+    write_last_run_record,
+)
 from arena.nightly._report import (
     EXIT_MEANINGS,
     REPORTS_DIR,
     failures_by_reason,
+    minimal_report,
     night_report,
+    no_snapshot_note,
     report_markdown,
     report_paths,
     write_report,
@@ -58,9 +91,34 @@ from arena.nightly._status import (
 from arena.nightly._views import HistoryView, change_phrases, history_view
 
 __all__ = [
+    "LAST_RUN",
+    "OPS_LOG",
+    "OPS_STATE",
+    "RECORD_SCHEMA_PATH",
+    "SCHEMA_VERSION",
+    "STATUS_OF_EXIT",
+    "AlertSettings",
+    "alert_reason",
+    "build_record",
+    "iso_time",
+    "deliver_alert",
+    "last_success",
+    "log_problem",
+    "parse_age",
+    "mark_report_killed",
+    "minimal_report",
+    "no_snapshot_note",
+    "read_last_run",
+    "read_ops_state",
+    "save_ops_state",
+    "write_last_run_record",
+    "write_metrics",
     "ARCHIVE_DIR",
     "GcReport",
     "collect_garbage",
+    "prune_archive",
+    "prune_reports",
+    "restore_archived",
     "EXIT_MEANINGS",
     "REPORTS_DIR",
     "change_phrases",

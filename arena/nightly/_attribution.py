@@ -4,8 +4,8 @@ Each snapshot stores a context: a hash of the question set and of each
 question, each used model's fingerprint, the review template's hash, the
 contestants and reviewers, and the git commit of the tournament YAML when it
 is in a repository. Comparing two contexts gives the change list shown by
-`arena leaderboard --diff` and in the per-night report, e.g. "q3 edited, q6
-and q7 added; atlas: model id atlas-v1 -> atlas-v2; review template changed:
+`arena leaderboard --diff` and in the per-night report, e.g. "question q3
+edited, questions q6 and q7 added; atlas: model id atlas-v1 -> atlas-v2; review template changed:
 700 reviews re-run".
 """
 
@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import subprocess
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -117,6 +118,18 @@ def _join(items: Sequence[str]) -> str:
     return ", ".join(items[:-1]) + " and " + items[-1]
 
 
+def _natural(text: str) -> tuple[tuple[int, int | str], ...]:
+    """Sort key that orders the numbers inside ids by value: q2 before q10, 8 before 10."""
+    parts = re.split(r"(\d+)", text)
+    return tuple((0, int(p)) if p.isdigit() else (1, p) for p in parts if p)
+
+
+def _questions(ids: Sequence[str], what: str) -> str:
+    """'question 8 added', 'questions 8, 9 and 10 added' (ids in natural order)."""
+    ordered = sorted(ids, key=_natural)
+    return f"{'question' if len(ordered) == 1 else 'questions'} {_join(ordered)} {what}"
+
+
 def _show(value: Any) -> str:
     return "unset" if value is None else str(value)
 
@@ -163,11 +176,11 @@ def describe_changes(
     removed = [q for q in qb if q not in qa]
     parts = []
     if edited:
-        parts.append(f"{_join(edited)} edited")
+        parts.append(_questions(edited, "edited"))
     if added:
-        parts.append(f"{_join(added)} added")
+        parts.append(_questions(added, "added"))
     if removed:
-        parts.append(f"{_join(removed)} removed")
+        parts.append(_questions(removed, "removed"))
     if parts:
         out.append(", ".join(parts))
     for role in ("contestants", "reviewers"):

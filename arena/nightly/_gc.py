@@ -5,11 +5,17 @@ last run (`DIR/plan.parquet`) under another id: they were made for an older
 config and are never reused. Rows of models or questions no longer planned
 are kept (a model put back finds its rows again), and so is every row of the
 other tables (history, discussions, BatchEval), merged only. Archived rows
-go to `DIR/archive/<table>/part-<key>.parquet`; arena never reads them.
+go to `DIR/archive/<table>/part-<key>.parquet`; `arena run` puts a call found
+there back into the log when its plan needs it again (a rollback does not pay
+twice). Before any row leaves the log, the spend of every table, provider and
+run goes to the log's spend ledger, so what was spent survives gc
+(`RunLog.spent_usd`).
 """
 
 from __future__ import annotations
 
+import asyncio
+import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,10 +23,19 @@ from typing import Any
 
 import polars as pl
 
+from arena.nightly._history import HISTORY_TABLE
 from arena.nightly._planfile import KEYS, read_plan
-from arena.store import TABLES, rewrite_tables
+from arena.store import TABLES, RunLog, rewrite_tables
+from arena.types import CallStatus
 
-__all__ = ["ARCHIVE_DIR", "GcReport", "collect_garbage"]
+__all__ = [
+    "ARCHIVE_DIR",
+    "GcReport",
+    "collect_garbage",
+    "prune_archive",
+    "prune_reports",
+    "restore_archived",
+]
 
 ARCHIVE_DIR = "archive"
 
@@ -81,14 +96,29 @@ def _archiver(directory: Path) -> Any:
     return archive
 
 
-def collect_garbage(directory: str | os.PathLike[str], *, drop: bool = False) -> GcReport:
+def _old_snapshots(frame: pl.DataFrame, keep: int) -> pl.Series:
+    """Rows of the history snapshots beyond the newest `keep` (tagged ones are kept)."""
+    firsts = frame.group_by("snapshot").agg(pl.col("at").min(), pl.col("tag").first())
+    ordered = firsts.sort("at", "snapshot", descending=True)
+    old = ordered.slice(keep).filter(pl.col("tag").is_null())["snapshot"]
+    return frame["snapshot"].is_in(old.implode())
+
+
+def collect_garbage(
+    directory: str | os.PathLike[str], *, drop: bool = False, keep_history: int | None = None
+) -> GcReport:
     """Merge DIR's parts and archive (or with `drop`, delete) stale rows; the caller holds
-    the run lock. The history table and rows outside the plan are kept."""
+    the run lock. Rows outside the plan are kept, and the history table unless
+    `keep_history` N: then snapshots beyond the newest N (untagged) go as well."""
     folder = Path(directory)
     plan = read_plan(folder)
     report = GcReport(folder, plan is not None, drop)
+    RunLog(folder).record_ledger()  # the spend of the rows taken out stays counted
 
     def split(table: str, frame: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
+        if table == HISTORY_TABLE and keep_history is not None and frame.height:
+            old = _old_snapshots(frame, keep_history)
+            return frame.filter(~old), frame.filter(old)
         if plan is None or table not in KEYS or not frame.height:
             return frame, frame.clear()
         stale = _stale_mask(frame, plan, table)
@@ -108,3 +138,97 @@ def collect_garbage(directory: str | os.PathLike[str], *, drop: bool = False) ->
         for r in done
     ]
     return report
+
+
+def _archived(folder: Path, table: str, ids: pl.DataFrame) -> pl.DataFrame:
+    """The archived rows of `table` whose id is in `ids` and that hold a result (ok, or
+    invalid for a review), the last archived per id."""
+    parts = sorted((folder / ARCHIVE_DIR / table).glob("part-*.parquet"))
+    if not parts:
+        return pl.DataFrame()
+    statuses = [CallStatus.OK.value, CallStatus.INVALID.value]
+    found = (
+        pl.scan_parquet(parts)
+        .join(ids.lazy(), on="id", how="semi")
+        .filter(pl.col("status").is_in(statuses))
+        .collect()
+    )
+    return found.unique("id", keep="last", maintain_order=True)
+
+
+def restore_archived(directory: str | os.PathLike[str], plan: pl.DataFrame) -> dict[str, int]:
+    """Put back into DIR's log the archived calls the plan (`plan_frame`) needs and the log
+    lacks a result for: a rollback to an older config reuses them instead of paying again.
+
+    The caller holds the run lock. Returns the rows restored per table.
+    """
+    folder = Path(directory)
+    restored: dict[str, int] = {}
+    if not (folder / ARCHIVE_DIR).is_dir():
+        return restored
+    log = RunLog(folder)
+    rows: dict[str, pl.DataFrame] = {}
+    for table in KEYS:
+        wanted = plan.filter(pl.col("stage") == table).select("id")
+        settled = log.ids(table, [CallStatus.OK.value, CallStatus.INVALID.value])
+        if settled:
+            wanted = wanted.filter(~pl.col("id").is_in(list(settled)))
+        if not wanted.height:
+            continue
+        found = _archived(folder, table, wanted)
+        if found.height:
+            rows[table] = found.select(TABLES[table].names)
+            restored[table] = found.height
+
+    async def write() -> None:
+        async with log.writer() as writer:
+            for table, frame in rows.items():
+                await asyncio.gather(*(writer.write(table, row) for row in frame.to_dicts()))
+
+    if rows:
+        asyncio.run(write())
+    return restored
+
+
+def prune_reports(directory: str | os.PathLike[str], keep: int) -> list[str]:
+    """Delete the report files (JSON and Markdown) of all but the newest `keep` runs of
+    DIR (by the run's start, as its report records it); a run still going is kept.
+    Returns the run ids deleted."""
+    folder = Path(directory) / "reports"
+    runs: list[tuple[float, str, Path]] = []
+    for path in folder.glob("*.json"):
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        if not isinstance(data, dict) or "run" not in data:
+            continue
+        if data.get("exit_code") is None:
+            continue  # running (or killed, not yet marked): the next run decides
+        record = data.get("record") if isinstance(data.get("record"), dict) else {}
+        started = record.get("started_unix") if isinstance(record, dict) else None
+        when = float(started) if isinstance(started, int | float) else path.stat().st_mtime
+        runs.append((when, path.stem, path))
+    runs.sort()
+    doomed = runs[: max(0, len(runs) - keep)]
+    for _, _, path in doomed:
+        path.with_suffix(".md").unlink(missing_ok=True)
+        path.unlink(missing_ok=True)
+    return [run_id for _, run_id, _ in doomed]
+
+
+def prune_archive(directory: str | os.PathLike[str], keep: int) -> list[str]:
+    """Delete all but the newest `keep` archive parts of each table of DIR/archive/ (a
+    rollback to a config older than those pays again; the spend ledger keeps what the
+    rows cost). Returns the paths deleted, relative to DIR."""
+    root = Path(directory)
+    deleted: list[str] = []
+    folder = root / ARCHIVE_DIR
+    if not folder.is_dir():
+        return deleted
+    for table in sorted(p for p in folder.iterdir() if p.is_dir()):
+        parts = sorted(table.glob("part-*.parquet"))
+        for path in parts[: max(0, len(parts) - keep)]:
+            path.unlink()
+            deleted.append(str(path.relative_to(root)))
+    return deleted

@@ -55,7 +55,7 @@ HISTORY_SCHEMA = pa.schema(
         pa.field("at", pa.float64()),  # epoch seconds
         pa.field("command", pa.string()),  # "run" | "retry-failed"
         pa.field("config_hash", pa.string()),
-        pa.field("n_models", pa.int64()),
+        pa.field("n_models", pa.int64()),  # models ranked (unranked ones are not counted)
         pa.field("n_questions", pa.int64()),
         pa.field("reviews", pa.int64()),  # reviews counted as battles
         pa.field("invalid", pa.int64()),
@@ -63,7 +63,7 @@ HISTORY_SCHEMA = pa.schema(
         pa.field("calls_planned", pa.int64()),  # answers and reviews of the plan
         pa.field("calls_open", pa.int64()),  # of which failed, stale or pending
         pa.field("model", pa.string()),
-        pa.field("rank", pa.int64()),  # 1 = best, by bt as in the leaderboard
+        pa.field("rank", pa.int64()),  # 1 = best, by bt as in the leaderboard; null: unranked
         pa.field("bt", pa.float64()),
         pa.field("bt_ci_low", pa.float64()),
         pa.field("bt_ci_high", pa.float64()),
@@ -92,6 +92,14 @@ def _float(value: Any) -> float | None:
     return None if value is None else float(value)
 
 
+def _ranked(entry: Mapping[str, Any]) -> bool:
+    """Whether a leaderboard entry has a rating (a model with no usable battle has none)."""
+    bt = entry.get("bt")
+    if bt is None or (isinstance(bt, float) and math.isnan(bt)):
+        return False
+    return not ("rank" in entry and entry["rank"] is None)
+
+
 def snapshot_rows(
     leaderboard: Mapping[str, Any],
     *,
@@ -106,9 +114,16 @@ def snapshot_rows(
     context: Mapping[str, Any] | None = None,
     rerun: Mapping[str, int] | None = None,
 ) -> list[dict[str, Any]]:
-    """History rows of one leaderboard (its `--format json` shape), in rank order."""
+    """History rows of one leaderboard (its `--format json` shape), in rank order.
+
+    A model without a rating (no usable battle yet, e.g. its provider was down)
+    is stored unranked: `rank` and the ratings null, after the ranked ones, and
+    not counted in `n_models`.
+    """
     snapshot = uuid.uuid4().hex[:12]
-    models = list(leaderboard.get("models", []))
+    entries = list(leaderboard.get("models", []))
+    models = [e for e in entries if _ranked(e)]
+    unranked = [e for e in entries if not _ranked(e)]
     counts = leaderboard.get("counts", {})
     common: dict[str, Any] = {
         "snapshot": snapshot,
@@ -129,11 +144,12 @@ def snapshot_rows(
         "rerun_reviews": None if rerun is None else int(rerun.get("reviews", 0)),
     }
     rows: list[dict[str, Any]] = []
-    for rank, entry in enumerate(models, 1):
+    ranks: list[int | None] = [*range(1, len(models) + 1), *([None] * len(unranked))]
+    for rank, entry in zip(ranks, [*models, *unranked], strict=True):
         row = dict(common, id=f"{snapshot}:{entry['model']}", model=str(entry["model"]), rank=rank)
         row.update({k: _float(entry.get(k)) for k in RATING_FIELDS})
         for k in ("rank_low", "rank_high"):
-            row[k] = None if entry.get(k) is None else int(entry[k])
+            row[k] = None if rank is None or entry.get(k) is None else int(entry[k])
         rows.append(row)
     return rows
 
@@ -150,8 +166,19 @@ def append_history(directory: str | os.PathLike[str], rows: list[dict[str, Any]]
 
 
 def read_history(directory: str | os.PathLike[str]) -> pl.DataFrame:
-    """Every snapshot of DIR, oldest first, models in rank order."""
-    return RunLog(directory).read(HISTORY_TABLE).sort("at", "snapshot", "rank")
+    """Every snapshot of DIR, oldest first, models in rank order, unranked ones last.
+
+    A model stored with a rank but no rating (snapshots of older arena versions
+    gave an unranked model the next rank) reads as unranked.
+    """
+    history = RunLog(directory).read(HISTORY_TABLE)
+    unrated = pl.col("bt").is_null() | pl.col("bt").is_nan()
+    history = history.with_columns(
+        rank=pl.when(unrated).then(None).otherwise(pl.col("rank")),
+        rank_low=pl.when(unrated).then(None).otherwise(pl.col("rank_low")),
+        rank_high=pl.when(unrated).then(None).otherwise(pl.col("rank_high")),
+    )
+    return history.sort("at", "snapshot", "rank", "model", nulls_last=True)
 
 
 # A move counts as significant at this probability (two-sided 95%).
@@ -206,13 +233,17 @@ class ModelChange:
     se_after: float | None = None
     p_order_changed: float | None = None
     flipped: int = 0  # models ranked both times whose order with this one flipped
+    unranked: bool = False  # in the later snapshot without a rating (no usable battle yet)
     # Rank intervals (best, worst) of the leaderboard when both snapshots have them.
     ranks_before: tuple[int, int] | None = None
     ranks_after: tuple[int, int] | None = None
 
     @property
     def status(self) -> str:
-        """'new', 'returning' (ranked in an earlier snapshot), 'dropped' or 'kept'."""
+        """'unranked' (in the later snapshot without a rating), 'new', 'returning' (ranked
+        in an earlier snapshot), 'dropped' or 'kept'."""
+        if self.unranked:
+            return "unranked"
         if self.rank_before is None:
             return "returning" if self.returning else "new"
         if self.rank_after is None:
@@ -327,15 +358,25 @@ def diff_snapshots(
     """Per-model changes from snapshot `before` to `after`: `after`'s order, dropped ones last.
 
     Ratings are anchored on `anchor` when it is ranked in both, else on the
-    models ranked in both (see ModelChange).
+    models ranked in both (see ModelChange). A model unranked in a snapshot
+    counts as absent from its ranking: unranked in `after`, it is listed last
+    with status 'unranked'; unranked in `before` and ranked in `after`, it is
+    'new' (or 'returning' when an earlier snapshot ranked it).
     """
     ids = snapshot_ids(history)
     earlier = ids[: ids.index(before)] if before in ids else []
-    seen_earlier = set(history.filter(pl.col("snapshot").is_in(earlier))["model"].to_list())
-    old_rows = history.filter(pl.col("snapshot") == before).iter_rows(named=True)
+    ranked = history.filter(pl.col("rank").is_not_null() & pl.col("bt").is_not_null())
+    seen_earlier = set(ranked.filter(pl.col("snapshot").is_in(earlier))["model"].to_list())
+    old_rows = ranked.filter(pl.col("snapshot") == before).iter_rows(named=True)
     old = {r["model"]: r for r in old_rows}
-    new_frame = history.filter(pl.col("snapshot") == after).sort("rank")
+    new_frame = ranked.filter(pl.col("snapshot") == after).sort("rank")
     new = {r["model"]: r for r in new_frame.iter_rows(named=True)}
+    unranked_after = [
+        str(m)
+        for m in history.filter(
+            (pl.col("snapshot") == after) & (pl.col("rank").is_null() | pl.col("bt").is_null())
+        )["model"].to_list()
+    ]
     shift = anchor_shift(
         {m: _num(r["bt"]) for m, r in old.items()},
         {m: _num(r["bt"]) for m, r in new.items()},
@@ -390,9 +431,18 @@ def diff_snapshots(
         if model not in new:
             changes.append(
                 ModelChange(
-                    model, prev["rank"], None, _num(prev["bt"]), None, se_before=se_old[model]
+                    model,
+                    prev["rank"],
+                    None,
+                    _num(prev["bt"]),
+                    None,
+                    se_before=se_old[model],
+                    unranked=model in unranked_after,
                 )
             )
+    for model in sorted(unranked_after):
+        if model not in old:
+            changes.append(ModelChange(model, None, None, None, None, unranked=True))
     return changes
 
 

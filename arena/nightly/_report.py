@@ -28,7 +28,9 @@ __all__ = [
     "EXIT_MEANINGS",
     "REPORTS_DIR",
     "failures_by_reason",
+    "minimal_report",
     "night_report",
+    "no_snapshot_note",
     "report_markdown",
     "report_paths",
     "write_report",
@@ -144,21 +146,32 @@ def _clean(value: Any) -> Any:
     return value
 
 
-def night_report(
-    directory: Path,
-    summary: Mapping[str, Any],
-    *,
-    started: float,
-    snapshots_at_start: int,
-) -> dict[str, Any]:
-    """The report of one run from its JSON summary (with `run_id`, `started_at`, ...) and DIR.
+# Why a run that ended so took no snapshot (when the run does not say).
+_NO_SNAPSHOT = {
+    1: "the run crashed",
+    2: "nothing ran (bad input)",
+    4: "the budget stopped the run before its plan was through",
+    74: "the log could not be written",
+    75: "another run held the lock; nothing ran",
+    129: "the run was interrupted (SIGHUP)",
+    130: "the run was interrupted (SIGINT)",
+    137: "the run was killed",
+    143: "the run was interrupted (SIGTERM)",
+}
 
-    `started` (epoch seconds) bounds the failures counted as this run's;
-    a snapshot counts as taken by this run when DIR has more than
-    `snapshots_at_start`. A summary without `exit_code` is a run still going.
-    """
+
+def no_snapshot_note(code: int | None, note: str | None) -> str:
+    """Why a run added no history snapshot: the run's own note, else its exit code's."""
+    if note:
+        return note
+    if code is None:
+        return "the run has not ended"
+    return _NO_SNAPSHOT.get(int(code), "nothing changed since the last snapshot")
+
+
+def _skeleton(summary: Mapping[str, Any]) -> dict[str, Any]:
     code = summary.get("exit_code")
-    report: dict[str, Any] = {
+    return {
         "run": {
             k: summary.get(k)
             for k in ("run_id", "command", "started_at", "ended_at", "pid", "output")
@@ -171,19 +184,50 @@ def night_report(
         "calls": {k: summary[k] for k in _CALL_KEYS if k in summary},
         "spent_usd": summary.get("spent_usd"),
         "errors": list(summary.get("errors", []))[:50],
-        "failures": failures_by_reason(directory, started) if code is not None else [],
+        "failures": [],
         "snapshot_added": False,
+        "snapshot_note": None,
+        "snapshot": {"added": False, "number": None, "taken_unix": None, "note": None},
         "leaderboard": None,
         "diff": None,
     }
+
+
+def minimal_report(summary: Mapping[str, Any]) -> dict[str, Any]:
+    """The report of a run when DIR's log or history cannot be read: the run's own data."""
+    return _skeleton(summary)
+
+
+def night_report(
+    directory: Path,
+    summary: Mapping[str, Any],
+    *,
+    started: float,
+    snapshots_at_start: int,
+) -> dict[str, Any]:
+    """The report of one run from its JSON summary (with `run_id`, `started_at`, ...) and DIR.
+
+    `started` (epoch seconds) bounds the failures counted as this run's;
+    a snapshot counts as taken by this run when DIR has more than
+    `snapshots_at_start`. A summary without `exit_code` is a run still going.
+    The diff with the snapshot before is shown only when this run took a
+    snapshot; else `snapshot_note` says why it took none (`history_note` of
+    the summary, else what its exit code implies).
+    """
+    report = _skeleton(summary)
+    code = report["exit_code"]
+    if code is not None:
+        report["failures"] = failures_by_reason(directory, started)
     history = read_history(directory) if (directory / "log").is_dir() else pl.DataFrame()
     if history.height:
         ids = snapshot_ids(history)
         report["snapshot_added"] = len(ids) > snapshots_at_start
-        rows = history.filter(pl.col("snapshot") == ids[-1]).sort("rank")
+        rows = history.filter(pl.col("snapshot") == ids[-1]).sort("rank", nulls_last=True)
+        taken = float(rows["at"][0])
+        report["snapshot"].update(number=len(ids), taken_unix=taken)
         report["leaderboard"] = {
             "snapshot": len(ids),
-            "at": _iso(float(rows["at"][0])),
+            "at": _iso(taken),
             "tag": rows["tag"][0],
             "models": [
                 {
@@ -197,10 +241,13 @@ def night_report(
                 for r in rows.iter_rows(named=True)
             ],
         }
-        if len(ids) > 1:
+        if report["snapshot_added"] and len(ids) > 1:
             view = HistoryView(directory, history, "")
             report["diff"] = view.to_json()
             report["diff_markdown"] = view.markdown()
+    if not report["snapshot_added"]:
+        report["snapshot_note"] = no_snapshot_note(code, summary.get("history_note"))
+    report["snapshot"].update(added=report["snapshot_added"], note=report["snapshot_note"])
     return report
 
 
@@ -258,6 +305,14 @@ def report_markdown(report: Mapping[str, Any]) -> str:
     else:
         added = "taken by this run" if report["snapshot_added"] else "from an earlier run"
         lines += [f"Snapshot {board['snapshot']} ({board['at']}, {added}).", ""]
+        if not report["snapshot_added"] and report.get("exit_code") is not None:
+            lines += [
+                "This run added no snapshot: "
+                + str(report.get("snapshot_note") or "nothing changed")
+                + ". The table is the latest snapshot's; there is no change to show for "
+                "tonight.",
+                "",
+            ]
         lines += _table(
             ["#", "model", "BT", "95% CI", "win rate"],
             [

@@ -14,6 +14,7 @@ import polars as pl
 
 from arena.config import ConfigError, load_tournament
 from arena.nightly._attribution import results_hash, tournament_context
+from arena.nightly._gc import restore_archived
 from arena.nightly._history import (
     HISTORY_TABLE,
     RATING_FIELDS,
@@ -98,7 +99,10 @@ def start_run(t: Tournament, plan: Plan, *, same_plan: bool = False) -> RunStart
         if added or removed:
             raise PlanChanged(t.output_dir, added, removed)
     write_plan(t.output_dir, frame)
-    return RunStart(classify(frame, RunLog(t.output_dir)))
+    restore_archived(t.output_dir, frame)  # calls `arena gc` archived: reused, not paid again
+    states = classify(frame, RunLog(t.output_dir))
+    _remember_stale(t.output_dir, states)
+    return RunStart(states)
 
 
 class PlanChanged(Exception):
@@ -181,13 +185,7 @@ def record_history(
         return f"no leaderboard snapshot for the history: {exc}"
     if not board.get("models"):
         return "no leaderboard snapshot for the history: no ranked models"
-    rerun = None
-    if start is not None:
-        stale = start.states.filter(pl.col("state") == "stale")
-        rerun = {
-            "answers": int((stale["stage"] == "answers").sum()),
-            "reviews": int((stale["stage"] == "reviews").sum()),
-        }
+    rerun = _rerun_since_snapshot(t.output_dir, start)
     rows = snapshot_rows(
         board,
         command=command,
@@ -203,7 +201,50 @@ def record_history(
     if tag is None and _same_as_last(t.output_dir, rows):
         return "no new history snapshot: nothing changed since the last one"
     append_history(t.output_dir, rows)
+    (t.output_dir / RERUN_FILE).unlink(missing_ok=True)  # counted in this snapshot
     return None
+
+
+# Stale calls found at the start of the runs since the last snapshot (id, stage): a
+# night stopped before its snapshot (interrupted, budget) re-ran some of them, and
+# the next snapshot counts them too.
+RERUN_FILE = "rerun_since_snapshot.parquet"
+
+
+def _remember_stale(directory: Path, states: pl.DataFrame) -> None:
+    """Add the stale calls of `states` (classify) to DIR's RERUN_FILE."""
+    stale = states.filter(pl.col("state") == "stale").select("id", "stage")
+    path = directory / RERUN_FILE
+    if path.is_file():
+        stale = pl.concat([pl.read_parquet(path).select("id", "stage"), stale]).unique("id")
+    elif not stale.height:
+        return
+    tmp = directory / f".{RERUN_FILE}.tmp"
+    stale.write_parquet(tmp)
+    os.replace(tmp, path)
+
+
+def _rerun_since_snapshot(directory: Path, start: RunStart | None) -> dict[str, int] | None:
+    """Stale calls made again since the last snapshot, per stage: those this run found
+    stale (it went through its plan), and those earlier runs found stale and logged."""
+    path = directory / RERUN_FILE
+    carried = pl.read_parquet(path).select("id", "stage") if path.is_file() else None
+    if start is None and carried is None:
+        return None
+    frames = []
+    if start is not None:
+        frames.append(start.states.filter(pl.col("state") == "stale").select("id", "stage"))
+    if carried is not None and carried.height:
+        log = RunLog(directory)
+        for stage in KEYS:
+            logged = log.ids(stage)
+            mine = carried.filter((pl.col("stage") == stage) & pl.col("id").is_in(list(logged)))
+            frames.append(mine)
+    ids = pl.concat(frames).unique("id") if frames else pl.DataFrame({"id": [], "stage": []})
+    return {
+        "answers": int((ids["stage"] == "answers").sum()),
+        "reviews": int((ids["stage"] == "reviews").sum()),
+    }
 
 
 def _open_calls(t: Tournament, plan: Plan) -> int:
@@ -254,7 +295,7 @@ def _same_as_last(directory: Path, rows: list[dict[str, Any]]) -> bool:
     history = read_history(directory)
     if not history.height:
         return False
-    last = history.filter(pl.col("snapshot") == snapshot_ids(history)[-1]).sort("rank")
+    last = history.filter(pl.col("snapshot") == snapshot_ids(history)[-1])
     if last.height != len(rows) or last["context"][0] is None:
         return False
 
@@ -265,7 +306,9 @@ def _same_as_last(directory: Path, rows: list[dict[str, Any]]) -> bool:
         )
         return (row["model"], row["rank"], *ratings, *(row[k] for k in _SAME_COLUMNS))
 
-    return [key(r) for r in last.iter_rows(named=True)] == [key(r) for r in rows]
+    return sorted(map(key, last.iter_rows(named=True)), key=repr) == sorted(
+        map(key, rows), key=repr
+    )
 
 
 def recorded_config(directory: str | os.PathLike[str]) -> Path | None:

@@ -117,14 +117,6 @@ class StatusReport:
         }
 
 
-def _spend(frame: pl.DataFrame) -> dict[str, float]:
-    """Summed cost_usd per provider of a call table."""
-    if not frame.height:
-        return {}
-    by = frame.group_by("provider").agg(pl.col("cost_usd").fill_null(0.0).sum())
-    return {str(p): float(c) for p, c in by.iter_rows()}
-
-
 def status_report(
     plan: pl.DataFrame,
     log: RunLog,
@@ -156,7 +148,7 @@ def status_report(
     counts = counts.fill_null(0).sort("stage", "provider")
     stages = [*KEYS, BATCHEVAL_TABLE] if batcheval is not None else list(KEYS)
     # Every billed attempt: superseded rows (a failure retried since) included.
-    spend = {table: _spend(log.read_all(table)) for table in stages}
+    spend = {table: log.spent_by_provider(table) for table in stages}  # the ledger too
     numeric = ("planned", *STATES, "spent_usd")
     for row in counts.iter_rows(named=True):
         stage, provider = str(row["stage"]), str(row["provider"])
@@ -226,7 +218,7 @@ def _other_table(log: RunLog, table: str) -> list[dict[str, Any]]:
     if not frame.height:
         return []
     rows: list[dict[str, Any]] = []
-    spend = _spend(log.read_all(table))  # every billed attempt, superseded ones included
+    spend = log.spent_by_provider(table)  # every billed attempt, superseded ones included
     by = (
         frame.group_by("provider")
         .agg(

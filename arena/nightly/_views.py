@@ -144,7 +144,7 @@ class HistoryView:
         return {sid: i for i, sid in enumerate(snapshot_ids(self.history), 1)}
 
     def _meta(self, sid: str) -> dict[str, Any]:
-        rows = self.history.filter(pl.col("snapshot") == sid).sort("rank")
+        rows = self.history.filter(pl.col("snapshot") == sid).sort("rank", nulls_last=True)
         meta = {k: _clean(rows[k][0]) for k in _SNAPSHOT_FIELDS}
         meta["number"] = self._numbered()[sid]
         meta["models"] = [
@@ -223,9 +223,12 @@ class HistoryView:
             cells = []
             for snap in shown:
                 entry = next((m for m in snap["models"] if m["model"] == model), None)
-                cells.append(
-                    "-" if entry is None else f"{_num(entry['bt_anchored'])} #{entry['rank']}"
-                )
+                if entry is None:
+                    cells.append("-")
+                elif entry["rank"] is None:
+                    cells.append("unranked")
+                else:
+                    cells.append(f"{_num(entry['bt_anchored'])} #{entry['rank']}")
             now = latest.get(model)
             ci = "dropped" if now is None else f"{_num(now['bt_ci_low'])}-{_num(now['bt_ci_high'])}"
             rows.append([model, *cells, ci])
@@ -234,7 +237,8 @@ class HistoryView:
             ["model", *[str(s["number"]) for s in shown], "95% CI now"],
             rows,
             [
-                "Columns are snapshots, oldest first (numbered as below); '-' = not ranked then.",
+                "Columns are snapshots, oldest first (numbered as below); '-' = not in the "
+                "tournament then; 'unranked' = in it without a usable battle yet.",
                 "Ratings are anchored so that the models ranked in two consecutive snapshots "
                 "keep their mean"
                 + (f" (or {self.anchor} its rating)" if self.anchor else "")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -23,9 +24,14 @@ from arena.store._files import (
 from arena.store._schema import TABLES, table_schema
 from arena.store._writer import LogWriter, writer_active
 
-__all__ = ["RunLog"]
+__all__ = ["LEDGER_FILE", "RunLog"]
 
 _READ_ATTEMPTS = 50
+
+# The spend ledger (DIR/log/spend_ledger.json): per table, provider and run id,
+# the cost of every billed attempt seen before `arena gc` took rows out of the log.
+LEDGER_FILE = "spend_ledger.json"
+_LEDGER_COLUMNS = ("table", "provider", "run_id")
 
 
 class _Renamed(Exception):
@@ -99,15 +105,87 @@ class RunLog:
         raise RuntimeError(f"could not read table {table!r} of {self.log_dir}: it kept moving")
 
     def spent_usd(self) -> float:
-        """Cost of every billed attempt in the log: every row of every table of calls."""
-        total = 0.0
+        """Cost of every billed attempt: every row of every table of calls, and what rows
+        taken out of the log by `arena gc` had cost (the ledger)."""
+        return float(sum(self.spend_groups().values()))
+
+    def spent_by_provider(self, table: str) -> dict[str, float]:
+        """`spent_usd` of one table, per provider."""
+        out: dict[str, float] = {}
+        for (name, provider, _), usd in self.spend_groups([table]).items():
+            if name == table:
+                out[provider] = out.get(provider, 0.0) + usd
+        return out
+
+    def spend_groups(
+        self, tables: Iterable[str] | None = None
+    ) -> dict[tuple[str, str, str], float]:
+        """Spend per (table, provider, run id): the larger of the log's rows and the
+        ledger's total (the log only loses rows, to `arena gc`, after the ledger has
+        their cost). A row without provider or run id counts under ''."""
+        live = self._live_spend(tables)
+        ledger = {k: v for k, v in self.ledger().items() if tables is None or k[0] in tables}
+        return {k: max(live.get(k, 0.0), ledger.get(k, 0.0)) for k in {*live, *ledger}}
+
+    def _live_spend(self, tables: Iterable[str] | None = None) -> dict[tuple[str, str, str], float]:
+        wanted = set(TABLES) if tables is None else set(tables)
+        out: dict[tuple[str, str, str], float] = {}
         for table, schema in list(TABLES.items()):
-            if "cost_usd" not in schema.names or not self._has_files(table):
+            if table not in wanted or "cost_usd" not in schema.names:
                 continue
-            rows = self.read_all(table, ["cost_usd", "started_at", "finished_at", "run_id"])
-            value = rows["cost_usd"].fill_null(0.0).sum()
-            total += float(value or 0.0)
-        return total
+            if not self._has_files(table):
+                continue
+            cols = ["cost_usd", "started_at", "finished_at"]
+            cols += [c for c in ("provider", "run_id") if c in schema.names]
+            rows = self.read_all(table, cols)
+            if not rows.height:
+                continue
+            keys = [
+                (pl.col(c) if c in rows.columns else pl.lit(None)).cast(pl.String).fill_null("")
+                for c in ("provider", "run_id")
+            ]
+            by = (
+                rows.select(
+                    *[k.alias(n) for k, n in zip(keys, ("provider", "run_id"), strict=True)],
+                    pl.col("cost_usd").fill_null(0.0),
+                )
+                .group_by("provider", "run_id")
+                .agg(pl.col("cost_usd").sum())
+            )
+            for provider, run_id, usd in by.iter_rows():
+                out[(table, str(provider), str(run_id))] = float(usd or 0.0)
+        return out
+
+    def ledger(self) -> dict[tuple[str, str, str], float]:
+        """The spend ledger (see LEDGER_FILE): {} before the first `arena gc`."""
+        path = self.log_dir / LEDGER_FILE
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return {}
+        except (OSError, ValueError) as exc:
+            raise ValueError(f"{path}: the spend ledger cannot be read: {exc}") from exc
+        out: dict[tuple[str, str, str], float] = {}
+        for entry in data.get("entries", []) if isinstance(data, dict) else []:
+            key = tuple(str(entry.get(c) or "") for c in _LEDGER_COLUMNS)
+            out[(key[0], key[1], key[2])] = float(entry.get("cost_usd") or 0.0)
+        return out
+
+    def record_ledger(self) -> None:
+        """Write every group's spend to the ledger (before `arena gc` takes rows out of the
+        log; the caller holds the run lock). Atomic: a temporary file, fsync, rename."""
+        groups = self.spend_groups()
+        entries = [
+            {"table": t, "provider": p, "run_id": r, "cost_usd": usd}
+            for (t, p, r), usd in sorted(groups.items())
+        ]
+        path = self.log_dir / LEDGER_FILE
+        tmp = self.log_dir / f".{LEDGER_FILE}.tmp"
+        with open(tmp, "w", encoding="utf-8") as f:
+            json.dump({"version": 1, "entries": entries}, f, indent=1)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
 
     def missing_parts(self) -> dict[str, list[str]]:
         """Per table, the parts its manifest lists that were deleted (warned about)."""

@@ -67,3 +67,21 @@ def plan_ids(yaml_path: Path) -> tuple[set[str], set[str]]:
 def full_size(contestants: int, reviewers: int, questions: int) -> int:
     """Calls of a full tournament: answers plus all-pairs reviews (both orders)."""
     return questions * (contestants + contestants * (contestants - 1) * reviewers)
+
+
+def validate_record(record: Any) -> dict[str, Any]:
+    """Check a run's status record against the JSON Schema shipped with arena; the record."""
+    import jsonschema
+
+    from arena.nightly import RECORD_SCHEMA_PATH
+
+    schema = json.loads(RECORD_SCHEMA_PATH.read_text())
+    jsonschema.Draft202012Validator.check_schema(schema)
+    jsonschema.Draft202012Validator(schema).validate(record)
+    assert isinstance(record, dict)
+    return record
+
+
+def priced(models: int = 3, usd: float = 100.0) -> dict[str, Any]:
+    """A YAML `prices:` section that makes every sim model's call cost money."""
+    return {"prices": {f"m{i}": {"input": usd, "output": usd} for i in range(models)}}

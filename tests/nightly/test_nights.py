@@ -79,10 +79,10 @@ def test_thirteen_nights_record_report_and_explain_every_change(tmp_path: Path) 
     assert n3["stale"] == 3 + 18 and n3["new"] == 2 * 21
     diff = _diff(out)
     assert diff["changes"] == [
-        "q1 edited, q2 and q3 added",
+        "question q1 edited, questions q2 and q3 added",
         "re-run as stale: 3 answers, 18 reviews",
     ]
-    assert "q1 edited, q2 and q3 added" in n3["_markdown"]
+    assert "question q1 edited, questions q2 and q3 added" in n3["_markdown"]
 
     # Night 4: a new model version behind m1.
     edit_yaml(yaml_path, lambda d: d["models"]["m1"].update(model="m1-v2"))
@@ -159,7 +159,7 @@ def test_thirteen_nights_record_report_and_explain_every_change(tmp_path: Path) 
     today = time.strftime("%Y-%m-%d")
     assert _diff(out, f"1..{today}")["after"]["number"] == snapshots
     assert _diff(out, "1..2")["changes"] == [
-        "q1 edited, q2 and q3 added",
+        "question q1 edited, questions q2 and q3 added",
         "re-run as stale: 3 answers, 18 reviews",
     ]
     bad = board_cli(str(out), "--diff", "nosuchtag..")
@@ -167,7 +167,7 @@ def test_thirteen_nights_record_report_and_explain_every_change(tmp_path: Path) 
 
     # Piped, nothing is cut to a terminal's width.
     history = board_cli(str(out), "--history").stdout
-    assert "q1 edited, q2 and q3 added" in history and "…" not in history
+    assert "question q1 edited, questions q2 and q3 added" in history and "…" not in history
 
     # Every night left its own report file.
     reports = [json.loads(p.read_text()) for p in (out / "reports").glob("*.json")]

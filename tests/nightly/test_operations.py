@@ -19,6 +19,7 @@ import pytest
 from arena.store import RunLock
 from arena.store._lock import LOCK_NAME
 from tests.conftest import small_tournament
+from tests.nightly._support import validate_record
 
 REPO = Path(__file__).resolve().parents[2]
 WRAPPER = REPO / "scripts" / "arena-nightly.sh"
@@ -167,11 +168,33 @@ def test_exit_code(ended: dict[str, Ended], scenario: str, code: int) -> None:
     assert summary["exit_code"] == code
     assert summary["run_id"] and summary["started_at"] <= summary["ended_at"]
     assert isinstance(summary["pid"], int)
+    record = validate_record(summary["record"])  # the same shape for every exit code
+    assert (record["exit_code"], record["run_id"]) == (code, summary["run_id"])
     if scenario == "bad":  # a first night with bad input creates no run directory
         assert summary["report"] is None and "contestants" in summary["error"]
+        assert record["status"] == "bad_input" and record["report"] is None
         return
     report = json.loads(Path(summary["report"]).read_text())
     assert report["exit_code"] == code and report["run"]["run_id"] == summary["run_id"]
+    assert report["record"] == record
+    if scenario != "locked":  # the holder's directory: its own record is there
+        last = validate_record(json.loads((Path(summary["output"]) / "last_run.json").read_text()))
+        assert last == record
+
+
+def test_a_run_killed_with_sigkill_is_marked_killed_by_the_next_one(
+    ended: dict[str, Ended],
+) -> None:
+    after = ended["after_sigkill"].summary()
+    reports = Path(after["report"]).parent
+    records = [json.loads(p.read_text())["record"] for p in sorted(reports.glob("*.json"))]
+    killed = [r for r in records if r["run_id"] != after["run_id"]]
+    assert len(killed) == 1
+    record = validate_record(killed[0])
+    assert (record["status"], record["exit_code"], record["ended_at"]) == ("killed", 137, None)
+    assert after["run_id"] in record["error"]
+    markdown = Path(record["report"]).with_suffix(".md").read_text()
+    assert markdown.splitlines()[0].endswith("exit 137 (killed)")
 
 
 def test_wrapper_logs_with_timestamps_and_prints_the_summary(ended: dict[str, Ended]) -> None:

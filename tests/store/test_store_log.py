@@ -131,6 +131,7 @@ def test_public_api() -> None:
         "describe_tokens",
         "token_totals",
         "usage_columns",
+        "lock_holder",
     }
     for name in arena.store.__all__:
         assert getattr(arena.store, name) is not None
