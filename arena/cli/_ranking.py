@@ -41,10 +41,12 @@ _OPTIONS = (
     click.option(
         "--weights",
         "weighting",
-        type=click.Choice(["peerrank", "equal"]),
+        type=click.Choice(["peerrank", "equal", "reliability"]),
         default="peerrank",
         show_default=True,
-        help="Reviewer weights: the PeerRank fixed point, or every reviewer the same.",
+        help="Reviewer weights: the PeerRank fixed point, every reviewer the same, or by "
+        "judging reliability (a latent model of each reviewer's discrimination, position "
+        "bias and self-preference, fitted with the ratings; own battles left out).",
     ),
     click.option(
         "--no-self",

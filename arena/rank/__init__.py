@@ -53,12 +53,14 @@ from arena.rank._peerrank import (
     peerrank,
     peerrank_batch,
     solve_weights,
+    weighted_win_rates,
     weights_from_scores,
     win_counts,
 )
 from arena.rank._ranking import (
     ELO_BOOTSTRAP_ORDERS,
     ELO_BOOTSTRAP_STEPS,
+    ELO_ORDER_SEED,
     MIN_BATTLES,
     MIN_ELO_ROUNDS,
     MIN_QUESTIONS,
@@ -68,9 +70,27 @@ from arena.rank._ranking import (
     bradley_terry,
     rank_reviews,
 )
+from arena.rank._reliability import (
+    ReliabilityBatch,
+    ReliabilityFit,
+    fit_reliability,
+    fit_reliability_batch,
+    reliability_weights,
+    trusted_reviews,
+    trusted_tensor,
+)
 from arena.rank._style import StyleFit, answer_style, fit_style_control, length_bias
 
 __all__ = [
+    "ELO_ORDER_SEED",
+    "ReliabilityBatch",
+    "ReliabilityFit",
+    "fit_reliability",
+    "fit_reliability_batch",
+    "reliability_weights",
+    "trusted_reviews",
+    "trusted_tensor",
+    "weighted_win_rates",
     "ELO_BOOTSTRAP_ORDERS",
     "ELO_BOOTSTRAP_STEPS",
     "MIN_ELO_ROUNDS",

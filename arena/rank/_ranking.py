@@ -25,13 +25,24 @@ from arena.rank._peerrank import (
     equal_win_rates,
     peerrank,
     peerrank_batch,
+    weighted_win_rates,
     win_counts,
+)
+from arena.rank._reliability import (
+    ReliabilityFit,
+    fit_reliability,
+    fit_reliability_batch,
+    reliability_features,
+    resample_reliability,
+    trusted_reviews,
+    trusted_tensor,
 )
 from arena.rank._style import StyleFit, fit_style_control, length_bias
 
 __all__ = [
     "ELO_BOOTSTRAP_ORDERS",
     "ELO_BOOTSTRAP_STEPS",
+    "ELO_ORDER_SEED",
     "MIN_BATTLES",
     "MIN_ELO_ROUNDS",
     "MIN_QUESTIONS",
@@ -45,8 +56,9 @@ __all__ = [
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
 
-# How reviewer weights are set: the PeerRank fixed point, or all equal.
-WEIGHTINGS = ("peerrank", "equal")
+# How reviewer weights are set: the PeerRank fixed point, all equal, or by
+# judging reliability (arena.rank._reliability).
+WEIGHTINGS = ("peerrank", "equal", "reliability")
 # A model's intervals rest on too little data below these (flagged, never hidden).
 MIN_QUESTIONS = 5
 MIN_BATTLES = 10
@@ -56,6 +68,10 @@ ELO_BOOTSTRAP_STEPS = 100_000
 ELO_BOOTSTRAP_ORDERS = 20
 ELO_BOOTSTRAP_PASSES = 3
 MIN_ELO_ROUNDS = 10
+# The Elo point's review orders: the first `elo_orders` permutations of
+# numpy.random.default_rng(ELO_ORDER_SEED), whatever `seed` (which draws the
+# bootstrap): the same reviews always give the same Elo.
+ELO_ORDER_SEED = 0
 
 
 @dataclass(frozen=True)
@@ -117,6 +133,9 @@ class Ranking:
     style_ranks: RankTable | None = None
     style_note: str | None = None
     length_bias: FloatArray | None = None  # (R,) share of decisive verdicts won by the longer
+    # The reliability model (`weights="reliability"`): per-reviewer discrimination,
+    # position bias, self-preference and accuracy behind the weights; else None.
+    reliability: ReliabilityFit | None = None
 
 
 def _percentiles(samples: FloatArray | None, columns: int) -> FloatArray:
@@ -133,6 +152,9 @@ class _Bootstrap:
     tensors: FloatArray  # (rounds, R, C, C)
     weights: FloatArray  # (rounds, R)
     weighted_scores: FloatArray  # (rounds, C)
+    # (rounds, R, C, C) the win tensors the weighted ratings use: `tensors`, or
+    # with reliability weights, `tensors` without the reviewers' own battles.
+    trusted: FloatArray | None = None
 
 
 def _bootstrap(
@@ -143,6 +165,7 @@ def _bootstrap(
     tol: float,
     max_iter: int,
     balanced: bool = False,
+    reliability: ReliabilityFit | None = None,
 ) -> _Bootstrap | None:
     rs = tallies.reviews
     if rounds <= 0 or rs.n_questions < 2:
@@ -151,6 +174,15 @@ def _bootstrap(
         raise ValueError("a bootstrap needs tallies with per-question features")
     counts = bootstrap_counts(rs.n_questions, rounds, seed)
     tensors = resample(tallies.features, counts)
+    if reliability is not None:
+        # Every round refits the reliability model, warm-started at the full data's.
+        played, won = resample_reliability(reliability_features(rs), counts)
+        batch = fit_reliability_batch(
+            played, won, rs.reviewer_as_contestant, start=reliability, tol=tol
+        )
+        trusted = trusted_tensor(tensors, rs.reviewer_as_contestant)
+        scores = weighted_win_rates(trusted, batch.weights, balanced=balanced)
+        return _Bootstrap(counts, tensors, batch.weights, scores, trusted)
     if weighted:
         batch = peerrank_batch(
             tensors, rs.reviewer_as_contestant, tol=tol, max_iter=max_iter, balanced=balanced
@@ -183,16 +215,23 @@ def bradley_terry(
 
 
 def _fit_bt(
-    tallies: Tallies, weights: FloatArray, anchor: str | None, boot: _Bootstrap | None
+    tallies: Tallies,
+    weights: FloatArray,
+    anchor: str | None,
+    boot: _Bootstrap | None,
+    win: FloatArray | None = None,
 ) -> BTFit:
+    """BT on `win` (default: the tallies' win tensor) and on the bootstrap's tensors."""
     rs = tallies.reviews
     if anchor is not None and anchor not in rs.contestants:
         raise ValueError(f"anchor model {anchor!r} is not a contestant")
     anchor_index = None if anchor is None else rs.contestants.index(anchor)
-    pairs = pair_matrix(tallies.win[None], weights[None] * rs.n_reviewers)[0]
+    tensor = tallies.win if win is None else win
+    pairs = pair_matrix(tensor[None], weights[None] * rs.n_reviewers)[0]
     boot_pairs = None
     if boot is not None:
-        boot_pairs = pair_matrix(boot.tensors, boot.weights * rs.n_reviewers)
+        boot_tensors = boot.tensors if boot.trusted is None else boot.trusted
+        boot_pairs = pair_matrix(boot_tensors, boot.weights * rs.n_reviewers)
     return fit_bradley_terry(pairs, anchor=anchor_index, bootstrap_pairs=boot_pairs)
 
 
@@ -213,16 +252,23 @@ def _resampled(rs: ReviewSet, counts: FloatArray) -> ReviewSet:
 
 
 def _elo_interval(
-    rs: ReviewSet, boot: _Bootstrap | None, opts: RankOptions, passes: int
+    rs: ReviewSet,
+    boot: _Bootstrap | None,
+    opts: RankOptions,
+    passes: int,
+    reliable: bool = False,
 ) -> tuple[FloatArray, int]:
     """Elo percentiles over question-bootstrap rounds, and the number of rounds used.
 
     Online Elo is sequential: each round costs one step per review and pass,
     whatever the number of orders (they run side by side). Each round runs at
     most ELO_BOOTSTRAP_PASSES weight passes (the weights barely move after
-    that) and ELO_BOOTSTRAP_ORDERS orders; rounds are capped so that rounds x
-    reviews stays within ELO_BOOTSTRAP_STEPS; under MIN_ELO_ROUNDS rounds
-    there is no interval.
+    that) and ELO_BOOTSTRAP_ORDERS orders of its own, so the interval holds
+    the order noise too; rounds are capped so that rounds x reviews stays
+    within ELO_BOOTSTRAP_STEPS; under MIN_ELO_ROUNDS rounds (too few for
+    percentiles that stay put) there is no interval. With reliability weights
+    (`reliable`), `rs` holds the trusted reviews and each round uses its own
+    fitted weights, in one pass.
     """
     none = np.full((2, rs.n_models), np.nan)
     if boot is None or opts.elo_bootstrap <= 0 or not opts.elo or rs.n_battles == 0:
@@ -237,15 +283,20 @@ def _elo_interval(
         result = weighted_elo(
             drawn,
             orders=min(opts.elo_orders, ELO_BOOTSTRAP_ORDERS),
-            seed=opts.seed + 1 + b,
-            max_passes=min(passes, ELO_BOOTSTRAP_PASSES),
+            seed=ELO_ORDER_SEED + 1 + b,
+            max_passes=1 if reliable else min(passes, ELO_BOOTSTRAP_PASSES),
+            weights=boot.weights[b] if reliable else None,
         )
         samples[b] = result.rating
     return _percentiles(samples, rs.n_models), rounds
 
 
 def _style(
-    rs: ReviewSet, boot: _Bootstrap | None, opts: RankOptions, weighted: bool
+    rs: ReviewSet,
+    boot: _Bootstrap | None,
+    opts: RankOptions,
+    weighted: bool,
+    fixed: FloatArray | None = None,
 ) -> tuple[StyleFit | None, str | None]:
     if not opts.style:
         return None, "style control was turned off"
@@ -263,10 +314,26 @@ def _style(
         weighted=weighted,
         tol=opts.tol,
         max_iter=opts.max_iter,
+        weights=fixed,
     )
     if not fit.features:
         return None, "the answers do not differ in length or formatting"
     return fit, None
+
+
+def _reliability_peerrank(
+    tallies: Tallies, trusted: FloatArray, fit: ReliabilityFit, balanced: bool
+) -> PeerRankResult:
+    """Win rates with the reliability weights in place of the PeerRank fixed point."""
+    plain = equal_win_rates(tallies.win[None], balanced=balanced)[0]
+    weighted = weighted_win_rates(trusted[None], fit.weights[None], balanced=balanced)[0]
+    return PeerRankResult(
+        win_rate=plain,
+        weighted_win_rate=weighted,
+        weights=fit.weights,
+        iterations=fit.iterations,
+        converged=fit.converged,
+    )
 
 
 def rank_reviews(rs: ReviewSet, options: RankOptions | None = None) -> Ranking:
@@ -277,23 +344,49 @@ def rank_reviews(rs: ReviewSet, options: RankOptions | None = None) -> Ranking:
     if opts.anchor is not None and opts.anchor not in rs.contestants:
         raise ValueError(f"anchor model {opts.anchor!r} is not a contestant")
     weighted = opts.weights == "peerrank"
+    reliable = opts.weights == "reliability"
+    # With reliability weights, ratings leave out the reviewers' own battles.
+    rated = trusted_reviews(rs) if reliable else rs
     # Elo's order start states are found on another core while the rest is fitted.
     starts = None
-    if opts.elo and rs.n_battles and opts.elo_orders > 0:
-        starts = prefetch_orders(rs.n_battles, opts.elo_orders, opts.seed)
+    if opts.elo and rated.n_battles and opts.elo_orders > 0:
+        starts = prefetch_orders(rated.n_battles, opts.elo_orders, ELO_ORDER_SEED)
     tallies = tally_reviews(rs, per_question=opts.bootstrap > 0)
-    pr = peerrank(
-        tallies, tol=opts.tol, max_iter=opts.max_iter, weighted=weighted, balanced=opts.balanced
-    )
+    reliability = None
+    win = None
+    if reliable:
+        reliability = fit_reliability(rs, count=tallies.count, tol=min(opts.tol, 1e-8))
+        win = trusted_tensor(tallies.win, rs.reviewer_as_contestant)
+        pr = _reliability_peerrank(tallies, win, reliability, opts.balanced)
+    else:
+        pr = peerrank(
+            tallies,
+            tol=opts.tol,
+            max_iter=opts.max_iter,
+            weighted=weighted,
+            balanced=opts.balanced,
+        )
     boot = _bootstrap(
-        tallies, opts.bootstrap, opts.seed, weighted, opts.tol, opts.max_iter, opts.balanced
+        tallies,
+        opts.bootstrap,
+        opts.seed,
+        weighted,
+        opts.tol,
+        opts.max_iter,
+        opts.balanced,
+        reliability=reliability,
     )
-    bt = _fit_bt(tallies, pr.weights, opts.anchor, boot)
+    bt = _fit_bt(tallies, pr.weights, opts.anchor, boot, win)
     passes = 10 if weighted else 1
     elo = None
     if opts.elo:
         elo = weighted_elo_prefetched(
-            rs, starts, orders=opts.elo_orders, seed=opts.seed, max_passes=passes
+            rated,
+            starts,
+            orders=opts.elo_orders,
+            seed=ELO_ORDER_SEED,
+            max_passes=passes,
+            weights=pr.weights if reliable else None,
         )
     counts = win_counts(tallies)
     questions = tallies.questions_per_model
@@ -304,11 +397,14 @@ def rank_reviews(rs: ReviewSet, options: RankOptions | None = None) -> Ranking:
     if boot is not None:
         plain_rates = (
             equal_win_rates(boot.tensors, balanced=opts.balanced)
-            if weighted
+            if weighted or reliable
             else boot.weighted_scores
         )
-    elo_ci, elo_rounds = _elo_interval(rs, boot, opts, passes)
-    style, note = _style(rs, boot, opts, weighted)
+    elo_ci, elo_rounds = _elo_interval(rated, boot, opts, passes, reliable)
+    fixed = None
+    if reliable:
+        fixed = pr.weights[None] if boot is None else np.vstack([pr.weights[None], boot.weights])
+    style, note = _style(rated, boot, opts, weighted, fixed)
     style_ranks = None
     if style is not None:
         style_ranks = rank_models(
@@ -351,4 +447,5 @@ def rank_reviews(rs: ReviewSet, options: RankOptions | None = None) -> Ranking:
         style_ranks=style_ranks,
         style_note=note,
         length_bias=length_bias(rs),
+        reliability=reliability,
     )

@@ -327,6 +327,7 @@ def _solve(
     max_iter: int,
     start: FloatArray | None = None,
     newton_steps: int = _NEWTON_ITER,
+    given_weights: FloatArray | None = None,
 ) -> tuple[FloatArray, FloatArray, IntArray, NDArray[np.bool_], FloatArray]:
     """Joint fit for each set of `mult`: params, weights, iterations, converged, damping.
 
@@ -345,11 +346,15 @@ def _solve(
         params[index] = fitted
         return fitted
 
-    if not weighted:
-        equal = np.full((sets, n_reviewers), 1.0 / max(n_reviewers, 1))
-        refit(np.arange(sets), equal)
+    if given_weights is not None or not weighted:
+        given = (
+            np.full((sets, n_reviewers), 1.0 / max(n_reviewers, 1))
+            if given_weights is None
+            else given_weights
+        )
+        refit(np.arange(sets), given)
         zeros = np.zeros(sets, dtype=np.int64)
-        return params, equal, zeros, np.ones(sets, dtype=bool), np.zeros(sets)
+        return params, given, zeros, np.ones(sets, dtype=bool), np.zeros(sets)
 
     def weights_of(theta: FloatArray) -> FloatArray:
         scores = np.where(fitter.scored, theta, np.nan)
@@ -397,12 +402,16 @@ def fit_style_control(
     weighted: bool = True,
     tol: float = 1e-9,
     max_iter: int = 100,
+    weights: FloatArray | None = None,
 ) -> StyleFit:
     """Style-controlled Bradley-Terry of `rs` (which must carry style features).
 
     `bootstrap_counts` (rounds x questions) are the question multiplicities of
     the bootstrap rounds (`bootstrap_counts` of arena.rank), the same draws as
     the plain fit's. With `weighted=False` every reviewer weighs the same.
+    `weights` (1 + rounds, R), when given, are fixed reviewer weights (each row
+    summing to 1) of the full data and of every round: the ratings and
+    coefficients are fitted at them, nothing iterated.
     Raises ValueError when `rs` has no style features or some battle lacks them.
     """
     if rs.style_a is None or rs.style_b is None:
@@ -429,11 +438,22 @@ def fit_style_control(
     solve = (rs.reviewer_as_contestant, rs.n_reviewers, weighted, tol, max_iter)
     # The full data set first, the full way; the bootstrap rounds then start
     # from its solution and take one Newton step per weight update (checked).
-    parts = [_solve(fitter, mult[:1], *solve)]
+    given = None if weights is None else np.asarray(weights, dtype=np.float64)
+    parts = [_solve(fitter, mult[:1], *solve, given_weights=None if given is None else given[:1])]
     for start in range(1, mult.shape[0], chunk):
         rows = mult[start : start + chunk]
         warm = np.repeat(parts[0][0], rows.shape[0], axis=0)
-        parts.append(_solve(fitter, rows, *solve, start=warm, newton_steps=_BOOT_NEWTON_STEPS))
+        round_weights = None if given is None else given[start : start + chunk]
+        parts.append(
+            _solve(
+                fitter,
+                rows,
+                *solve,
+                start=warm,
+                newton_steps=_BOOT_NEWTON_STEPS,
+                given_weights=round_weights,
+            )
+        )
     params = np.vstack([p[0] for p in parts])
     weights = np.vstack([p[1] for p in parts])
     first = parts[0]
