@@ -49,6 +49,23 @@ _OPTIONS = (
         "bias and self-preference, fitted with the ratings; own battles left out).",
     ),
     click.option(
+        "--intervals",
+        type=click.Choice(["sandwich", "bootstrap"]),
+        default="sandwich",
+        show_default=True,
+        help="Bradley-Terry intervals (and rank intervals, >next): cluster-robust sandwich by "
+        "question (no Monte Carlo: the same for every --seed), or the percentiles of the "
+        "question bootstrap (reviewer weights refitted per round).",
+    ),
+    click.option(
+        "--elo-bootstrap",
+        type=click.IntRange(min=0),
+        default=0,
+        show_default=True,
+        help="Bootstrap rounds for an Elo interval (at least 100, each with 20 review orders of "
+        "its own, and rounds x reviews within 2,000,000; 0: no Elo interval).",
+    ),
+    click.option(
         "--no-self",
         "no_self",
         is_flag=True,
@@ -68,6 +85,8 @@ def ranking_options(command: Callable[..., Any]) -> Callable[..., Any]:
         bootstrap: int,
         seed: int,
         weighting: str,
+        intervals: str,
+        elo_bootstrap: int,
         no_self: bool,
         **kwargs: Any,
     ) -> Any:
@@ -80,6 +99,8 @@ def ranking_options(command: Callable[..., Any]) -> Callable[..., Any]:
             seed=seed,
             weights=weighting,
             exclude_self=no_self,
+            intervals=intervals,
+            elo_bootstrap=elo_bootstrap,
         )
         return command(*args, options=options, **kwargs)
 

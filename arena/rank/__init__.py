@@ -61,6 +61,7 @@ from arena.rank._ranking import (
     ELO_BOOTSTRAP_ORDERS,
     ELO_BOOTSTRAP_STEPS,
     ELO_ORDER_SEED,
+    INTERVALS,
     MIN_BATTLES,
     MIN_ELO_ROUNDS,
     MIN_QUESTIONS,
@@ -79,10 +80,15 @@ from arena.rank._reliability import (
     trusted_reviews,
     trusted_tensor,
 )
+from arena.rank._sandwich import Z_95, bt_sandwich, question_pairs
 from arena.rank._style import StyleFit, answer_style, fit_style_control, length_bias
 
 __all__ = [
     "ELO_ORDER_SEED",
+    "INTERVALS",
+    "Z_95",
+    "bt_sandwich",
+    "question_pairs",
     "ReliabilityBatch",
     "ReliabilityFit",
     "fit_reliability",

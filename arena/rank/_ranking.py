@@ -37,12 +37,14 @@ from arena.rank._reliability import (
     trusted_reviews,
     trusted_tensor,
 )
+from arena.rank._sandwich import Z_95, bt_sandwich, question_pairs
 from arena.rank._style import StyleFit, fit_style_control, length_bias
 
 __all__ = [
     "ELO_BOOTSTRAP_ORDERS",
     "ELO_BOOTSTRAP_STEPS",
     "ELO_ORDER_SEED",
+    "INTERVALS",
     "MIN_BATTLES",
     "MIN_ELO_ROUNDS",
     "MIN_QUESTIONS",
@@ -59,15 +61,18 @@ IntArray = NDArray[np.int64]
 # How reviewer weights are set: the PeerRank fixed point, all equal, or by
 # judging reliability (arena.rank._reliability).
 WEIGHTINGS = ("peerrank", "equal", "reliability")
+# How the Bradley-Terry intervals are made: cluster-robust sandwich by question
+# (arena.rank._sandwich), or the percentiles of the question bootstrap.
+INTERVALS = ("sandwich", "bootstrap")
 # A model's intervals rest on too little data below these (flagged, never hidden).
 MIN_QUESTIONS = 5
 MIN_BATTLES = 10
 # The Elo interval's work cap (bootstrap rounds x reviews), and its fewest rounds.
-ELO_BOOTSTRAP_STEPS = 100_000
+ELO_BOOTSTRAP_STEPS = 2_000_000
 # Random orders averaged in each Elo bootstrap round, and weight passes (at most).
 ELO_BOOTSTRAP_ORDERS = 20
 ELO_BOOTSTRAP_PASSES = 3
-MIN_ELO_ROUNDS = 10
+MIN_ELO_ROUNDS = 100
 # The Elo point's review orders: the first `elo_orders` permutations of
 # numpy.random.default_rng(ELO_ORDER_SEED), whatever `seed` (which draws the
 # bootstrap): the same reviews always give the same Elo.
@@ -79,9 +84,13 @@ class RankOptions:
     """Knobs of `rank_reviews`; the defaults are the documented ones.
 
     `weights`: "peerrank" (the fixed point) or "equal" (every reviewer the
-    same). `elo_bootstrap`: bootstrap rounds for the Elo interval (each the
-    mean of up to ELO_BOOTSTRAP_ORDERS random orders; capped by
-    ELO_BOOTSTRAP_STEPS; 0: no Elo interval).
+    same) or "reliability" (arena.rank._reliability). `elo_bootstrap`:
+    bootstrap rounds for the Elo interval (each the mean of up to
+    ELO_BOOTSTRAP_ORDERS random orders of its own; capped by
+    ELO_BOOTSTRAP_STEPS; under MIN_ELO_ROUNDS: none; default 0, none).
+    `intervals`: "sandwich" (cluster-robust by question; no Monte Carlo) or
+    "bootstrap" (percentiles of the question bootstrap) for the
+    Bradley-Terry intervals, rank intervals and neighbour shares.
     `style`: fit style control when the reviews carry answer lengths.
     `balanced`: win rates (and the PeerRank scores the weights come from) are
     the mean over opponents of the per-pair rates, pairs never compared
@@ -97,9 +106,10 @@ class RankOptions:
     max_iter: int = 100
     elo: bool = True
     weights: str = "peerrank"
-    elo_bootstrap: int = 20
+    elo_bootstrap: int = 0
     style: bool = True
     balanced: bool = False
+    intervals: str = "sandwich"
 
 
 @dataclass(frozen=True, eq=False)
@@ -136,6 +146,10 @@ class Ranking:
     # The reliability model (`weights="reliability"`): per-reviewer discrimination,
     # position bias, self-preference and accuracy behind the weights; else None.
     reliability: ReliabilityFit | None = None
+    # How the BT intervals were made ("sandwich" or "bootstrap"; "" without any),
+    # and with the sandwich, the ratings' covariance (C, C) in Elo points squared.
+    intervals: str = ""
+    bt_covariance: FloatArray | None = None
 
 
 def _percentiles(samples: FloatArray | None, columns: int) -> FloatArray:
@@ -321,6 +335,36 @@ def _style(
     return fit, None
 
 
+def _sandwich(
+    tallies: Tallies, bt: BTFit, weights: FloatArray, reliable: bool, anchor: str | None
+) -> tuple[BTFit, FloatArray | None]:
+    """`bt` with cluster-robust sandwich intervals (and their covariance), when it has any.
+
+    Reviews are weighted as in the fit (mean-normalised weights; with
+    reliability weights, a reviewer's own battles left out). Open sides (a
+    model that lost or won nothing) stay open, as with the bootstrap.
+    """
+    rs = tallies.reviews
+    if tallies.features is None or rs.n_questions < 2:
+        return bt, None
+    r, c = rs.n_reviewers, rs.n_models
+    cell = np.broadcast_to((weights * r)[:, None, None], (r, c, c)).copy()
+    if reliable:
+        cell = trusted_tensor(cell, rs.reviewer_as_contestant)
+    per_question = question_pairs(tallies.features, cell)
+    anchor_index = None if anchor is None else rs.contestants.index(anchor)
+    cov = bt_sandwich(per_question, bt.rating, bt.components, bt.regularised, anchor_index)
+    sd = np.sqrt(np.clip(np.diag(cov), 0.0, None))
+    low = bt.rating - Z_95 * sd
+    high = bt.rating + Z_95 * sd
+    pairs = per_question.sum(axis=0)
+    won, lost = pairs.sum(axis=1), pairs.sum(axis=0)
+    fitted = ~np.isnan(bt.rating) & ~np.isnan(sd)
+    high[fitted & (lost <= 0) & (won > 0)] = np.inf
+    low[fitted & (won <= 0) & (lost > 0)] = -np.inf
+    return dataclasses.replace(bt, ci_low=low, ci_high=high), cov
+
+
 def _reliability_peerrank(
     tallies: Tallies, trusted: FloatArray, fit: ReliabilityFit, balanced: bool
 ) -> PeerRankResult:
@@ -343,6 +387,10 @@ def rank_reviews(rs: ReviewSet, options: RankOptions | None = None) -> Ranking:
         raise ValueError(f"weights must be one of {', '.join(WEIGHTINGS)}, not {opts.weights!r}")
     if opts.anchor is not None and opts.anchor not in rs.contestants:
         raise ValueError(f"anchor model {opts.anchor!r} is not a contestant")
+    if opts.intervals not in INTERVALS:
+        raise ValueError(
+            f"intervals must be one of {', '.join(INTERVALS)}, not {opts.intervals!r}"
+        )
     weighted = opts.weights == "peerrank"
     reliable = opts.weights == "reliability"
     # With reliability weights, ratings leave out the reviewers' own battles.
@@ -351,7 +399,8 @@ def rank_reviews(rs: ReviewSet, options: RankOptions | None = None) -> Ranking:
     starts = None
     if opts.elo and rated.n_battles and opts.elo_orders > 0:
         starts = prefetch_orders(rated.n_battles, opts.elo_orders, ELO_ORDER_SEED)
-    tallies = tally_reviews(rs, per_question=opts.bootstrap > 0)
+    sandwich = opts.intervals == "sandwich"
+    tallies = tally_reviews(rs, per_question=opts.bootstrap > 0 or sandwich)
     reliability = None
     win = None
     if reliable:
@@ -377,6 +426,10 @@ def rank_reviews(rs: ReviewSet, options: RankOptions | None = None) -> Ranking:
         reliability=reliability,
     )
     bt = _fit_bt(tallies, pr.weights, opts.anchor, boot, win)
+    covariance = None
+    if sandwich:
+        bt, covariance = _sandwich(tallies, bt, pr.weights, reliable, opts.anchor)
+    method = "sandwich" if covariance is not None else "bootstrap" if bt.bootstrap_rounds else ""
     passes = 10 if weighted else 1
     elo = None
     if opts.elo:
@@ -434,6 +487,7 @@ def rank_reviews(rs: ReviewSet, options: RankOptions | None = None) -> Ranking:
             bt.boot_rating,
             tiebreak=pr.weighted_win_rate,
             names=rs.contestants,
+            covariance=covariance,
         ),
         win_rate_ci=_percentiles(plain_rates, c),
         weighted_win_rate_ci=_percentiles(None if boot is None else boot.weighted_scores, c),
@@ -448,4 +502,6 @@ def rank_reviews(rs: ReviewSet, options: RankOptions | None = None) -> Ranking:
         style_note=note,
         length_bias=length_bias(rs),
         reliability=reliability,
+        intervals=method,
+        bt_covariance=covariance,
     )

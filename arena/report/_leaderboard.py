@@ -89,6 +89,10 @@ class LeaderboardOptions:
     # Opponent-balanced win rates (rank.RankOptions.balanced); None: on for a
     # run directory whose reviews come from a sampled design.
     balanced: bool | None = None
+    # Bradley-Terry intervals: "sandwich" (cluster-robust by question) or "bootstrap".
+    intervals: str = "sandwich"
+    # Bootstrap rounds for an Elo interval (0: none; see rank.RankOptions).
+    elo_bootstrap: int = 0
 
 
 @dataclass(eq=False)
@@ -162,7 +166,7 @@ def _interval_warnings(ranking: Ranking, bootstrap: int) -> list[str]:
         )
     battled = ranking.counts.battles > 0
     thin = np.flatnonzero(ranking.thin & battled)
-    if thin.size and ranking.bt.bootstrap_rounds:
+    if thin.size and ranking.intervals:
         out.append(
             f"the intervals of {_names(names, thin)} rest on fewer than {MIN_QUESTIONS} "
             f"questions or {MIN_BATTLES} battles (marked *): treat them as rough"
@@ -270,6 +274,8 @@ def rank_frame(
             elo=opts.elo_orders > 0,
             weights=opts.weights,
             balanced=bool(opts.balanced),
+            intervals=opts.intervals,
+            elo_bootstrap=opts.elo_bootstrap,
         ),
     )
     board = Leaderboard(
@@ -606,6 +612,10 @@ def _model_row(board: Leaderboard, i: int, columns: dict[str, FloatArray]) -> di
     row["group"] = _rank_number(ranks.group[i] + 1)
     for name in RANKINGS:
         row[name] = _number(columns[name][i])
+    order_error = None if r.elo is None or r.elo.order_error is None else r.elo.order_error
+    row["elo_order_error"] = (
+        None if order_error is None or math.isnan(columns["elo"][i]) else _number(order_error[i])
+    )
     row["bt_ci_low"] = _number(r.bt.ci_low[i])
     row["bt_ci_high"] = _number(r.bt.ci_high[i])
     for name, ci in (
@@ -693,6 +703,7 @@ def leaderboard_dict(board: Leaderboard) -> dict[str, Any]:
             name: float(w) for name, w in zip(rs.reviewers, r.peerrank.weights, strict=True)
         },
         "weighting": r.weighting,
+        "bt_intervals": r.intervals or None,
         "iterations": r.peerrank.iterations,
         "peerrank": {
             "converged": r.peerrank.converged,
@@ -727,6 +738,8 @@ def leaderboard_dict(board: Leaderboard) -> dict[str, Any]:
             "self_excluded": rs.n_self_excluded,
         },
     }
+    if r.reliability is not None:
+        out["reliability"] = _reliability_dict(r)
     if board.true_order is not None and board.kendall_tau is not None:
         out["true_order"] = board.true_order
         out["kendall_tau"] = {k: _number(v) for k, v in board.kendall_tau.items()}
@@ -748,6 +761,28 @@ def leaderboard_dict(board: Leaderboard) -> dict[str, Any]:
     if board.sampling is not None:
         out["sampling"] = board.sampling
     return out
+
+
+def _reliability_dict(r: Ranking) -> dict[str, Any]:
+    """The reliability model behind `--weights reliability` (docs/ranking.md)."""
+    fit = r.reliability
+    assert fit is not None
+    return {
+        "converged": fit.converged,
+        "iterations": fit.iterations,
+        "reviewers": [
+            {
+                "reviewer": name,
+                "weight": _number(fit.weights[k]),
+                "discrimination": _number(fit.discrimination[k]),
+                "position_bias": _number(fit.position_bias[k]),
+                "self_preference": _number(fit.self_preference[k]),
+                "accuracy": _number(fit.accuracy[k]),
+                "battles": int(round(float(fit.battles[k]))),
+            }
+            for k, name in enumerate(fit.reviewers)
+        ],
+    }
 
 
 def sampling_block(directory: Path, reviews: pl.DataFrame) -> dict[str, Any] | None:
