@@ -201,6 +201,7 @@ def sim_designs(
 # PRD's score convention in its review files: 1 = first answer, 2 = second, 3 = tie
 # (-1: no verdict, which the paper's code counts as a tie).
 _PRD_SCORE = {-1: 0, 1: -1, 2: 1, 3: 0}
+_VERDICT = {-1: "A", 0: "tie", 1: "B"}
 _PRD_MODELS = {
     "gpt4": "gpt-4",
     "gpt35": "gpt-3.5",
@@ -253,7 +254,7 @@ def prd_reviews(root: Path) -> pl.DataFrame:
                                 "model_a": _PRD_MODELS[a],
                                 "model_b": _PRD_MODELS[b],
                                 "reviewer": name,
-                                "score": _PRD_SCORE[int(record["score"])],
+                                "verdict": _VERDICT[_PRD_SCORE[int(record["score"])]],
                             }
                         )
     return pl.DataFrame(rows)
@@ -297,7 +298,9 @@ def main() -> None:
     parser.add_argument("--keep", type=Path, default=None, help="keep (and reuse) runs in DIR")
     args = parser.parse_args()
     started = time.perf_counter()
-    summary = sim_designs(DESIGNS, list(range(1, args.seeds + 1)), args.questions, args.keep)
+    summary: dict[str, Any] = {}
+    if args.seeds > 0:
+        summary = sim_designs(DESIGNS, list(range(1, args.seeds + 1)), args.questions, args.keep)
     summary["prd"] = None if args.prd is None else prd(args.prd)
     summary["seconds"] = round(time.perf_counter() - started, 1)
     print(json.dumps(summary))

@@ -122,7 +122,10 @@ def test_footers_do_not_count_parts_that_are_off(tmp_path: Path) -> None:
     path = _write(tmp_path, random_reviews(models=3, questions=4))
     table = _invoke(path, "--elo-orders", "0", "--bootstrap", "0").output
     assert "0 rounds" not in table and "0 random orders" not in table
-    assert "Elo: not computed" in table and "no intervals" in table
+    # BT intervals need no bootstrap: they are the sandwich's (no Monte Carlo).
+    assert "Elo: not computed" in table and "cluster-robust sandwich by question" in table
+    table = _invoke(path, "--elo-orders", "0", "--bootstrap", "0", "--intervals", "bootstrap")
+    assert "no intervals" in table.output
 
 
 def test_no_self_and_equal_weights(tmp_path: Path) -> None:
