@@ -150,15 +150,19 @@ def paired(values: list[float], seed: int = 0) -> list[float]:
     return [round(float(data.mean()), 4), round(float(low), 4), round(float(high), 4)]
 
 
+def _mean(values: list[float]) -> float | None:
+    """Rounded mean; None (JSON null) where undefined (equal weights have no Spearman)."""
+    mean = float(np.mean(values))
+    return None if np.isnan(mean) else round(mean, 4)
+
+
 def summarise(runs: list[dict[str, dict[str, float]]]) -> dict[str, Any]:
     """Means per weighting and paired tau differences over a list of runs."""
     rel = [r["tau"]["reliability"] for r in runs]
     return {
         "runs": len(runs),
-        "spearman": {
-            w: round(float(np.mean([r["spearman"][w] for r in runs])), 4) for w in WEIGHTINGS
-        },
-        "tau": {w: round(float(np.mean([r["tau"][w] for r in runs])), 4) for w in WEIGHTINGS},
+        "spearman": {w: _mean([r["spearman"][w] for r in runs]) for w in WEIGHTINGS},
+        "tau": {w: _mean([r["tau"][w] for r in runs]) for w in WEIGHTINGS},
         "tau_minus_equal": paired([x - r["tau"]["equal"] for x, r in zip(rel, runs, strict=True)]),
         "tau_minus_peerrank": paired(
             [x - r["tau"]["peerrank"] for x, r in zip(rel, runs, strict=True)]
