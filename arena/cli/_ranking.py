@@ -42,7 +42,7 @@ _OPTIONS = (
         "--weights",
         "weighting",
         type=click.Choice(["peerrank", "equal", "reliability"]),
-        default="peerrank",
+        default="reliability",
         show_default=True,
         help="Reviewer weights: the PeerRank fixed point, every reviewer the same, or by "
         "judging reliability (a latent model of each reviewer's discrimination, position "

@@ -105,7 +105,7 @@ class RankOptions:
     tol: float = 1e-9
     max_iter: int = 100
     elo: bool = True
-    weights: str = "peerrank"
+    weights: str = "reliability"
     elo_bootstrap: int = 0
     style: bool = True
     balanced: bool = False
@@ -155,8 +155,11 @@ class Ranking:
 def _percentiles(samples: FloatArray | None, columns: int) -> FloatArray:
     if samples is None or samples.shape[0] == 0:
         return np.full((2, columns), np.nan)
-    with np.errstate(invalid="ignore"):
-        out: FloatArray = np.nanpercentile(samples, [2.5, 97.5], axis=0)
+    out: FloatArray = np.full((2, columns), np.nan)
+    some = ~np.isnan(samples).all(axis=0)  # a column without any value has no interval
+    if some.any():
+        with np.errstate(invalid="ignore"):
+            out[:, some] = np.nanpercentile(samples[:, some], [2.5, 97.5], axis=0)
     return out
 
 

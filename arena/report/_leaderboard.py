@@ -84,7 +84,7 @@ class LeaderboardOptions:
     elo_orders: int = 100
     bootstrap: int = 200
     seed: int = 0
-    weights: str = "peerrank"
+    weights: str = "reliability"
     exclude_self: bool = False
     # Opponent-balanced win rates (rank.RankOptions.balanced); None: on for a
     # run directory whose reviews come from a sampled design.

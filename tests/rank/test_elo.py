@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -162,8 +164,9 @@ def test_elo_point_does_not_depend_on_the_bootstrap_seed() -> None:
     from arena.rank import ELO_ORDER_SEED, RankOptions, rank_reviews
 
     rs = encode_reviews(random_reviews(models=4, questions=6, seed=3))
-    first = rank_reviews(rs, RankOptions(elo_orders=6, bootstrap=10, seed=0))
-    other = rank_reviews(rs, RankOptions(elo_orders=6, bootstrap=10, seed=5))
+    options = RankOptions(elo_orders=6, bootstrap=10, weights="peerrank")
+    first = rank_reviews(rs, options)
+    other = rank_reviews(rs, dataclasses.replace(options, seed=5))
     assert first.elo is not None and other.elo is not None
     np.testing.assert_array_equal(first.elo.rating, other.elo.rating)
     fixed = weighted_elo(rs, orders=6, seed=ELO_ORDER_SEED)

@@ -18,6 +18,7 @@ JSON_KEYS = {
     "reviewer_weights",
     "weighting",
     "bt_intervals",
+    "reliability",
     "iterations",
     "peerrank",
     "neighbours",

@@ -49,7 +49,8 @@ def test_reliability_weights_and_their_block(tmp_path: Path) -> None:
     assert sum(data["reviewer_weights"].values()) == pytest.approx(1.0)
     table = CliRunner().invoke(leaderboard, [_file(tmp_path), "--weights", "reliability"])
     assert "Reliability weights (--weights reliability)" in table.output
-    plain = _json(_file(tmp_path), "--elo-orders", "4")
+    assert data == _json(_file(tmp_path), "--elo-orders", "4")  # the default weighting
+    plain = _json(_file(tmp_path), "--elo-orders", "4", "--weights", "peerrank")
     assert "reliability" not in plain
 
 
