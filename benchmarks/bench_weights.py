@@ -98,7 +98,9 @@ HUMAN_ORDER = ["gpt-4", "claude", "vicuna", "gpt-3.5", "bard"]
 
 def write_tournament(folder: Path, design: Design, seed: int, questions: int) -> Path:
     """One design's tournament YAML and questions file in `folder`."""
-    lines = [json.dumps({"id": f"q{i}", "text": f"Weights question {i}?"}) for i in range(questions)]
+    lines = [
+        json.dumps({"id": f"q{i}", "text": f"Weights question {i}?"}) for i in range(questions)
+    ]
     (folder / "questions.jsonl").write_text("\n".join(lines) + "\n")
     config: dict[str, Any] = {
         "name": "bench-weights",
@@ -246,7 +248,9 @@ def prd_reviews(root: Path) -> pl.DataFrame:
         for b in _PRD_MODELS:
             for reviewer, name in _PRD_MODELS.items():
                 prefix = f"answer_{a}-vs-answer_{b}-{reviewer}-reviewer"
-                found = [p for p in paths if "/ratings-" in p and p.split("/")[-1].startswith(prefix)]
+                found = [
+                    p for p in paths if "/ratings-" in p and p.split("/")[-1].startswith(prefix)
+                ]
                 if a == b or not found:
                     continue
                 for line in read(sorted(found)[0]).splitlines():

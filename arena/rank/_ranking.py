@@ -194,12 +194,12 @@ def _bootstrap(
     if reliability is not None:
         # Every round refits the reliability model, warm-started at the full data's.
         played, won = resample_reliability(reliability_features(rs), counts)
-        batch = fit_reliability_batch(
+        refits = fit_reliability_batch(
             played, won, rs.reviewer_as_contestant, start=reliability, tol=tol
         )
         trusted = trusted_tensor(tensors, rs.reviewer_as_contestant)
-        scores = weighted_win_rates(trusted, batch.weights, balanced=balanced)
-        return _Bootstrap(counts, tensors, batch.weights, scores, trusted)
+        scores = weighted_win_rates(trusted, refits.weights, balanced=balanced)
+        return _Bootstrap(counts, tensors, refits.weights, scores, trusted)
     if weighted:
         batch = peerrank_batch(
             tensors, rs.reviewer_as_contestant, tol=tol, max_iter=max_iter, balanced=balanced
@@ -391,9 +391,7 @@ def rank_reviews(rs: ReviewSet, options: RankOptions | None = None) -> Ranking:
     if opts.anchor is not None and opts.anchor not in rs.contestants:
         raise ValueError(f"anchor model {opts.anchor!r} is not a contestant")
     if opts.intervals not in INTERVALS:
-        raise ValueError(
-            f"intervals must be one of {', '.join(INTERVALS)}, not {opts.intervals!r}"
-        )
+        raise ValueError(f"intervals must be one of {', '.join(INTERVALS)}, not {opts.intervals!r}")
     weighted = opts.weights == "peerrank"
     reliable = opts.weights == "reliability"
     # With reliability weights, ratings leave out the reviewers' own battles.

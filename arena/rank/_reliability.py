@@ -229,7 +229,9 @@ def fit_reliability_batch(
         aa = aa / scale[:, None]
         ss = ss * scale[:, None]
         count_present = np.maximum(present.sum(axis=1), 1)
-        ss = np.where(present, ss - (ss * present).sum(axis=1, keepdims=True) / count_present[:, None], 0.0)
+        ss = np.where(
+            present, ss - (ss * present).sum(axis=1, keepdims=True) / count_present[:, None], 0.0
+        )
         moved = np.maximum(
             np.abs(ss - s[active]).max(axis=1, initial=0.0),
             np.abs(np.stack([aa - a[active], bb - b[active], ca - cc[active]])).max(axis=(0, 2)),

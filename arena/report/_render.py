@@ -137,9 +137,7 @@ def _model_section(board: Leaderboard) -> _Section:
             if error is None or not np.isfinite(error).any()
             else f" (order noise: standard error up to {np.nanmax(error):.1f} points)"
         )
-        elo_note = (
-            f"Elo: weighted online Elo, mean of {r.elo.orders} fixed random orders{spread}."
-        )
+        elo_note = f"Elo: weighted online Elo, mean of {r.elo.orders} fixed random orders{spread}."
     weighting = {
         "peerrank": "PeerRank weight",
         "reliability": "reliability weight (own battles left out)",

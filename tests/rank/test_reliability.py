@@ -18,8 +18,8 @@ from arena.rank import (
     trusted_reviews,
     trusted_tensor,
 )
-from arena.rank._reliability import reliability_features, resample_reliability
 from arena.rank._aggregate import bootstrap_counts
+from arena.rank._reliability import reliability_features, resample_reliability
 
 SKILL = {"m0": 1.2, "m1": 0.6, "m2": 0.0, "m3": -0.6, "m4": -1.2}
 # reviewer -> (discrimination, position bias, self-preference), in log-odds.

@@ -33,9 +33,7 @@ def test_sandwich_matches_statsmodels_cluster_robust_glm() -> None:
     sm = pytest.importorskip("statsmodels.api")
     reviews = _binary_reviews(1)
     rs = encode_reviews(reviews)
-    ranking = rank_reviews(
-        rs, RankOptions(elo=False, bootstrap=0, weights="equal", anchor="m0")
-    )
+    ranking = rank_reviews(rs, RankOptions(elo=False, bootstrap=0, weights="equal", anchor="m0"))
     assert ranking.intervals == "sandwich" and ranking.bt_covariance is not None
     # The same model as a logistic GLM: one column per model but the anchor.
     names = list(rs.contestants)

@@ -67,7 +67,9 @@ def test_intervals_and_elo_do_not_move_with_the_seed(tmp_path: Path) -> None:
         for s in (0, 3)
     ]
     assert boot[0]["bt_intervals"] == "bootstrap"
-    assert [m["bt_ci_low"] for m in boot[0]["models"]] != [m["bt_ci_low"] for m in boot[1]["models"]]
+    assert [m["bt_ci_low"] for m in boot[0]["models"]] != [
+        m["bt_ci_low"] for m in boot[1]["models"]
+    ]
 
 
 def test_elo_interval_on_request(tmp_path: Path) -> None:
