@@ -150,6 +150,10 @@ class Ranking:
     # and with the sandwich, the ratings' covariance (C, C) in Elo points squared.
     intervals: str = ""
     bt_covariance: FloatArray | None = None
+    # With style control: the plain Bradley-Terry ranks at the style fit's reviewer
+    # weights (C,), so a rank change splits into the weight refit (raw -> these)
+    # and the style effect (these -> the controlled ranks).
+    style_weight_ranks: RankTable | None = None
 
 
 def _percentiles(samples: FloatArray | None, columns: int) -> FloatArray:
@@ -460,7 +464,17 @@ def rank_reviews(rs: ReviewSet, options: RankOptions | None = None) -> Ranking:
         fixed = pr.weights[None] if boot is None else np.vstack([pr.weights[None], boot.weights])
     style, note = _style(rated, boot, opts, weighted, fixed)
     style_ranks = None
+    refit_ranks = None
     if style is not None:
+        refit = _fit_bt(tallies, style.weights, opts.anchor, None, win)
+        refit_ranks = rank_models(
+            refit.rating,
+            refit.ci_low,
+            refit.ci_high,
+            refit.components,
+            tiebreak=pr.weighted_win_rate,
+            names=rs.contestants,
+        )
         style_ranks = rank_models(
             style.rating,
             style.ci_low,
@@ -505,4 +519,5 @@ def rank_reviews(rs: ReviewSet, options: RankOptions | None = None) -> Ranking:
         reliability=reliability,
         intervals=method,
         bt_covariance=covariance,
+        style_weight_ranks=refit_ranks,
     )

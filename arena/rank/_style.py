@@ -59,21 +59,28 @@ _CHUNK_CELLS = 2_000_000
 _HEADER = r"(?m)^[ \t]{0,3}#{1,6}[ \t]+\S"
 _LIST_ITEM = r"(?m)^[ \t]*(?:[-*+]|[0-9]+[.)])[ \t]+\S"
 _BOLD = r"\*\*[^*\n]+\*\*|__[^_\n]+__"
+# Fenced code blocks (``` or ~~~, up to 3 spaces of indent), to the closing
+# fence of the same kind or, unclosed, to the end (CommonMark): a `# comment`
+# line inside one is code, not a header.
+_FENCED = r"(?ms)^[ \t]{0,3}```.*?(?:^[ \t]{0,3}```[^\n]*$|\z)|^[ \t]{0,3}~~~.*?(?:^[ \t]{0,3}~~~[^\n]*$|\z)"
 
 
 def answer_style(texts: pl.Series) -> pl.DataFrame:
     """Style counts of each text: `length` (characters), `headers`, `lists`, `bold`.
 
     Headers are markdown `#` lines, list items lines starting with `-`, `*`,
-    `+` or `1.` / `1)`, bold spans `**...**` or `__...__`. A null text gives nulls.
+    `+` or `1.` / `1)`, bold spans `**...**` or `__...__`, all counted outside
+    fenced code blocks (``` or ~~~); the length counts every character. A null
+    text gives nulls.
     """
     text = texts.cast(pl.String)
+    prose = text.str.replace_all(_FENCED, "")
     return pl.DataFrame(
         {
             "length": text.str.len_chars().cast(pl.Float64),
-            "headers": text.str.count_matches(_HEADER).cast(pl.Float64),
-            "lists": text.str.count_matches(_LIST_ITEM).cast(pl.Float64),
-            "bold": text.str.count_matches(_BOLD).cast(pl.Float64),
+            "headers": prose.str.count_matches(_HEADER).cast(pl.Float64),
+            "lists": prose.str.count_matches(_LIST_ITEM).cast(pl.Float64),
+            "bold": prose.str.count_matches(_BOLD).cast(pl.Float64),
         }
     )
 

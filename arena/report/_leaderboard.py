@@ -652,6 +652,23 @@ def _neighbours(board: Leaderboard, ranks: RankTable) -> list[dict[str, Any]]:
     ]
 
 
+def _style_moves(board: Leaderboard) -> dict[str, dict[str, int | None]]:
+    """Per model, the raw minus controlled rank split into the weight refit and the style terms."""
+    r = board.ranking
+    assert r.style_ranks is not None
+    refit = r.style_weight_ranks
+    out: dict[str, dict[str, int | None]] = {}
+    for i in board.order:
+        raw, ctl = int(r.ranks.rank[i]), int(r.style_ranks.rank[i])
+        mid = raw if refit is None else int(refit.rank[i])
+        known = raw > 0 and ctl > 0 and mid > 0
+        out[board.contestants[i]] = {
+            "weights": raw - mid if known else None,
+            "style": mid - ctl if known else None,
+        }
+    return out
+
+
 def _style_dict(board: Leaderboard) -> dict[str, Any]:
     r = board.ranking
     style = r.style
@@ -678,6 +695,7 @@ def _style_dict(board: Leaderboard) -> dict[str, Any]:
         "damping": style.damping,
         "bootstrap_rounds": style.bootstrap_rounds,
         "neighbours": _neighbours(board, r.style_ranks),
+        "moved": _style_moves(board),
     }
 
 

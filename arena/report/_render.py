@@ -223,9 +223,12 @@ def _style_section(board: Leaderboard) -> _Section | None:
     groups = int(ranks.group.max(initial=-1)) + 1
     shares = _next_shares(board, ranks)
     rows = []
+    refit = r.style_weight_ranks
     for i in ranks.order:
         raw, ctl = int(r.ranks.rank[i]), int(ranks.rank[i])
-        moved = "" if raw <= 0 or ctl <= 0 or raw == ctl else f"{raw - ctl:+d}"
+        mid = raw if refit is None else int(refit.rank[i])
+        by_weights = "" if raw <= 0 or mid <= 0 or raw == mid else f"{raw - mid:+d}"
+        by_style = "" if mid <= 0 or ctl <= 0 or mid == ctl else f"{mid - ctl:+d}"
         rows.append(
             [
                 _rank_text(ctl, int(ranks.group[i]), groups),
@@ -235,7 +238,8 @@ def _style_section(board: Leaderboard) -> _Section | None:
                 _interval(style.ci_low[i], style.ci_high[i]),
                 shares.get(i, ""),
                 _fmt(r.bt.rating[i], 0),
-                moved,
+                by_weights,
+                by_style,
             ]
         )
     coefs = "; ".join(
@@ -253,13 +257,17 @@ def _style_section(board: Leaderboard) -> _Section | None:
         "root mean square, fitted jointly with the ratings and reviewer weights.",
         f"Style coefficients (log-odds per unit, 95% CI): {coefs}. "
         "Positive: judges favour the answer with more of it.",
-        "ctl BT: style-controlled rating; BT: raw rating; moved: raw rank minus controlled rank.",
+        "ctl BT: style-controlled rating; BT: raw rating; the raw rank minus the controlled "
+        "rank, in two parts: weights: the move from refitting the reviewer weights with the "
+        "style terms (raw rank minus the plain BT rank at the style fit's weights; none with "
+        "fixed weights), style: the move from the style terms themselves (that rank minus "
+        "the controlled rank).",
     ]
     if style.dropped:
         notes.append(f"Not fitted (no variation): {', '.join(style.dropped)}.")
     return _Section(
         "Style control",
-        ["#", "ranks", "model", "ctl BT", "95% CI", ">next", "BT", "moved"],
+        ["#", "ranks", "model", "ctl BT", "95% CI", ">next", "BT", "weights", "style"],
         rows,
         notes,
     )

@@ -81,3 +81,31 @@ def test_elo_interval_on_request(tmp_path: Path) -> None:
     assert all(m["elo_ci_low"] is None for m in few["models"])
     table = CliRunner().invoke(leaderboard, [path, "--elo-orders", "4", "--bootstrap", "20"])
     assert "No Elo CI" in table.output and "elo_order_error" in table.output
+
+
+def test_style_moves_split_into_weight_refit_and_style(tmp_path: Path) -> None:
+    import numpy as np
+    import polars as pl
+
+    reviews = random_reviews(models=4, questions=10, seed=2).drop("status")
+    rng = np.random.default_rng(0)
+    lengths = {
+        m: float(v) for m, v in zip(("m0", "m1", "m2", "m3"), (900, 100, 300, 600), strict=True)
+    }
+    noise = rng.uniform(0.8, 1.2, reviews.height)
+    reviews = reviews.with_columns(
+        length_a=pl.col("model_a").replace_strict(lengths) * noise,
+        length_b=pl.col("model_b").replace_strict(lengths) / noise,
+    )
+    path = tmp_path / "styled.csv"
+    reviews.write_csv(path)
+    for weighting in ("peerrank", "reliability"):
+        data = _json(str(path), "--weights", weighting, "--elo-orders", "0")
+        moved = data["style_control"]["moved"]
+        for m in data["models"]:
+            split = moved[m["model"]]
+            assert split["weights"] + split["style"] == m["rank"] - m["style_rank"]
+            if weighting == "reliability":  # fixed weights: no refit to move anyone
+                assert split["weights"] == 0
+    table = CliRunner().invoke(leaderboard, [str(path), "--weights", "peerrank"]).output
+    assert "weights: the move from refitting the reviewer weights" in table
