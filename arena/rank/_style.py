@@ -62,7 +62,10 @@ _BOLD = r"\*\*[^*\n]+\*\*|__[^_\n]+__"
 # Fenced code blocks (``` or ~~~, up to 3 spaces of indent), to the closing
 # fence of the same kind or, unclosed, to the end (CommonMark): a `# comment`
 # line inside one is code, not a header.
-_FENCED = r"(?ms)^[ \t]{0,3}```.*?(?:^[ \t]{0,3}```[^\n]*$|\z)|^[ \t]{0,3}~~~.*?(?:^[ \t]{0,3}~~~[^\n]*$|\z)"
+_FENCED = (
+    r"(?ms)^[ \t]{0,3}```.*?(?:^[ \t]{0,3}```[^\n]*$|\z)"
+    r"|^[ \t]{0,3}~~~.*?(?:^[ \t]{0,3}~~~[^\n]*$|\z)"
+)
 
 
 def answer_style(texts: pl.Series) -> pl.DataFrame:
