@@ -45,10 +45,29 @@ _OPTIONS = (
     click.option(
         "--weights",
         "weighting",
-        type=click.Choice(["peerrank", "equal"]),
-        default="peerrank",
+        type=click.Choice(["peerrank", "equal", "reliability"]),
+        default="reliability",
         show_default=True,
-        help="Reviewer weights: the PeerRank fixed point, or every reviewer the same.",
+        help="Reviewer weights: the PeerRank fixed point, every reviewer the same, or by "
+        "judging reliability (a latent model of each reviewer's discrimination, position "
+        "bias and self-preference, fitted with the ratings; own battles left out).",
+    ),
+    click.option(
+        "--intervals",
+        type=click.Choice(["sandwich", "bootstrap"]),
+        default="sandwich",
+        show_default=True,
+        help="Bradley-Terry intervals (and rank intervals, >next): cluster-robust sandwich by "
+        "question (no Monte Carlo: the same for every --seed), or the percentiles of the "
+        "question bootstrap (reviewer weights refitted per round).",
+    ),
+    click.option(
+        "--elo-bootstrap",
+        type=click.IntRange(min=0),
+        default=0,
+        show_default=True,
+        help="Bootstrap rounds for an Elo interval (at least 100, each with 20 review orders of "
+        "its own, and rounds x reviews within 2,000,000; 0: no Elo interval).",
     ),
     click.option(
         "--no-self",
@@ -105,6 +124,8 @@ def ranking_options(command: Callable[..., Any]) -> Callable[..., Any]:
         bootstrap: int,
         seed: int,
         weighting: str,
+        intervals: str,
+        elo_bootstrap: int,
         no_self: bool,
         baseline: str | None,
         **kwargs: Any,
@@ -119,6 +140,8 @@ def ranking_options(command: Callable[..., Any]) -> Callable[..., Any]:
             weights=weighting,
             exclude_self=no_self,
             baseline=baseline,
+            intervals=intervals,
+            elo_bootstrap=elo_bootstrap,
         )
         return command(*args, options=options, **kwargs)
 

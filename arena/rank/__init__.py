@@ -54,12 +54,15 @@ from arena.rank._peerrank import (
     peerrank,
     peerrank_batch,
     solve_weights,
+    weighted_win_rates,
     weights_from_scores,
     win_counts,
 )
 from arena.rank._ranking import (
     ELO_BOOTSTRAP_ORDERS,
     ELO_BOOTSTRAP_STEPS,
+    ELO_ORDER_SEED,
+    INTERVALS,
     MIN_BATTLES,
     MIN_ELO_ROUNDS,
     MIN_QUESTIONS,
@@ -69,11 +72,34 @@ from arena.rank._ranking import (
     bradley_terry,
     rank_reviews,
 )
+from arena.rank._reliability import (
+    ReliabilityBatch,
+    ReliabilityFit,
+    fit_reliability,
+    fit_reliability_batch,
+    reliability_weights,
+    trusted_reviews,
+    trusted_tensor,
+)
+from arena.rank._sandwich import Z_95, bt_sandwich, question_pairs
 from arena.rank._style import StyleFit, answer_style, fit_style_control, length_bias
 
 __all__ = [
     "BaselineRate",
     "baseline_win_rates",
+    "ELO_ORDER_SEED",
+    "INTERVALS",
+    "Z_95",
+    "bt_sandwich",
+    "question_pairs",
+    "ReliabilityBatch",
+    "ReliabilityFit",
+    "fit_reliability",
+    "fit_reliability_batch",
+    "reliability_weights",
+    "trusted_reviews",
+    "trusted_tensor",
+    "weighted_win_rates",
     "ELO_BOOTSTRAP_ORDERS",
     "ELO_BOOTSTRAP_STEPS",
     "MIN_ELO_ROUNDS",

@@ -55,6 +55,9 @@ class EloResult:
     passes: int
     converged: bool
     orders: int
+    # (C,) standard error of `rating` over the orders (Elo points): the spread of
+    # the last pass's per-order ratings / sqrt(orders); NaN with a single order.
+    order_error: FloatArray | None = None
 
 
 def _threads(orders: int) -> int:
@@ -116,6 +119,10 @@ class _Orders:
 
     def mean_rating(self, table: FloatArray) -> FloatArray:
         """Mean Elo (C,) over all orders for the per-kind (gain, gain * target) `table`."""
+        return self.rating_and_error(table)[0]
+
+    def rating_and_error(self, table: FloatArray) -> tuple[FloatArray, FloatArray]:
+        """Mean Elo (C,) over all orders, and its standard error over the orders."""
         out = np.zeros((self.orders, self.n_models))
 
         def work(t: int) -> None:
@@ -136,7 +143,10 @@ class _Orders:
             with ThreadPoolExecutor(len(self.shares)) as pool:
                 list(pool.map(work, range(len(self.shares))))
         mean: FloatArray = START_RATING + out.sum(axis=0) / self.orders / _NAT_PER_ELO
-        return mean
+        if self.orders < 2:
+            return mean, np.full(self.n_models, np.nan)
+        error: FloatArray = out.std(axis=0, ddof=1) / math.sqrt(self.orders) / _NAT_PER_ELO
+        return mean, error
 
 
 def _step_table(n_reviewers: int, weights: FloatArray) -> FloatArray:
@@ -173,13 +183,16 @@ def weighted_elo(
     seed: int = 0,
     tol: float = 1e-6,
     max_passes: int = 10,
+    weights: FloatArray | None = None,
 ) -> EloResult:
     """Weighted Elo averaged over `orders` seeded random review orders.
 
     Order `i` is the `i`-th `permutation(n_battles)` of `numpy.random.default_rng(seed)`.
+    `weights` (R,), when given, are the first pass's reviewer weights (default
+    equal); with `max_passes=1` they are used as they are.
     """
     return weighted_elo_prefetched(
-        rs, None, orders=orders, seed=seed, tol=tol, max_passes=max_passes
+        rs, None, orders=orders, seed=seed, tol=tol, max_passes=max_passes, weights=weights
     )
 
 
@@ -191,19 +204,26 @@ def weighted_elo_prefetched(
     seed: int = 0,
     tol: float = 1e-6,
     max_passes: int = 10,
+    weights: FloatArray | None = None,
 ) -> EloResult:
     """`weighted_elo`, with the orders' start states from `prefetch_orders(rs.n_battles,
     orders, seed)` (None: found here)."""
     n = rs.n_battles
     n_reviewers = rs.n_reviewers
-    weights = np.full(n_reviewers, 1.0 / max(n_reviewers, 1))
+    if weights is None:
+        weights = np.full(n_reviewers, 1.0 / max(n_reviewers, 1))
+    else:
+        weights = np.asarray(weights, dtype=np.float64)
     if n == 0 or orders < 1:
-        return EloResult(np.full(rs.n_models, START_RATING), weights, 0, True, max(orders, 0))
+        nothing = np.full(rs.n_models, np.nan)
+        return EloResult(
+            np.full(rs.n_models, START_RATING), weights, 0, True, max(orders, 0), nothing
+        )
     replay = _Orders(rs, orders, seed, starts)
     battled = np.bincount(rs.model_a, minlength=rs.n_models) + np.bincount(
         rs.model_b, minlength=rs.n_models
     )
-    rating = replay.mean_rating(_step_table(n_reviewers, weights))
+    rating, error = replay.rating_and_error(_step_table(n_reviewers, weights))
     passes, converged = 1, False
     while passes < max_passes:
         scores = np.where(battled > 0, rating, np.nan)[None]
@@ -213,6 +233,6 @@ def weighted_elo_prefetched(
             converged = True
             break
         weights = new
-        rating = replay.mean_rating(_step_table(n_reviewers, weights))
+        rating, error = replay.rating_and_error(_step_table(n_reviewers, weights))
         passes += 1
-    return EloResult(rating, weights, passes, converged, orders)
+    return EloResult(rating, weights, passes, converged, orders, error)

@@ -17,6 +17,8 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
+from arena.rank._sandwich import neighbour_shares
+
 __all__ = ["RANK_TIE_TOLERANCE", "NeighbourTest", "RankTable", "rank_models"]
 
 FloatArray = NDArray[np.float64]
@@ -61,13 +63,16 @@ def rank_models(
     *,
     tiebreak: FloatArray | None = None,
     names: Sequence[str] | None = None,
+    covariance: FloatArray | None = None,
 ) -> RankTable:
     """Rank `rating` within each of `components` (lists of model indices).
 
     A part of one model, or a model with a NaN rating, is unranked. Within a
     part, models are listed by rating, then `tiebreak` (higher first), then
     name; tied ratings share the rank. Parts are listed largest first (then by
-    their first model). `boot_rating` (rounds, C) gives the neighbour shares.
+    their first model). `boot_rating` (rounds, C) gives the neighbour shares;
+    `covariance` (C, C), when given instead, gives them under the normal
+    approximation, `Phi(gap / sd(gap))`.
     """
     c = rating.shape[0]
     rank = np.zeros(c, dtype=np.int64)
@@ -101,7 +106,9 @@ def rank_models(
                 rank_high[i] = int(np.sum(~(high < low[k])))
         for upper, lower in zip(members, members[1:], strict=False):
             share = float("nan")
-            if boot_rating is not None and boot_rating.shape[0]:
+            if covariance is not None:
+                share = float(neighbour_shares(rating, covariance, [upper, lower])[0])
+            elif boot_rating is not None and boot_rating.shape[0]:
                 a, b = boot_rating[:, upper], boot_rating[:, lower]
                 share = float(np.mean((a > b) + 0.5 * (a == b)))
             separated = bool(ci_low[upper] > ci_high[lower])

@@ -31,6 +31,7 @@ __all__ = [
     "peerrank",
     "peerrank_batch",
     "solve_weights",
+    "weighted_win_rates",
     "weights_from_scores",
     "win_counts",
 ]
@@ -345,6 +346,20 @@ def equal_win_rates(tensors: FloatArray, *, balanced: bool = False) -> FloatArra
         return _balanced_scores(tensors, equal, imputed_rates(tensors))
     value, battles = _value_and_battles(tensors)
     return _scores(value, battles, equal)
+
+
+def weighted_win_rates(
+    tensors: FloatArray, weights: FloatArray, *, balanced: bool = False
+) -> FloatArray:
+    """Weighted win rates (sets, C) of win tensors (sets, R, C, C) at given weights (sets, R).
+
+    The weighted mean of `peerrank` (or, with `balanced`, the mean over
+    opponents of the per-pair rates) at weights that are not iterated.
+    """
+    if balanced:
+        return _balanced_scores(tensors, weights, imputed_rates(tensors))
+    value, battles = _value_and_battles(tensors)
+    return _scores(value, battles, weights)
 
 
 def peerrank(

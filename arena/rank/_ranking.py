@@ -25,13 +25,26 @@ from arena.rank._peerrank import (
     equal_win_rates,
     peerrank,
     peerrank_batch,
+    weighted_win_rates,
     win_counts,
 )
+from arena.rank._reliability import (
+    ReliabilityFit,
+    fit_reliability,
+    fit_reliability_batch,
+    reliability_features,
+    resample_reliability,
+    trusted_reviews,
+    trusted_tensor,
+)
+from arena.rank._sandwich import Z_95, bt_sandwich, question_pairs
 from arena.rank._style import StyleFit, fit_style_control, length_bias
 
 __all__ = [
     "ELO_BOOTSTRAP_ORDERS",
     "ELO_BOOTSTRAP_STEPS",
+    "ELO_ORDER_SEED",
+    "INTERVALS",
     "MIN_BATTLES",
     "MIN_ELO_ROUNDS",
     "MIN_QUESTIONS",
@@ -45,17 +58,25 @@ __all__ = [
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
 
-# How reviewer weights are set: the PeerRank fixed point, or all equal.
-WEIGHTINGS = ("peerrank", "equal")
+# How reviewer weights are set: the PeerRank fixed point, all equal, or by
+# judging reliability (arena.rank._reliability).
+WEIGHTINGS = ("peerrank", "equal", "reliability")
+# How the Bradley-Terry intervals are made: cluster-robust sandwich by question
+# (arena.rank._sandwich), or the percentiles of the question bootstrap.
+INTERVALS = ("sandwich", "bootstrap")
 # A model's intervals rest on too little data below these (flagged, never hidden).
 MIN_QUESTIONS = 5
 MIN_BATTLES = 10
 # The Elo interval's work cap (bootstrap rounds x reviews), and its fewest rounds.
-ELO_BOOTSTRAP_STEPS = 100_000
+ELO_BOOTSTRAP_STEPS = 2_000_000
 # Random orders averaged in each Elo bootstrap round, and weight passes (at most).
 ELO_BOOTSTRAP_ORDERS = 20
 ELO_BOOTSTRAP_PASSES = 3
-MIN_ELO_ROUNDS = 10
+MIN_ELO_ROUNDS = 100
+# The Elo point's review orders: the first `elo_orders` permutations of
+# numpy.random.default_rng(ELO_ORDER_SEED), whatever `seed` (which draws the
+# bootstrap): the same reviews always give the same Elo.
+ELO_ORDER_SEED = 0
 
 
 @dataclass(frozen=True)
@@ -63,9 +84,13 @@ class RankOptions:
     """Knobs of `rank_reviews`; the defaults are the documented ones.
 
     `weights`: "peerrank" (the fixed point) or "equal" (every reviewer the
-    same). `elo_bootstrap`: bootstrap rounds for the Elo interval (each the
-    mean of up to ELO_BOOTSTRAP_ORDERS random orders; capped by
-    ELO_BOOTSTRAP_STEPS; 0: no Elo interval).
+    same) or "reliability" (arena.rank._reliability). `elo_bootstrap`:
+    bootstrap rounds for the Elo interval (each the mean of up to
+    ELO_BOOTSTRAP_ORDERS random orders of its own; capped by
+    ELO_BOOTSTRAP_STEPS; under MIN_ELO_ROUNDS: none; default 0, none).
+    `intervals`: "sandwich" (cluster-robust by question; no Monte Carlo) or
+    "bootstrap" (percentiles of the question bootstrap) for the
+    Bradley-Terry intervals, rank intervals and neighbour shares.
     `style`: fit style control when the reviews carry answer lengths.
     `balanced`: win rates (and the PeerRank scores the weights come from) are
     the mean over opponents of the per-pair rates, pairs never compared
@@ -80,10 +105,11 @@ class RankOptions:
     tol: float = 1e-9
     max_iter: int = 100
     elo: bool = True
-    weights: str = "peerrank"
-    elo_bootstrap: int = 20
+    weights: str = "reliability"
+    elo_bootstrap: int = 0
     style: bool = True
     balanced: bool = False
+    intervals: str = "sandwich"
 
 
 @dataclass(frozen=True, eq=False)
@@ -117,13 +143,27 @@ class Ranking:
     style_ranks: RankTable | None = None
     style_note: str | None = None
     length_bias: FloatArray | None = None  # (R,) share of decisive verdicts won by the longer
+    # The reliability model (`weights="reliability"`): per-reviewer discrimination,
+    # position bias, self-preference and accuracy behind the weights; else None.
+    reliability: ReliabilityFit | None = None
+    # How the BT intervals were made ("sandwich" or "bootstrap"; "" without any),
+    # and with the sandwich, the ratings' covariance (C, C) in Elo points squared.
+    intervals: str = ""
+    bt_covariance: FloatArray | None = None
+    # With style control: the plain Bradley-Terry ranks at the style fit's reviewer
+    # weights (C,), so a rank change splits into the weight refit (raw -> these)
+    # and the style effect (these -> the controlled ranks).
+    style_weight_ranks: RankTable | None = None
 
 
 def _percentiles(samples: FloatArray | None, columns: int) -> FloatArray:
     if samples is None or samples.shape[0] == 0:
         return np.full((2, columns), np.nan)
-    with np.errstate(invalid="ignore"):
-        out: FloatArray = np.nanpercentile(samples, [2.5, 97.5], axis=0)
+    out: FloatArray = np.full((2, columns), np.nan)
+    some = ~np.isnan(samples).all(axis=0)  # a column without any value has no interval
+    if some.any():
+        with np.errstate(invalid="ignore"):
+            out[:, some] = np.nanpercentile(samples[:, some], [2.5, 97.5], axis=0)
     return out
 
 
@@ -133,6 +173,9 @@ class _Bootstrap:
     tensors: FloatArray  # (rounds, R, C, C)
     weights: FloatArray  # (rounds, R)
     weighted_scores: FloatArray  # (rounds, C)
+    # (rounds, R, C, C) the win tensors the weighted ratings use: `tensors`, or
+    # with reliability weights, `tensors` without the reviewers' own battles.
+    trusted: FloatArray | None = None
 
 
 def _bootstrap(
@@ -143,6 +186,7 @@ def _bootstrap(
     tol: float,
     max_iter: int,
     balanced: bool = False,
+    reliability: ReliabilityFit | None = None,
 ) -> _Bootstrap | None:
     rs = tallies.reviews
     if rounds <= 0 or rs.n_questions < 2:
@@ -151,6 +195,15 @@ def _bootstrap(
         raise ValueError("a bootstrap needs tallies with per-question features")
     counts = bootstrap_counts(rs.n_questions, rounds, seed)
     tensors = resample(tallies.features, counts)
+    if reliability is not None:
+        # Every round refits the reliability model, warm-started at the full data's.
+        played, won = resample_reliability(reliability_features(rs), counts)
+        refits = fit_reliability_batch(
+            played, won, rs.reviewer_as_contestant, start=reliability, tol=tol
+        )
+        trusted = trusted_tensor(tensors, rs.reviewer_as_contestant)
+        scores = weighted_win_rates(trusted, refits.weights, balanced=balanced)
+        return _Bootstrap(counts, tensors, refits.weights, scores, trusted)
     if weighted:
         batch = peerrank_batch(
             tensors, rs.reviewer_as_contestant, tol=tol, max_iter=max_iter, balanced=balanced
@@ -183,16 +236,23 @@ def bradley_terry(
 
 
 def _fit_bt(
-    tallies: Tallies, weights: FloatArray, anchor: str | None, boot: _Bootstrap | None
+    tallies: Tallies,
+    weights: FloatArray,
+    anchor: str | None,
+    boot: _Bootstrap | None,
+    win: FloatArray | None = None,
 ) -> BTFit:
+    """BT on `win` (default: the tallies' win tensor) and on the bootstrap's tensors."""
     rs = tallies.reviews
     if anchor is not None and anchor not in rs.contestants:
         raise ValueError(f"anchor model {anchor!r} is not a contestant")
     anchor_index = None if anchor is None else rs.contestants.index(anchor)
-    pairs = pair_matrix(tallies.win[None], weights[None] * rs.n_reviewers)[0]
+    tensor = tallies.win if win is None else win
+    pairs = pair_matrix(tensor[None], weights[None] * rs.n_reviewers)[0]
     boot_pairs = None
     if boot is not None:
-        boot_pairs = pair_matrix(boot.tensors, boot.weights * rs.n_reviewers)
+        boot_tensors = boot.tensors if boot.trusted is None else boot.trusted
+        boot_pairs = pair_matrix(boot_tensors, boot.weights * rs.n_reviewers)
     return fit_bradley_terry(pairs, anchor=anchor_index, bootstrap_pairs=boot_pairs)
 
 
@@ -215,16 +275,23 @@ def _resampled(rs: ReviewSet, counts: FloatArray) -> ReviewSet:
 
 
 def _elo_interval(
-    rs: ReviewSet, boot: _Bootstrap | None, opts: RankOptions, passes: int
+    rs: ReviewSet,
+    boot: _Bootstrap | None,
+    opts: RankOptions,
+    passes: int,
+    reliable: bool = False,
 ) -> tuple[FloatArray, int]:
     """Elo percentiles over question-bootstrap rounds, and the number of rounds used.
 
     Online Elo is sequential: each round costs one step per review and pass,
     whatever the number of orders (they run side by side). Each round runs at
     most ELO_BOOTSTRAP_PASSES weight passes (the weights barely move after
-    that) and ELO_BOOTSTRAP_ORDERS orders; rounds are capped so that rounds x
-    reviews stays within ELO_BOOTSTRAP_STEPS; under MIN_ELO_ROUNDS rounds
-    there is no interval.
+    that) and ELO_BOOTSTRAP_ORDERS orders of its own, so the interval holds
+    the order noise too; rounds are capped so that rounds x reviews stays
+    within ELO_BOOTSTRAP_STEPS; under MIN_ELO_ROUNDS rounds (too few for
+    percentiles that stay put) there is no interval. With reliability weights
+    (`reliable`), `rs` holds the trusted reviews and each round uses its own
+    fitted weights, in one pass.
     """
     none = np.full((2, rs.n_models), np.nan)
     if boot is None or opts.elo_bootstrap <= 0 or not opts.elo or rs.n_battles == 0:
@@ -239,15 +306,20 @@ def _elo_interval(
         result = weighted_elo(
             drawn,
             orders=min(opts.elo_orders, ELO_BOOTSTRAP_ORDERS),
-            seed=opts.seed + 1 + b,
-            max_passes=min(passes, ELO_BOOTSTRAP_PASSES),
+            seed=ELO_ORDER_SEED + 1 + b,
+            max_passes=1 if reliable else min(passes, ELO_BOOTSTRAP_PASSES),
+            weights=boot.weights[b] if reliable else None,
         )
         samples[b] = result.rating
     return _percentiles(samples, rs.n_models), rounds
 
 
 def _style(
-    rs: ReviewSet, boot: _Bootstrap | None, opts: RankOptions, weighted: bool
+    rs: ReviewSet,
+    boot: _Bootstrap | None,
+    opts: RankOptions,
+    weighted: bool,
+    fixed: FloatArray | None = None,
 ) -> tuple[StyleFit | None, str | None]:
     if not opts.style:
         return None, "style control was turned off"
@@ -265,10 +337,56 @@ def _style(
         weighted=weighted,
         tol=opts.tol,
         max_iter=opts.max_iter,
+        weights=fixed,
     )
     if not fit.features:
         return None, "the answers do not differ in length or formatting"
     return fit, None
+
+
+def _sandwich(
+    tallies: Tallies, bt: BTFit, weights: FloatArray, reliable: bool, anchor: str | None
+) -> tuple[BTFit, FloatArray | None]:
+    """`bt` with cluster-robust sandwich intervals (and their covariance), when it has any.
+
+    Reviews are weighted as in the fit (mean-normalised weights; with
+    reliability weights, a reviewer's own battles left out). Open sides (a
+    model that lost or won nothing) stay open, as with the bootstrap.
+    """
+    rs = tallies.reviews
+    if tallies.features is None or rs.n_questions < 2:
+        return bt, None
+    r, c = rs.n_reviewers, rs.n_models
+    cell = np.broadcast_to((weights * r)[:, None, None], (r, c, c)).copy()
+    if reliable:
+        cell = trusted_tensor(cell, rs.reviewer_as_contestant)
+    per_question = question_pairs(tallies.features, cell)
+    anchor_index = None if anchor is None else rs.contestants.index(anchor)
+    cov = bt_sandwich(per_question, bt.rating, bt.components, bt.regularised, anchor_index)
+    sd = np.sqrt(np.clip(np.diag(cov), 0.0, None))
+    low = bt.rating - Z_95 * sd
+    high = bt.rating + Z_95 * sd
+    pairs = per_question.sum(axis=0)
+    won, lost = pairs.sum(axis=1), pairs.sum(axis=0)
+    fitted = ~np.isnan(bt.rating) & ~np.isnan(sd)
+    high[fitted & (lost <= 0) & (won > 0)] = np.inf
+    low[fitted & (won <= 0) & (lost > 0)] = -np.inf
+    return dataclasses.replace(bt, ci_low=low, ci_high=high), cov
+
+
+def _reliability_peerrank(
+    tallies: Tallies, trusted: FloatArray, fit: ReliabilityFit, balanced: bool
+) -> PeerRankResult:
+    """Win rates with the reliability weights in place of the PeerRank fixed point."""
+    plain = equal_win_rates(tallies.win[None], balanced=balanced)[0]
+    weighted = weighted_win_rates(trusted[None], fit.weights[None], balanced=balanced)[0]
+    return PeerRankResult(
+        win_rate=plain,
+        weighted_win_rate=weighted,
+        weights=fit.weights,
+        iterations=fit.iterations,
+        converged=fit.converged,
+    )
 
 
 def rank_reviews(rs: ReviewSet, options: RankOptions | None = None) -> Ranking:
@@ -278,24 +396,57 @@ def rank_reviews(rs: ReviewSet, options: RankOptions | None = None) -> Ranking:
         raise ValueError(f"weights must be one of {', '.join(WEIGHTINGS)}, not {opts.weights!r}")
     if opts.anchor is not None and opts.anchor not in rs.contestants:
         raise ValueError(f"anchor model {opts.anchor!r} is not a contestant")
+    if opts.intervals not in INTERVALS:
+        raise ValueError(f"intervals must be one of {', '.join(INTERVALS)}, not {opts.intervals!r}")
     weighted = opts.weights == "peerrank"
+    reliable = opts.weights == "reliability"
+    # With reliability weights, ratings leave out the reviewers' own battles.
+    rated = trusted_reviews(rs) if reliable else rs
     # Elo's order start states are found on another core while the rest is fitted.
     starts = None
-    if opts.elo and rs.n_battles and opts.elo_orders > 0:
-        starts = prefetch_orders(rs.n_battles, opts.elo_orders, opts.seed)
-    tallies = tally_reviews(rs, per_question=opts.bootstrap > 0)
-    pr = peerrank(
-        tallies, tol=opts.tol, max_iter=opts.max_iter, weighted=weighted, balanced=opts.balanced
-    )
+    if opts.elo and rated.n_battles and opts.elo_orders > 0:
+        starts = prefetch_orders(rated.n_battles, opts.elo_orders, ELO_ORDER_SEED)
+    sandwich = opts.intervals == "sandwich"
+    tallies = tally_reviews(rs, per_question=opts.bootstrap > 0 or sandwich)
+    reliability = None
+    win = None
+    if reliable:
+        reliability = fit_reliability(rs, count=tallies.count, tol=min(opts.tol, 1e-8))
+        win = trusted_tensor(tallies.win, rs.reviewer_as_contestant)
+        pr = _reliability_peerrank(tallies, win, reliability, opts.balanced)
+    else:
+        pr = peerrank(
+            tallies,
+            tol=opts.tol,
+            max_iter=opts.max_iter,
+            weighted=weighted,
+            balanced=opts.balanced,
+        )
     boot = _bootstrap(
-        tallies, opts.bootstrap, opts.seed, weighted, opts.tol, opts.max_iter, opts.balanced
+        tallies,
+        opts.bootstrap,
+        opts.seed,
+        weighted,
+        opts.tol,
+        opts.max_iter,
+        opts.balanced,
+        reliability=reliability,
     )
-    bt = _fit_bt(tallies, pr.weights, opts.anchor, boot)
+    bt = _fit_bt(tallies, pr.weights, opts.anchor, boot, win)
+    covariance = None
+    if sandwich:
+        bt, covariance = _sandwich(tallies, bt, pr.weights, reliable, opts.anchor)
+    method = "sandwich" if covariance is not None else "bootstrap" if bt.bootstrap_rounds else ""
     passes = 10 if weighted else 1
     elo = None
     if opts.elo:
         elo = weighted_elo_prefetched(
-            rs, starts, orders=opts.elo_orders, seed=opts.seed, max_passes=passes
+            rated,
+            starts,
+            orders=opts.elo_orders,
+            seed=ELO_ORDER_SEED,
+            max_passes=passes,
+            weights=pr.weights if reliable else None,
         )
     counts = win_counts(tallies)
     questions = tallies.questions_per_model
@@ -306,13 +457,26 @@ def rank_reviews(rs: ReviewSet, options: RankOptions | None = None) -> Ranking:
     if boot is not None:
         plain_rates = (
             equal_win_rates(boot.tensors, balanced=opts.balanced)
-            if weighted
+            if weighted or reliable
             else boot.weighted_scores
         )
-    elo_ci, elo_rounds = _elo_interval(rs, boot, opts, passes)
-    style, note = _style(rs, boot, opts, weighted)
+    elo_ci, elo_rounds = _elo_interval(rated, boot, opts, passes, reliable)
+    fixed = None
+    if reliable:
+        fixed = pr.weights[None] if boot is None else np.vstack([pr.weights[None], boot.weights])
+    style, note = _style(rated, boot, opts, weighted, fixed)
     style_ranks = None
+    refit_ranks = None
     if style is not None:
+        refit = _fit_bt(tallies, style.weights, opts.anchor, None, win)
+        refit_ranks = rank_models(
+            refit.rating,
+            refit.ci_low,
+            refit.ci_high,
+            refit.components,
+            tiebreak=pr.weighted_win_rate,
+            names=rs.contestants,
+        )
         style_ranks = rank_models(
             style.rating,
             style.ci_low,
@@ -340,6 +504,7 @@ def rank_reviews(rs: ReviewSet, options: RankOptions | None = None) -> Ranking:
             bt.boot_rating,
             tiebreak=pr.weighted_win_rate,
             names=rs.contestants,
+            covariance=covariance,
         ),
         win_rate_ci=_percentiles(plain_rates, c),
         weighted_win_rate_ci=_percentiles(None if boot is None else boot.weighted_scores, c),
@@ -353,4 +518,8 @@ def rank_reviews(rs: ReviewSet, options: RankOptions | None = None) -> Ranking:
         style_ranks=style_ranks,
         style_note=note,
         length_bias=length_bias(rs),
+        reliability=reliability,
+        intervals=method,
+        bt_covariance=covariance,
+        style_weight_ranks=refit_ranks,
     )

@@ -59,21 +59,31 @@ _CHUNK_CELLS = 2_000_000
 _HEADER = r"(?m)^[ \t]{0,3}#{1,6}[ \t]+\S"
 _LIST_ITEM = r"(?m)^[ \t]*(?:[-*+]|[0-9]+[.)])[ \t]+\S"
 _BOLD = r"\*\*[^*\n]+\*\*|__[^_\n]+__"
+# Fenced code blocks (``` or ~~~, up to 3 spaces of indent), to the closing
+# fence of the same kind or, unclosed, to the end (CommonMark): a `# comment`
+# line inside one is code, not a header.
+_FENCED = (
+    r"(?ms)^[ \t]{0,3}```.*?(?:^[ \t]{0,3}```[^\n]*$|\z)"
+    r"|^[ \t]{0,3}~~~.*?(?:^[ \t]{0,3}~~~[^\n]*$|\z)"
+)
 
 
 def answer_style(texts: pl.Series) -> pl.DataFrame:
     """Style counts of each text: `length` (characters), `headers`, `lists`, `bold`.
 
     Headers are markdown `#` lines, list items lines starting with `-`, `*`,
-    `+` or `1.` / `1)`, bold spans `**...**` or `__...__`. A null text gives nulls.
+    `+` or `1.` / `1)`, bold spans `**...**` or `__...__`, all counted outside
+    fenced code blocks (``` or ~~~); the length counts every character. A null
+    text gives nulls.
     """
     text = texts.cast(pl.String)
+    prose = text.str.replace_all(_FENCED, "")
     return pl.DataFrame(
         {
             "length": text.str.len_chars().cast(pl.Float64),
-            "headers": text.str.count_matches(_HEADER).cast(pl.Float64),
-            "lists": text.str.count_matches(_LIST_ITEM).cast(pl.Float64),
-            "bold": text.str.count_matches(_BOLD).cast(pl.Float64),
+            "headers": prose.str.count_matches(_HEADER).cast(pl.Float64),
+            "lists": prose.str.count_matches(_LIST_ITEM).cast(pl.Float64),
+            "bold": prose.str.count_matches(_BOLD).cast(pl.Float64),
         }
     )
 
@@ -327,6 +337,7 @@ def _solve(
     max_iter: int,
     start: FloatArray | None = None,
     newton_steps: int = _NEWTON_ITER,
+    given_weights: FloatArray | None = None,
 ) -> tuple[FloatArray, FloatArray, IntArray, NDArray[np.bool_], FloatArray]:
     """Joint fit for each set of `mult`: params, weights, iterations, converged, damping.
 
@@ -345,11 +356,15 @@ def _solve(
         params[index] = fitted
         return fitted
 
-    if not weighted:
-        equal = np.full((sets, n_reviewers), 1.0 / max(n_reviewers, 1))
-        refit(np.arange(sets), equal)
+    if given_weights is not None or not weighted:
+        given = (
+            np.full((sets, n_reviewers), 1.0 / max(n_reviewers, 1))
+            if given_weights is None
+            else given_weights
+        )
+        refit(np.arange(sets), given)
         zeros = np.zeros(sets, dtype=np.int64)
-        return params, equal, zeros, np.ones(sets, dtype=bool), np.zeros(sets)
+        return params, given, zeros, np.ones(sets, dtype=bool), np.zeros(sets)
 
     def weights_of(theta: FloatArray) -> FloatArray:
         scores = np.where(fitter.scored, theta, np.nan)
@@ -397,12 +412,16 @@ def fit_style_control(
     weighted: bool = True,
     tol: float = 1e-9,
     max_iter: int = 100,
+    weights: FloatArray | None = None,
 ) -> StyleFit:
     """Style-controlled Bradley-Terry of `rs` (which must carry style features).
 
     `bootstrap_counts` (rounds x questions) are the question multiplicities of
     the bootstrap rounds (`bootstrap_counts` of arena.rank), the same draws as
     the plain fit's. With `weighted=False` every reviewer weighs the same.
+    `weights` (1 + rounds, R), when given, are fixed reviewer weights (each row
+    summing to 1) of the full data and of every round: the ratings and
+    coefficients are fitted at them, nothing iterated.
     Raises ValueError when `rs` has no style features or some battle lacks them.
     """
     if rs.style_a is None or rs.style_b is None:
@@ -429,11 +448,22 @@ def fit_style_control(
     solve = (rs.reviewer_as_contestant, rs.n_reviewers, weighted, tol, max_iter)
     # The full data set first, the full way; the bootstrap rounds then start
     # from its solution and take one Newton step per weight update (checked).
-    parts = [_solve(fitter, mult[:1], *solve)]
+    given = None if weights is None else np.asarray(weights, dtype=np.float64)
+    parts = [_solve(fitter, mult[:1], *solve, given_weights=None if given is None else given[:1])]
     for start in range(1, mult.shape[0], chunk):
         rows = mult[start : start + chunk]
         warm = np.repeat(parts[0][0], rows.shape[0], axis=0)
-        parts.append(_solve(fitter, rows, *solve, start=warm, newton_steps=_BOOT_NEWTON_STEPS))
+        round_weights = None if given is None else given[start : start + chunk]
+        parts.append(
+            _solve(
+                fitter,
+                rows,
+                *solve,
+                start=warm,
+                newton_steps=_BOOT_NEWTON_STEPS,
+                given_weights=round_weights,
+            )
+        )
     params = np.vstack([p[0] for p in parts])
     weights = np.vstack([p[1] for p in parts])
     first = parts[0]

@@ -86,13 +86,17 @@ class LeaderboardOptions:
     elo_orders: int = 100
     bootstrap: int = 200
     seed: int = 0
-    weights: str = "peerrank"
+    weights: str = "reliability"
     exclude_self: bool = False
     # Opponent-balanced win rates (rank.RankOptions.balanced); None: on for a
     # run directory whose reviews come from a sampled design.
     balanced: bool | None = None
     # Report each model's win rate against this model (`vs_baseline`).
     baseline: str | None = None
+    # Bradley-Terry intervals: "sandwich" (cluster-robust by question) or "bootstrap".
+    intervals: str = "sandwich"
+    # Bootstrap rounds for an Elo interval (0: none; see rank.RankOptions).
+    elo_bootstrap: int = 0
 
 
 @dataclass(eq=False)
@@ -168,7 +172,7 @@ def _interval_warnings(ranking: Ranking, bootstrap: int) -> list[str]:
         )
     battled = ranking.counts.battles > 0
     thin = np.flatnonzero(ranking.thin & battled)
-    if thin.size and ranking.bt.bootstrap_rounds:
+    if thin.size and ranking.intervals:
         out.append(
             f"the intervals of {_names(names, thin)} rest on fewer than {MIN_QUESTIONS} "
             f"questions or {MIN_BATTLES} battles (marked *): treat them as rough"
@@ -279,6 +283,8 @@ def rank_frame(
             elo=opts.elo_orders > 0,
             weights=opts.weights,
             balanced=bool(opts.balanced),
+            intervals=opts.intervals,
+            elo_bootstrap=opts.elo_bootstrap,
         ),
     )
     board = Leaderboard(
@@ -638,6 +644,10 @@ def _model_row(board: Leaderboard, i: int, columns: dict[str, FloatArray]) -> di
     row["group"] = _rank_number(ranks.group[i] + 1)
     for name in RANKINGS:
         row[name] = _number(columns[name][i])
+    order_error = None if r.elo is None or r.elo.order_error is None else r.elo.order_error
+    row["elo_order_error"] = (
+        None if order_error is None or math.isnan(columns["elo"][i]) else _number(order_error[i])
+    )
     row["bt_ci_low"] = _number(r.bt.ci_low[i])
     row["bt_ci_high"] = _number(r.bt.ci_high[i])
     for name, ci in (
@@ -674,6 +684,23 @@ def _neighbours(board: Leaderboard, ranks: RankTable) -> list[dict[str, Any]]:
     ]
 
 
+def _style_moves(board: Leaderboard) -> dict[str, dict[str, int | None]]:
+    """Per model, the raw minus controlled rank split into the weight refit and the style terms."""
+    r = board.ranking
+    assert r.style_ranks is not None
+    refit = r.style_weight_ranks
+    out: dict[str, dict[str, int | None]] = {}
+    for i in board.order:
+        raw, ctl = int(r.ranks.rank[i]), int(r.style_ranks.rank[i])
+        mid = raw if refit is None else int(refit.rank[i])
+        known = raw > 0 and ctl > 0 and mid > 0
+        out[board.contestants[i]] = {
+            "weights": raw - mid if known else None,
+            "style": mid - ctl if known else None,
+        }
+    return out
+
+
 def _style_dict(board: Leaderboard) -> dict[str, Any]:
     r = board.ranking
     style = r.style
@@ -700,6 +727,7 @@ def _style_dict(board: Leaderboard) -> dict[str, Any]:
         "damping": style.damping,
         "bootstrap_rounds": style.bootstrap_rounds,
         "neighbours": _neighbours(board, r.style_ranks),
+        "moved": _style_moves(board),
     }
 
 
@@ -725,6 +753,7 @@ def leaderboard_dict(board: Leaderboard) -> dict[str, Any]:
             name: float(w) for name, w in zip(rs.reviewers, r.peerrank.weights, strict=True)
         },
         "weighting": r.weighting,
+        "bt_intervals": r.intervals or None,
         "iterations": r.peerrank.iterations,
         "peerrank": {
             "converged": r.peerrank.converged,
@@ -759,6 +788,8 @@ def leaderboard_dict(board: Leaderboard) -> dict[str, Any]:
             "self_excluded": rs.n_self_excluded,
         },
     }
+    if r.reliability is not None:
+        out["reliability"] = _reliability_dict(r)
     if board.true_order is not None and board.kendall_tau is not None:
         out["true_order"] = board.true_order
         out["kendall_tau"] = {k: _number(v) for k, v in board.kendall_tau.items()}
@@ -794,6 +825,28 @@ def leaderboard_dict(board: Leaderboard) -> dict[str, Any]:
     if board.sampling is not None:
         out["sampling"] = board.sampling
     return out
+
+
+def _reliability_dict(r: Ranking) -> dict[str, Any]:
+    """The reliability model behind `--weights reliability` (docs/ranking.md)."""
+    fit = r.reliability
+    assert fit is not None
+    return {
+        "converged": fit.converged,
+        "iterations": fit.iterations,
+        "reviewers": [
+            {
+                "reviewer": name,
+                "weight": _number(fit.weights[k]),
+                "discrimination": _number(fit.discrimination[k]),
+                "position_bias": _number(fit.position_bias[k]),
+                "self_preference": _number(fit.self_preference[k]),
+                "accuracy": _number(fit.accuracy[k]),
+                "battles": int(round(float(fit.battles[k]))),
+            }
+            for k, name in enumerate(fit.reviewers)
+        ],
+    }
 
 
 def sampling_block(directory: Path, reviews: pl.DataFrame) -> dict[str, Any] | None:

@@ -14,6 +14,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 from rich import box
 from rich.console import Console, JustifyMethod
 from rich.table import Table
@@ -121,15 +122,26 @@ def _model_section(board: Leaderboard) -> _Section:
             ]
         )
     rounds = r.bt.bootstrap_rounds
-    if rounds:
+    if r.intervals == "sandwich":
+        ci_note = "95% CI: cluster-robust sandwich by question (normal approximation)"
+    elif rounds:
         ci_note = f"95% CI: bootstrap over questions ({rounds} rounds)"
     else:
         ci_note = "no intervals (no bootstrap: --bootstrap 0, or a single question)"
     if r.elo is None:
         elo_note = "Elo: not computed (--elo-orders 0)."
     else:
-        elo_note = f"Elo: weighted online Elo, mean of {r.elo.orders} random orders."
-    weighting = "PeerRank weight" if r.weighting == "peerrank" else "an equal weight"
+        error = r.elo.order_error
+        spread = (
+            ""
+            if error is None or not np.isfinite(error).any()
+            else f" (order noise: standard error up to {np.nanmax(error):.1f} points)"
+        )
+        elo_note = f"Elo: weighted online Elo, mean of {r.elo.orders} fixed random orders{spread}."
+    weighting = {
+        "peerrank": "PeerRank weight",
+        "reliability": "reliability weight (own battles left out)",
+    }.get(r.weighting, "an equal weight")
     notes = [
         f"BT: Bradley-Terry on the Elo scale, reviews weighted by {weighting}, {anchored} = 1000; "
         f"{ci_note}; * marks an interval resting on fewer than {MIN_QUESTIONS} questions or "
@@ -138,10 +150,16 @@ def _model_section(board: Leaderboard) -> _Section:
         "#: rank (tied ratings share it"
         + ("; g:n = rank n within comparison group g" if groups > 1 else "")
         + "); ranks: from 1 + models whose interval lies entirely above, to models whose "
-        "interval does not lie entirely below; >next: share of bootstrap rounds in which "
-        "the model rates above the next one down.",
-        f"{elo_note} win: win rate with equal reviewer weights; wtd win: PeerRank weighted "
-        "win rate (weighted mean).",
+        "interval does not lie entirely below; >next: "
+        + (
+            "probability (normal, from the same covariance) that the model rates above the "
+            "next one down."
+            if r.intervals == "sandwich"
+            else "share of bootstrap rounds in which the model rates above the next one down."
+        ),
+        f"{elo_note} win: win rate with equal reviewer weights; wtd win: "
+        + ("reliability" if r.weighting == "reliability" else "PeerRank")
+        + " weighted win rate (weighted mean).",
     ]
     if r.style is None:
         notes.append(f"Style control: unavailable ({r.style_note}).")
@@ -183,9 +201,10 @@ def _interval_section(board: Leaderboard) -> _Section:
         )
     elif r.elo is not None and rounds:
         notes.append(
-            f"No Elo CI: online Elo is sequential, so a bootstrap of it is run only while "
-            f"rounds x reviews stays within {ELO_BOOTSTRAP_STEPS:,} with at least "
-            f"{MIN_ELO_ROUNDS} rounds."
+            "No Elo CI: online Elo depends on the review order, and a bootstrap of it is "
+            f"stable only with at least {MIN_ELO_ROUNDS} rounds (--elo-bootstrap N, while "
+            f"rounds x reviews stays within {ELO_BOOTSTRAP_STEPS:,}); the JSON's "
+            "elo_order_error is the order noise of each point. Use the BT interval."
         )
     return _Section(
         "95% intervals and sample sizes",
@@ -204,9 +223,12 @@ def _style_section(board: Leaderboard) -> _Section | None:
     groups = int(ranks.group.max(initial=-1)) + 1
     shares = _next_shares(board, ranks)
     rows = []
+    refit = r.style_weight_ranks
     for i in ranks.order:
         raw, ctl = int(r.ranks.rank[i]), int(ranks.rank[i])
-        moved = "" if raw <= 0 or ctl <= 0 or raw == ctl else f"{raw - ctl:+d}"
+        mid = raw if refit is None else int(refit.rank[i])
+        by_weights = "" if raw <= 0 or mid <= 0 or raw == mid else f"{raw - mid:+d}"
+        by_style = "" if mid <= 0 or ctl <= 0 or mid == ctl else f"{mid - ctl:+d}"
         rows.append(
             [
                 _rank_text(ctl, int(ranks.group[i]), groups),
@@ -216,7 +238,8 @@ def _style_section(board: Leaderboard) -> _Section | None:
                 _interval(style.ci_low[i], style.ci_high[i]),
                 shares.get(i, ""),
                 _fmt(r.bt.rating[i], 0),
-                moved,
+                by_weights,
+                by_style,
             ]
         )
     coefs = "; ".join(
@@ -234,13 +257,17 @@ def _style_section(board: Leaderboard) -> _Section | None:
         "root mean square, fitted jointly with the ratings and reviewer weights.",
         f"Style coefficients (log-odds per unit, 95% CI): {coefs}. "
         "Positive: judges favour the answer with more of it.",
-        "ctl BT: style-controlled rating; BT: raw rating; moved: raw rank minus controlled rank.",
+        "ctl BT: style-controlled rating; BT: raw rating; the raw rank minus the controlled "
+        "rank, in two parts: weights: the move from refitting the reviewer weights with the "
+        "style terms (raw rank minus the plain BT rank at the style fit's weights; none with "
+        "fixed weights), style: the move from the style terms themselves (that rank minus "
+        "the controlled rank).",
     ]
     if style.dropped:
         notes.append(f"Not fitted (no variation): {', '.join(style.dropped)}.")
     return _Section(
         "Style control",
-        ["#", "ranks", "model", "ctl BT", "95% CI", ">next", "BT", "moved"],
+        ["#", "ranks", "model", "ctl BT", "95% CI", ">next", "BT", "weights", "style"],
         rows,
         notes,
     )
@@ -299,8 +326,20 @@ def _sections(board: Leaderboard) -> tuple[list[str], list[_Section], list[str]]
         for k, d in enumerate(r.diagnostics)
     ]
     pr = r.peerrank
+    rel = r.reliability
     if r.weighting == "equal":
         fixed = "Reviewer weights: all equal (--weights equal)."
+    elif rel is not None:
+        parts = ", ".join(
+            f"{name} {rel.discrimination[k]:.2f}/{rel.position_bias[k]:+.2f}/"
+            + ("-" if np.isnan(rel.self_preference[k]) else f"{rel.self_preference[k]:+.2f}")
+            for k, name in enumerate(rel.reviewers)
+        )
+        fixed = (
+            "Reliability weights (--weights reliability): proportional to each reviewer's "
+            "discrimination, fitted with the ratings; discrimination/position bias/"
+            f"self-preference (log-odds): {parts}. Own battles are left out of the ratings."
+        )
     else:
         fixed = f"PeerRank weights: fixed point after {pr.iterations} iteration(s)"
         if pr.damping > 0:

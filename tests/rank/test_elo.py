@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -156,3 +158,37 @@ def test_codes_of_every_width(models: int, judges: int, width: type) -> None:
     ours = weighted_elo(rs, orders=2, seed=1, max_passes=3)
     plain = _reference_elo(rs, orders=2, seed=1, max_passes=3)
     np.testing.assert_allclose(ours.rating, plain.rating, rtol=0, atol=1e-9)
+
+
+def test_elo_point_does_not_depend_on_the_bootstrap_seed() -> None:
+    from arena.rank import ELO_ORDER_SEED, RankOptions, rank_reviews
+
+    rs = encode_reviews(random_reviews(models=4, questions=6, seed=3))
+    options = RankOptions(elo_orders=6, bootstrap=10, weights="peerrank")
+    first = rank_reviews(rs, options)
+    other = rank_reviews(rs, dataclasses.replace(options, seed=5))
+    assert first.elo is not None and other.elo is not None
+    np.testing.assert_array_equal(first.elo.rating, other.elo.rating)
+    fixed = weighted_elo(rs, orders=6, seed=ELO_ORDER_SEED)
+    np.testing.assert_allclose(first.elo.rating, fixed.rating)
+
+
+def test_order_error_is_the_standard_error_over_orders() -> None:
+    rs = encode_reviews(random_reviews(models=3, questions=4, seed=1))
+    n = 5
+    # The first k orders of a run are the first k of any longer run: recover each order's Elo.
+    means = [weighted_elo(rs, orders=k, seed=2, max_passes=1).rating for k in range(1, n + 1)]
+    per_order = [means[0]] + [(k + 1) * means[k] - k * means[k - 1] for k in range(1, n)]
+    expected = np.std(per_order, axis=0, ddof=1) / np.sqrt(n)
+    result = weighted_elo(rs, orders=n, seed=2, max_passes=1)
+    assert result.order_error is not None
+    np.testing.assert_allclose(result.order_error, expected, rtol=1e-6)
+    assert np.isnan(weighted_elo(rs, orders=1, max_passes=1).order_error).all()
+
+
+def test_elo_with_given_weights_uses_them() -> None:
+    rs = encode_reviews(frame([("q1", "X", "Y", "J", "A"), ("q1", "X", "Y", "K", "B")]))
+    # J counts twice K's weight (mean-normalised: 4/3 and 2/3).
+    result = weighted_elo(rs, orders=1, max_passes=1, weights=np.array([2 / 3, 1 / 3]))
+    np.testing.assert_allclose(result.weights, [2 / 3, 1 / 3])
+    assert result.rating[0] > 1000.0

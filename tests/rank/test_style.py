@@ -135,3 +135,20 @@ def test_bootstrap_rounds_fitted_by_the_shortcut_equal_the_full_way(
     full = _style_bootstrap(reviews, max_iter)
     for ours, theirs in zip(shortcut, full, strict=True):
         np.testing.assert_allclose(ours, theirs, rtol=0, atol=1e-7)
+
+
+def test_markdown_counts_skip_fenced_code() -> None:
+    from arena.rank import answer_style
+
+    texts = pl.Series(
+        [
+            "# Title\n```python\n# a comment\n- not a list\nx = a**b**c\n```\n- item\n**bold**\n",
+            "~~~\n# still code\n~~~\n## Real header\n",
+            "```\n# an unclosed fence runs to the end\n- so this is code\n",
+        ]
+    )
+    style = answer_style(texts)
+    assert style["headers"].to_list() == [1.0, 1.0, 0.0]
+    assert style["lists"].to_list() == [1.0, 0.0, 0.0]
+    assert style["bold"].to_list() == [1.0, 0.0, 0.0]
+    assert style["length"].to_list() == [float(len(t)) for t in texts.to_list()]

@@ -42,7 +42,7 @@ def test_peerrank_block_reports_a_damped_cycle(tmp_path: Path) -> None:
         ("q1", "Y", "X", "X", "A"),
         ("q1", "X", "Y", "Y", "A"),
     ]
-    data = _json(_write(tmp_path, rows), *FAST)
+    data = _json(_write(tmp_path, rows), *FAST, "--weights", "peerrank")
     block = data["peerrank"]
     assert set(block) == {"converged", "iterations", "damping"}
     assert block["converged"] is True and block["iterations"] > 100
@@ -52,7 +52,7 @@ def test_peerrank_block_reports_a_damped_cycle(tmp_path: Path) -> None:
 
 
 def test_no_self_design_converges_with_rates_in_unit_interval(tmp_path: Path) -> None:
-    data = _json(_write(tmp_path, NO_SELF_12), *FAST)
+    data = _json(_write(tmp_path, NO_SELF_12), *FAST, "--weights", "peerrank")
     assert data["peerrank"] == {"converged": True, "iterations": 3, "damping": 0.0}
     for model in data["models"]:
         for key in ("win_rate", "weighted_win_rate"):
@@ -122,7 +122,10 @@ def test_footers_do_not_count_parts_that_are_off(tmp_path: Path) -> None:
     path = _write(tmp_path, random_reviews(models=3, questions=4))
     table = _invoke(path, "--elo-orders", "0", "--bootstrap", "0").output
     assert "0 rounds" not in table and "0 random orders" not in table
-    assert "Elo: not computed" in table and "no intervals" in table
+    # BT intervals need no bootstrap: they are the sandwich's (no Monte Carlo).
+    assert "Elo: not computed" in table and "cluster-robust sandwich by question" in table
+    table = _invoke(path, "--elo-orders", "0", "--bootstrap", "0", "--intervals", "bootstrap")
+    assert "no intervals" in table.output
 
 
 def test_no_self_and_equal_weights(tmp_path: Path) -> None:

@@ -26,8 +26,10 @@ def test_on_a_full_design_balanced_rates_equal_the_plain_ones() -> None:
         for r in names
     ]
     rs = encode_reviews(_frame(rows))
-    plain = rank_reviews(rs, RankOptions(bootstrap=20, elo=False, style=False))
-    balanced = rank_reviews(rs, RankOptions(bootstrap=20, elo=False, style=False, balanced=True))
+    plain = rank_reviews(rs, RankOptions(bootstrap=20, elo=False, style=False, weights="peerrank"))
+    balanced = rank_reviews(
+        rs, RankOptions(bootstrap=20, elo=False, style=False, balanced=True, weights="peerrank")
+    )
     np.testing.assert_allclose(balanced.peerrank.win_rate, plain.peerrank.win_rate, atol=1e-12)
     np.testing.assert_allclose(
         balanced.peerrank.weighted_win_rate, plain.peerrank.weighted_win_rate, atol=1e-12
