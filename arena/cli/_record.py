@@ -69,7 +69,7 @@ class _Record:
     def write(self, summary: Mapping[str, Any]) -> str | None:
         """Write the report files; their JSON path, or None when there is no run directory."""
         out = self.output
-        if out is None or not out.is_dir():  # bad input never creates a run directory
+        if out is None or not _is_dir(out):  # bad input never creates a run directory
             return None
         from arena.nightly import night_report, write_report
 
@@ -89,8 +89,17 @@ class _Record:
 _active: _Record | None = None
 
 
+def _is_dir(path: Path) -> bool:
+    """Whether `path` is a directory; False when it cannot even be looked up (a name too
+    long, no permission): the command itself then says what is wrong with it."""
+    try:
+        return path.is_dir()
+    except OSError:
+        return False
+
+
 def _count_snapshots(out: Path | None) -> int:
-    if out is None or not (out / "log").is_dir():
+    if out is None or not _is_dir(out / "log"):
         return 0
     from arena.nightly import read_history, snapshot_ids
 
@@ -175,7 +184,7 @@ def recorded(
             )
             _active = rec
             try:
-                if output is not None and output.is_dir():
+                if output is not None and _is_dir(output):
                     rec.write(rec.fields(None))  # "running" until it ends
                 return func(**kwargs)
             except SystemExit as exc:
@@ -202,11 +211,11 @@ def output_of_yaml(kwargs: Mapping[str, Any]) -> Path | None:
     (`output`, else runs/<name>), so that a config error still has a run directory."""
     if kwargs.get("out") is not None:
         return Path(kwargs["out"])
-    import yaml
+    from arena.config import ConfigError, read_yaml  # bounded: no alias bomb, no deep nesting
 
     try:
-        data = yaml.safe_load(Path(kwargs["file"]).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+        data = read_yaml(Path(kwargs["file"]))
+    except ConfigError:
         return None
     if not isinstance(data, dict):
         return None
