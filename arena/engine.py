@@ -26,6 +26,7 @@ from arena.report import build_leaderboard, leaderboard_dict
 from arena.runner import Planner, ProgressFn, Runner, RunSummary, default_window
 from arena.sampling import SampledPlanner
 from arena.scheduler import Scheduler, price_table
+from arena.shard import check_directory as check_shard_directory
 from arena.store import RunLock, RunLog, StorageError
 
 # A stage of `arena run` beside answers and reviews: a planner made from the
@@ -222,7 +223,8 @@ def run_directory(
 ) -> DirectoryRun:
     """`arena run` (or `arena retry-failed`) in the tournament's output directory.
 
-    Holds the run lock (raises `LockHeld`), writes DIR/plan.parquet before any
+    Holds the run lock (raises `LockHeld`; ConfigError when DIR holds another shard, see
+    `arena.shard.check_directory`), writes DIR/plan.parquet before any
     call (retry-failed: raises `PlanChanged` when the plan changed), runs the
     calls in an event loop of its own (`on_loop` runs first inside it, e.g. to
     install signal handlers), and after a run that went through its plan (not
@@ -230,6 +232,7 @@ def run_directory(
     history (unless `history` is False: a smoke run of the first questions).
     """
     with RunLock(t.output_dir):
+        check_shard_directory(t)  # never run (nor record) another shard over a shard's calls
         plan = build_plan(t)
         start = start_run(t, plan, same_plan=retry_failed)
         ran, blocked = failed_only(plan, start) if retry_failed else (plan, 0)
@@ -262,7 +265,10 @@ def run_directory(
                 t,
                 plan,
                 "retry-failed" if retry_failed else "run",
-                lambda: leaderboard_dict(build_leaderboard(t.output_dir, ratings_only=True)),
+                lambda: leaderboard_dict(
+                    # a shard's own history ranks that shard alone
+                    build_leaderboard(t.output_dir, ratings_only=True, allow_missing_shards=True)
+                ),
                 start=None if retry_failed else start,  # stale calls this run made again
                 run_id=run_id,
                 tag=tag,

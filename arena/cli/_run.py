@@ -22,13 +22,14 @@ from arena.cli._common import (
     signal_exit,
 )
 from arena.cli._record import current_run_id, output_of_yaml, recorded, tag_option
-from arena.config import Tournament
+from arena.config import ConfigError, Tournament
 from arena.engine import DirectoryRun, preflight, run_directory, unpriced_models
 from arena.nightly import PlanChanged
 from arena.progress import BarsView, LineView, RunProgress
 from arena.runner import RunSummary
 from arena.scheduler import Scheduler
-from arena.shard import parse_shard, shard_tournament
+from arena.shard import for_directory as shard_for_directory
+from arena.shard import parse_shard
 from arena.store import LockHeld
 
 # Seconds between progress lines when stderr is not a terminal (cron, logs), and
@@ -95,7 +96,7 @@ def run_in_directory(
             done = _run(t, budget, _PlainProgress(), signals, retry_failed, grace, tag, history)
     except LockHeld as exc:
         fail(str(exc), Exit.LOCKED)
-    except PlanChanged as exc:
+    except (PlanChanged, ConfigError) as exc:  # ConfigError: the directory holds another shard
         fail(str(exc))
     return done, exit_code(done.summary, signals)
 
@@ -176,8 +177,17 @@ def run_cmd(
         t = t.limited(limit)
     for line in t.answer_file_problems():
         click.echo(f"arena: warning: {line}", err=True)
-    if shard is not None:
-        t = shard_tournament(t, shard)
+    try:
+        # A shard directory continues its shard; another --shard there is refused.
+        t = shard_for_directory(t, shard)
+    except ConfigError as exc:
+        fail(str(exc))
+    if shard is None and t.shard is not None:
+        click.echo(
+            f"arena: {t.output_dir} holds shard {t.shard[0]}/{t.shard[1]} "
+            "(its tournament.json): running that shard",
+            err=True,
+        )
     problems = preflight(t)
     if problems:
         fail("\n  ".join([f"{file}: cannot start:"] + problems))

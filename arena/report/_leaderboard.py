@@ -48,6 +48,7 @@ from arena.report._categories import (
 )
 from arena.report._inputs import (
     LeaderboardInputError,
+    MissingShards,
     load_reviews_file,
     load_run,
     load_runs,
@@ -108,6 +109,8 @@ class Leaderboard:
     batcheval: dict[str, Any] | None = None  # docs/batcheval.md (the JSON `batcheval`)
     by_category: list[CategoryRanking] | None = None  # --by category (the JSON `by_category`)
     sampling: dict[str, Any] | None = None  # docs/sampling.md (the JSON `sampling`)
+    # Shards missing from a split run (--allow-missing-shards): the JSON `partial`.
+    partial: dict[str, Any] | None = None
 
     @property
     def contestants(self) -> tuple[str, ...]:
@@ -373,6 +376,7 @@ def build_leaderboard(
     human_scores_file: str | Path | None = None,
     by: str | None = None,
     ratings_only: bool = False,
+    allow_missing_shards: bool = False,
 ) -> Leaderboard:
     """The leaderboard of a run directory or a reviews file (see `arena leaderboard`).
 
@@ -386,7 +390,9 @@ def build_leaderboard(
     `reviews_file` supplies the reviews instead of the run's log (a run
     directory then still gives the contestants and sim skills; any reviewer
     counts). `by="category"` adds a ranking within each question category.
-    Raises LeaderboardInputError for bad input.
+    Shard directories that are not the whole split are refused unless
+    `allow_missing_shards`: the board is then marked partial (`partial`, and a
+    warning). Raises LeaderboardInputError for bad input.
     """
     opts = options or LeaderboardOptions()
     paths = [] if path is None else [Path(path)] if isinstance(path, str | Path) else list(path)
@@ -410,8 +416,15 @@ def build_leaderboard(
     contestants = reviewers = None
     skills: dict[str, float] = {}
     answers = scored = None
+    partial: MissingShards | None = None
     if target is not None and target.is_dir():
-        run = load_runs(directories, ranking_only=True, style=not ratings_only)
+        run = load_runs(
+            directories,
+            ranking_only=True,
+            style=not ratings_only,
+            allow_missing_shards=allow_missing_shards,
+        )
+        partial = run.missing_shards
         contestants, reviewers, skills, answers, scored = (
             run.contestants,
             run.reviewers,
@@ -478,6 +491,9 @@ def build_leaderboard(
         if design is not None:
             design["balanced_win_rates"] = bool(opts.balanced)
             board.sampling = design
+        if partial is not None:
+            board.partial = partial.to_json()
+            board.warnings.insert(0, partial.note())
         if ratings_only:
             return board
         if directories:  # one run directory, or the shards of one tournament together
@@ -747,6 +763,8 @@ def leaderboard_dict(board: Leaderboard) -> dict[str, Any]:
         out["by_category"] = {c.category: c.to_json() for c in board.by_category}
     if board.sampling is not None:
         out["sampling"] = board.sampling
+    if board.partial is not None:
+        out["partial"] = board.partial
     return out
 
 
