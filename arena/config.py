@@ -476,6 +476,9 @@ class TournamentConfig(_Strict):
     # Tournament budget: the most the output directory may spend over all its
     # runs (every billed attempt in its log); None: no limit.
     budget_usd: float | None = Field(default=None, ge=0, allow_inf_nan=False)
+    # With a budget (budget_usd or --budget), a model of a real provider without a
+    # price stops the run at preflight ("error"); "allow" runs it, its calls counted $0.
+    unpriced: Literal["error", "allow"] = "error"
 
     @field_validator("name")
     @classmethod

@@ -88,8 +88,12 @@ def write_snapshot(t: Tournament, *, keep_config_path: bool = False) -> None:
     tmp.replace(t.output_dir / "tournament.json")
 
 
-def preflight(t: Tournament) -> list[str]:
-    """Every problem that would stop the run (unknown type, missing SDK or key), before any call."""
+def preflight(t: Tournament, budget_usd: float | None = None) -> list[str]:
+    """Every problem that would stop the run (unknown type, missing SDK or key), before any call.
+
+    `budget_usd` is the run's own budget (`--budget`): with it or the YAML's
+    `budget_usd`, a model without a price is a problem unless `unpriced: allow`.
+    """
     problems: list[str] = []
     used = {t.provider_of(m) for m in t.used_models()}
     for pname in sorted(used):
@@ -105,6 +109,8 @@ def preflight(t: Tournament) -> list[str]:
         price_table(t)
     except ConfigError as exc:
         problems.append(str(exc))
+    else:
+        problems.extend(unpriced_budget_problems(t, budget_usd))
     empty = AllPairsPlanner(t, Plan((), ()))
     for factory in STAGES:  # making a stage checks its section (templates, ...)
         try:
@@ -122,6 +128,22 @@ def unpriced_models(t: Tournament) -> list[str]:
         for name in t.used_models()
         if t.config.providers[t.provider_of(name)].type != "sim"
         and t.provider_model_id(name) not in prices
+    ]
+
+
+def unpriced_budget_problems(t: Tournament, budget_usd: float | None = None) -> list[str]:
+    """Why a budget cannot bind (models it would count at $0), unless `unpriced: allow`."""
+    budgets = [f"budget_usd: {t.config.budget_usd:g}"] if t.config.budget_usd is not None else []
+    budgets += [f"--budget {budget_usd:g}"] if budget_usd is not None else []
+    if not budgets or t.config.unpriced == "allow":
+        return []
+    return [
+        f"models.{name}: no price for model '{t.provider_model_id(name)}' "
+        f"(provider '{t.provider_of(name)}'), so {' and '.join(budgets)} would count its "
+        f"calls as $0 and never stop them: give its price under `prices:` "
+        f"(prices: {{{t.provider_model_id(name)}: {{input: USD, output: USD}}}}, per "
+        "million tokens; 0 for free), or set `unpriced: allow` to run it uncounted"
+        for name in unpriced_models(t)
     ]
 
 
@@ -327,6 +349,7 @@ __all__ = [
     "run_tournament",
     "snapshot",
     "spent_before",
+    "unpriced_budget_problems",
     "unpriced_models",
     "write_last_run",
     "write_snapshot",

@@ -188,15 +188,15 @@ def run_cmd(
             "(its tournament.json): running that shard",
             err=True,
         )
-    problems = preflight(t)
+    problems = preflight(t, budget_usd=budget)  # a budget with an unpriced model: refused
     if problems:
         fail("\n  ".join([f"{file}: cannot start:"] + problems))
-    if budget is not None:
-        for name in unpriced_models(t):
+    if budget is not None or t.config.budget_usd is not None:
+        for name in unpriced_models(t):  # left only with `unpriced: allow`
             click.echo(
                 f"arena: warning: no price for model '{name}' "
-                f"({t.provider_model_id(name)}): its calls count as $0 against "
-                "--budget; add it under `prices:` in the YAML",
+                f"({t.provider_model_id(name)}): `unpriced: allow` counts its calls as $0 "
+                "against the budget",
                 err=True,
             )
     done, code = run_in_directory(t, budget, as_json, grace=grace, tag=tag, history=limit is None)
