@@ -13,7 +13,9 @@ from typing import Any
 
 import click
 
-from arena.cli._exit import Exit, exit_now_interrupted, exit_program
+from arena.cli._exit import Exit
+from arena.cli._exit import exit_now_interrupted as _exit_now_interrupted
+from arena.cli._exit import exit_program as _exit_program
 
 # command name -> "module:attribute"
 COMMANDS: dict[str, str] = {
@@ -98,13 +100,13 @@ class LazyGroup(click.Group):
             return self.main(*args, **kwargs)
         global _PROGRAM
         _PROGRAM = True
-        signal.signal(signal.SIGINT, exit_now_interrupted)
+        signal.signal(signal.SIGINT, _exit_now_interrupted)
         try:
             self.main(*args, **kwargs)
             code: Any = 0
         except SystemExit as exc:
             code = exc.code
-        exit_program(code)
+        _exit_program(code)
 
     def invoke(self, ctx: click.Context) -> Any:
         """Run the command; Ctrl-C at any moment exits 130, a log that cannot be written 74."""
@@ -118,7 +120,7 @@ class LazyGroup(click.Group):
                 return super().invoke(ctx)
         finally:
             if _PROGRAM:  # its exit code decided: click's and Python's cleanup are not cut
-                signal.signal(signal.SIGINT, exit_now_interrupted)
+                signal.signal(signal.SIGINT, _exit_now_interrupted)
 
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
