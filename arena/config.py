@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Annotated, Any, Literal, TypeVar
@@ -44,7 +45,12 @@ __all__ = [
     "FREE_TYPES",
     "REPLAY_TYPE",
     "LimitsConfig",
+    "MAX_TOKENS",
+    "MAX_YAML_BYTES",
+    "MAX_YAML_DEPTH",
+    "MAX_YAML_VALUES",
     "ModelConfig",
+    "NAME_MAX",
     "ModelReviewConfig",
     "PriceConfig",
     "REVIEW_TEMPLATES",
@@ -127,6 +133,11 @@ def provider_target(type_name: str) -> str | None:
 def provider_type_names() -> list[str]:
     """Every registered provider type, sorted."""
     return sorted(_PROVIDER_TYPES)
+
+
+# The most output tokens a call may ask for: far above any model's limit (a
+# typo such as 1e21 is refused, not sent to a provider or priced).
+MAX_TOKENS = 1_000_000
 
 
 class _Strict(BaseModel):
@@ -213,7 +224,7 @@ class ModelReviewConfig(_Strict):
     """A model's own settings as a reviewer; unset ones come from the `review:` section."""
 
     temperature: float | None = Field(default=None, ge=0)
-    max_tokens: int | None = Field(default=None, ge=1)
+    max_tokens: int | None = Field(default=None, ge=1, le=MAX_TOKENS)
 
 
 # Provider types whose calls cost nothing (no price needed).
@@ -238,7 +249,7 @@ class ModelConfig(_Strict):
     model: str | None = None  # provider-side id; defaults to the entry's name
     answers: str | None = None  # answers file, relative to the YAML
     temperature: float = Field(default=0.7, ge=0)
-    max_tokens: int = Field(default=1024, ge=1)
+    max_tokens: int = Field(default=1024, ge=1, le=MAX_TOKENS)
     system: str | None = None  # system prompt of every call this model makes
     reasoning_effort: ReasoningEffort | None = None
     extra: dict[str, Any] = Field(default_factory=dict)  # provider-specific request parameters
@@ -266,7 +277,7 @@ class ReviewConfig(_Strict):
 
     template: str | None = None
     temperature: float = Field(default=0.0, ge=0)
-    max_tokens: int = Field(default=1024, ge=1)
+    max_tokens: int = Field(default=1024, ge=1, le=MAX_TOKENS)
 
 
 class RetryConfig(_Strict):
@@ -353,7 +364,7 @@ class BatchEvalConfig(_Strict):
     batch_size: int = Field(default=10, ge=1)
     rounds: int = Field(default=5, ge=1)
     temperature: float = Field(default=0.2, ge=0)
-    max_tokens: int = Field(default=2048, ge=1)
+    max_tokens: int = Field(default=2048, ge=1, le=MAX_TOKENS)
     strategy: Literal["heterogeneous", "random", "homogeneous"] = "heterogeneous"
     # paper: the released code's batching (previous round's scores, n mod B set
     # aside as a short last batch); arena: running means, even batch sizes.
@@ -398,7 +409,7 @@ class DiscussionConfig(_Strict):
     allow_contestants: bool = False  # may a battle's contestants discuss it?
     temperature: float = Field(default=0.2, ge=0)
     temperatures: dict[str, Annotated[float, Field(ge=0)]] = Field(default_factory=dict)
-    max_tokens: int = Field(default=1024, ge=1)
+    max_tokens: int = Field(default=1024, ge=1, le=MAX_TOKENS)
     outcome: Literal["replace", "add"] = "replace"
     weight: int = Field(default=1, ge=1)  # `add`: the verdict counts as this many reviews
     template: str | None = None  # default: configs/prompts/discussion.txt
@@ -522,6 +533,9 @@ class TournamentConfig(_Strict):
     # Operations (docs/nightly.md): alerts on failures, a Prometheus textfile of metrics.
     alerts: AlertsConfig | None = None
     metrics_file: str | None = Field(default=None, min_length=1)
+    # With a budget (budget_usd or --budget), a model of a real provider without a
+    # price stops the run at preflight ("error"); "allow" runs it, its calls counted $0.
+    unpriced: Literal["error", "allow"] = "error"
 
     @field_validator("name")
     @classmethod
@@ -912,8 +926,76 @@ def _check_eligible(
         )
 
 
+# Bounds on a YAML document, checked before any value is built: its size in
+# bytes, how deep its collections nest, and how many values it holds once
+# every alias is expanded (a "billion laughs" file of 1 KB expands to 10^9).
+MAX_YAML_BYTES = 512 * 1024
+# The longest file or folder name (bytes) the usual file systems allow.
+NAME_MAX = 255
+MAX_YAML_DEPTH = 100
+MAX_YAML_VALUES = 100_000
+
+
 class _UniqueKeyLoader(yaml.SafeLoader):
-    """A YAML loader that rejects duplicate keys (duplicate model names etc.)."""
+    """A YAML loader that rejects duplicate keys (duplicate model names etc.) and bounds
+    nesting depth (the composer recurses once per level)."""
+
+    _depth = 0
+
+    def fetch_flow_collection_start(self, TokenClass: Any) -> None:  # noqa: N803 - PyYAML's name
+        # `[[[[...` is refused while scanning: the scanner slows down with every open level.
+        if self.flow_level >= MAX_YAML_DEPTH:
+            raise yaml.scanner.ScannerError(
+                None, None, f"nested deeper than {MAX_YAML_DEPTH} levels", self.get_mark()
+            )
+        super().fetch_flow_collection_start(TokenClass)
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        self._depth += 1
+        try:
+            if self._depth > MAX_YAML_DEPTH:
+                mark = self.peek_event().start_mark  # type: ignore[no-untyped-call]
+                raise yaml.composer.ComposerError(
+                    None, None, f"nested deeper than {MAX_YAML_DEPTH} levels", mark
+                )
+            return super().compose_node(parent, index)
+        finally:
+            self._depth -= 1
+
+
+class _AliasCycle(Exception):
+    """An alias inside the value it names (`&a [*a]`): it would expand forever."""
+
+    def __init__(self, mark: Any) -> None:
+        super().__init__(mark)
+        self.mark = mark
+
+
+def _expanded_size(root: yaml.Node) -> int:
+    """How many values the document holds with every alias expanded (no recursion: the
+    node graph is walked once, each shared node's size computed once)."""
+    sizes: dict[int, int] = {}
+    open_nodes: set[int] = set()  # entered, not yet sized: met again below itself = a cycle
+    stack: list[tuple[yaml.Node, bool]] = [(root, False)]
+    while stack:
+        node, children_done = stack.pop()
+        if id(node) in sizes:
+            continue
+        if not children_done:
+            if id(node) in open_nodes:
+                raise _AliasCycle(node.start_mark)
+            open_nodes.add(id(node))
+        children: list[yaml.Node] = []
+        if isinstance(node, yaml.SequenceNode):
+            children = list(node.value)
+        elif isinstance(node, yaml.MappingNode):
+            children = [n for pair in node.value for n in pair]
+        if children_done:
+            sizes[id(node)] = 1 + sum(sizes[id(c)] for c in children)
+            continue
+        stack.append((node, True))
+        stack.extend((c, False) for c in children if id(c) not in sizes)
+    return sizes[id(root)]
 
 
 def _construct_mapping(loader: _UniqueKeyLoader, node: yaml.MappingNode) -> dict[Any, Any]:
@@ -937,20 +1019,47 @@ _UniqueKeyLoader.add_constructor(
 def read_yaml(path: Path) -> Any:
     """Read a YAML file, turning syntax errors into ConfigError."""
     try:
-        text = path.read_text(encoding="utf-8")
+        with path.open("rb") as handle:
+            raw = handle.read(MAX_YAML_BYTES + 1)
+        text = raw.decode("utf-8")
     except FileNotFoundError:
         raise ConfigError(path, "", "file not found") from None
     except OSError as exc:
         raise ConfigError(path, "", f"cannot read: {exc.strerror}") from None
     except UnicodeDecodeError as exc:
         raise ConfigError(path, "", f"not UTF-8 text: {exc.reason} at byte {exc.start}") from None
+    if len(raw) > MAX_YAML_BYTES:
+        raise ConfigError(
+            path,
+            "",
+            f"larger than {MAX_YAML_BYTES // 1024} KiB, the most a YAML of settings may be",
+        )
+    loader = _UniqueKeyLoader(text)
     try:
-        return yaml.load(text, Loader=_UniqueKeyLoader)
+        node = loader.get_single_node()
+        if node is None:
+            return None
+        size = _expanded_size(node)
+        if size > MAX_YAML_VALUES:
+            raise ConfigError(
+                path,
+                "",
+                f"holds more than {MAX_YAML_VALUES:,} values once its aliases (*name) are "
+                "expanded: write the values out, or use fewer nested aliases",
+            )
+        return loader.construct_document(node)
+    except _AliasCycle as exc:
+        where = f"line {exc.mark.line + 1}, column {exc.mark.column + 1}"
+        raise ConfigError(path, where, "an alias inside the value it names") from None
+    except RecursionError:
+        raise ConfigError(path, "", f"nested deeper than {MAX_YAML_DEPTH} levels") from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
         where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "syntax"
         problem = getattr(exc, "problem", None) or str(exc)
         raise ConfigError(path, where, f"invalid YAML: {problem}") from None
+    finally:
+        loader.dispose()
 
 
 def read_jsonl_objects(path: Path) -> list[tuple[str, dict[str, Any]]]:
@@ -1044,11 +1153,22 @@ def load_tournament(path: str | Path, output: str | Path | None = None) -> Tourn
                 p, "review.template", f"template {tpath} lacks the placeholder {placeholder}"
             )
     out = Path(output) if output is not None else Path(cfg.output or f"runs/{cfg.name}")
+    key = "--out" if output is not None else "output" if cfg.output else "name"
+    long = [part for part in out.parts if len(os.fsencode(part)) > NAME_MAX]
+    if long:
+        fix = "shorten it" if key != "name" else "shorten it or set `output:` (or --out)"
+        raise ConfigError(
+            p,
+            key,
+            f"the output directory {str(out)[:80]}... has a name of "
+            f"{len(os.fsencode(long[0]))} bytes; a file system allows {NAME_MAX}: {fix}",
+        )
     for folder in (out, *out.parents):  # the output directory, or what would hold it
         if folder.exists():
             if not folder.is_dir():
-                key = "output" if output is None else "--out"
-                raise ConfigError(p, key, f"not a directory: {folder}")
+                raise ConfigError(
+                    p, key if key != "name" else "output", f"not a directory: {folder}"
+                )
             break
     return Tournament(
         path=p,

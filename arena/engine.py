@@ -26,6 +26,7 @@ from arena.report import build_leaderboard, leaderboard_dict
 from arena.runner import Planner, ProgressFn, Runner, RunSummary, default_window
 from arena.sampling import SampledPlanner
 from arena.scheduler import Scheduler, price_table
+from arena.shard import check_directory as check_shard_directory
 from arena.store import RunLock, RunLog, StorageError
 
 # A stage of `arena run` beside answers and reviews: a planner made from the
@@ -87,8 +88,12 @@ def write_snapshot(t: Tournament, *, keep_config_path: bool = False) -> None:
     tmp.replace(t.output_dir / "tournament.json")
 
 
-def preflight(t: Tournament) -> list[str]:
-    """Every problem that would stop the run (unknown type, missing SDK or key), before any call."""
+def preflight(t: Tournament, budget_usd: float | None = None) -> list[str]:
+    """Every problem that would stop the run (unknown type, missing SDK or key), before any call.
+
+    `budget_usd` is the run's own budget (`--budget`): with it or the YAML's
+    `budget_usd`, a model without a price is a problem unless `unpriced: allow`.
+    """
     problems: list[str] = []
     used = {t.provider_of(m) for m in t.used_models()}
     for pname in sorted(used):
@@ -104,6 +109,8 @@ def preflight(t: Tournament) -> list[str]:
         price_table(t)
     except ConfigError as exc:
         problems.append(str(exc))
+    else:
+        problems.extend(unpriced_budget_problems(t, budget_usd))
     empty = AllPairsPlanner(t, Plan((), ()))
     for factory in STAGES:  # making a stage checks its section (templates, ...)
         try:
@@ -121,6 +128,22 @@ def unpriced_models(t: Tournament) -> list[str]:
         for name in t.used_models()
         if t.config.providers[t.provider_of(name)].type not in FREE_TYPES
         and t.provider_model_id(name) not in prices
+    ]
+
+
+def unpriced_budget_problems(t: Tournament, budget_usd: float | None = None) -> list[str]:
+    """Why a budget cannot bind (models it would count at $0), unless `unpriced: allow`."""
+    budgets = [f"budget_usd: {t.config.budget_usd:g}"] if t.config.budget_usd is not None else []
+    budgets += [f"--budget {budget_usd:g}"] if budget_usd is not None else []
+    if not budgets or t.config.unpriced == "allow":
+        return []
+    return [
+        f"models.{name}: no price for model '{t.provider_model_id(name)}' "
+        f"(provider '{t.provider_of(name)}'), so {' and '.join(budgets)} would count its "
+        f"calls as $0 and never stop them: give its price under `prices:` "
+        f"(prices: {{{t.provider_model_id(name)}: {{input: USD, output: USD}}}}, per "
+        "million tokens; 0 for free), or set `unpriced: allow` to run it uncounted"
+        for name in unpriced_models(t)
     ]
 
 
@@ -222,7 +245,8 @@ def run_directory(
 ) -> DirectoryRun:
     """`arena run` (or `arena retry-failed`) in the tournament's output directory.
 
-    Holds the run lock (raises `LockHeld`), writes DIR/plan.parquet before any
+    Holds the run lock (raises `LockHeld`; ConfigError when DIR holds another shard, see
+    `arena.shard.check_directory`), writes DIR/plan.parquet before any
     call (retry-failed: raises `PlanChanged` when the plan changed), runs the
     calls in an event loop of its own (`on_loop` runs first inside it, e.g. to
     install signal handlers), and after a run that went through its plan (not
@@ -230,6 +254,7 @@ def run_directory(
     history (unless `history` is False: a smoke run of the first questions).
     """
     with RunLock(t.output_dir):
+        check_shard_directory(t)  # never run (nor record) another shard over a shard's calls
         plan = build_plan(t)
         start = start_run(t, plan, same_plan=retry_failed)
         ran, blocked = failed_only(plan, start) if retry_failed else (plan, 0)
@@ -262,7 +287,10 @@ def run_directory(
                 t,
                 plan,
                 "retry-failed" if retry_failed else "run",
-                lambda: leaderboard_dict(build_leaderboard(t.output_dir, ratings_only=True)),
+                lambda: leaderboard_dict(
+                    # a shard's own history ranks that shard alone
+                    build_leaderboard(t.output_dir, ratings_only=True, allow_missing_shards=True)
+                ),
                 start=None if retry_failed else start,  # stale calls this run made again
                 run_id=run_id,
                 tag=tag,
@@ -321,6 +349,7 @@ __all__ = [
     "run_tournament",
     "snapshot",
     "spent_before",
+    "unpriced_budget_problems",
     "unpriced_models",
     "write_last_run",
     "write_snapshot",

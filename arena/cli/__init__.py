@@ -8,11 +8,14 @@ imports of `arena fake-server` or `arena batcheval`, and `arena --help`
 from __future__ import annotations
 
 import importlib
+import signal
 from typing import Any
 
 import click
 
 from arena.cli._exit import Exit
+from arena.cli._exit import exit_now_interrupted as _exit_now_interrupted
+from arena.cli._exit import exit_program as _exit_program
 
 # command name -> "module:attribute"
 COMMANDS: dict[str, str] = {
@@ -50,6 +53,10 @@ SUMMARIES: dict[str, str] = {
 }
 
 
+# Whether this process is the `arena` program (see LazyGroup.__call__).
+_PROGRAM = False
+
+
 class LazyGroup(click.Group):
     """A click group that imports a command's module only when it is needed."""
 
@@ -80,13 +87,42 @@ class LazyGroup(click.Group):
             with formatter.section("Commands"):
                 formatter.write_dl(rows)
 
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        """`main()` without arguments is the program (`arena ...`, `python -m arena`);
+        `main([...])` and a CliRunner (which calls `main`) keep click's behaviour.
+
+        In the program, Ctrl-C while the CLI loads, or once the command has
+        ended, exits 130 at once. The process ends as soon as the command has
+        (its files written and closed, its output flushed): without the
+        interpreter's teardown, which a Ctrl-C could otherwise cut with a
+        traceback or kill outright (the handlers are reset to the default late
+        in the teardown).
+        """
+        if args or kwargs:
+            return self.main(*args, **kwargs)
+        global _PROGRAM
+        _PROGRAM = True
+        signal.signal(signal.SIGINT, _exit_now_interrupted)
+        try:
+            self.main(*args, **kwargs)
+            code: Any = 0
+        except SystemExit as exc:
+            code = exc.code
+        _exit_program(code)
+
     def invoke(self, ctx: click.Context) -> Any:
         """Run the command; Ctrl-C at any moment exits 130, a log that cannot be written 74."""
         # Imported here, not at the top: `arena --help` must not load the config and the store.
         from arena.cli._common import exit_on_fault
 
-        with exit_on_fault(as_json="--json" in ctx.args):
-            return super().invoke(ctx)
+        if _PROGRAM:  # the command handles Ctrl-C (KeyboardInterrupt, a run's own handlers)
+            signal.signal(signal.SIGINT, signal.default_int_handler)
+        try:
+            with exit_on_fault(as_json="--json" in ctx.args):
+                return super().invoke(ctx)
+        finally:
+            if _PROGRAM:  # its exit code decided: click's and Python's cleanup are not cut
+                signal.signal(signal.SIGINT, _exit_now_interrupted)
 
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})

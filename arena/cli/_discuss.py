@@ -71,7 +71,7 @@ def discuss_cmd(
         t = with_discussion(load_for_directory(directory, config_file), triggers)
     except ConfigError as exc:
         fail(str(exc))
-    problems = preflight(t)
+    problems = preflight(t, budget_usd=budget)
     if problems:
         fail("\n  ".join([f"{t.path}: cannot start:"] + problems))
     signals: list[int] = []

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import os
+import sys
 from enum import IntEnum
+from types import FrameType
+from typing import NoReturn
 
 
 class Exit(IntEnum):
@@ -17,3 +21,39 @@ class Exit(IntEnum):
     LOCKED = 75
     SIGINT = 130
     SIGTERM = 143
+
+
+def _flush() -> None:
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except Exception:  # noqa: BLE001, S110 - a closed pipe or a stream cut mid-write
+            pass
+
+
+def exit_program(code: object) -> NoReturn:
+    """End the process with `code` (as `sys.exit` reads it) once its output is flushed."""
+    if code is None:
+        status = 0
+    elif isinstance(code, int):
+        status = code
+    else:  # sys.exit("message")
+        sys.stderr.write(f"{code}\n")
+        status = 1
+    _flush()
+    os._exit(status)
+
+
+def exit_now_interrupted(signum: int, frame: FrameType | None) -> None:
+    """SIGINT handler while no command code runs (the CLI loading, or exiting after a
+    command ended): exit 130 at once, never a traceback or a death by the signal.
+
+    What was printed is flushed first; nothing else is pending then (a command's
+    files are written and closed before it ends).
+    """
+    _flush()
+    try:
+        os.write(2, b"arena: interrupted\n")
+    except OSError:
+        pass
+    os._exit(int(Exit.SIGINT))

@@ -63,8 +63,15 @@ def export_tables(directory: Path | Sequence[Path], target: Path) -> dict[str, i
     type=click.Path(path_type=Path, file_okay=False),
     help="Folder to write the Parquet files to (created if missing).",
 )
+@click.option(
+    "--allow-missing-shards",
+    is_flag=True,
+    help="Export shard directories that are not the whole split (a partial export).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print {table: rows} as JSON.")
-def export_cmd(directories: tuple[Path, ...], target: Path, as_json: bool) -> None:
+def export_cmd(
+    directories: tuple[Path, ...], target: Path, allow_missing_shards: bool, as_json: bool
+) -> None:
     """Write each table of DIR's log to OUT/<table>.parquet, one row per id.
 
     The log keeps every version of a row (a retried call is written again)
@@ -74,7 +81,8 @@ def export_cmd(directories: tuple[Path, ...], target: Path, as_json: bool) -> No
     batcheval, history when the run has them. Safe while a run is writing
     (it exports what is durable at that moment). Several DIRs (the shards of
     one tournament, `arena run --shard K/N`) are exported as one; directories
-    of different tournaments are refused.
+    of different tournaments are refused, and so are shards that are not the
+    whole split unless --allow-missing-shards (a warning; `partial` in the JSON).
 
     \b
     Example:
@@ -88,12 +96,17 @@ def export_cmd(directories: tuple[Path, ...], target: Path, as_json: bool) -> No
         if target.resolve() == (directory / "log").resolve():
             fail(f"{target}: choose a folder outside the log")
     try:
-        check_one_tournament(directories)
+        missing = check_one_tournament(directories, allow_missing_shards=allow_missing_shards)
     except LeaderboardInputError as exc:
         fail(str(exc))
     written = export_tables(list(directories), target)
+    if missing is not None:
+        click.echo(f"arena: warning: {missing.note()}", err=True)
     if as_json:
-        click.echo(json.dumps({"output": str(target), "tables": written}))
+        report: dict[str, object] = {"output": str(target), "tables": written}
+        if missing is not None:
+            report["partial"] = missing.to_json()
+        click.echo(json.dumps(report))
         return
     for table, rows in written.items():
         click.echo(f"{table}: {rows} rows -> {target / (table + '.parquet')}")

@@ -92,6 +92,12 @@ def _fail(message: str) -> None:
     "dataset; a reviews file needs a `category` column).",
 )
 @click.option(
+    "--allow-missing-shards",
+    is_flag=True,
+    help="Rank shard directories that are not the whole split (some `--shard K/N` missing): "
+    "the result is marked partial (a warning, and `partial` in the JSON).",
+)
+@click.option(
     "--history",
     "show_history",
     is_flag=True,
@@ -120,6 +126,7 @@ def leaderboard(
     human_scores_file: Path | None,
     options: LeaderboardOptions,
     by: str | None,
+    allow_missing_shards: bool,
     show_history: bool,
     show_diff: str | None,
 ) -> None:
@@ -138,7 +145,8 @@ def leaderboard(
     of the run's log.
     Several run directories (DIR1 DIR2 ...: the shards of one tournament run
     with `arena run --shard K/N`) are ranked as one tournament; directories of
-    different tournaments are refused.
+    different tournaments are refused, and so are shards that are not the
+    whole split unless --allow-missing-shards (a partial result, marked so).
 
     \b
     Examples:
@@ -168,10 +176,13 @@ def leaderboard(
             by=by,
             reviews_format=reviews_format,
             strong_win_weight=strong_win_weight,
+            allow_missing_shards=allow_missing_shards,
         )
     except LeaderboardInputError as exc:
         _fail(str(exc))
         return
+    if board.partial is not None:
+        click.echo(f"arena: warning: {board.warnings[0]}", err=True)
     if fmt == "json":
         click.echo(render_json(board))
     elif fmt == "markdown":

@@ -99,7 +99,8 @@ class _Record:
 
     def _directory(self) -> Path | None:
         out = self.output
-        return out if out is not None and out.is_dir() else None  # bad input: no directory
+        # bad input never creates a run directory (nor can one too long a name)
+        return out if out is not None and _is_dir(out) else None
 
     def _alert_settings(self) -> Any:
         if self.settings is None:
@@ -322,8 +323,17 @@ def mark_killed(out: Path, current: str) -> list[str]:
 _active: _Record | None = None
 
 
+def _is_dir(path: Path) -> bool:
+    """Whether `path` is a directory; False when it cannot even be looked up (a name too
+    long, no permission): the command itself then says what is wrong with it."""
+    try:
+        return path.is_dir()
+    except OSError:
+        return False
+
+
 def _count_snapshots(out: Path | None) -> int:
-    if out is None or not (out / "log").is_dir():
+    if out is None or not _is_dir(out / "log"):
         return 0
     from arena.nightly import read_history, snapshot_ids
 
@@ -466,6 +476,11 @@ def recorded(
                 raise
             except (click.exceptions.Exit, click.Abort):
                 raise
+            except KeyboardInterrupt:  # Ctrl-C outside a run's own handling (exit 130)
+                if not rec.done:
+                    rec.error = rec.error or "interrupted (SIGINT)"
+                    _fallback(rec, 130)
+                raise
             except Exception as exc:
                 if not rec.done:
                     rec.error = rec.error or f"{type(exc).__name__}: {exc}"
@@ -488,11 +503,11 @@ def output_of_yaml(kwargs: Mapping[str, Any]) -> Path | None:
     (`output`, else runs/<name>), so that a config error still has a run directory."""
     if kwargs.get("out") is not None:
         return Path(kwargs["out"])
-    import yaml
+    from arena.config import ConfigError, read_yaml  # bounded: no alias bomb, no deep nesting
 
     try:
-        data = yaml.safe_load(Path(kwargs["file"]).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+        data = read_yaml(Path(kwargs["file"]))
+    except ConfigError:
         return None
     if not isinstance(data, dict):
         return None

@@ -41,6 +41,11 @@ __all__ = ["report_cmd"]
     show_default=True,
     help="Disputed battles to include in full (0: none).",
 )
+@click.option(
+    "--allow-missing-shards",
+    is_flag=True,
+    help="Report shard directories that are not the whole split: the report is marked partial.",
+)
 @ranking_options
 @click.option(
     "--by",
@@ -53,6 +58,7 @@ def report_cmd(
     output: Path | None,
     human_file: Path | None,
     battles: int,
+    allow_missing_shards: bool,
     options: LeaderboardOptions,
     by: str | None,
 ) -> None:
@@ -70,7 +76,9 @@ def report_cmd(
     Several run directories (DIR1 DIR2 ...: the shards of one tournament run
     with `arena run --shard K/N`) make one report, ranked as `arena
     leaderboard DIR1 DIR2 ...` ranks them; directories of different
-    tournaments, or that are not run directories, are refused (exit 2). The
+    tournaments, or that are not run directories, are refused (exit 2), and
+    so are shards that are not the whole split unless --allow-missing-shards
+    (the report then says it is partial). The
     merged report needs -o FILE (it belongs to no one shard); it has no
     rating history (each shard's history ranks that shard alone); its
     BatchEval block, like the leaderboard's, holds every shard's scores.
@@ -93,8 +101,11 @@ def report_cmd(
             options=options,
             battles=battles,
             by=by,
+            allow_missing_shards=allow_missing_shards,
         )
     except LeaderboardInputError as exc:
         fail(str(exc))
+    if data.board.partial is not None:
+        click.echo(f"arena: warning: {data.board.warnings[0]}", err=True)
     target = write_report(data, output if output is not None else directories[0] / "report.html")
     click.echo(f"arena: wrote {target}")

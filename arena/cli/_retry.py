@@ -46,7 +46,7 @@ def retry_failed_cmd(
         t = load_for_directory(directory, config_file)
     except ConfigError as exc:
         fail(str(exc))
-    problems = preflight(t)
+    problems = preflight(t, budget_usd=budget)
     if problems:
         fail("\n  ".join([f"{t.path}: cannot start:"] + problems))
     done, code = run_in_directory(t, budget, as_json, retry_failed=True, grace=grace)

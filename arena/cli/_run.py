@@ -22,13 +22,14 @@ from arena.cli._common import (
     signal_exit,
 )
 from arena.cli._record import current_run_id, output_of_yaml, recorded, running, tag_option
-from arena.config import Tournament
+from arena.config import ConfigError, Tournament
 from arena.engine import DirectoryRun, preflight, run_directory, unpriced_models
 from arena.nightly import PlanChanged
 from arena.progress import BarsView, LineView, RunProgress
 from arena.runner import RunSummary
 from arena.scheduler import Scheduler
-from arena.shard import parse_shard, shard_tournament
+from arena.shard import for_directory as shard_for_directory
+from arena.shard import parse_shard
 from arena.store import LockHeld
 
 # Seconds between progress lines when stderr is not a terminal (cron, logs), and
@@ -96,7 +97,7 @@ def run_in_directory(
             done = _run(t, budget, _PlainProgress(), signals, retry_failed, grace, tag, history)
     except LockHeld as exc:
         fail(str(exc), Exit.LOCKED)
-    except PlanChanged as exc:
+    except (PlanChanged, ConfigError) as exc:  # ConfigError: the directory holds another shard
         fail(str(exc))
     return done, exit_code(done.summary, signals)
 
@@ -179,17 +180,26 @@ def run_cmd(
         t = t.limited(limit)
     for line in t.answer_file_problems():
         click.echo(f"arena: warning: {line}", err=True)
-    if shard is not None:
-        t = shard_tournament(t, shard)
-    problems = preflight(t)
+    try:
+        # A shard directory continues its shard; another --shard there is refused.
+        t = shard_for_directory(t, shard)
+    except ConfigError as exc:
+        fail(str(exc))
+    if shard is None and t.shard is not None:
+        click.echo(
+            f"arena: {t.output_dir} holds shard {t.shard[0]}/{t.shard[1]} "
+            "(its tournament.json): running that shard",
+            err=True,
+        )
+    problems = preflight(t, budget_usd=budget)  # a budget with an unpriced model: refused
     if problems:
         fail("\n  ".join([f"{file}: cannot start:"] + problems))
-    if budget is not None:
-        for name in unpriced_models(t):
+    if budget is not None or t.config.budget_usd is not None:
+        for name in unpriced_models(t):  # left only with `unpriced: allow`
             click.echo(
                 f"arena: warning: no price for model '{name}' "
-                f"({t.provider_model_id(name)}): its calls count as $0 against "
-                "--budget; add it under `prices:` in the YAML",
+                f"({t.provider_model_id(name)}): `unpriced: allow` counts its calls as $0 "
+                "against the budget",
                 err=True,
             )
     done, code = run_in_directory(t, budget, as_json, grace=grace, tag=tag, history=limit is None)

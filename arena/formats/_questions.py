@@ -111,11 +111,15 @@ def _reference(path: Path, where: str, obj: dict[str, Any]) -> tuple[str, ...] |
     return kept if any(t.strip() for t in kept) else None
 
 
-def _category(obj: dict[str, Any]) -> str | None:
-    cat = obj.get("category")
+def _category(path: Path, where: str, obj: dict[str, Any]) -> str | None:
+    key = "category"
+    cat = obj.get(key)
     if cat is None and "instruction" in obj:
-        cat = obj.get("dataset")
-    if cat is None or isinstance(cat, (dict, list)) or str(cat) == "":
+        key, cat = "dataset", obj.get("dataset")
+    if isinstance(cat, dict | list):
+        kind = "an object" if isinstance(cat, dict) else "a list"
+        raise FormatError(path, f"{where}: {key}", f"must be a string or a number, not {kind}")
+    if cat is None or str(cat) == "":
         return None
     return str(cat)
 
@@ -133,7 +137,7 @@ def parse_questions(path: Path, records: Sequence[tuple[str, dict[str, Any]]]) -
             Question(
                 id=qid,
                 turns=_turns(path, where, obj),
-                category=_category(obj),
+                category=_category(path, where, obj),
                 reference=_reference(path, where, obj),
             )
         )

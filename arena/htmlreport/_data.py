@@ -133,12 +133,15 @@ def build_report(
     options: LeaderboardOptions | None = None,
     battles: int = DEFAULT_BATTLES,
     by: str | None = None,
+    allow_missing_shards: bool = False,
 ) -> ReportData:
     """Everything the report of run directory DIR shows. Raises LeaderboardInputError.
 
     Several directories (the shards of one tournament) are reported as one, as
     `arena leaderboard DIR1 DIR2 ...` ranks them; directories of different
-    tournaments, or that are not run directories, are refused.
+    tournaments, or that are not run directories, are refused; so are shards
+    that are not the whole split, unless `allow_missing_shards` (the report is
+    then marked partial).
     """
     roots = [Path(directory)] if isinstance(directory, str | Path) else [Path(d) for d in directory]
     if not roots:
@@ -147,7 +150,11 @@ def build_report(
         _check_run_directory(root)
     root = roots[0]
     board = build_leaderboard(
-        root if len(roots) == 1 else roots, human_file=human_file, options=options, by=by
+        root if len(roots) == 1 else roots,
+        human_file=human_file,
+        options=options,
+        by=by,
+        allow_missing_shards=allow_missing_shards,
     )
     runs = [RunData(r) for r in roots]
     several = len(runs) > 1

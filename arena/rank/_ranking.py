@@ -157,13 +157,15 @@ class Ranking:
 
 
 def _percentiles(samples: FloatArray | None, columns: int) -> FloatArray:
-    if samples is None or samples.shape[0] == 0:
-        return np.full((2, columns), np.nan)
     out: FloatArray = np.full((2, columns), np.nan)
-    some = ~np.isnan(samples).all(axis=0)  # a column without any value has no interval
-    if some.any():
+    if samples is None or samples.shape[0] == 0:
+        return out
+    # A model without a battle has no score in any round: its interval stays NaN
+    # (numpy would warn "All-NaN slice" on stderr for that column).
+    seen = ~np.isnan(samples).all(axis=0)
+    if seen.any():
         with np.errstate(invalid="ignore"):
-            out[:, some] = np.nanpercentile(samples[:, some], [2.5, 97.5], axis=0)
+            out[:, seen] = np.nanpercentile(samples[:, seen], [2.5, 97.5], axis=0)
     return out
 
 

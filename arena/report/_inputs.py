@@ -37,6 +37,7 @@ from arena.store import RunLog
 __all__ = [
     "IMPORT_COLUMNS",
     "LeaderboardInputError",
+    "MissingShards",
     "RunData",
     "load_reviews_file",
     "load_run",
@@ -75,6 +76,8 @@ class RunData:
     batcheval: pl.DataFrame | None = None  # the BatchEval log table (for its cost)
     # Every directory read (several for the shards of one tournament).
     directories: tuple[Path, ...] = ()
+    # Shards of the split that were not given (`allow_missing_shards`): a partial result.
+    missing_shards: MissingShards | None = None
 
 
 def _where(kind: str, index: int) -> str:
@@ -501,12 +504,57 @@ def _by_id(reviews: pl.DataFrame) -> pl.DataFrame:
     return reviews.sort("id") if "id" in reviews.columns else reviews
 
 
-def check_one_tournament(directories: Sequence[str | Path]) -> None:
+@dataclass(frozen=True)
+class MissingShards:
+    """The shards of a split that were not given: the result covers only part of the run."""
+
+    count: int  # N of the K/N split
+    missing: tuple[int, ...]
+    directories: tuple[Path, ...]  # the shard directories given
+
+    def labels(self) -> list[str]:
+        """The missing shards as `K/N`."""
+        return [f"{k}/{self.count}" for k in self.missing]
+
+    def note(self) -> str:
+        """One line for the terminal, the JSON `warnings` and the HTML report."""
+        shards = ", ".join(self.labels())
+        return (
+            f"partial result: shard{'s' if len(self.missing) > 1 else ''} {shards} of this "
+            f"{self.count}-way split missing: it holds only the questions of "
+            f"{len(self.directories)} of {self.count} shards"
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        """The JSON `partial` field."""
+        return {
+            "split": self.count,
+            "missing_shards": self.labels(),
+            "directories": [str(d) for d in self.directories],
+        }
+
+
+def _recorded_shard(path: Path, snapshot: dict[str, Any]) -> tuple[int, int] | None:
+    try:
+        found = recorded_shard(snapshot)
+    except ValueError as exc:
+        raise LeaderboardInputError(path / "tournament.json", "", str(exc)) from None
+    return None if found is None else (found.index, found.count)
+
+
+def check_one_tournament(
+    directories: Sequence[str | Path], *, allow_missing_shards: bool = False
+) -> MissingShards | None:
     """Refuse directories that are not the run directories (or shards) of one tournament.
 
     Reads only each `tournament.json`: a different tournament (name or config
-    hash), the same directory twice, the same shard twice or shards of
-    different splits raise LeaderboardInputError naming the directory.
+    hash), the same directory twice, the same shard twice, shards of
+    different splits, or an unsharded directory among shards raise
+    LeaderboardInputError naming the directory. Shard directories that are
+    not the whole split (`arena run --shard K/N`: 1..N all given) raise it
+    too, unless `allow_missing_shards`: then the missing shards are returned
+    (None: the directories hold the whole run). One shard directory alone is
+    never refused: its missing shards are returned.
     """
     paths = [Path(d) for d in directories]
     if not paths:
@@ -517,18 +565,19 @@ def check_one_tournament(directories: Sequence[str | Path]) -> None:
         if key in seen:
             raise LeaderboardInputError(path, "", f"given twice (also as {seen[key]})")
         seen[key] = path
-    if len(paths) == 1:
-        return
     snapshots: list[tuple[Path, dict[str, Any]]] = []
     for path in paths:
         file = path / "tournament.json"
         if not file.is_file():
+            if len(paths) == 1:
+                return None  # a log without a snapshot: nothing says it is a shard
             raise LeaderboardInputError(
                 path, "tournament.json", "missing: cannot tell which tournament this is"
             )
         snapshots.append((path, _load_tournament(file)))
     first_path, first = snapshots[0]
     shards: dict[tuple[int, int], Path] = {}
+    whole: list[Path] = []
     for path, snapshot in snapshots:
         for field_name in ("name", "config_hash"):
             mine, theirs = snapshot.get(field_name), first.get(field_name)
@@ -538,17 +587,49 @@ def check_one_tournament(directories: Sequence[str | Path]) -> None:
                     "tournament.json",
                     f"another tournament than {first_path} ({field_name} {mine!r}, not {theirs!r})",
                 )
-        found = recorded_shard(snapshot)
-        if found is None:
+        shard = _recorded_shard(path, snapshot)
+        if shard is None:
+            whole.append(path)
             continue
-        shard = (found.index, found.count)
         if shard in shards:
             raise LeaderboardInputError(
                 path, "", f"shard {shard[0]}/{shard[1]} again (also {shards[shard]})"
             )
+        other = next((p for (_, n), p in shards.items() if n != shard[1]), None)
+        if other is not None:
+            theirs = next(k for k, p in shards.items() if p == other)
+            raise LeaderboardInputError(
+                path,
+                "",
+                f"shard {shard[0]}/{shard[1]}, but {other} is shard {theirs[0]}/{theirs[1]}: "
+                "shards of different splits (the shards of one run share N)",
+            )
         shards[shard] = path
-    if len({count for _, count in shards}) > 1:
-        raise LeaderboardInputError("arena", "", f"shards of different splits: {sorted(shards)}")
+    if not shards:
+        return None
+    if whole:
+        raise LeaderboardInputError(
+            whole[0],
+            "",
+            f"the whole run, but {next(iter(shards.values()))} is a shard: give the whole "
+            "run's directory alone, or the directories of every shard",
+        )
+    count = next(iter(shards))[1]
+    missing = tuple(k for k in range(1, count + 1) if (k, count) not in shards)
+    if not missing:
+        return None
+    found = MissingShards(count, missing, tuple(shards.values()))
+    # One shard directory alone is that shard's own view (a machine's progress, its
+    # export): marked partial. Several are meant as the whole run: one missing is refused.
+    if len(paths) > 1 and not allow_missing_shards:
+        raise LeaderboardInputError(
+            ", ".join(str(p) for p in found.directories),
+            "",
+            f"shard{'s' if len(missing) > 1 else ''} {', '.join(found.labels())} of this "
+            f"{count}-way split missing: give the directories of every shard, or "
+            "--allow-missing-shards for a partial result",
+        )
+    return found
 
 
 def latest_rows(frames: Sequence[pl.DataFrame | None]) -> pl.DataFrame | None:
@@ -557,7 +638,11 @@ def latest_rows(frames: Sequence[pl.DataFrame | None]) -> pl.DataFrame | None:
 
 
 def load_runs(
-    directories: Sequence[str | Path], *, ranking_only: bool = False, style: bool = True
+    directories: Sequence[str | Path],
+    *,
+    ranking_only: bool = False,
+    style: bool = True,
+    allow_missing_shards: bool = False,
 ) -> RunData:
     """Several run directories of one tournament (the shards of a split run) read as one.
 
@@ -565,13 +650,18 @@ def load_runs(
     directory twice, or the same shard twice are refused. The tables are
     concatenated, keeping the last-finished row of an id that appears twice;
     the reviews come in id order.
-    `ranking_only` and `style` as for `load_run`.
+    `ranking_only` and `style` as for `load_run`. Shards that are not the whole
+    split are refused unless `allow_missing_shards` (then `missing_shards`
+    says which are missing).
     """
-    check_one_tournament(directories)
+    missing = check_one_tournament(directories, allow_missing_shards=allow_missing_shards)
     runs = [load_run(path, ranking_only=ranking_only, style=style) for path in directories]
     if len(runs) == 1:
         return dataclasses.replace(
-            runs[0], reviews=_by_id(runs[0].reviews), directories=(runs[0].directory,)
+            runs[0],
+            reviews=_by_id(runs[0].reviews),
+            directories=(runs[0].directory,),
+            missing_shards=missing,
         )
     first = runs[0]
     reviews = _latest([run.reviews for run in runs])
@@ -590,4 +680,5 @@ def load_runs(
         skills,
         _latest([run.batcheval for run in runs]),
         tuple(run.directory for run in runs),
+        missing,
     )

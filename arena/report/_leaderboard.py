@@ -50,6 +50,7 @@ from arena.report._categories import (
 )
 from arena.report._inputs import (
     LeaderboardInputError,
+    MissingShards,
     load_reviews_file,
     load_run,
     load_runs,
@@ -118,6 +119,8 @@ class Leaderboard:
     sampling: dict[str, Any] | None = None  # docs/sampling.md (the JSON `sampling`)
     vs_baseline: list[BaselineRate] | None = None  # --baseline MODEL (the JSON `vs_baseline`)
     baseline: str | None = None
+    # Shards missing from a split run (--allow-missing-shards): the JSON `partial`.
+    partial: dict[str, Any] | None = None
 
     @property
     def contestants(self) -> tuple[str, ...]:
@@ -395,6 +398,7 @@ def build_leaderboard(
     ratings_only: bool = False,
     reviews_format: str | None = None,
     strong_win_weight: float = 3.0,
+    allow_missing_shards: bool = False,
 ) -> Leaderboard:
     """The leaderboard of a run directory or a reviews file (see `arena leaderboard`).
 
@@ -412,6 +416,9 @@ def build_leaderboard(
     `reviews_format` forces a judgments format and `strong_win_weight` weighs
     arena-hard's strong verdicts (see `load_reviews_file`).
     Raises LeaderboardInputError for bad input.
+    Shard directories that are not the whole split are refused unless
+    `allow_missing_shards`: the board is then marked partial (`partial`, and a
+    warning). Raises LeaderboardInputError for bad input.
     """
     opts = options or LeaderboardOptions()
     if isinstance(reviews_file, str | Path):
@@ -443,8 +450,15 @@ def build_leaderboard(
     contestants = reviewers = None
     skills: dict[str, float] = {}
     answers = scored = None
+    partial: MissingShards | None = None
     if target is not None and target.is_dir():
-        run = load_runs(directories, ranking_only=True, style=not ratings_only)
+        run = load_runs(
+            directories,
+            ranking_only=True,
+            style=not ratings_only,
+            allow_missing_shards=allow_missing_shards,
+        )
+        partial = run.missing_shards
         contestants, reviewers, skills, answers, scored = (
             run.contestants,
             run.reviewers,
@@ -516,6 +530,9 @@ def build_leaderboard(
         if design is not None:
             design["balanced_win_rates"] = bool(opts.balanced)
             board.sampling = design
+        if partial is not None:
+            board.partial = partial.to_json()
+            board.warnings.insert(0, partial.note())
         if ratings_only:
             return board
         if directories:  # one run directory, or the shards of one tournament together
@@ -824,6 +841,8 @@ def leaderboard_dict(board: Leaderboard) -> dict[str, Any]:
         out["by_category"] = {c.category: c.to_json() for c in board.by_category}
     if board.sampling is not None:
         out["sampling"] = board.sampling
+    if board.partial is not None:
+        out["partial"] = board.partial
     return out
 
 

@@ -188,5 +188,5 @@ def test_leaderboard_of_shards_holds_every_shards_batcheval_scores(tmp_path: Pat
     # One shard alone holds a third of the answers.
     alone = runner.invoke(main, ["leaderboard", str(shards[0]), *fast])
     assert alone.exit_code == 0, alone.output
-    rows = json.loads(alone.output)["batcheval"]["rows"]
+    rows = json.loads(alone.stdout)["batcheval"]["rows"]
     assert sum(r["answers"] for r in rows if r["criterion"] == "accuracy") < 36

@@ -7,7 +7,7 @@ from pathlib import Path
 import yaml
 
 from arena.config import load_tournament
-from arena.engine import unpriced_models
+from arena.engine import preflight, unpriced_budget_problems, unpriced_models
 from tests.conftest import small_tournament
 
 
@@ -21,3 +21,11 @@ def test_unpriced_real_models_are_listed_and_sim_models_are_free(tmp_path: Path)
     data["contestants"] = ["m0", "m1", "mystery", "priced"]
     path.write_text(yaml.safe_dump(data))
     assert unpriced_models(load_tournament(path)) == ["mystery"]
+
+
+def test_a_budget_over_sim_models_needs_no_price(tmp_path: Path) -> None:
+    """Sim models are free: a budgeted demo tournament passes preflight and runs."""
+    path = small_tournament(tmp_path, models=2, questions=2, extra={"budget_usd": 0.01})
+    t = load_tournament(path)
+    assert preflight(t, budget_usd=0.5) == []
+    assert unpriced_budget_problems(t, 0.5) == []
