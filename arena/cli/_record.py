@@ -476,16 +476,11 @@ def recorded(
                 raise
             except (click.exceptions.Exit, click.Abort):
                 raise
-            except KeyboardInterrupt:  # Ctrl-C outside a run's own handling (exit 130)
-                if not rec.done:
-                    rec.error = rec.error or "interrupted (SIGINT)"
-                    _fallback(rec, 130)
-                raise
             except Exception as exc:
                 if not rec.done:
                     rec.error = rec.error or f"{type(exc).__name__}: {exc}"
                     _warn(
-                        rec.output if rec.output is not None and rec.output.is_dir() else None,
+                        rec.output if rec.output is not None and _is_dir(rec.output) else None,
                         f"run {rec.run_id} crashed: {rec.error}",
                     )
                     _fallback(rec, 1)
