@@ -1,16 +1,15 @@
 """The adaptive rule: after each round, spend the next reviews where the order is unsure.
 
-After a round, the reviews so far are refitted: PeerRank reviewer weights
-(`arena.rank.peerrank`, the weighted-mean fixed point) and a weighted
-Bradley-Terry fit with a bootstrap over questions. From the bootstrap, each
-unordered pair `{i, j}` gets `p_ij`, the share of rounds in which `i` is
-rated above `j`, and an uncertainty `u_ij = min(p_ij, 1 - p_ij)`: 0 when the
-order of the pair is settled, 1/2 when it is a coin flip. Kendall tau against
-the full tournament counts every pair whose order differs, so the expected
-number of wrongly ordered pairs is the sum of the `u_ij`; the next round's
-units go to pairs in proportion to `u_ij` (plus a small floor, so no pair is
-frozen on an early, lucky estimate), inside a pair to the questions it was
-judged on least and to reviewers in proportion to their PeerRank weight.
+`select_round` is the whole rule, a pure function of the reviews so far, the
+grid of units, what the budget allows and a random generator. After the
+seed round, the reviews are refitted (`fit_design`): PeerRank weights, a
+weighted Bradley-Terry fit, and `p_ij`, the share of plausible full
+tournaments in which `i` is rated above `j`, and each reviewer's measured
+reliability (agreement with the others' per-question consensus). The next
+round (`choose_round`) is half balanced (`balanced_units`) and half spent on
+the pairs whose units most reduce the expected number of misordered pairs
+under the Bradley-Terry information (`target_scores`); inside a pair, least
+judged questions first, reviewers by reliability (`reviewer_shares`).
 See docs/sampling.md.
 """
 
