@@ -2,11 +2,22 @@
 
 A planner-layer package: it chooses which review calls of the full plan a run
 makes. `Grid` and `balanced_units` describe designs as masks over the full
-grid of units (question x unordered pair x reviewer); `fit_design` and
-`choose_round` are the adaptive rule.
+grid of units (question x unordered pair x reviewer); `select_round`
+is the rule a run follows round after round (`fit_design` and `choose_round`
+its adaptive step).
 """
 
-from arena.sampling._adaptive import DesignFit, allocate, choose_round, fit_design
+from arena.sampling._adaptive import (
+    DesignFit,
+    RoundChoice,
+    allocate,
+    choose_round,
+    fit_design,
+    reviewer_reliability,
+    reviewer_shares,
+    select_round,
+    target_scores,
+)
 from arena.sampling._design import Grid, balanced_units, pick_in_pair
 from arena.sampling._planner import (
     SAMPLING_TABLE,
@@ -22,6 +33,7 @@ __all__ = [
     "SamplingBudget",
     "sampling_budget",
     "DesignFit",
+    "RoundChoice",
     "Grid",
     "allocate",
     "balanced_units",
@@ -29,4 +41,8 @@ __all__ = [
     "choose_round",
     "fit_design",
     "pick_in_pair",
+    "reviewer_reliability",
+    "reviewer_shares",
+    "select_round",
+    "target_scores",
 ]

@@ -1,21 +1,21 @@
 """The adaptive rule: after each round, spend the next reviews where the order is unsure.
 
-After a round, the reviews so far are refitted: PeerRank reviewer weights
-(`arena.rank.peerrank`, the weighted-mean fixed point) and a weighted
-Bradley-Terry fit with a bootstrap over questions. From the bootstrap, each
-unordered pair `{i, j}` gets `p_ij`, the share of rounds in which `i` is
-rated above `j`, and an uncertainty `u_ij = min(p_ij, 1 - p_ij)`: 0 when the
-order of the pair is settled, 1/2 when it is a coin flip. Kendall tau against
-the full tournament counts every pair whose order differs, so the expected
-number of wrongly ordered pairs is the sum of the `u_ij`; the next round's
-units go to pairs in proportion to `u_ij` (plus a small floor, so no pair is
-frozen on an early, lucky estimate), inside a pair to the questions it was
-judged on least and to reviewers in proportion to their PeerRank weight.
+`select_round` is the whole rule, a pure function of the reviews so far, the
+grid of units, what the budget allows and a random generator. After the
+seed round, the reviews are refitted (`fit_design`): PeerRank weights, a
+weighted Bradley-Terry fit, and `p_ij`, the share of plausible full
+tournaments in which `i` is rated above `j`, and each reviewer's measured
+reliability (agreement with the others' per-question consensus). The next
+round (`choose_round`) is half balanced (`balanced_units`) and half spent on
+the pairs whose units most reduce the expected number of misordered pairs
+under the Bradley-Terry information (`target_scores`); inside a pair, least
+judged questions first, reviewers by reliability (`reviewer_shares`).
 See docs/sampling.md.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -24,9 +24,19 @@ from numpy.typing import NDArray
 
 from arena.rank import ReviewSet, encode_reviews, fit_log_strengths, peerrank, tally_reviews
 from arena.rank._bt import ELO_PER_NAT
-from arena.sampling._design import Grid, _coverage, _fill, pick_in_pair
+from arena.sampling._design import Grid, _coverage, _fill, balanced_units, pick_in_pair
 
-__all__ = ["DesignFit", "allocate", "choose_round", "fit_design"]
+__all__ = [
+    "DesignFit",
+    "RoundChoice",
+    "allocate",
+    "choose_round",
+    "fit_design",
+    "reviewer_reliability",
+    "reviewer_shares",
+    "select_round",
+    "target_scores",
+]
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
@@ -43,6 +53,12 @@ FLOOR = 0.01
 # Floor added to reviewer weights when drawing reviewers (a weight-0 reviewer
 # still reviews now and then, so its weight can recover).
 REVIEWER_FLOOR = 0.1
+# Share of every adaptive round spent as a balanced (uniform) design.
+UNIFORM_SHARE = 0.5
+# Steps in which the targeted part of a round is allocated (scores refreshed).
+TARGET_STEPS = 4
+# Reviewers' share of a pair's targeted units grows with reliability ** this.
+RELIABILITY_POWER = 1.0
 
 
 @dataclass(frozen=True, eq=False)
@@ -55,6 +71,11 @@ class DesignFit:
     p_above: FloatArray  # (C, C) share of bootstrap rounds with i rated above j
     weights: FloatArray  # (R,) PeerRank reviewer weights, sum 1
     battles: IntArray  # (C,) counted battles per contestant
+    # (R,) agreement of each reviewer with the others' per-question consensus
+    # (a correlation, clipped to [0, 1]); None: not measured.
+    reliability: FloatArray | None = None
+    # (R,) each reviewer's index among the contestants, -1 when it does not compete.
+    reviewer_as_contestant: IntArray | None = None
 
     def order(self) -> list[int]:
         """Contestant indices, best first (ties by index)."""
@@ -132,7 +153,50 @@ def fit_design(
         p_above=above,
         weights=np.asarray(weights, dtype=np.float64),
         battles=battles,
+        reliability=reviewer_reliability(rs),
+        reviewer_as_contestant=np.asarray(rs.reviewer_as_contestant, dtype=np.int64),
     )
+
+
+def reviewer_reliability(rs: ReviewSet) -> FloatArray:
+    """Each reviewer's agreement with the other reviewers, question by question.
+
+    For a review of `(q, a, b)` the consensus is what the *other* reviewers'
+    reviews on question `q` say about `a` and `b`: the sum of `a`'s signed
+    results on `q` minus `b`'s (wins +1/2, losses -1/2), over every opponent.
+    Answers differ most from question to question, so this is a sharp
+    reference even when the two models are close overall. A reviewer's
+    reliability is the correlation of its verdicts with that consensus, over
+    its reviews of other models' battles (its own are left out: they measure
+    self-preference, not judging), clipped to [0, 1]; a reviewer without such
+    reviews gets the mean of the others.
+    """
+    n_r, c, n_q = rs.n_reviewers, rs.n_models, max(rs.n_questions, 1)
+    if rs.n_battles == 0 or n_r == 0:
+        return np.full(n_r, 1.0)
+    s = -rs.score.astype(np.float64) / 2.0  # +1/2: position A won
+    q = rs.question.astype(np.int64)
+    a = rs.model_a.astype(np.int64)
+    b = rs.model_b.astype(np.int64)
+    r = rs.reviewer.astype(np.int64)
+    # z[r, q, m]: reviewer r's signed results of model m on question q.
+    size = n_r * n_q * c
+    z = np.bincount((r * n_q + q) * c + a, weights=s, minlength=size)
+    z -= np.bincount((r * n_q + q) * c + b, weights=s, minlength=size)
+    z = z.reshape(n_r, n_q, c)
+    others = z.sum(axis=0)[None] - z  # what everyone but r says
+    pred = others[r, q, a] - others[r, q, b]
+    own = rs.reviewer_as_contestant[r]
+    fair = (own != a) & (own != b)
+    sxy = np.bincount(r[fair], weights=(s * pred)[fair], minlength=n_r)
+    sxx = np.bincount(r[fair], weights=(s * s)[fair], minlength=n_r)
+    syy = np.bincount(r[fair], weights=(pred * pred)[fair], minlength=n_r)
+    measured = (sxx > 0) & (syy > 0)
+    corr = np.where(measured, sxy / np.sqrt(np.maximum(sxx * syy, 1e-300)), np.nan)
+    corr = np.clip(corr, 0.0, 1.0)
+    fill = float(np.nanmean(corr)) if measured.any() else 1.0
+    out: FloatArray = np.where(measured, corr, fill)
+    return out
 
 
 def _full_draws(
@@ -198,24 +262,161 @@ def choose_round(
 ) -> IntArray:
     """The next round's `n` units (indices into the grid), given the fit so far.
 
-    Units go to pairs in proportion to each pair's order uncertainty
-    `min(p, 1 - p)` plus a floor of 1% of its mean.
+    A share `UNIFORM_SHARE` of the round is balanced (`balanced_units`: it tops
+    the pairs up towards equal totals, so every pair keeps meeting new
+    questions); the rest goes to the pairs whose next units most reduce the
+    expected number of misordered pairs (`target_scores`), in `TARGET_STEPS`
+    steps. Inside a pair, reviewers are drawn towards `reviewer_shares`.
     """
-    i, j = grid.pair_members()
-    p = fit.p_above[i, j]
-    u = np.minimum(p, 1.0 - p)
-    score = u + FLOOR * max(float(u.mean()), 1e-12)
-    per_pair_total = grid.n_questions * grid.n_reviewers
-    coverage = _coverage(grid, selected)
-    capacity = per_pair_total - coverage.sum(axis=1)
-    alloc = allocate(score, capacity, n)
-    reviewer_weight = fit.weights / max(fit.weights.max(), 1e-12) + REVIEWER_FLOOR
+    if n <= 0:
+        return np.zeros(0, dtype=np.int64)
     mask = selected.copy()
     picked: list[IntArray] = []
-    for pair in np.flatnonzero(alloc).tolist():
-        units = pick_in_pair(grid, mask, pair, int(alloc[pair]), reviewer_weight, rng, coverage)
+    even = int(round(UNIFORM_SHARE * n))
+    if even > 0:
+        units = balanced_units(grid, even, rng, mask)
         mask[units] = True
         picked.append(units)
+    left = n - sum(int(x.size) for x in picked)
+    shares = reviewer_shares(grid, fit)
+    reviewer_weight = fit.weights / max(fit.weights.max(), 1e-12) + REVIEWER_FLOOR
+    per_pair_total = grid.n_questions * grid.n_reviewers
+    for step in range(TARGET_STEPS):
+        want = left // (TARGET_STEPS - step)
+        if want <= 0:
+            continue
+        coverage = _coverage(grid, mask)
+        have = coverage.sum(axis=1)
+        capacity = per_pair_total - have
+        alloc = allocate(target_scores(grid, fit, have), capacity, want)
+        for pair in np.flatnonzero(alloc).tolist():
+            units = pick_in_pair(
+                grid, mask, pair, int(alloc[pair]), reviewer_weight, rng, coverage, shares[pair]
+            )
+            mask[units] = True
+            picked.append(units)
+            left -= int(units.size)
     if not picked:
         return np.zeros(0, dtype=np.int64)
     return np.sort(np.concatenate(picked))
+
+
+def target_scores(grid: Grid, fit: DesignFit, have: IntArray) -> FloatArray:
+    """Per pair: how much one more unit there reduces the expected misordered pairs.
+
+    The sample's Bradley-Terry ratings have, to first order, the covariance
+    `S = L^+`, `L` the information matrix of the units so far (a pair with
+    `n` of its `N` units judged and win probability `p` adds
+    `n p (1 - p) / (1 - n / N)`: a pair judged in full is known exactly, as
+    its full-tournament result is the reference). The expected number of
+    misordered pairs grows with `sum_ij u_ij Var(theta_i - theta_j)`, `u_ij =
+    min(p_ij, 1 - p_ij)` the order uncertainty of the full-tournament draws.
+    One more unit on pair `kl` lowers that sum by (Sherman-Morrison)
+    `g sum_ij u_ij (x_ij' S x_kl)^2 / (1 + g x_kl' S x_kl)`. Every rating
+    depends on all of a model's battles, so with close models every pair
+    scores alike (the design stays near uniform), while pairs far apart, or
+    already judged often, score little.
+    """
+    i, j = grid.pair_members()
+    c = grid.n_contestants
+    theta = (fit.rating - fit.rating.mean()) / ELO_PER_NAT
+    prob = 1.0 / (1.0 + np.exp(-(theta[i] - theta[j])))
+    info_unit = 2.0 * prob * (1.0 - prob)  # two reviews per unit
+    full = float(grid.n_questions * grid.n_reviewers)
+    n = have.astype(np.float64)
+    remaining = np.maximum(1.0 - n / full, 1.0 / full)
+    x = np.zeros((i.size, c))
+    x[np.arange(i.size), i] = 1.0
+    x[np.arange(i.size), j] = -1.0
+    info = info_unit * n / remaining
+    lap = (x * info[:, None]).T @ x + np.full((c, c), 1.0 / c)
+    cov = np.linalg.pinv(lap)
+    m = x @ cov @ x.T  # (P, P): covariances of the pair differences
+    p_ij = fit.p_above[i, j]
+    u = np.minimum(p_ij, 1.0 - p_ij)
+    # The gain of one unit on pair kl: its information at the next count.
+    gain = info_unit * ((n + 1.0) / np.maximum(1.0 - (n + 1.0) / full, 1.0 / full) - n / remaining)
+    out: FloatArray = gain * (u @ m**2) / (1.0 + gain * np.diag(m))
+    return out + FLOOR * max(float(out.mean()), 1e-300)
+
+
+def reviewer_shares(grid: Grid, fit: DesignFit) -> FloatArray:
+    """Per pair, the share of its targeted units each reviewer should take (P, R).
+
+    A pair's own models keep the share they have in the full design (`1/R`
+    each), so the self-preference it carries stays as in the full tournament;
+    the other reviewers share the rest in proportion to their measured
+    reliability to the power `RELIABILITY_POWER`, plus a floor
+    (`REVIEWER_FLOOR` of the mean), so no reviewer drops out.
+    """
+    n_r = grid.n_reviewers
+    rel = np.ones(n_r) if fit.reliability is None else np.asarray(fit.reliability)
+    weight = np.power(np.maximum(rel, 0.0), RELIABILITY_POWER)
+    weight = weight + REVIEWER_FLOOR * max(float(weight.mean()), 1e-12)
+    i, j = grid.pair_members()
+    out = np.tile(weight, (i.size, 1))
+    own = np.zeros((i.size, n_r), dtype=np.bool_)
+    if fit.reviewer_as_contestant is not None:
+        as_c = np.asarray(fit.reviewer_as_contestant)
+        own = (as_c[None, :] >= 0) & ((as_c[None, :] == i[:, None]) | (as_c[None, :] == j[:, None]))
+    out = np.where(own, 0.0, out)
+    others = out.sum(axis=1, keepdims=True)
+    n_own = own.sum(axis=1, keepdims=True)
+    out = out / np.maximum(others, 1e-300) * (1.0 - n_own / n_r)
+    result: FloatArray = np.where(own, 1.0 / n_r, out)
+    return result
+
+
+@dataclass(frozen=True, eq=False)
+class RoundChoice:
+    """One round of a sampled design: its units and the fits it was chosen from."""
+
+    units: IntArray  # grid indices, sorted; empty: the design is finished
+    fit: DesignFit | None = None  # the full-tournament draws behind an adaptive round
+    separation: DesignFit | None = None  # the question-bootstrap fit (neighbour separation)
+    stopped: bool = False  # stopped because every adjacent pair is separated
+
+
+def select_round(
+    grid: Grid,
+    selected: BoolArray,
+    reviews: pl.DataFrame,
+    contestants: list[str],
+    reviewers: list[str],
+    *,
+    left: int,
+    seed_units: int,
+    round_units: int,
+    adaptive: bool,
+    rng: np.random.Generator,
+    fit_seed: int,
+    stop_when_separated: bool = False,
+) -> RoundChoice:
+    """The next round of a design: a pure function of the reviews so far.
+
+    `selected` marks the units already chosen (their verdicts are in
+    `reviews`), `left` the units the budget still allows. The first round
+    (nothing selected) and every `uniform` round is the balanced design of
+    `seed_units`; pairs not yet covered (a model added since) get a balanced
+    seed round of their own; otherwise the reviews are refitted and
+    `choose_round` picks `round_units`. Deterministic given `rng` and `fit_seed`.
+    """
+    empty = np.zeros(0, dtype=np.int64)
+    if left <= 0:
+        return RoundChoice(empty)
+    if not selected.any() or not adaptive:
+        return RoundChoice(balanced_units(grid, min(left, seed_units), rng, selected))
+    _, p, _ = grid.split(np.flatnonzero(selected))
+    covered = np.bincount(p, minlength=grid.n_pairs) > 0
+    if not covered.all():
+        share = seed_units * int((~covered).sum()) / grid.n_pairs
+        want = min(left, max(1, math.ceil(share)))
+        units = balanced_units(grid, want, rng, selected, pairs=np.flatnonzero(~covered))
+        return RoundChoice(units)
+    separation = fit_design(reviews, contestants, reviewers, seed=fit_seed)
+    if stop_when_separated and separation.all_separated():
+        return RoundChoice(empty, separation=separation, stopped=True)
+    per_pair = grid.n_questions * grid.n_reviewers
+    fit = fit_design(reviews, contestants, reviewers, seed=fit_seed, full_units_per_pair=per_pair)
+    units = choose_round(grid, selected, fit, min(left, round_units), rng)
+    return RoundChoice(units, fit=fit, separation=separation)

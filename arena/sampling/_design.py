@@ -79,6 +79,7 @@ def pick_in_pair(
     reviewer_weight: NDArray[np.float64],
     rng: np.random.Generator,
     coverage: NDArray[np.int64] | None = None,
+    share: NDArray[np.float64] | None = None,
 ) -> IntArray:
     """Choose up to `n` unselected units of one pair.
 
@@ -88,7 +89,10 @@ def pick_in_pair(
     that judged the pair least (a mix of reviewers like the full design's);
     ties go to reviewers drawn in proportion to `reviewer_weight` (weighted
     sampling without replacement, Efraimidis-Spirakis keys). Units are taken
-    one level at a time, so the counts stay even as the pair fills up.
+    one level at a time, so the counts stay even as the pair fills up. With
+    `share` (per reviewer, summing to 1), "judged least" is measured against
+    it: reviewer `r` comes first when its count over `share[r]` is lowest, so
+    the pair's units follow those shares instead of an even mix.
     """
     if n <= 0:
         return np.zeros(0, dtype=np.int64)
@@ -97,7 +101,12 @@ def pick_in_pair(
     r = np.tile(np.arange(grid.n_reviewers, dtype=np.int64), grid.n_questions)
     units = grid.index(q, np.full_like(q, pair), r)
     taken_mask = selected[units]
-    used = np.bincount(r[taken_mask], minlength=grid.n_reviewers)
+    used = np.bincount(r[taken_mask], minlength=grid.n_reviewers).astype(np.float64)
+    scale = (
+        np.ones(grid.n_reviewers)
+        if share is None
+        else 1.0 / np.maximum(share * grid.n_reviewers, 1e-9)
+    )
     free = ~taken_mask
     units, q, r = units[free], q[free], r[free]
     weight = np.maximum(reviewer_weight[r], 1e-12)
@@ -110,7 +119,7 @@ def pick_in_pair(
         idx = np.flatnonzero(alive)
         level = cover[q[idx]]
         idx = idx[level == level.min()]
-        order = idx[np.lexsort((-key[idx], used[r[idx]]))]
+        order = idx[np.lexsort((-key[idx], ((used + 1.0) * scale)[r[idx]]))]
         seen_q: set[int] = set()
         seen_r: set[int] = set()
         for k in order.tolist():

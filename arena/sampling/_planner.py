@@ -24,8 +24,8 @@ from numpy.typing import NDArray
 from arena.config import SamplingConfig, Tournament
 from arena.pipeline import AllPairsPlanner, Plan, ReviewCall
 from arena.runner import Call, CallResult, Finished, Idle, Priority, RunContext
-from arena.sampling._adaptive import DesignFit, choose_round, fit_design
-from arena.sampling._design import Grid, balanced_units
+from arena.sampling._adaptive import DesignFit, select_round
+from arena.sampling._design import Grid
 from arena.store import register_table
 from arena.types import CallStatus, stable_id
 
@@ -52,6 +52,9 @@ register_table(SAMPLING_TABLE, SAMPLING_SCHEMA)
 
 _DONE = (CallStatus.OK.value, CallStatus.INVALID.value, CallStatus.FAILED.value)
 _VERDICT = (CallStatus.OK.value, CallStatus.INVALID.value)
+
+_REVIEW_COLUMNS = ("question_id", "model_a", "model_b", "reviewer", "verdict")
+_EMPTY_REVIEWS = pl.DataFrame(schema={k: pl.String for k in _REVIEW_COLUMNS})
 
 BoolArray = NDArray[np.bool_]
 IntArray = NDArray[np.int64]
@@ -256,45 +259,35 @@ class SampledPlanner(AllPairsPlanner):
             self._close_plan()
             return
         round_ = self._round + 1
-        rng = self._rng(round_)
-        covered = self._covered_pairs()
-        if spent == 0 or self.budget.strategy == "uniform":
-            units = balanced_units(d.grid, min(left, self.budget.seed_units), rng, d.selected)
-        elif not covered.all():
-            # New pairs (a model added since): a seed round of their own first.
-            share = self.budget.seed_units * (~covered).sum() / d.grid.n_pairs
-            want = min(left, max(1, math.ceil(share)))
-            units = balanced_units(d.grid, want, rng, d.selected, pairs=np.flatnonzero(~covered))
-        else:
-            fit = self._fit(full=False, round_=round_)
-            self.separation_fit = fit
-            if self.cfg.stop_when_separated and fit.all_separated():
-                self.stopped_early = True
-                self._close_plan()
-                return
-            self.last_fit = self._fit(full=True, round_=round_)
-            units = choose_round(
-                d.grid, d.selected, self.last_fit, min(left, self.budget.round_units), rng
-            )
-        if units.size == 0:
+        choice = select_round(
+            d.grid,
+            d.selected,
+            self._reviews_so_far() if spent else _EMPTY_REVIEWS,
+            d.contestants,
+            d.reviewers,
+            left=left,
+            seed_units=self.budget.seed_units,
+            round_units=self.budget.round_units,
+            adaptive=self.budget.strategy == "adaptive",
+            rng=self._rng(round_),
+            fit_seed=self.t.config.seed * 1_000 + round_,
+            stop_when_separated=self.cfg.stop_when_separated,
+        )
+        if choice.separation is not None:
+            self.separation_fit = choice.separation
+        if choice.fit is not None:
+            self.last_fit = choice.fit
+        if choice.stopped:
+            self.stopped_early = True
+        if choice.units.size == 0:
             self._close_plan()
             return
-        self._select(round_, units)
+        self._select(round_, choice.units)
 
-    def _covered_pairs(self) -> BoolArray:
+    def _reviews_so_far(self) -> pl.DataFrame:
+        """The verdicts of the selected units, in the log's columns."""
         d = self.design
-        _, p, _ = d.grid.split(np.flatnonzero(d.selected))
-        return np.bincount(p, minlength=d.grid.n_pairs) > 0
-
-    def _fit(self, *, full: bool, round_: int) -> DesignFit:
-        d = self.design
-        rows: dict[str, list[str]] = {
-            "question_id": [],
-            "model_a": [],
-            "model_b": [],
-            "reviewer": [],
-            "verdict": [],
-        }
+        rows: dict[str, list[str]] = {k: [] for k in _REVIEW_COLUMNS}
         for unit in np.flatnonzero(d.selected).tolist():
             for call in d.pair_of(unit):
                 verdict = self._verdicts.get(call.id)
@@ -305,15 +298,7 @@ class SampledPlanner(AllPairsPlanner):
                 rows["model_b"].append(call.model_b)
                 rows["reviewer"].append(call.reviewer)
                 rows["verdict"].append(verdict)
-        frame = pl.DataFrame(rows, schema={k: pl.String for k in rows})
-        per_pair = d.grid.n_questions * d.grid.n_reviewers if full else None
-        return fit_design(
-            frame,
-            d.contestants,
-            d.reviewers,
-            seed=self.t.config.seed * 1_000 + round_,
-            full_units_per_pair=per_pair,
-        )
+        return pl.DataFrame(rows, schema={k: pl.String for k in rows})
 
     def _select(self, round_: int, units: IntArray) -> None:
         d = self.design

@@ -14,6 +14,7 @@ import polars as pl
 import pytest
 import yaml
 
+import arena.sampling  # noqa: F401  (registers the `sampling` table read below)
 from arena.store import RunLog
 
 

@@ -6,7 +6,18 @@ import numpy as np
 import polars as pl
 import pytest
 
-from arena.sampling import DesignFit, Grid, allocate, balanced_units, choose_round, fit_design
+from arena.sampling import (
+    DesignFit,
+    Grid,
+    allocate,
+    balanced_units,
+    choose_round,
+    fit_design,
+    reviewer_shares,
+    select_round,
+    target_scores,
+)
+from arena.sampling._adaptive import UNIFORM_SHARE
 
 
 def test_allocate_is_proportional_within_capacity_and_deterministic() -> None:
@@ -61,25 +72,205 @@ def _fit(p_above: np.ndarray, weights: np.ndarray) -> DesignFit:
 
 def test_adaptive_round_goes_to_the_uncertain_pair() -> None:
     grid = Grid(n_questions=20, n_contestants=3, n_reviewers=3)
-    # Pair (0, 1) is a coin flip, (0, 2) and (1, 2) are settled.
+    # Pair (0, 1) is a coin flip, (0, 2) and (1, 2) are settled: model 2 is far below.
     p = np.array([[0.5, 0.5, 1.0], [0.5, 0.5, 1.0], [0.0, 0.0, 0.5]])
-    weights = np.array([0.5, 0.5, 0.0])
+    fit = DesignFit(
+        rating=np.array([1000.0, 1000.0, 600.0]),
+        low=np.array([950.0, 950.0, 550.0]),
+        high=np.array([1050.0, 1050.0, 650.0]),
+        p_above=p,
+        weights=np.full(3, 1 / 3),
+        battles=np.zeros(3, dtype=np.int64),
+    )
+    seed = balanced_units(grid, 30, np.random.default_rng(0))
     selected = np.zeros(grid.size, dtype=np.bool_)
-    units = choose_round(grid, selected, _fit(p, weights), 30, np.random.default_rng(0))
+    selected[seed] = True
+    units = choose_round(grid, selected, fit, 60, np.random.default_rng(1))
+    assert units.size == 60 and not selected[units].any()
     q, pair, r = grid.split(units)
-    counts = np.bincount(pair, minlength=3)
-    assert counts[0] >= 28  # pairs are (0,1), (0,2), (1,2)
-    # Inside the pair: 20 questions first, each once, before any question twice.
-    first = np.bincount(q[pair == 0], minlength=20)
-    assert first.min() >= 1
-    # Reviewers stay mixed: no reviewer takes more than its even share plus one.
-    per_r = np.bincount(r[pair == 0], minlength=3)
+    counts = np.bincount(pair, minlength=3)  # pairs are (0,1), (0,2), (1,2)
+    # The balanced half reaches every pair; the targeted half goes to the coin flip.
+    assert counts.min() >= 10
+    assert counts[0] >= 35
+    # Inside the pair: every question before any question a third time.
+    both = np.concatenate([seed, units])
+    qb, pb, rb = grid.split(both)
+    per_q = np.bincount(qb[pb == 0], minlength=20)
+    assert per_q.max() - per_q.min() <= 1
+    # Reviewers stay mixed (equal reliability): even shares, within one.
+    per_r = np.bincount(rb[pb == 0], minlength=3)
     assert per_r.max() - per_r.min() <= 1
 
 
+def test_target_scores_spread_over_close_models_and_skip_settled_far_pairs() -> None:
+    grid = Grid(n_questions=30, n_contestants=4, n_reviewers=4)
+    have = np.full(grid.n_pairs, 20, dtype=np.int64)
+
+    def fit_of(rating: np.ndarray) -> DesignFit:
+        above = (rating[:, None] > rating[None, :]).astype(float)
+        close = np.abs(rating[:, None] - rating[None, :]) < 50
+        above = np.where(close, 0.5, above)
+        return DesignFit(
+            rating=rating,
+            low=rating - 30,
+            high=rating + 30,
+            p_above=above,
+            weights=np.full(4, 0.25),
+            battles=np.zeros(4, dtype=np.int64),
+        )
+
+    # Four close models: every pair informs every rating, so all pairs score alike.
+    close = target_scores(grid, fit_of(np.array([1010.0, 1000.0, 995.0, 990.0])), have)
+    assert close.min() > 0.5 * close.max()
+    # Two tiers far apart: the pairs inside a tier score far above the pairs across.
+    tiers = target_scores(grid, fit_of(np.array([1400.0, 1390.0, 610.0, 600.0])), have)
+    inside = tiers[[0, 5]]  # pairs (0,1) and (2,3)
+    across = tiers[[1, 2, 3, 4]]
+    assert inside.min() > 20 * across.max()
+    # A pair judged more often than another, all else equal, scores lower.
+    more = have.copy()
+    more[0] = 80
+    assert (
+        target_scores(grid, fit_of(np.array([1400.0, 1390.0, 610.0, 600.0])), more)[0] < inside[0]
+    )
+
+
+def _sim_reviews(grid: Grid, units: np.ndarray, noise: np.ndarray, seed: int = 0) -> pl.DataFrame:
+    """Both reviews of each unit: answer quality 0.4 * (C - i) + N(0, 1) per question,
+    each reviewer seeing it with its own noise."""
+    rng = np.random.default_rng([seed, 7])
+    c = grid.n_contestants
+    quality = 0.4 * (c - np.arange(c))[None, :] + rng.standard_normal((grid.n_questions, c))
+    q, p, r = grid.split(units)
+    i, j = grid.pair_members()
+    a, b = i[p], j[p]
+    rows = []
+    for qq, aa, bb, rr in zip(q.tolist(), a.tolist(), b.tolist(), r.tolist(), strict=True):
+        for x, y in ((aa, bb), (bb, aa)):
+            seen = quality[qq, x] - quality[qq, y] + noise[rr] * rng.standard_normal()
+            rows.append((f"q{qq}", f"m{x}", f"m{y}", f"m{rr}", "A" if seen > 0 else "B"))
+    return _reviews(rows)
+
+
+def _run_design(
+    grid: Grid, budget: int, noise: np.ndarray, seed: int
+) -> tuple[list[np.ndarray], np.ndarray]:
+    """Every round of an adaptive design of `budget` units, as a run makes them."""
+    names = [f"m{k}" for k in range(grid.n_contestants)]
+    selected = np.zeros(grid.size, dtype=np.bool_)
+    rounds: list[np.ndarray] = []
+    seed_units = int(0.3 * budget)
+    per_round = -(-(budget - seed_units) // 4)
+    for k in range(20):
+        chosen = np.flatnonzero(selected)
+        frame = _sim_reviews(grid, chosen, noise) if chosen.size else _reviews([])
+        choice = select_round(
+            grid,
+            selected,
+            frame,
+            names,
+            names,
+            left=budget - int(selected.sum()),
+            seed_units=seed_units,
+            round_units=per_round,
+            adaptive=True,
+            rng=np.random.default_rng([seed, k]),
+            fit_seed=seed * 1000 + k,
+        )
+        if choice.units.size == 0:
+            break
+        assert not selected[choice.units].any()  # never a unit twice
+        selected[choice.units] = True
+        rounds.append(choice.units)
+    return rounds, selected
+
+
+def test_select_round_spends_the_budget_keeps_coverage_and_is_deterministic() -> None:
+    grid = Grid(n_questions=12, n_contestants=5, n_reviewers=5)  # 10 pairs, 600 units
+    noise = np.array([0.3, 0.5, 0.4, 5.0, 0.6])
+    rounds, selected = _run_design(grid, 150, noise, seed=3)
+    assert int(selected.sum()) == 150  # the budget, exactly
+    assert len(rounds) == 5  # the seed round and four adaptive rounds
+    # Coverage never stalls: after every round, the least judged pair has at least
+    # what a uniform design of the balanced shares alone would give it.
+    so_far = np.zeros(grid.size, dtype=np.bool_)
+    balanced = 0
+    for k, units in enumerate(rounds):
+        so_far[units] = True
+        balanced += units.size if k == 0 else round(UNIFORM_SHARE * units.size)
+        _, p, _ = grid.split(np.flatnonzero(so_far))
+        assert np.bincount(p, minlength=grid.n_pairs).min() >= balanced // grid.n_pairs - 1
+    q, p, _ = grid.split(np.flatnonzero(selected))
+    cover = np.zeros((grid.n_pairs, grid.n_questions), dtype=int)
+    np.add.at(cover, (p, q), 1)
+    # Inside each pair, questions are judged evenly (least covered first).
+    assert (cover.max(axis=1) - cover.min(axis=1) <= 1).all()
+    # The same seed gives the same design; another seed another one.
+    again, _ = _run_design(grid, 150, noise, seed=3)
+    assert all((x == y).all() for x, y in zip(rounds, again, strict=True))
+    other, _ = _run_design(grid, 150, noise, seed=4)
+    assert any(x.size != y.size or (x != y).any() for x, y in zip(rounds, other, strict=False))
+
+
+def test_select_round_when_the_budget_is_spent_or_the_design_uniform() -> None:
+    grid = Grid(n_questions=6, n_contestants=4, n_reviewers=4)
+    names = [f"m{k}" for k in range(4)]
+    selected = np.zeros(grid.size, dtype=np.bool_)
+    done = select_round(
+        grid,
+        selected,
+        _reviews([]),
+        names,
+        names,
+        left=0,
+        seed_units=10,
+        round_units=5,
+        adaptive=True,
+        rng=np.random.default_rng(0),
+        fit_seed=0,
+    )
+    assert done.units.size == 0
+    first = select_round(
+        grid,
+        selected,
+        _reviews([]),
+        names,
+        names,
+        left=40,
+        seed_units=24,
+        round_units=5,
+        adaptive=False,
+        rng=np.random.default_rng(0),
+        fit_seed=0,
+    )
+    assert first.units.size == 24 and first.fit is None
+    _, p, _ = grid.split(first.units)
+    assert set(np.bincount(p, minlength=6).tolist()) == {4}
+
+
+def test_reliability_finds_the_random_judge_and_shares_follow_it() -> None:
+    grid = Grid(n_questions=20, n_contestants=5, n_reviewers=5)
+    noise = np.array([0.3, 0.3, 8.0, 0.3, 0.3])  # m2 judges at random
+    units = balanced_units(grid, 400, np.random.default_rng(0))
+    names = [f"m{k}" for k in range(5)]
+    fit = fit_design(_sim_reviews(grid, units, noise), names, names, seed=1)
+    assert fit.reliability is not None
+    assert fit.reliability[2] < 0.4 * np.delete(fit.reliability, 2).min()
+    shares = reviewer_shares(grid, fit)
+    assert np.allclose(shares.sum(axis=1), 1.0)
+    # Pair (m0, m1): its own models keep their full-design share, 1/5 each;
+    # the random judge gets far less than the reliable ones.
+    assert shares[0, 0] == pytest.approx(0.2) and shares[0, 1] == pytest.approx(0.2)
+    assert shares[0, 2] < 0.5 * shares[0, 3]
+    # Pair (m2, m3) (index 7): the random judge is one of its models, so it keeps 1/5.
+    assert shares[7, 2] == pytest.approx(0.2)
+
+
 def _reviews(rows: list[tuple[str, str, str, str, str]]) -> pl.DataFrame:
-    q, a, b, r, v = zip(*rows, strict=True)
-    return pl.DataFrame({"question_id": q, "model_a": a, "model_b": b, "reviewer": r, "verdict": v})
+    columns = ("question_id", "model_a", "model_b", "reviewer", "verdict")
+    if not rows:
+        return pl.DataFrame(schema={k: pl.String for k in columns})
+    return pl.DataFrame(dict(zip(columns, zip(*rows, strict=True), strict=True)))
 
 
 def test_fit_design_sweep_is_finite_and_certain_and_full_pairs_are_settled() -> None:
