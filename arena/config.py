@@ -34,7 +34,9 @@ from arena.types import Limits
 __all__ = [
     "BatchPriceConfig",
     "AlertsConfig",
+    "BATCHEVAL_PROCEDURES",
     "BatchEvalConfig",
+    "COMPOSITION_ALIASES",
     "CONFIGS_DIR",
     "ConfigError",
     "CriterionConfig",
@@ -356,6 +358,17 @@ class CriterionConfig(_Strict):
         return self
 
 
+# The earlier names of the compositions: `paper` named the released code's
+# rule, although the paper's own Algorithm 1 orders by all rounds' scores.
+COMPOSITION_ALIASES = {"paper": "previous-round", "arena": "running-mean"}
+# `stages:` and the `procedure:` it names.
+BATCHEVAL_PROCEDURES: dict[int, Literal["one-stage", "two-stage", "three-stage"]] = {
+    1: "one-stage",
+    2: "two-stage",
+    3: "three-stage",
+}
+
+
 class BatchEvalConfig(_Strict):
     """The `batcheval:` section: per-answer scores, many answers per prompt."""
 
@@ -366,11 +379,49 @@ class BatchEvalConfig(_Strict):
     temperature: float = Field(default=0.2, ge=0)
     max_tokens: int = Field(default=2048, ge=1, le=MAX_TOKENS)
     strategy: Literal["heterogeneous", "random", "homogeneous"] = "heterogeneous"
-    # paper: the released code's batching (previous round's scores, n mod B set
-    # aside as a short last batch); arena: running means, even batch sizes.
-    composition: Literal["paper", "arena"] = "paper"
-    procedure: Literal["two-stage", "one-stage"] = "two-stage"
+    # previous-round: the released code's batching (the previous round's scores
+    # order the samples, n mod B set aside as a short last batch); running-mean:
+    # the mean over all rounds so far orders them (the paper's Algorithm 1),
+    # even batch sizes. `paper` and `arena`, the earlier names, are aliases.
+    composition: Literal["previous-round", "running-mean"] = "previous-round"
+    # stages: 1 one-stage, 2 two-stage (analyse all, then score all), 3 three-stage
+    # (analyse all, compare them in a ranking, then score all); `procedure` is
+    # the earlier spelling of the same choice.
+    stages: Literal[1, 2, 3] = 2
+    procedure: Literal["one-stage", "two-stage", "three-stage"] = "two-stage"
+    scores: Literal["decimal", "integer"] = "decimal"
     template: str | None = None  # default: configs/prompts/batcheval_<procedure>.txt
+
+    @field_validator("composition", mode="before")
+    @classmethod
+    def _composition_alias(cls, v: object) -> object:
+        return COMPOSITION_ALIASES.get(v, v) if isinstance(v, str) else v
+
+    @model_validator(mode="after")
+    def _stages_and_procedure(self) -> BatchEvalConfig:
+        named = BATCHEVAL_PROCEDURES[self.stages]
+        if "stages" in self.model_fields_set:
+            if "procedure" in self.model_fields_set and self.procedure != named:
+                raise ValueError(
+                    f"stages: {self.stages} and procedure: {self.procedure} disagree "
+                    "(give one of them)"
+                )
+            self.procedure = named
+        else:
+            self.stages = {v: k for k, v in BATCHEVAL_PROCEDURES.items()}[self.procedure]
+        return self
+
+    @model_validator(mode="after")
+    def _integer_scale(self) -> BatchEvalConfig:
+        if self.scores != "integer":
+            return self
+        for c in self.criteria:
+            if not (float(c.scale.low).is_integer() and float(c.scale.high).is_integer()):
+                raise ValueError(
+                    f"scores: integer needs whole-number scale ends; criterion '{c.name}' "
+                    f"has [{c.scale.low:g}, {c.scale.high:g}]"
+                )
+        return self
 
     @model_validator(mode="after")
     def _unique_names(self) -> BatchEvalConfig:
