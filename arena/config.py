@@ -362,7 +362,7 @@ class CriterionConfig(_Strict):
 # rule, although the paper's own Algorithm 1 orders by all rounds' scores.
 COMPOSITION_ALIASES = {"paper": "previous-round", "arena": "running-mean"}
 # `stages:` and the `procedure:` it names.
-BATCHEVAL_PROCEDURES: dict[int, Literal["one-stage", "two-stage", "three-stage"]] = {
+BATCHEVAL_PROCEDURES: dict[Literal[1, 2, 3], Literal["one-stage", "two-stage", "three-stage"]] = {
     1: "one-stage",
     2: "two-stage",
     3: "three-stage",
@@ -408,7 +408,7 @@ class BatchEvalConfig(_Strict):
                 )
             self.procedure = named
         else:
-            self.stages = {v: k for k, v in BATCHEVAL_PROCEDURES.items()}[self.procedure]
+            self.stages = next(k for k, v in BATCHEVAL_PROCEDURES.items() if v == self.procedure)
         return self
 
     @model_validator(mode="after")

@@ -233,9 +233,7 @@ def human_by_round(
     `spearman_ci`.
     """
     # criterion -> key -> scorer -> that scorer's round scores
-    per: dict[str, dict[str, list[Sequence[float | None]]]] = defaultdict(
-        lambda: defaultdict(list)
-    )
+    per: dict[str, dict[str, list[Sequence[float | None]]]] = defaultdict(lambda: defaultdict(list))
     rounds = 0
     for row in scores.iter_rows(named=True):
         if row["criterion"] not in human.scores:
@@ -250,14 +248,14 @@ def human_by_round(
             alone: dict[str, float] = {}
             upto: dict[str, float] = {}
             for key, histories in per[criterion].items():
-                this = [h[r - 1] for h in histories if len(h) >= r and h[r - 1] is not None]
-                means = []
+                this = [v for h in histories if len(h) >= r and (v := h[r - 1]) is not None]
+                means: list[float] = []
                 for h in histories:
                     got = [v for v in h[:r] if v is not None]
                     if got:
                         means.append(sum(got) / len(got))
                 if this:
-                    alone[key] = sum(float(v) for v in this) / len(this)
+                    alone[key] = sum(this) / len(this)
                 if means:
                     upto[key] = sum(means) / len(means)
             for kind, model in (("round", alone), ("mean to round", upto)):

@@ -2,9 +2,10 @@
 
 Two layouts: two-stage (and three-stage) output ends with a score block
 (`Float Scores: [Sample1: 2.4, ...]`, `Integer Scores: [...]`, or a list or
-table of them; a three-stage `Ranking: Sample2 > Sample1` line holds no score); one-stage output scores each sample
-after its analysis (`Score of Sample1: 2.4`). One-stage lines are read when
-the output has them and no score block after the last of them.
+table of them; a three-stage `Ranking: Sample2 > Sample1` line holds no
+score); one-stage output scores each sample after its analysis (`Score of
+Sample1: 2.4`). One-stage lines are read when the output has them and no
+score block after the last of them.
 
 The contract is conservative: a sample gets a score only when the output states
 exactly one in-range number for it. Anything missing, duplicated, out of range
