@@ -56,6 +56,7 @@ __all__ = [
     "ModelReviewConfig",
     "PriceConfig",
     "REVIEW_TEMPLATES",
+    "REVIEW_TEMPLATE_TEMPERATURES",
     "ProviderConfig",
     "REASONING_EFFORTS",
     "ReasoningEffort",
@@ -90,10 +91,17 @@ DEFAULT_REVIEW_TEMPLATE = CONFIGS_DIR / "prompts" / "review.txt"
 # Shipped review templates `review.template` may name instead of a file.
 # `cache_friendly` puts every instruction before the question and the answers,
 # so reviews of one question share the longest prefix (docs/cost.md).
+# `three_class` has the structure of the prompt behind PRD's published ranking
+# (in arena's words): a 3-class verdict on helpfulness, relevance, accuracy and
+# level of detail, with coding and math variants picked by the question's
+# category; its reviews default to the paper's temperature.
 REVIEW_TEMPLATES = {
     "default": DEFAULT_REVIEW_TEMPLATE,
     "cache_friendly": CONFIGS_DIR / "prompts" / "review_cache_friendly.txt",
+    "three_class": CONFIGS_DIR / "prompts" / "review_three_class.txt",
 }
+# A named template's review temperature when `review.temperature` is not set.
+REVIEW_TEMPLATE_TEMPERATURES = {"three_class": 0.2}
 
 
 class ConfigError(Exception):
@@ -280,6 +288,14 @@ class ReviewConfig(_Strict):
     template: str | None = None
     temperature: float = Field(default=0.0, ge=0)
     max_tokens: int = Field(default=1024, ge=1, le=MAX_TOKENS)
+
+    @model_validator(mode="after")
+    def _template_temperature(self) -> ReviewConfig:
+        # A named template may carry its method's temperature (three_class: 0.2).
+        named = REVIEW_TEMPLATE_TEMPERATURES.get(self.template or "")
+        if named is not None and "temperature" not in self.model_fields_set:
+            self.temperature = named
+        return self
 
 
 class RetryConfig(_Strict):
@@ -1175,6 +1191,24 @@ def with_references(
     )
 
 
+def _check_variants(p: Path, tpath: Path, template: str) -> None:
+    """A review template with `{variant: ...}` lines: every variant complete."""
+    from arena.review import template_variants  # arena.review imports this module
+
+    try:
+        variants = template_variants(template)
+    except ValueError as exc:
+        raise ConfigError(p, "review.template", f"template {tpath}: {exc}") from None
+    for name, body in (variants or {}).items():
+        for placeholder in ("{question}", "{answer_a}", "{answer_b}"):
+            if placeholder not in body:
+                raise ConfigError(
+                    p,
+                    "review.template",
+                    f"template {tpath}: variant '{name}' lacks the placeholder {placeholder}",
+                )
+
+
 def load_tournament(path: str | Path, output: str | Path | None = None) -> Tournament:
     """Load and validate a tournament YAML and everything it refers to."""
     p = Path(path)
@@ -1203,6 +1237,7 @@ def load_tournament(path: str | Path, output: str | Path | None = None) -> Tourn
             raise ConfigError(
                 p, "review.template", f"template {tpath} lacks the placeholder {placeholder}"
             )
+    _check_variants(p, tpath, template)
     out = Path(output) if output is not None else Path(cfg.output or f"runs/{cfg.name}")
     key = "--out" if output is not None else "output" if cfg.output else "name"
     long = [part for part in out.parts if len(os.fsencode(part)) > NAME_MAX]
