@@ -61,7 +61,7 @@ _PLACEHOLDER_RE = re.compile(r"\{(question|answer_a|answer_b|reference)\}")
 # introduced by a line `{variant: NAME}` (or `{variant: NAME, OTHER}`); the
 # `general` variant serves every other category and questions without one.
 _VARIANT_RE = re.compile(r"^\{variant:\s*([^}\n]+?)\s*\}[ \t]*\n?", re.MULTILINE)
-GENERAL_VARIANT = "general"
+_GENERAL = "general"
 
 
 def template_variants(template: str) -> dict[str, str] | None:
@@ -85,7 +85,7 @@ def template_variants(template: str) -> dict[str, str] | None:
             if name in out:
                 raise ValueError(f"category '{name}' has two variants")
             out[name] = body
-    if GENERAL_VARIANT not in out:
+    if _GENERAL not in out:
         raise ValueError("no {variant: general} (for other categories)")
     return out
 
@@ -96,7 +96,7 @@ def select_variant(template: str, category: str | None) -> str:
     if variants is None:
         return template
     key = (category or "").strip().lower()
-    return variants.get(key, variants[GENERAL_VARIANT])
+    return variants.get(key, variants[_GENERAL])
 
 
 def uses_reference(template: str) -> bool:
