@@ -34,7 +34,9 @@ from arena.types import Limits
 __all__ = [
     "BatchPriceConfig",
     "AlertsConfig",
+    "BATCHEVAL_PROCEDURES",
     "BatchEvalConfig",
+    "COMPOSITION_ALIASES",
     "CONFIGS_DIR",
     "ConfigError",
     "CriterionConfig",
@@ -54,6 +56,7 @@ __all__ = [
     "ModelReviewConfig",
     "PriceConfig",
     "REVIEW_TEMPLATES",
+    "REVIEW_TEMPLATE_TEMPERATURES",
     "ProviderConfig",
     "REASONING_EFFORTS",
     "ReasoningEffort",
@@ -88,10 +91,17 @@ DEFAULT_REVIEW_TEMPLATE = CONFIGS_DIR / "prompts" / "review.txt"
 # Shipped review templates `review.template` may name instead of a file.
 # `cache_friendly` puts every instruction before the question and the answers,
 # so reviews of one question share the longest prefix (docs/cost.md).
+# `three_class` has the structure of the prompt behind PRD's published ranking
+# (in arena's words): a 3-class verdict on helpfulness, relevance, accuracy and
+# level of detail, with coding and math variants picked by the question's
+# category; its reviews default to the paper's temperature.
 REVIEW_TEMPLATES = {
     "default": DEFAULT_REVIEW_TEMPLATE,
     "cache_friendly": CONFIGS_DIR / "prompts" / "review_cache_friendly.txt",
+    "three_class": CONFIGS_DIR / "prompts" / "review_three_class.txt",
 }
+# A named template's review temperature when `review.temperature` is not set.
+REVIEW_TEMPLATE_TEMPERATURES = {"three_class": 0.2}
 
 
 class ConfigError(Exception):
@@ -279,6 +289,14 @@ class ReviewConfig(_Strict):
     temperature: float = Field(default=0.0, ge=0)
     max_tokens: int = Field(default=1024, ge=1, le=MAX_TOKENS)
 
+    @model_validator(mode="after")
+    def _template_temperature(self) -> ReviewConfig:
+        # A named template may carry its method's temperature (three_class: 0.2).
+        named = REVIEW_TEMPLATE_TEMPERATURES.get(self.template or "")
+        if named is not None and "temperature" not in self.model_fields_set:
+            self.temperature = named
+        return self
+
 
 class RetryConfig(_Strict):
     """Retry policy for transient provider errors."""
@@ -356,6 +374,17 @@ class CriterionConfig(_Strict):
         return self
 
 
+# The earlier names of the compositions: `paper` named the released code's
+# rule, although the paper's own Algorithm 1 orders by all rounds' scores.
+COMPOSITION_ALIASES = {"paper": "previous-round", "arena": "running-mean"}
+# `stages:` and the `procedure:` it names.
+BATCHEVAL_PROCEDURES: dict[Literal[1, 2, 3], Literal["one-stage", "two-stage", "three-stage"]] = {
+    1: "one-stage",
+    2: "two-stage",
+    3: "three-stage",
+}
+
+
 class BatchEvalConfig(_Strict):
     """The `batcheval:` section: per-answer scores, many answers per prompt."""
 
@@ -366,11 +395,49 @@ class BatchEvalConfig(_Strict):
     temperature: float = Field(default=0.2, ge=0)
     max_tokens: int = Field(default=2048, ge=1, le=MAX_TOKENS)
     strategy: Literal["heterogeneous", "random", "homogeneous"] = "heterogeneous"
-    # paper: the released code's batching (previous round's scores, n mod B set
-    # aside as a short last batch); arena: running means, even batch sizes.
-    composition: Literal["paper", "arena"] = "paper"
-    procedure: Literal["two-stage", "one-stage"] = "two-stage"
+    # previous-round: the released code's batching (the previous round's scores
+    # order the samples, n mod B set aside as a short last batch); running-mean:
+    # the mean over all rounds so far orders them (the paper's Algorithm 1),
+    # even batch sizes. `paper` and `arena`, the earlier names, are aliases.
+    composition: Literal["previous-round", "running-mean"] = "previous-round"
+    # stages: 1 one-stage, 2 two-stage (analyse all, then score all), 3 three-stage
+    # (analyse all, compare them in a ranking, then score all); `procedure` is
+    # the earlier spelling of the same choice.
+    stages: Literal[1, 2, 3] = 2
+    procedure: Literal["one-stage", "two-stage", "three-stage"] = "two-stage"
+    scores: Literal["decimal", "integer"] = "decimal"
     template: str | None = None  # default: configs/prompts/batcheval_<procedure>.txt
+
+    @field_validator("composition", mode="before")
+    @classmethod
+    def _composition_alias(cls, v: object) -> object:
+        return COMPOSITION_ALIASES.get(v, v) if isinstance(v, str) else v
+
+    @model_validator(mode="after")
+    def _stages_and_procedure(self) -> BatchEvalConfig:
+        named = BATCHEVAL_PROCEDURES[self.stages]
+        if "stages" in self.model_fields_set:
+            if "procedure" in self.model_fields_set and self.procedure != named:
+                raise ValueError(
+                    f"stages: {self.stages} and procedure: {self.procedure} disagree "
+                    "(give one of them)"
+                )
+            self.procedure = named
+        else:
+            self.stages = next(k for k, v in BATCHEVAL_PROCEDURES.items() if v == self.procedure)
+        return self
+
+    @model_validator(mode="after")
+    def _integer_scale(self) -> BatchEvalConfig:
+        if self.scores != "integer":
+            return self
+        for c in self.criteria:
+            if not (float(c.scale.low).is_integer() and float(c.scale.high).is_integer()):
+                raise ValueError(
+                    f"scores: integer needs whole-number scale ends; criterion '{c.name}' "
+                    f"has [{c.scale.low:g}, {c.scale.high:g}]"
+                )
+        return self
 
     @model_validator(mode="after")
     def _unique_names(self) -> BatchEvalConfig:
@@ -1124,6 +1191,24 @@ def with_references(
     )
 
 
+def _check_variants(p: Path, tpath: Path, template: str) -> None:
+    """A review template with `{variant: ...}` lines: every variant complete."""
+    from arena.review import template_variants  # arena.review imports this module
+
+    try:
+        variants = template_variants(template)
+    except ValueError as exc:
+        raise ConfigError(p, "review.template", f"template {tpath}: {exc}") from None
+    for name, body in (variants or {}).items():
+        for placeholder in ("{question}", "{answer_a}", "{answer_b}"):
+            if placeholder not in body:
+                raise ConfigError(
+                    p,
+                    "review.template",
+                    f"template {tpath}: variant '{name}' lacks the placeholder {placeholder}",
+                )
+
+
 def load_tournament(path: str | Path, output: str | Path | None = None) -> Tournament:
     """Load and validate a tournament YAML and everything it refers to."""
     p = Path(path)
@@ -1152,6 +1237,7 @@ def load_tournament(path: str | Path, output: str | Path | None = None) -> Tourn
             raise ConfigError(
                 p, "review.template", f"template {tpath} lacks the placeholder {placeholder}"
             )
+    _check_variants(p, tpath, template)
     out = Path(output) if output is not None else Path(cfg.output or f"runs/{cfg.name}")
     key = "--out" if output is not None else "output" if cfg.output else "name"
     long = [part for part in out.parts if len(os.fsencode(part)) > NAME_MAX]

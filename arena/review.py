@@ -17,6 +17,8 @@ __all__ = [
     "render_review_prompt",
     "render_review_with_breaks",
     "review_cache_key",
+    "select_variant",
+    "template_variants",
     "uses_reference",
 ]
 
@@ -55,6 +57,47 @@ def render_reference(question: Question) -> str:
 
 _PLACEHOLDER_RE = re.compile(r"\{(question|answer_a|answer_b|reference)\}")
 
+# A template may hold variants chosen by the question's category, each
+# introduced by a line `{variant: NAME}` (or `{variant: NAME, OTHER}`); the
+# `general` variant serves every other category and questions without one.
+_VARIANT_RE = re.compile(r"^\{variant:\s*([^}\n]+?)\s*\}[ \t]*\n?", re.MULTILINE)
+_GENERAL = "general"
+
+
+def template_variants(template: str) -> dict[str, str] | None:
+    """A template's variants by (lower-case) category name; None for a plain template.
+
+    ValueError when a variant template has text before its first variant line,
+    names a category twice, or lacks the `general` variant.
+    """
+    heads = list(_VARIANT_RE.finditer(template))
+    if not heads:
+        return None
+    if template[: heads[0].start()].strip():
+        raise ValueError("text before the first {variant: ...} line")
+    out: dict[str, str] = {}
+    for i, head in enumerate(heads):
+        end = heads[i + 1].start() if i + 1 < len(heads) else len(template)
+        body = template[head.end() : end]
+        for name in (n.strip().lower() for n in head.group(1).split(",")):
+            if not name:
+                raise ValueError(f"empty category name in {head.group(0).strip()}")
+            if name in out:
+                raise ValueError(f"category '{name}' has two variants")
+            out[name] = body
+    if _GENERAL not in out:
+        raise ValueError("no {variant: general} (for other categories)")
+    return out
+
+
+def select_variant(template: str, category: str | None) -> str:
+    """The template a question of `category` is reviewed with (a plain template: itself)."""
+    variants = template_variants(template)
+    if variants is None:
+        return template
+    key = (category or "").strip().lower()
+    return variants.get(key, variants[_GENERAL])
+
 
 def uses_reference(template: str) -> bool:
     """Whether a review template shows the reference answer."""
@@ -67,7 +110,9 @@ def render_review_prompt(
     """Fill the review template in one pass: text inside answers is never substituted.
 
     `{reference}` becomes the question's reference answer (empty when it has none).
+    A template with `{variant: ...}` lines is first cut to the question's variant.
     """
+    template = select_variant(template, question.category)
     values = {
         "question": render_question(question),
         "answer_a": render_answer(question, answer_a),
@@ -87,6 +132,7 @@ def render_review_with_breaks(
     up to them are shared by other reviews of the same question (and of the
     same first answer), so a provider may cache them (`GenerateRequest.cache_breaks`).
     """
+    template = select_variant(template, question.category)
     values = {
         "question": render_question(question),
         "answer_a": render_answer(question, answer_a),

@@ -12,6 +12,7 @@ from arena.batcheval._aggregate import (
     win_rates,
 )
 from arena.batcheval._compose import (
+    COMPOSITION_ALIASES,
     COMPOSITIONS,
     STRATEGIES,
     Composition,
@@ -19,12 +20,20 @@ from arena.batcheval._compose import (
     compose_round,
     ordering_scores,
 )
-from arena.batcheval._human import ALL_SCORERS, HumanScores, human_agreement, load_human_scores
+from arena.batcheval._human import (
+    ALL_SCORERS,
+    HumanScores,
+    human_agreement,
+    human_by_round,
+    load_human_scores,
+)
 from arena.batcheval._parse import one_generation, parse_scores
 from arena.batcheval._prompt import (
     DEFAULT_TEMPLATES,
     PROCEDURE_PLACEHOLDERS,
     REQUIRED_PLACEHOLDERS,
+    integer_score_format,
+    integer_template,
     load_template,
     render_prompt,
     sample_format,
@@ -61,6 +70,7 @@ from arena.config import BatchEvalConfig, CriterionConfig, ScaleConfig
 __all__ = [
     "ALL_SCORERS",
     "COMPOSITIONS",
+    "COMPOSITION_ALIASES",
     "DEFAULT_TEMPLATES",
     "PROCEDURE_PLACEHOLDERS",
     "REQUIRED_PLACEHOLDERS",
@@ -94,6 +104,9 @@ __all__ = [
     "contestant_scores",
     "correlations",
     "human_agreement",
+    "human_by_round",
+    "integer_score_format",
+    "integer_template",
     "load_samples",
     "load_human_scores",
     "load_setup",

@@ -1,8 +1,8 @@
 """Which samples share a batch in each round (pure, seeded, deterministic).
 
-Two compositions, for every strategy:
+Two compositions, for every strategy, named after what orders later rounds:
 
-`paper` (the default; the released BatchEval code): every batch holds exactly
+`previous-round` (the default; the released BatchEval code): every batch holds exactly
 `batch_size` samples except one short last batch of the `n mod batch_size`
 samples left over. Round 1 shuffles every sample and cuts the list into
 batches in order. Later rounds order the samples by their score in the
@@ -17,12 +17,16 @@ rest (`m = n - n mod batch_size` samples, `k = m / batch_size` full batches):
 - homogeneous: consecutive runs of `batch_size` sorted samples;
 - random: all samples shuffled again, ignoring the scores, and cut in order.
 
-`arena` (arena's earlier rule): `ceil(n / batch_size)` batches whose sizes
-differ by at most one (no short batch). Later rounds order the samples by
-their mean score over all rounds so far; heterogeneous cuts that order into
+`running-mean` (as the paper's Algorithm 1 writes it: the mean over all rounds
+so far orders the samples; the batch sizes are arena's): `ceil(n / batch_size)`
+batches whose sizes differ by at most one (no short batch). Later rounds order
+the samples by their mean score over all rounds so far; heterogeneous cuts that order into
 strata of `ceil(n / batch_size)` consecutive samples and places each
 stratum's samples in distinct batches at random (a short last stratum tops up
 batches picked at random); homogeneous and random as above.
+
+The earlier names are accepted as aliases: `paper` for `previous-round` (it
+named the released code, not the paper's text) and `arena` for `running-mean`.
 
 Either way, a sample unscored in the scores that order the round sits at the
 mean of the scored ones, ties are broken at random, and the samples of a batch
@@ -41,6 +45,7 @@ from arena.batcheval._aggregate import running_means
 
 __all__ = [
     "COMPOSITIONS",
+    "COMPOSITION_ALIASES",
     "STRATEGIES",
     "Composition",
     "Strategy",
@@ -51,8 +56,25 @@ __all__ = [
 
 Strategy = Literal["heterogeneous", "random", "homogeneous"]
 STRATEGIES: tuple[Strategy, ...] = ("heterogeneous", "random", "homogeneous")
-Composition = Literal["paper", "arena"]
-COMPOSITIONS: tuple[Composition, ...] = ("paper", "arena")
+Composition = Literal["previous-round", "running-mean"]
+COMPOSITIONS: tuple[Composition, ...] = ("previous-round", "running-mean")
+# The earlier names, still accepted (in the YAML too).
+COMPOSITION_ALIASES: dict[str, Composition] = {
+    "paper": "previous-round",
+    "arena": "running-mean",
+}
+
+
+def _canonical(composition: str) -> Composition:
+    """A composition's name, its earlier alias resolved; ValueError when unknown."""
+    name = COMPOSITION_ALIASES.get(composition, composition)
+    for known in COMPOSITIONS:
+        if name == known:
+            return known
+    raise ValueError(
+        f"unknown composition {composition!r} (known: {', '.join(COMPOSITIONS)}; "
+        f"aliases: {', '.join(COMPOSITION_ALIASES)})"
+    )
 
 
 def seeded_rng(*parts: object) -> random.Random:
@@ -62,10 +84,10 @@ def seeded_rng(*parts: object) -> random.Random:
 
 
 def ordering_scores(
-    history: Mapping[str, Sequence[float | None]], composition: Composition
+    history: Mapping[str, Sequence[float | None]], composition: str
 ) -> dict[str, float | None]:
-    """The scores that order the next round: the previous round's (paper) or the mean so far."""
-    if composition == "paper":
+    """The scores that order the next round: the previous round's or the mean so far."""
+    if _canonical(composition) == "previous-round":
         return {sid: (scores[-1] if scores else None) for sid, scores in history.items()}
     return running_means(history)
 
@@ -102,7 +124,7 @@ def _order_by_means(
     return sorted(sample_ids, key=key)
 
 
-def _paper(
+def _previous_round(
     ids: list[str],
     round_index: int,
     batch_size: int,
@@ -126,7 +148,7 @@ def _paper(
     return full + ([short] if short else [])
 
 
-def _arena(
+def _running_mean(
     ids: list[str],
     round_index: int,
     batch_size: int,
@@ -163,12 +185,13 @@ def compose_round(
     strategy: Strategy,
     means: Mapping[str, float | None],
     seed: object,
-    composition: Composition = "paper",
+    composition: str = "previous-round",
 ) -> list[list[str]]:
     """The batches of one round (1-based), each a list of sample ids in prompt order.
 
     `means` are the scores that order the round (`ordering_scores`: the
-    previous round's for `paper`, the running means for `arena`).
+    previous round's for `previous-round`, the running means for `running-mean`;
+    the aliases `paper` and `arena` name the same two).
     """
     if batch_size < 1:
         raise ValueError(f"batch_size must be at least 1 (got {batch_size})")
@@ -176,15 +199,14 @@ def compose_round(
         raise ValueError(f"round_index must be at least 1 (got {round_index})")
     if strategy not in STRATEGIES:
         raise ValueError(f"unknown strategy {strategy!r} (known: {', '.join(STRATEGIES)})")
-    if composition not in COMPOSITIONS:
-        raise ValueError(f"unknown composition {composition!r} (known: {', '.join(COMPOSITIONS)})")
+    name = _canonical(composition)
     if len(set(sample_ids)) != len(sample_ids):
         raise ValueError("sample ids must be unique")
     ids = sorted(sample_ids)  # the caller's order must not matter
     if not ids:
         return []
     rng = seeded_rng(seed, "compose", round_index)
-    build = _paper if composition == "paper" else _arena
+    build = _previous_round if name == "previous-round" else _running_mean
     batches = build(ids, round_index, batch_size, strategy, means, rng)
     for batch in batches:
         rng.shuffle(batch)  # position in the prompt must not follow quality

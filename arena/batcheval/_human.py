@@ -14,6 +14,10 @@ A sample's model score is its final BatchEval score (mean over rounds), averaged
 over scorers for the `all scorers` row; each scorer also gets its own row when
 there are several. Intervals are percentile bootstrap intervals over samples
 (pairs resampled with replacement).
+
+`human_by_round` shows how the agreement builds up over the rounds: per
+criterion and round r, the correlation of round r's scores alone, and of the
+mean over rounds 1..r (the final score a run of r rounds would have given).
 """
 
 from __future__ import annotations
@@ -31,7 +35,13 @@ import polars as pl
 
 from arena.config import ConfigError, read_jsonl_objects
 
-__all__ = ["ALL_SCORERS", "HumanScores", "human_agreement", "load_human_scores"]
+__all__ = [
+    "ALL_SCORERS",
+    "HumanScores",
+    "human_agreement",
+    "human_by_round",
+    "load_human_scores",
+]
 
 ALL_SCORERS = "all scorers"
 
@@ -202,4 +212,59 @@ def human_agreement(
                     **_agreement(model, human.scores[criterion], n_boot, level, seed),
                 }
             )
+    return out
+
+
+def human_by_round(
+    scores: pl.DataFrame,
+    human: HumanScores,
+    *,
+    n_boot: int = 1000,
+    level: float = 0.95,
+    seed: int = 0,
+) -> list[dict[str, Any]]:
+    """Per criterion and round: Pearson and Spearman against human scores, round by round.
+
+    `scores` is a final-scores frame with `round_scores` (one entry per round,
+    null when unscored). Two rows per (criterion, round r), both over the mean
+    of the scorers: `"scores": "round"` (round r's scores alone) and
+    `"scores": "mean to round"` (each sample's mean over rounds 1..r). Each row:
+    `criterion`, `round`, `scores`, `n`, `pearson`, `pearson_ci`, `spearman`,
+    `spearman_ci`.
+    """
+    # criterion -> key -> scorer -> that scorer's round scores
+    per: dict[str, dict[str, list[Sequence[float | None]]]] = defaultdict(lambda: defaultdict(list))
+    rounds = 0
+    for row in scores.iter_rows(named=True):
+        if row["criterion"] not in human.scores:
+            continue
+        history = list(row["round_scores"] or [])
+        rounds = max(rounds, len(history))
+        key = human.key_of(row["sample_id"], row.get("question_id"), row.get("model"))
+        per[row["criterion"]][key].append(history)
+    out: list[dict[str, Any]] = []
+    for criterion in sorted(human.scores):
+        for r in range(1, rounds + 1):
+            alone: dict[str, float] = {}
+            upto: dict[str, float] = {}
+            for key, histories in per[criterion].items():
+                this = [v for h in histories if len(h) >= r and (v := h[r - 1]) is not None]
+                means: list[float] = []
+                for h in histories:
+                    got = [v for v in h[:r] if v is not None]
+                    if got:
+                        means.append(sum(got) / len(got))
+                if this:
+                    alone[key] = sum(this) / len(this)
+                if means:
+                    upto[key] = sum(means) / len(means)
+            for kind, model in (("round", alone), ("mean to round", upto)):
+                out.append(
+                    {
+                        "criterion": criterion,
+                        "round": r,
+                        "scores": kind,
+                        **_agreement(model, human.scores[criterion], n_boot, level, seed),
+                    }
+                )
     return out

@@ -1,9 +1,11 @@
 """Reading BatchEval scores back from real model output.
 
-Two layouts: two-stage output ends with a score block (`Float Scores: [Sample1:
-2.4, ...]`, or a list or table of them); one-stage output scores each sample
-after its analysis (`Score of Sample1: 2.4`). One-stage lines are read when
-the output has them and no score block after the last of them.
+Two layouts: two-stage (and three-stage) output ends with a score block
+(`Float Scores: [Sample1: 2.4, ...]`, `Integer Scores: [...]`, or a list or
+table of them; a three-stage `Ranking: Sample2 > Sample1` line holds no
+score); one-stage output scores each sample after its analysis (`Score of
+Sample1: 2.4`). One-stage lines are read when the output has them and no
+score block after the last of them.
 
 The contract is conservative: a sample gets a score only when the output states
 exactly one in-range number for it. Anything missing, duplicated, out of range
@@ -24,7 +26,7 @@ _NUMBER = r"[-+]?\d+(?:\.\d+)?|[-+]?\.\d+"
 # "## Scores", "Scores =" ... The last one that is followed by scores wins.
 # "Score of Sample3" is a one-stage line, not a label.
 _LABEL_RE = re.compile(
-    r"(?i)\b(?:float\s+|final\s+|decimal\s+)?scores?\b(?!\s+(?:of|for)\s+sample)"
+    r"(?i)\b(?:float\s+|final\s+|decimal\s+|integer\s+)?scores?\b(?!\s+(?:of|for)\s+sample)"
 )
 
 # One-stage: "Score of Sample3: 2.4", "Score for Sample 3 = 2.4", "Score of Sample3 - 2.4/3".

@@ -1,10 +1,18 @@
 """BatchEval prompts: the template files and rendering a batch into one prompt.
 
-Two procedures, as in the paper: two-stage analyses every sample first and
-then gives all the scores at once (`{score_format}`: `Float Scores: [Sample1:
-<score>, ...]`); one-stage analyses and scores each sample in turn
-(`{sample_format}`: `Analysis of Sample1: ...` then `Score of Sample1: <score>`,
-sample after sample).
+Three procedures, as in the paper (`stages: 1 | 2 | 3`): two-stage analyses
+every sample first and then gives all the scores at once (`{score_format}`:
+`Float Scores: [Sample1: <score>, ...]`); one-stage analyses and scores each
+sample in turn (`{sample_format}`: `Analysis of Sample1: ...` then `Score of
+Sample1: <score>`, sample after sample); three-stage analyses every sample,
+then compares them in a ranking (`Ranking: Sample2 > Sample1 > ...`), then
+gives all the scores at once, as two-stage does.
+
+`scores: integer` asks for whole numbers: `load_template` turns the
+template's "decimal number(s)" into "whole number(s)" and its
+`{score_format}` into `{integer_score_format}` (`Integer Scores: [Sample1:
+<score>, ...]`). With the default `scores: decimal` the template is returned
+as written, so its prompts and batch ids are those of earlier runs.
 """
 
 from __future__ import annotations
@@ -19,6 +27,8 @@ __all__ = [
     "DEFAULT_TEMPLATES",
     "PROCEDURE_PLACEHOLDERS",
     "REQUIRED_PLACEHOLDERS",
+    "integer_score_format",
+    "integer_template",
     "load_template",
     "render_prompt",
     "sample_format",
@@ -28,12 +38,27 @@ __all__ = [
 DEFAULT_TEMPLATES: dict[str, Path] = {
     "two-stage": CONFIGS_DIR / "prompts" / "batcheval_two_stage.txt",
     "one-stage": CONFIGS_DIR / "prompts" / "batcheval_one_stage.txt",
+    "three-stage": CONFIGS_DIR / "prompts" / "batcheval_three_stage.txt",
 }
 REQUIRED_PLACEHOLDERS = ("{samples}", "{score_format}")  # the two-stage template's
 PROCEDURE_PLACEHOLDERS: dict[str, tuple[str, ...]] = {
     "two-stage": REQUIRED_PLACEHOLDERS,
     "one-stage": ("{samples}", "{sample_format}"),
+    "three-stage": REQUIRED_PLACEHOLDERS,
 }
+# `scores: integer`: the wording a template's decimal requests become.
+_INTEGER_WORDING = (
+    ("decimal numbers", "whole numbers"),
+    ("a decimal number", "a whole number"),
+    ("{score_format}", "{integer_score_format}"),
+)
+
+
+def integer_template(template: str) -> str:
+    """A template asking for whole-number scores (`scores: integer`)."""
+    for old, new in _INTEGER_WORDING:
+        template = template.replace(old, new)
+    return template
 
 
 def load_template(cfg: BatchEvalConfig, config_file: Path) -> str:
@@ -54,12 +79,17 @@ def load_template(cfg: BatchEvalConfig, config_file: Path) -> str:
                 "batcheval.template",
                 f"template {path} lacks the placeholder {placeholder}",
             )
-    return template
+    return integer_template(template) if cfg.scores == "integer" else template
 
 
 def score_format(n: int) -> str:
     """The fixed line the scores must come in: `Float Scores: [Sample1: <score>, ...]`."""
     return "Float Scores: [" + ", ".join(f"Sample{k}: <score>" for k in range(1, n + 1)) + "]"
+
+
+def integer_score_format(n: int) -> str:
+    """The scores line of `scores: integer`: `Integer Scores: [Sample1: <score>, ...]`."""
+    return "Integer Scores: [" + ", ".join(f"Sample{k}: <score>" for k in range(1, n + 1)) + "]"
 
 
 def sample_format(n: int) -> str:
@@ -96,6 +126,7 @@ def render_prompt(template: str, criterion: CriterionConfig, samples: Sequence[S
         .replace("{high}", f"{criterion.scale.high:g}")
         .replace("{anchors}", _anchors(criterion))
         .replace("{score_format}", score_format(len(samples)))
+        .replace("{integer_score_format}", integer_score_format(len(samples)))
         .replace("{sample_format}", sample_format(len(samples)))
         .replace("{samples}", blocks)
     )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import sys
 import time
@@ -19,15 +20,17 @@ from arena.batcheval import (
     Sample,
     StageSummary,
     human_agreement,
+    human_by_round,
     load_human_scores,
     load_samples,
     load_setup,
+    load_template,
     preflight,
     run_standalone,
     scores_frame,
 )
 from arena.cli._common import Exit, Interrupts, budget_option, fail, signal_exit
-from arena.config import ConfigError
+from arena.config import BatchEvalConfig, ConfigError
 from arena.engine import log_line
 from arena.runner import error_lines
 from arena.store import LockHeld, RunLock
@@ -78,11 +81,9 @@ def _report(
     human: HumanScores | None,
 ) -> dict[str, Any]:
     cfg = setup.config
-    agreement = (
-        None
-        if human is None
-        else human_agreement(scores_frame(summary.scores), human, seed=setup.seed)
-    )
+    frame = scores_frame(summary.scores)
+    agreement = None if human is None else human_agreement(frame, human, seed=setup.seed)
+    by_round = None if human is None else human_by_round(frame, human, seed=setup.seed)
     return {
         "name": setup.name,
         "output": str(setup.output_dir),
@@ -93,6 +94,8 @@ def _report(
         "strategy": cfg.strategy,
         "composition": cfg.composition,
         "procedure": cfg.procedure,
+        "stages": cfg.stages,
+        "scores": cfg.scores,
         "rounds": cfg.rounds,
         "batch_size": cfg.batch_size,
         "calls": {**summary.counts(), "reasked": summary.reasked},
@@ -104,6 +107,7 @@ def _report(
         "errors": summary.errors,
         "results": [s.to_json() for s in summary.scores],
         "human": agreement,
+        "human_rounds": by_round,
     }
 
 
@@ -111,7 +115,8 @@ def _table(report: dict[str, Any]) -> Table:
     table = Table(
         title=f"BatchEval {report['name']}: {report['samples']} samples, "
         f"{report['rounds']} rounds, {report['strategy']} batches "
-        f"({report['composition']} composition), {report['procedure']}"
+        f"({report['composition']} composition), {report['procedure']}, "
+        f"{report['scores']} scores"
     )
     for col in ("id", "criterion", "scorer", "score", "spread", "rounds"):
         table.add_column(col, justify="left" if col in ("id", "criterion", "scorer") else "right")
@@ -146,6 +151,50 @@ def _human_table(rows: list[dict[str, Any]]) -> Table:
             _cell(r["spearman"], r["spearman_ci"]),
         )
     return table
+
+
+def _rounds_table(rows: list[dict[str, Any]]) -> Table:
+    table = Table(
+        title="Agreement with human scores by round (mean over scorers; 95% bootstrap intervals)"
+    )
+    for col in ("criterion", "round", "n", "pearson (round)", "pearson (mean to round)"):
+        table.add_column(col, justify="left" if col == "criterion" else "right")
+    alone = {(r["criterion"], r["round"]): r for r in rows if r["scores"] == "round"}
+    for r in rows:
+        if r["scores"] != "mean to round":
+            continue
+        one = alone[(r["criterion"], r["round"])]
+        table.add_row(
+            r["criterion"],
+            str(r["round"]),
+            str(r["n"]),
+            _cell(one["pearson"], one["pearson_ci"]),
+            _cell(r["pearson"], r["pearson_ci"]),
+        )
+    return table
+
+
+def _override(
+    setup: BatchEvalSetup, stages: str | None, scores: str | None, composition: str | None
+) -> BatchEvalSetup:
+    """The setup with the command line's --stages / --scores / --composition applied."""
+    if stages is None and scores is None and composition is None:
+        return setup
+    data = setup.config.model_dump()
+    if stages is not None:
+        data.pop("procedure")
+        data["stages"] = int(stages)
+    else:
+        data.pop("stages")
+    if scores is not None:
+        data["scores"] = scores
+    if composition is not None:
+        data["composition"] = composition
+    try:
+        cfg = BatchEvalConfig.model_validate(data)
+    except ValueError as exc:
+        fail(f"{setup.path}: batcheval: {exc}")
+    return dataclasses.replace(setup, config=cfg, template=load_template(cfg, setup.path))
 
 
 def _check_human(human: HumanScores, samples: tuple[Sample, ...]) -> None:
@@ -188,7 +237,29 @@ def _check_human(human: HumanScores, samples: tuple[Sample, ...]) -> None:
     default=None,
     help="Human scores (JSONL or CSV rows: id, criterion, score): report the per-sample "
     "Pearson and Spearman correlation of the BatchEval scores with them, per criterion, "
-    "with bootstrap intervals.",
+    "with bootstrap intervals, and round by round (each round alone, and the mean "
+    "up to it).",
+)
+@click.option(
+    "--stages",
+    type=click.Choice(["1", "2", "3"]),
+    default=None,
+    help="Override the config's `stages`: 1 analyse and score each sample in turn, 2 analyse "
+    "all then score all (the paper's best), 3 analyse, rank, then score.",
+)
+@click.option(
+    "--scores",
+    "score_kind",
+    type=click.Choice(["decimal", "integer"]),
+    default=None,
+    help="Override the config's `scores`: decimal (the paper's best) or integer scores.",
+)
+@click.option(
+    "--composition",
+    type=click.Choice(["previous-round", "running-mean", "paper", "arena"]),
+    default=None,
+    help="Override the config's `composition`: what orders later rounds' batches "
+    "(`paper` and `arena` are the earlier names of previous-round and running-mean).",
 )
 @budget_option
 def batcheval_cmd(
@@ -197,6 +268,9 @@ def batcheval_cmd(
     out: Path | None,
     fmt: str,
     human_file: Path | None,
+    stages: str | None,
+    score_kind: str | None,
+    composition: str | None,
     budget: float | None,
 ) -> None:
     """Score every sample in SAMPLES.jsonl (`id`, `text`, optional `context`) with BatchEval.
@@ -212,7 +286,7 @@ def batcheval_cmd(
     """
     human: HumanScores | None = None
     try:
-        setup = load_setup(config_file, out)
+        setup = _override(load_setup(config_file, out), stages, score_kind, composition)
         samples = load_samples(samples_file)
         if human_file is not None:
             human = load_human_scores(human_file, [c.name for c in setup.config.criteria])
@@ -239,6 +313,8 @@ def batcheval_cmd(
         Console().print(_table(report))
         if report["human"] is not None:
             Console().print(_human_table(report["human"]))
+        if report["human_rounds"]:
+            Console().print(_rounds_table(report["human_rounds"]))
     click.echo(
         f"{setup.name}: {len(samples)} samples; batch calls planned {summary.planned}, "
         f"skipped {summary.skipped}, completed {summary.completed}, invalid {summary.invalid}, "

@@ -22,7 +22,12 @@ The prompt format is the interface, as it is for a real model: samples come in
 `[The start of SampleK]` ... `[The end of SampleK]` blocks and the scores are
 asked for in the `Float Scores: [Sample1: ...]` template (two-stage) or as
 `Score of SampleK: ...` after each sample's analysis (one-stage, which the sim
-scores with 1.25 times the noise). This module must not
+scores with 1.25 times the noise). A three-stage prompt (it asks for a
+`Ranking:` line) gets the analyses, a ranking by the scores, then the scores:
+the sim models no gain or loss of the comparison stage. A prompt that asks
+for whole numbers (`Integer Scores: [...]`, "a whole number") gets integer
+scores: the same perceived quality rounded to the nearest point of the scale,
+which loses the finer steps a decimal score keeps. This module must not
 import `arena.providers.sim` (which imports it), so it keeps its own copy of
 the signature pattern; tests check that the two agree.
 """
@@ -33,13 +38,17 @@ import hashlib
 import math
 import random
 import re
+from collections.abc import Callable
 
 from arena.config import SimParams
 
 __all__ = ["is_batcheval_prompt", "score_batch", "text_quality"]
 
 MARKER = "Float Scores: [Sample1:"
+INTEGER_MARKER = "Integer Scores: [Sample1:"
 ONE_STAGE_MARKER = "Score of Sample1: <score>"
+_RANKING_ASKED_RE = re.compile(r'"Ranking:')
+_WHOLE_RE = re.compile(r"\bwhole numbers?\b")
 _SAMPLE_RE = re.compile(r"\[The start of Sample(\d+)\]\n(.*?)\n\[The end of Sample\1\]", re.S)
 _SIGNATURE_RE = re.compile(r"⟦sim author=(?P<author>[^ ⟧]+) q=(?P<q>-?[0-9.]+)⟧")
 _NUM = r"[-+]?\d+(?:\.\d+)?"
@@ -78,7 +87,8 @@ def _rng(*parts: object) -> random.Random:
 
 def is_batcheval_prompt(prompt: str) -> bool:
     """Whether a prompt asks for BatchEval scores (the fixed template and sample blocks)."""
-    return (MARKER in prompt or ONE_STAGE_MARKER in prompt) and "[The start of Sample1]" in prompt
+    markers = (MARKER, INTEGER_MARKER, ONE_STAGE_MARKER)
+    return any(m in prompt for m in markers) and "[The start of Sample1]" in prompt
 
 
 def text_quality(text: str) -> float:
@@ -101,6 +111,10 @@ def _fmt(value: float) -> str:
     return f"{value:.1f}"
 
 
+def _fmt_int(value: float) -> str:
+    return f"{round(value):d}"
+
+
 def score_batch(
     seed: int, model: str, params: SimParams, prompt: str, key: str, attempt: int
 ) -> str:
@@ -110,6 +124,9 @@ def score_batch(
     qualities = [text_quality(blocks.get(k, "")) for k in range(1, n + 1)]
     low, high = _scale(prompt)
     two_stage = ONE_STAGE_MARKER not in prompt
+    integer = INTEGER_MARKER in prompt or _WHOLE_RE.search(prompt) is not None
+    label = "Integer Scores" if INTEGER_MARKER in prompt else "Float Scores"
+    fmt = _fmt_int if integer else _fmt
     noise = params.score_noise * (1.0 if two_stage else _ONE_STAGE_NOISE)
     rng = _rng(seed, "batcheval", model, key, attempt)
     scores: list[float] = []
@@ -121,7 +138,7 @@ def score_batch(
     for x in seen:
         perceived = x - params.batch_context * mean + drift
         value = low + (high - low) / (1.0 + math.exp(-perceived / _WIDTH))
-        scores.append(min(high, max(low, round(value, 1))))
+        scores.append(min(high, max(low, round(value) if integer else round(value, 1))))
     lines: list[str] = []
     if two_stage:
         for k, score in enumerate(scores, 1):
@@ -129,23 +146,40 @@ def score_batch(
             phrases = _HIGH if rel > 2 / 3 else _MID if rel > 1 / 3 else _LOW
             lines.append(f"Sample{k}: This response {rng.choice(phrases)}.")
         lines.append("")
-    entries = [[f"Sample{k}", _fmt(s)] for k, s in enumerate(scores, 1)]
+        if _RANKING_ASKED_RE.search(prompt):
+            lines.extend([_ranking(scores), ""])
+    entries = [[f"Sample{k}", fmt(s)] for k, s in enumerate(scores, 1)]
     if not two_stage:
-        return _one_stage(entries, low, high, params.malformed_rate, rng)
+        return _one_stage(entries, low, high, params.malformed_rate, rng, fmt)
     if rng.random() < params.malformed_rate:
-        return "\n".join(lines + _malformed(entries, high, rng))
+        return "\n".join(lines + _malformed(entries, high, rng, label, fmt))
     style = rng.random()
     if style < 0.7:
-        lines.append("Float Scores: [" + ", ".join(f"{a}: {b}" for a, b in entries) + "]")
+        lines.append(f"{label}: [" + ", ".join(f"{a}: {b}" for a, b in entries) + "]")
     elif style < 0.85:
-        lines.append("**Float Scores:** [" + ", ".join(f"{a}: {b}" for a, b in entries) + "]")
+        lines.append(f"**{label}:** [" + ", ".join(f"{a}: {b}" for a, b in entries) + "]")
     else:
-        lines.append("Float Scores:")
+        lines.append(f"{label}:")
         lines.extend(f"- {a}: {b}" for a, b in entries)
     return "\n".join(lines)
 
 
-def _malformed(entries: list[list[str]], high: float, rng: random.Random) -> list[str]:
+def _ranking(scores: list[float]) -> str:
+    """The three-stage comparison line: samples best first, `=` between equal scores."""
+    order = sorted(range(len(scores)), key=lambda i: (-scores[i], i))
+    text = f"Sample{order[0] + 1}"
+    for prev, i in zip(order, order[1:], strict=False):
+        text += (" = " if scores[i] == scores[prev] else " > ") + f"Sample{i + 1}"
+    return "Ranking: " + text
+
+
+def _malformed(
+    entries: list[list[str]],
+    high: float,
+    rng: random.Random,
+    label: str = "Float Scores",
+    fmt: Callable[[float], str] = _fmt,
+) -> list[str]:
     """A scores line a parser must not trust in full (or none at all)."""
     kind = rng.choice(("drop", "duplicate", "out_of_range", "none"))
     k = rng.randrange(len(entries))
@@ -154,16 +188,21 @@ def _malformed(entries: list[list[str]], high: float, rng: random.Random) -> lis
     if kind == "drop":
         entries = entries[:k] + entries[k + 1 :]
     elif kind == "duplicate":
-        entries = entries + [[entries[k][0], _fmt(float(entries[k][1]) + 0.5)]]
+        entries = entries + [[entries[k][0], fmt(float(entries[k][1]) + 0.5)]]
     else:
-        entries[k] = [entries[k][0], _fmt(high + 1.5)]
+        entries[k] = [entries[k][0], fmt(high + 1.5)]
     if not entries:
-        return ["Float Scores: []"]
-    return ["Float Scores: [" + ", ".join(f"{a}: {b}" for a, b in entries) + "]"]
+        return [f"{label}: []"]
+    return [f"{label}: [" + ", ".join(f"{a}: {b}" for a, b in entries) + "]"]
 
 
 def _one_stage(
-    entries: list[list[str]], low: float, high: float, malformed_rate: float, rng: random.Random
+    entries: list[list[str]],
+    low: float,
+    high: float,
+    malformed_rate: float,
+    rng: random.Random,
+    fmt: Callable[[float], str] = _fmt,
 ) -> str:
     """Each sample's analysis then its score line; a malformed reply loses or spoils one."""
     bad = rng.randrange(len(entries)) if rng.random() < malformed_rate else -1
@@ -176,6 +215,6 @@ def _one_stage(
         if k == bad:
             if drop:
                 continue
-            value = _fmt(high + 1.5)
+            value = fmt(high + 1.5)
         lines.append(f"Score of {name}: {value}")
     return "\n".join(lines)
