@@ -18,6 +18,11 @@ from arena.rank._aggregate import (
     tally_reviews,
 )
 from arena.rank._agreement import (
+    AGREEMENT_CONVENTIONS,
+    HUMAN_MERGES,
+    KAPPA_CATEGORIES,
+    MAJORITIES,
+    MAJORITY_EPSILON,
     Agreement,
     AgreementScore,
     RankCorrelation,
@@ -125,6 +130,11 @@ __all__ = [
     "Tallies",
     "ELO_PER_NAT",
     "REQUIRED_COLUMNS",
+    "AGREEMENT_CONVENTIONS",
+    "HUMAN_MERGES",
+    "KAPPA_CATEGORIES",
+    "MAJORITIES",
+    "MAJORITY_EPSILON",
     "Agreement",
     "AgreementScore",
     "BTFit",
