@@ -334,7 +334,9 @@ def _weighted(data: ReportData) -> str:
     }
     weighting = _WEIGHTING_NOTE.get(ranking.weighting, ranking.weighting)
     out = ['<section id="weighted"><h2>Weighted pairwise win rate and Elo trajectory</h2>']
-    out.append(heatmap(names, rates, lb["diagnostics"]["pair_battles"], css_id="weighted-heatmap"))
+    battles = ranking.pair_battles
+    counts = {row: {col: int(battles[code[row], code[col]]) for col in names} for row in names}
+    out.append(heatmap(names, rates, counts, css_id="weighted-heatmap"))
     out.append(
         _p(
             f"Row beats column, each review weighted by its reviewer's weight ({weighting}): "

@@ -146,9 +146,12 @@ def test_prd_agreement_conventions(tmp_path: Path) -> None:
     assert mixed["conventions"]["human_merge"] == "plurality"
     assert mixed["conventions"]["majority"] == "ordered-mean"
     assert r1(mixed) == pytest.approx(0.25)
-    assert prd["weighted_majority"]["kappa"] != agreement(
-        "--conventions", "prd", "--kappa-categories", "model"
-    )["weighted_majority"]["kappa"]
+    assert (
+        prd["weighted_majority"]["kappa"]
+        != agreement("--conventions", "prd", "--kappa-categories", "model")["weighted_majority"][
+            "kappa"
+        ]
+    )
     bad = _invoke(*base, "--kappa-categories", "order")
     assert bad.exit_code == 2 and "--kappa-categories" in bad.output
 
