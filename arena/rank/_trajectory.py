@@ -71,8 +71,7 @@ def elo_trajectory(
     n = rs.n_battles
     steps = np.unique(np.rint(np.linspace(0, n, points)).astype(np.int64))
     if n == 0:
-        rating = np.full((steps.size, rs.n_models), START_RATING)
-        return EloTrajectory(steps, rating, orders)
+        return EloTrajectory(steps, np.full((steps.size, rs.n_models), START_RATING), orders)
     from arena.rank import _trajectory_kernel
 
     replay = _Orders(rs, orders, seed)
