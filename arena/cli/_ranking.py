@@ -83,6 +83,37 @@ _OPTIONS = (
         "a bootstrap interval over questions, battles and average answer length): "
         "AlpacaEval's and arena-hard's headline figure. JSON: `vs_baseline`.",
     ),
+    click.option(
+        "--conventions",
+        type=click.Choice(["arena", "prd"]),
+        default="arena",
+        show_default=True,
+        help="Human-agreement conventions (--human): arena's, or the PRD paper's (labels "
+        "merged by the sign of their mean, the weighted majority per ordered battle, kappa "
+        "categories by position). The three options below override one each.",
+    ),
+    click.option(
+        "--human-merge",
+        type=click.Choice(["plurality", "mean-sign"]),
+        default=None,
+        help="Merge several human labels on a battle by plurality (a tie at the top is a "
+        "tie) or by the sign of their mean (PRD). Default: from --conventions.",
+    ),
+    click.option(
+        "--majority",
+        type=click.Choice(["plurality", "ordered-mean"]),
+        default=None,
+        help="The reviewers' weighted majority: a weighted plurality per (question, pair), "
+        "both orders pooled, or per ordered battle the sign of the weighted mean score "
+        "beyond 0.01 (PRD). Default: from --conventions.",
+    ),
+    click.option(
+        "--kappa-categories",
+        type=click.Choice(["model", "position"]),
+        default=None,
+        help="Code the agreement kappa's categories by model order or by position (first "
+        "answer wins, second, tie: PRD). Default: from --conventions.",
+    ),
 )
 
 _REVIEWS_OPTIONS = (
@@ -128,9 +159,16 @@ def ranking_options(command: Callable[..., Any]) -> Callable[..., Any]:
         elo_bootstrap: int,
         no_self: bool,
         baseline: str | None,
+        conventions: str,
+        human_merge: str | None,
+        majority: str | None,
+        kappa_categories: str | None,
         **kwargs: Any,
     ) -> Any:
+        from arena.rank import AGREEMENT_CONVENTIONS
         from arena.report import LeaderboardOptions
+
+        chosen = AGREEMENT_CONVENTIONS[conventions]
 
         options = LeaderboardOptions(
             anchor=anchor,
@@ -142,6 +180,9 @@ def ranking_options(command: Callable[..., Any]) -> Callable[..., Any]:
             baseline=baseline,
             intervals=intervals,
             elo_bootstrap=elo_bootstrap,
+            human_merge=human_merge or chosen["human_merge"],
+            majority=majority or chosen["majority"],
+            kappa_categories=kappa_categories or chosen["kappa_categories"],
         )
         return command(*args, options=options, **kwargs)
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from arena.htmlreport._data import DEFAULT_BATTLES, ReportData, build_report
 from arena.htmlreport._page import render_report
-from arena.htmlreport._svg import Series, heatmap, interval_chart, line_chart
+from arena.htmlreport._svg import Series, heatmap, interval_chart, line_chart, trajectory_chart
 
 __all__ = [
     "DEFAULT_BATTLES",
@@ -25,6 +25,7 @@ __all__ = [
     "interval_chart",
     "line_chart",
     "render_report",
+    "trajectory_chart",
     "write_report",
 ]
 

@@ -17,7 +17,8 @@ from typing import Any
 
 from arena.discuss import discussion_tables
 from arena.htmlreport._data import ReportData
-from arena.htmlreport._svg import Series, heatmap, interval_chart, line_chart
+from arena.htmlreport._svg import Series, heatmap, interval_chart, line_chart, trajectory_chart
+from arena.rank import ranking_trajectory, weighted_pairwise
 from arena.report import category_rows
 
 __all__ = ["render_report"]
@@ -305,6 +306,66 @@ def _pairwise(data: ReportData) -> str:
         )
         + "</section>"
     )
+
+
+_WEIGHTING_NOTE = {
+    "reliability": "reliability weights; a reviewer's own battles left out",
+    "peerrank": "PeerRank weights",
+    "equal": "equal weights",
+}
+
+
+def _weighted(data: ReportData) -> str:
+    """The weighted pairwise heatmap and the Elo trajectory (the PRD paper's Figure 4)."""
+    ranking = data.board.ranking
+    lb = data.leaderboard
+    names = [m["model"] for m in lb["models"]]
+    code = {name: k for k, name in enumerate(data.board.contestants)}
+    shares = weighted_pairwise(ranking)
+    rates = {
+        row: {
+            col: None
+            if math.isnan(shares[code[row], code[col]])
+            else float(shares[code[row], code[col]])
+            for col in names
+            if col != row
+        }
+        for row in names
+    }
+    weighting = _WEIGHTING_NOTE.get(ranking.weighting, ranking.weighting)
+    out = ['<section id="weighted"><h2>Weighted pairwise win rate and Elo trajectory</h2>']
+    battles = ranking.pair_battles
+    counts = {row: {col: int(battles[code[row], code[col]]) for col in names} for row in names}
+    out.append(heatmap(names, rates, counts, css_id="weighted-heatmap"))
+    out.append(
+        _p(
+            f"Row beats column, each review weighted by its reviewer's weight ({weighting}): "
+            "the pair shares Bradley-Terry is fitted on (ties count half); n: battles counted."
+        )
+    )
+    out.append("<h3>Elo trajectory</h3>")
+    trajectory = ranking_trajectory(ranking)
+    if trajectory is None:
+        out.append(_p("No Elo trajectory: Elo was not computed (--elo-orders 0) or no battle."))
+    else:
+        battled = ranking.counts.battles
+        lines = {
+            name: [float(v) for v in trajectory.rating[:, code[name]]]
+            for name in names
+            if battled[code[name]] > 0
+        }
+        steps = [int(v) for v in trajectory.steps]
+        out.append(trajectory_chart(steps, lines, css_id="elo-trajectory"))
+        out.append(
+            _p(
+                "Each model's weighted Elo after the first reviews of the sequence, averaged "
+                f"over the same {trajectory.orders} fixed review orders as the Elo column "
+                "(at its final weights), so each line ends at the model's Elo; where the "
+                "lines settle, more reviews no longer move the ratings."
+            )
+        )
+    out.append("</section>")
+    return "".join(out)
 
 
 def _reviewers(data: ReportData) -> str:
@@ -629,7 +690,7 @@ def render_report(data: ReportData) -> str:
     sections = [
         _leaderboard(data) + _baseline(data),
         _charts(data),
-        _pairwise(data),
+        _pairwise(data) + _weighted(data),
         _reviewers(data),
         _history(data),
         _by_category(data),

@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from html import escape
 
-__all__ = ["PALETTE", "Series", "heatmap", "interval_chart", "line_chart"]
+__all__ = ["PALETTE", "Series", "heatmap", "interval_chart", "line_chart", "trajectory_chart"]
 
 # Colour-blind-safe palette (Okabe-Ito), cycled.
 PALETTE = (
@@ -158,12 +158,14 @@ def heatmap(
     names: Sequence[str],
     rates: Mapping[str, Mapping[str, float | None]],
     counts: Mapping[str, Mapping[str, int]],
+    *,
+    css_id: str = "heatmap",
 ) -> str:
     """The pairwise matrix: row beats column, each cell its win rate and battle count."""
     label_w, cell, top = 150, 64, 80
     n = len(names)
     width, height = label_w + cell * n + 10, top + cell * n + 10
-    parts = [_open(width, height, "heatmap")]
+    parts = [_open(width, height, css_id)]
     for j, col in enumerate(names):
         cx = label_w + j * cell + cell / 2
         parts.append(
@@ -256,6 +258,70 @@ def line_chart(
         parts.append(
             f'<text x="{left + plot_w + 10}" y="{top + 14 + 16 * n}" fill="{colour}">'
             f"{escape(name)}</text>"
+        )
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def trajectory_chart(
+    steps: Sequence[int], lines: Mapping[str, Sequence[float]], *, css_id: str = "elo-trajectory"
+) -> str:
+    """One line per name over a numeric x (e.g. reviews applied), labelled at its right end."""
+    left, right, top, bottom = 60, 170, 20, 50
+    plot_w, plot_h = 560, 280
+    width, height = left + plot_w + right, top + plot_h + bottom
+    values = [v for seq in lines.values() for v in seq if _ok(v)]
+    if not values or len(steps) < 2 or steps[-1] <= steps[0]:
+        return '<p class="empty">Not enough reviews to draw.</p>'
+    lo, hi = min(values), max(values)
+    pad = (hi - lo) * 0.08 or 1.0
+    lo, hi = lo - pad, hi + pad
+    first, last = steps[0], steps[-1]
+
+    def x(step: float) -> float:
+        return left + (step - first) / (last - first) * plot_w
+
+    def y(v: float) -> float:
+        return top + (hi - v) / (hi - lo) * plot_h
+
+    parts = [_open(width, height, css_id)]
+    for tick in _ticks(lo, hi):
+        ty = y(tick)
+        parts.append(
+            f'<line x1="{left}" y1="{ty:.1f}" x2="{left + plot_w}" y2="{ty:.1f}" '
+            'stroke="#e4e7ec"/>'
+            f'<text x="{left - 6}" y="{ty + 4:.1f}" text-anchor="end" fill="#555">'
+            f"{tick:.0f}</text>"
+        )
+    for tick in _ticks(first, last):
+        parts.append(
+            f'<text x="{x(tick):.1f}" y="{top + plot_h + 18}" text-anchor="middle" '
+            f'fill="#555">{escape(f"{tick:,.0f}")}</text>'
+        )
+    parts.append(
+        f'<text x="{left + plot_w / 2}" y="{height - 8}" text-anchor="middle" fill="#555">'
+        "reviews applied</text>"
+    )
+    ends: list[tuple[float, str, str]] = []
+    for n, (name, seq) in enumerate(lines.items()):
+        colour = PALETTE[n % len(PALETTE)]
+        pts = [(x(s), y(v)) for s, v in zip(steps, seq, strict=True) if _ok(v)]
+        if len(pts) < 2:
+            continue
+        path = " ".join(f"{px:.1f},{py:.1f}" for px, py in pts)
+        final = next(v for v in reversed(seq) if _ok(v))
+        parts.append(
+            f'<polyline class="trajectory" points="{path}" fill="none" stroke="{colour}" '
+            f'stroke-width="2"><title>{escape(f"{name}: {final:.0f} at the end")}</title>'
+            "</polyline>"
+        )
+        ends.append((pts[-1][1], name, colour))
+    # End labels top to bottom, at least 14 px apart.
+    placed = top - 14.0
+    for end_y, name, colour in sorted(ends):
+        placed = max(end_y + 4, placed + 14)
+        parts.append(
+            f'<text x="{left + plot_w + 8}" y="{placed:.1f}" fill="{colour}">{escape(name)}</text>'
         )
     parts.append("</svg>")
     return "".join(parts)

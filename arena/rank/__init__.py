@@ -18,6 +18,11 @@ from arena.rank._aggregate import (
     tally_reviews,
 )
 from arena.rank._agreement import (
+    AGREEMENT_CONVENTIONS,
+    HUMAN_MERGES,
+    KAPPA_CATEGORIES,
+    MAJORITIES,
+    MAJORITY_EPSILON,
     Agreement,
     AgreementScore,
     RankCorrelation,
@@ -83,6 +88,13 @@ from arena.rank._reliability import (
 )
 from arena.rank._sandwich import Z_95, bt_sandwich, question_pairs
 from arena.rank._style import StyleFit, answer_style, fit_style_control, length_bias
+from arena.rank._trajectory import (
+    TRAJECTORY_POINTS,
+    EloTrajectory,
+    elo_trajectory,
+    ranking_trajectory,
+    weighted_pairwise,
+)
 
 __all__ = [
     "BaselineRate",
@@ -125,6 +137,16 @@ __all__ = [
     "Tallies",
     "ELO_PER_NAT",
     "REQUIRED_COLUMNS",
+    "TRAJECTORY_POINTS",
+    "EloTrajectory",
+    "elo_trajectory",
+    "ranking_trajectory",
+    "weighted_pairwise",
+    "AGREEMENT_CONVENTIONS",
+    "HUMAN_MERGES",
+    "KAPPA_CATEGORIES",
+    "MAJORITIES",
+    "MAJORITY_EPSILON",
     "Agreement",
     "AgreementScore",
     "BTFit",

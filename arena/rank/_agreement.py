@@ -2,14 +2,17 @@
 
 Battles are compared without regard to position: the label of a review is
 "the lower-indexed model wins", "the other wins" or "tie". Several human labels
-on one (question, pair) are merged by majority vote (a tie between the top
-categories gives "tie"). The PeerRank-weighted majority does the same with
-each reviewer's votes weighted by its weight.
+on one (question, pair) are merged by plurality (a tie between the top
+categories gives "tie") or, PRD's convention, by the sign of their mean. The
+reviewers' weighted majority is a weighted plurality per (question, pair), or,
+PRD's convention, the sign (beyond 0.01) of the weighted mean score per
+ordered battle. Fleiss' kappa codes the categories by model order or, PRD's
+convention, by position (first answer wins, second wins, tie).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -20,6 +23,11 @@ from arena.rank._diagnostics import fleiss_kappa
 from arena.rank._encode import ReviewSet
 
 __all__ = [
+    "AGREEMENT_CONVENTIONS",
+    "HUMAN_MERGES",
+    "KAPPA_CATEGORIES",
+    "MAJORITIES",
+    "MAJORITY_EPSILON",
     "Agreement",
     "AgreementScore",
     "RankCorrelation",
@@ -33,6 +41,23 @@ FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
 
 _LOW_WINS, _HIGH_WINS, _TIE = 0, 1, 2
+
+# How several human labels on one battle are merged: the most frequent category
+# (a tie at the top gives "tie"), or the sign of the mean label (PRD).
+HUMAN_MERGES = ("plurality", "mean-sign")
+# The reviewers' weighted majority: a weighted plurality per (question, pair),
+# both orders pooled, or the sign of the weighted mean score per ordered battle,
+# beyond MAJORITY_EPSILON (PRD).
+MAJORITIES = ("plurality", "ordered-mean")
+MAJORITY_EPSILON = 0.01
+# Fleiss' kappa categories: by model order (lower-coded model wins, the other,
+# tie) or by position (first answer wins, second, tie: PRD).
+KAPPA_CATEGORIES = ("model", "position")
+# The named sets of conventions: arena's own and those of the PRD paper's code.
+AGREEMENT_CONVENTIONS: dict[str, dict[str, str]] = {
+    "arena": {"human_merge": "plurality", "majority": "plurality", "kappa_categories": "model"},
+    "prd": {"human_merge": "mean-sign", "majority": "ordered-mean", "kappa_categories": "position"},
+}
 
 
 def _canonical(rs: ReviewSet, question_map: IntArray) -> tuple[IntArray, IntArray]:
@@ -96,20 +121,47 @@ class Agreement:
     weighted_majority: AgreementScore
     human_win_rate: dict[str, float]
     rankings: dict[str, RankCorrelation]
+    # The conventions used (HUMAN_MERGES, MAJORITIES, KAPPA_CATEGORIES).
+    human_merge: str = "plurality"
+    majority: str = "plurality"
+    kappa_categories: str = "model"
+
+
+def _mean_sign(category: IntArray, inverse: IntArray, size: int) -> IntArray:
+    """Per battle, the sign of the mean label (+1 lower-coded model wins, -1 the other, 0 tie)."""
+    signed = np.where(category == _LOW_WINS, 1.0, np.where(category == _HIGH_WINS, -1.0, 0.0))
+    total = np.bincount(inverse, weights=signed, minlength=size)  # integer sums: exact
+    return np.where(total > 0, _LOW_WINS, np.where(total < 0, _HIGH_WINS, _TIE)).astype(np.int64)
+
+
+def _by_position(category: IntArray, low_first: NDArray[np.bool_]) -> IntArray:
+    """Model-order categories recoded by position: 0 first answer wins, 1 second, 2 tie."""
+    swapped = np.where(category == _LOW_WINS, _HIGH_WINS, _LOW_WINS)
+    return np.where((category == _TIE) | low_first, category, swapped).astype(np.int64)
 
 
 def _score(
-    judge: IntArray, human: IntArray, question: IntArray, draws: FloatArray | None
+    judge: IntArray,
+    human: IntArray,
+    question: IntArray,
+    draws: FloatArray | None,
+    low_first: NDArray[np.bool_] | None = None,
 ) -> AgreementScore:
-    """Accuracy and kappa of `judge` against `human`; `draws` (rounds x questions) for the CI."""
+    """Accuracy and kappa of `judge` against `human`; `draws` (rounds x questions) for the CI.
+
+    Categories are by model order; with `low_first` (per battle, whether the
+    lower-coded model was shown first) kappa codes them by position instead.
+    """
     n = int(judge.size)
     if n == 0:
         return AgreementScore(0, float("nan"), float("nan"))
+    hits = judge == human
+    if low_first is not None:
+        judge, human = _by_position(judge, low_first), _by_position(human, low_first)
     table = np.zeros((n, 3), dtype=np.int64)
     rows = np.arange(n)
     np.add.at(table, (rows, judge), 1)
     np.add.at(table, (rows, human), 1)
-    hits = judge == human
     low = high = float("nan")
     if draws is not None and draws.shape[1] >= 2:
         size = draws.shape[1]
@@ -159,6 +211,11 @@ def rank_correlation(scores: FloatArray, reference: FloatArray) -> RankCorrelati
     return RankCorrelation(kendall_tau(x, y), spearman_rho(x, y))
 
 
+def _check_convention(name: str, value: str, allowed: tuple[str, ...]) -> None:
+    if value not in allowed:
+        raise ValueError(f"{name} must be one of {', '.join(allowed)}, not {value!r}")
+
+
 def human_agreement(
     rs: ReviewSet,
     human: ReviewSet,
@@ -167,16 +224,25 @@ def human_agreement(
     *,
     bootstrap: int = 200,
     seed: int = 0,
+    human_merge: str = "plurality",
+    majority: str = "plurality",
+    kappa_categories: str = "model",
 ) -> Agreement:
     """Compare reviewers, their weighted majority and rankings with human labels.
 
     `human` must be encoded against the same contestants as `rs`; `rankings`
     maps a name (e.g. "bt") to one score per contestant (higher is better).
     Accuracy intervals come from `bootstrap` rounds over the labelled
-    questions (seeded by `seed`).
+    questions (seeded by `seed`). `human_merge` (HUMAN_MERGES), `majority`
+    (MAJORITIES) and `kappa_categories` (KAPPA_CATEGORIES) choose the
+    conventions; AGREEMENT_CONVENTIONS["prd"] are the PRD paper's.
     """
     if human.contestants != rs.contestants:
         raise ValueError("human labels must be encoded against the same contestants")
+    _check_convention("human_merge", human_merge, HUMAN_MERGES)
+    _check_convention("majority", majority, MAJORITIES)
+    _check_convention("kappa_categories", kappa_categories, KAPPA_CATEGORIES)
+    by_position = kappa_categories == "position"
     c = rs.n_models
     names = sorted(set(rs.questions) | set(human.questions))
     position = {name: i for i, name in enumerate(names)}
@@ -185,12 +251,15 @@ def human_agreement(
 
     human_key, human_cat = _canonical(human, human_map)
     unique_keys, inverse = np.unique(human_key, return_inverse=True)
-    votes = np.zeros((unique_keys.size, 3))
-    np.add.at(votes, (inverse.ravel(), human_cat), 1.0)
-    human_label = _plurality(votes)
+    if human_merge == "mean-sign":
+        human_label = _mean_sign(human_cat, inverse.ravel(), int(unique_keys.size))
+    else:
+        votes = np.zeros((unique_keys.size, 3))
+        np.add.at(votes, (inverse.ravel(), human_cat), 1.0)
+        human_label = _plurality(votes)
 
     def lookup(keys: IntArray) -> IntArray:
-        """Human majority label of each battle key, -1 where humans gave none."""
+        """Human label of each battle key, -1 where humans gave none."""
         if unique_keys.size == 0:
             return np.full(keys.size, -1, dtype=np.int64)
         where = np.clip(np.searchsorted(unique_keys, keys), 0, unique_keys.size - 1)
@@ -208,21 +277,26 @@ def human_agreement(
     truth = lookup(key)
     matched = truth >= 0
     asked = dense[key // (c * c)]
+    low_first = rs.model_a < rs.model_b
     per_reviewer: dict[str, AgreementScore] = {}
     for i, name in enumerate(rs.reviewers):
         mine = matched & (rs.reviewer == i)
-        per_reviewer[name] = _score(category[mine], truth[mine], asked[mine], draws)
+        per_reviewer[name] = _score(
+            category[mine],
+            truth[mine],
+            asked[mine],
+            draws,
+            low_first[mine] if by_position else None,
+        )
 
-    judged_keys, judged_inverse = np.unique(key[matched], return_inverse=True)
-    weighted = np.zeros((judged_keys.size, 3))
-    np.add.at(
-        weighted,
-        (judged_inverse.ravel(), category[matched]),
-        weights[rs.reviewer[matched]],
-    )
-    has_weight = weighted.sum(axis=1) > 0
-    majority = _plurality(weighted)[has_weight]
-    majority_truth = lookup(judged_keys[has_weight])
+    if majority == "ordered-mean":
+        weighted_majority = _ordered_majority(
+            rs, own_map[rs.question], weights, matched, lookup, dense, draws, by_position
+        )
+    else:
+        weighted_majority = _pooled_majority(
+            key, category, rs, weights, matched, lookup, dense, draws
+        )
 
     win_value = np.where(human.score == 0, 0.5, (human.score == -1).astype(np.float64))
     won = np.bincount(human.model_a, weights=win_value, minlength=c) + np.bincount(
@@ -235,12 +309,90 @@ def human_agreement(
     return Agreement(
         battles=int(unique_keys.size),
         reviewers=per_reviewer,
-        weighted_majority=_score(
-            majority, majority_truth, dense[judged_keys[has_weight] // (c * c)], draws
-        ),
+        weighted_majority=weighted_majority,
         human_win_rate={name: float(human_rate[i]) for i, name in enumerate(rs.contestants)},
         rankings={
             name: rank_correlation(np.asarray(v, dtype=np.float64), human_rate)
             for name, v in rankings.items()
         },
+        human_merge=human_merge,
+        majority=majority,
+        kappa_categories=kappa_categories,
+    )
+
+
+def _pooled_majority(
+    key: IntArray,
+    category: IntArray,
+    rs: ReviewSet,
+    weights: FloatArray,
+    matched: NDArray[np.bool_],
+    lookup: Callable[[IntArray], IntArray],
+    dense: IntArray,
+    draws: FloatArray | None,
+) -> AgreementScore:
+    """Weighted plurality per (question, pair), both orders pooled; kappa by model order.
+
+    A pooled battle has no position, so its kappa codes categories by model
+    order whatever `kappa_categories` says.
+    """
+    c = rs.n_models
+    judged_keys, judged_inverse = np.unique(key[matched], return_inverse=True)
+    weighted = np.zeros((judged_keys.size, 3))
+    np.add.at(
+        weighted,
+        (judged_inverse.ravel(), category[matched]),
+        weights[rs.reviewer[matched]],
+    )
+    has_weight = weighted.sum(axis=1) > 0
+    majority = _plurality(weighted)[has_weight]
+    majority_truth = lookup(judged_keys[has_weight])
+    return _score(majority, majority_truth, dense[judged_keys[has_weight] // (c * c)], draws)
+
+
+def _ordered_majority(
+    rs: ReviewSet,
+    question: IntArray,
+    weights: FloatArray,
+    matched: NDArray[np.bool_],
+    lookup: Callable[[IntArray], IntArray],
+    dense: IntArray,
+    draws: FloatArray | None,
+    by_position: bool,
+) -> AgreementScore:
+    """PRD's vote: per ordered battle, the sign of the weighted mean score beyond MAJORITY_EPSILON.
+
+    `question` is each review's code in the shared question space. Battles
+    whose voters all have weight 0 are skipped.
+    """
+    c = rs.n_models
+    a = rs.model_a[matched].astype(np.int64)
+    b = rs.model_b[matched].astype(np.int64)
+    ordered = (question[matched] * c + a) * c + b
+    keys, inverse = np.unique(ordered, return_inverse=True)
+    inverse = inverse.ravel()
+    w = weights[rs.reviewer[matched]]
+    total = np.bincount(inverse, weights=w, minlength=keys.size)
+    scored = np.bincount(
+        inverse, weights=w * rs.score[matched].astype(np.float64), minlength=keys.size
+    )
+    has_weight = total > 0
+    keys = keys[has_weight]
+    mean = scored[has_weight] / total[has_weight]
+    first, second = (keys // c) % c, keys % c
+    low_first = first < second
+    # By position (0 first wins, 1 second, 2 tie), then by model order.
+    by_place = np.where(
+        mean < -MAJORITY_EPSILON, _LOW_WINS, np.where(mean > MAJORITY_EPSILON, _HIGH_WINS, _TIE)
+    ).astype(np.int64)
+    vote = _by_position(by_place, low_first)  # the recoding is its own inverse
+    q = keys // (c * c)
+    truth = lookup((q * c + np.minimum(first, second)) * c + np.maximum(first, second))
+    labelled = truth >= 0
+    return _score(
+        vote[labelled],
+        truth[labelled],
+        dense[q[labelled]],
+        draws,
+        low_first[labelled] if by_position else None,
     )

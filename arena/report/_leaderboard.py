@@ -98,6 +98,11 @@ class LeaderboardOptions:
     intervals: str = "sandwich"
     # Bootstrap rounds for an Elo interval (0: none; see rank.RankOptions).
     elo_bootstrap: int = 0
+    # Human-agreement conventions (rank.HUMAN_MERGES, MAJORITIES, KAPPA_CATEGORIES;
+    # rank.AGREEMENT_CONVENTIONS["prd"] are the PRD paper's).
+    human_merge: str = "plurality"
+    majority: str = "plurality"
+    kappa_categories: str = "model"
 
 
 @dataclass(eq=False)
@@ -318,6 +323,9 @@ def rank_frame(
             {name: board.scores(name) for name in RANKINGS},
             bootstrap=opts.bootstrap,
             seed=opts.seed,
+            human_merge=opts.human_merge,
+            majority=opts.majority,
+            kappa_categories=opts.kappa_categories,
         )
     return board
 
@@ -910,6 +918,11 @@ def _agreement_dict(agreement: Agreement) -> dict[str, Any]:
             {"reviewer": name, **_score_dict(score)} for name, score in agreement.reviewers.items()
         ],
         "weighted_majority": _score_dict(agreement.weighted_majority),
+        "conventions": {
+            "human_merge": agreement.human_merge,
+            "majority": agreement.majority,
+            "kappa_categories": agreement.kappa_categories,
+        },
         "human_win_rate": {k: _number(v) for k, v in agreement.human_win_rate.items()},
         "rankings": {
             name: {"kendall_tau": _number(c.kendall_tau), "spearman": _number(c.spearman)}

@@ -62,6 +62,14 @@ def test_report_opens_offline_and_runs_nothing(browser: Browser, report: Path) -
             )
             assert await page.eval("!!document.getElementById('style')")
             assert await page.eval("document.querySelectorAll('#heatmap .cell').length") == 6
+            # The weighted heatmap and the Elo trajectory (a line per model).
+            assert (
+                await page.eval("document.querySelectorAll('#weighted-heatmap .cell').length") == 6
+            )
+            assert (
+                await page.eval("document.querySelectorAll('#elo-trajectory .trajectory').length")
+                == 3
+            )
             assert await page.eval("document.querySelectorAll('#history .line').length") == 3
             for section in ("reviewers", "discussion", "batcheval", "calls-table", "battles"):
                 assert await page.eval(f"!!document.getElementById('{section}')"), section

@@ -17,6 +17,7 @@ from arena.htmlreport import (
     interval_chart,
     line_chart,
     render_report,
+    trajectory_chart,
 )
 from arena.report import LeaderboardOptions, leaderboard_dict
 from tests.viewer._support import PAYLOAD, cli, shared_run
@@ -140,6 +141,43 @@ def test_rank_intervals_style_control_and_new_fields(data: ReportData) -> None:
     assert "Style control unavailable: no answer texts." in page
 
 
+def test_weighted_heatmap_and_elo_trajectory(data: ReportData) -> None:
+    import numpy as np
+
+    from arena.rank import ranking_trajectory, weighted_pairwise
+
+    page = render_report(data)
+    section = page.split('<section id="weighted">')[1].split("</section>")[0]
+    grid = section.split('id="weighted-heatmap"')[1].split("</svg>")[0]
+    assert grid.count('class="cell"') == 6 and grid.count("n=24") == 6
+    shares = weighted_pairwise(data.board.ranking)
+    code = {name: k for k, name in enumerate(data.board.contestants)}
+    for row in ("m0", "m1", "m2"):
+        for col in ("m0", "m1", "m2"):
+            if row != col:
+                share = shares[code[row], code[col]]
+                assert f"{row} vs {col}: wins {share:.3f} of 24 battles" in grid
+    assert "reliability weights" in section  # the default weighting, named
+    chart = section.split('id="elo-trajectory"')[1].split("</svg>")[0]
+    assert chart.count('class="trajectory"') == 3
+    # Each line ends at the model's Elo in the leaderboard.
+    for m in data.leaderboard["models"]:
+        assert f"{m['model']}: {m['elo']:.0f} at the end" in chart
+    trajectory = ranking_trajectory(data.board.ranking)
+    assert trajectory is not None and trajectory.orders == 5  # FAST: 5 Elo orders
+    elo = np.array([m["elo"] for m in data.leaderboard["models"]])
+    ends = [trajectory.rating[-1, code[m["model"]]] for m in data.leaderboard["models"]]
+    np.testing.assert_allclose(ends, elo, atol=1e-6)
+
+
+def test_no_elo_trajectory_without_elo(tmp_path_factory: pytest.TempPathFactory) -> None:
+    options = LeaderboardOptions(elo_orders=0, bootstrap=0, weights="peerrank")
+    page = render_report(build_report(shared_run(tmp_path_factory), options=options))
+    section = page.split('<section id="weighted">')[1].split("</section>")[0]
+    assert 'id="weighted-heatmap"' in section and "PeerRank weights" in section
+    assert 'id="elo-trajectory"' not in section and "No Elo trajectory" in section
+
+
 def test_charts_escape_and_skip_missing() -> None:
     svg = interval_chart(
         ["<b>x</b>", "y"],
@@ -153,6 +191,10 @@ def test_charts_escape_and_skip_missing() -> None:
     lines = line_chart(["#1", "#2"], {"a": [1000.0, 1010.0], "b": [990.0, None]})
     assert lines.count('class="line"') == 1  # b has one point: no line
     assert "Not enough" in line_chart(["#1"], {"a": [1000.0]})
+    path = trajectory_chart([0, 5, 10], {"<i>a</i>": [1000.0, 1010.0, 1020.0], "b": [990.0] * 3})
+    assert "<i>" not in path and "&lt;i&gt;a&lt;/i&gt;: 1020 at the end" in path
+    assert path.count('class="trajectory"') == 2
+    assert "Not enough" in trajectory_chart([0], {"a": [1000.0]})
 
 
 def test_report_command(tmp_path_factory: pytest.TempPathFactory, tmp_path: Path) -> None:

@@ -94,13 +94,66 @@ def test_human_labels_add_agreement(tmp_path: Path, reviews_csv: Path) -> None:
         "battles",
         "reviewers",
         "weighted_majority",
+        "conventions",
         "human_win_rate",
         "rankings",
+    }
+    assert agreement["conventions"] == {
+        "human_merge": "plurality",
+        "majority": "plurality",
+        "kappa_categories": "model",
     }
     assert agreement["battles"] == 3
     assert set(agreement["rankings"]) == {"win_rate", "weighted_win_rate", "elo", "bt"}
     table = _invoke(str(reviews_csv), "--human", str(human), *FAST)
     assert "Agreement with human labels" in table.output
+
+
+def test_prd_agreement_conventions(tmp_path: Path) -> None:
+    from tests.rank.test_agreement import PRD_HUMANS, PRD_REVIEWS
+
+    reviews, human = tmp_path / "reviews.jsonl", tmp_path / "human.jsonl"
+    reviews.write_text(frame(PRD_REVIEWS).drop("status").write_ndjson())
+    human.write_text(frame(PRD_HUMANS).drop("status").write_ndjson())
+    base = ["--reviews", str(reviews), "--human", str(human), "--format", "json"]
+    base += ["--weights", "equal", *FAST]
+
+    def agreement(*options: str) -> dict:  # type: ignore[type-arg]
+        result = _invoke(*base, *options)
+        assert result.exit_code == 0, result.output
+        return json.loads(result.output)["agreement"]  # type: ignore[no-any-return]
+
+    def r1(a: dict) -> float:  # type: ignore[type-arg]
+        return next(r["accuracy"] for r in a["reviewers"] if r["reviewer"] == "R1")
+
+    # Arena's: q1's labels (X, tie, tie) merge to "tie"; equal-weight pluralities
+    # per (question, pair): q1 X (a miss), q2 tie (a hit).
+    arena = agreement()
+    assert r1(arena) == pytest.approx(0.25)
+    assert (arena["weighted_majority"]["n"], arena["weighted_majority"]["accuracy"]) == (2, 0.5)
+    # PRD's: q1's labels merge to X; per ordered battle, the sign of the mean score:
+    # tie, X, tie, Y against X, X, tie, tie.
+    prd = agreement("--conventions", "prd")
+    assert prd["conventions"] == {
+        "human_merge": "mean-sign",
+        "majority": "ordered-mean",
+        "kappa_categories": "position",
+    }
+    assert r1(prd) == pytest.approx(0.75)
+    assert (prd["weighted_majority"]["n"], prd["weighted_majority"]["accuracy"]) == (4, 0.5)
+    # One option overrides its part of the convention.
+    mixed = agreement("--conventions", "prd", "--human-merge", "plurality")
+    assert mixed["conventions"]["human_merge"] == "plurality"
+    assert mixed["conventions"]["majority"] == "ordered-mean"
+    assert r1(mixed) == pytest.approx(0.25)
+    assert (
+        prd["weighted_majority"]["kappa"]
+        != agreement("--conventions", "prd", "--kappa-categories", "model")["weighted_majority"][
+            "kappa"
+        ]
+    )
+    bad = _invoke(*base, "--kappa-categories", "order")
+    assert bad.exit_code == 2 and "--kappa-categories" in bad.output
 
 
 def test_run_directory(tmp_path: Path) -> None:
