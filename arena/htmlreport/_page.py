@@ -481,6 +481,8 @@ def _batcheval(data: ReportData) -> str:
 
 
 def _calls(data: ReportData) -> str:
+    if data.reviews_files and not data.calls:  # imported judgments: no calls were made
+        return ""
     rows = [
         [
             c["table"],
@@ -606,6 +608,8 @@ def _battles(data: ReportData) -> str:
 
 def _source(data: ReportData) -> str:
     """The directory the report reads, or the shard directories it reads as one tournament."""
+    if data.reviews_files:
+        return "Judgments from " + ", ".join(str(f) for f in data.reviews_files)
     if len(data.directories) > 1:
         names = ", ".join(str(d) for d in data.directories)
         return f"Run directories {names} (read as one tournament)"
