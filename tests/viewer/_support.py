@@ -97,11 +97,12 @@ def inject(directory: Path) -> None:
 
 
 class Viewer:
-    """`arena view DIR --port 0` in a subprocess; its URL."""
+    """`arena view DIR --port 0` (or other arguments than DIR) in a subprocess; its URL."""
 
-    def __init__(self, directory: Path) -> None:
+    def __init__(self, directory: Path | None, *args: str) -> None:
+        source = [] if directory is None else [str(directory)]
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "arena", "view", str(directory), "--port", "0"],
+            [sys.executable, "-m", "arena", "view", *source, *args, "--port", "0"],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
