@@ -59,7 +59,10 @@ __all__ = [
     "SimParams",
     "Tournament",
     "TournamentConfig",
+    "VERDICT_PRESETS",
+    "VerdictGrade",
     "check_models",
+    "declared_verdicts",
     "load_answer_files",
     "load_questions",
     "load_tournament",
@@ -260,12 +263,74 @@ class ModelConfig(_Strict):
         return self
 
 
+class VerdictGrade(_Strict):
+    """A declared verdict token's meaning: the share of a win credited to A, and a weight."""
+
+    p_a: float = Field(ge=0, le=1, allow_inf_nan=False)
+    weight: float = Field(default=1.0, gt=0, allow_inf_nan=False)
+
+
+# Verdict token sets `review.verdicts` may name: FastChat's pair-v2 prompt
+# (MT-bench: `[[C]]` a tie) and arena-hard's five-grade scale (a strong
+# verdict weighs 3, as in arena-hard's own results).
+VERDICT_PRESETS: dict[str, dict[str, tuple[float, float]]] = {
+    "mt-bench": {"[[A]]": (1.0, 1.0), "[[B]]": (0.0, 1.0), "[[C]]": (0.5, 1.0)},
+    "arena-hard": {
+        "[[A>>B]]": (1.0, 3.0),
+        "[[A>B]]": (1.0, 1.0),
+        "[[A=B]]": (0.5, 1.0),
+        "[[B>A]]": (0.0, 1.0),
+        "[[B>>A]]": (0.0, 3.0),
+    },
+}
+
+
+def declared_verdicts(
+    value: str | dict[str, float | VerdictGrade] | None,
+) -> dict[str, tuple[float, float]] | None:
+    """`review.verdicts` as token -> (p_a, weight); None: the default `[[A]]`/`[[B]]`/`[[tie]]`."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return dict(VERDICT_PRESETS[value])
+    return {
+        token: (grade.p_a, grade.weight)
+        if isinstance(grade, VerdictGrade)
+        else (float(grade), 1.0)
+        for token, grade in value.items()
+    }
+
+
 class ReviewConfig(_Strict):
     """How reviews are prompted."""
 
     template: str | None = None
     temperature: float = Field(default=0.0, ge=0)
     max_tokens: int = Field(default=1024, ge=1)
+    # The template's verdict tokens: token -> share of a win credited to A (or
+    # {p_a, weight}), or a preset name (VERDICT_PRESETS). None: `[[A]]`,
+    # `[[B]]`, `[[tie]]` (any case), as the shipped templates ask.
+    verdicts: str | dict[str, Annotated[float, Field(ge=0, le=1)] | VerdictGrade] | None = None
+
+    @field_validator("verdicts")
+    @classmethod
+    def _check_verdicts(cls, v: Any) -> Any:
+        if isinstance(v, str):
+            if v not in VERDICT_PRESETS:
+                known = ", ".join(VERDICT_PRESETS)
+                raise ValueError(f"unknown verdict preset {v!r} (known: {known}, or a mapping)")
+            return v
+        if v is None:
+            return v
+        declared = declared_verdicts(v) or {}
+        blank = [t for t in declared if not t.strip()]
+        if blank:
+            raise ValueError("a verdict token must not be empty")
+        if not any(p > 0.5 for p, _ in declared.values()):
+            raise ValueError("no token credits A (needs one with a value above 0.5)")
+        if not any(p < 0.5 for p, _ in declared.values()):
+            raise ValueError("no token credits B (needs one with a value below 0.5)")
+        return v
 
 
 class RetryConfig(_Strict):
@@ -614,10 +679,10 @@ class Tournament:
 
     def config_hash(self) -> str:
         """Hash of the whole resolved config (for snapshots and history)."""
-        blob = json.dumps(
-            {"config": self.config.model_dump(), "template": self.review_template},
-            sort_keys=True,
-        )
+        config = self.config.model_dump()
+        if config["review"].get("verdicts") is None:  # undeclared: the hash of older configs
+            del config["review"]["verdicts"]
+        blob = json.dumps({"config": config, "template": self.review_template}, sort_keys=True)
         return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
@@ -1026,6 +1091,14 @@ def load_tournament(path: str | Path, output: str | Path | None = None) -> Tourn
         if placeholder not in template:
             raise ConfigError(
                 p, "review.template", f"template {tpath} lacks the placeholder {placeholder}"
+            )
+    for token in declared_verdicts(cfg.review.verdicts) or {}:
+        if token not in template:
+            raise ConfigError(
+                p,
+                "review.verdicts",
+                f"the token {token!r} does not occur in the template {tpath}: a reviewer "
+                "would never be asked for it",
             )
     out = Path(output) if output is not None else Path(cfg.output or f"runs/{cfg.name}")
     for folder in (out, *out.parents):  # the output directory, or what would hold it

@@ -447,9 +447,17 @@ def _sim_skills(tournament: dict[str, Any], contestants: list[str]) -> dict[str,
     return skills
 
 
-# What ranking reads of a run's log: the reviews' keys, verdicts and costs, and the
-# other tables' costs (never a text).
-RANKING_COLUMNS = (*IMPORT_COLUMNS, "verdict", "status", "cost_usd", "finished_at")
+# What ranking reads of a run's log: the reviews' keys, verdicts (graded ones with
+# their share and weight) and costs, and the other tables' costs (never a text).
+RANKING_COLUMNS = (
+    *IMPORT_COLUMNS,
+    "verdict",
+    "p_a",
+    "weight",
+    "status",
+    "cost_usd",
+    "finished_at",
+)
 COST_COLUMNS = ("status", "cost_usd", "finished_at")
 # What style control adds: the answers each review judges (their texts come from `answers`).
 STYLE_COLUMNS = ("answer_a_id", "answer_b_id")
