@@ -60,7 +60,6 @@ __all__ = [
     "Tournament",
     "TournamentConfig",
     "VERDICT_PRESETS",
-    "VerdictGrade",
     "check_models",
     "declared_verdicts",
     "load_answer_files",
@@ -263,13 +262,6 @@ class ModelConfig(_Strict):
         return self
 
 
-class VerdictGrade(_Strict):
-    """A declared verdict token's meaning: the share of a win credited to A, and a weight."""
-
-    p_a: float = Field(ge=0, le=1, allow_inf_nan=False)
-    weight: float = Field(default=1.0, gt=0, allow_inf_nan=False)
-
-
 # Verdict token sets `review.verdicts` may name: FastChat's pair-v2 prompt
 # (MT-bench: `[[C]]` a tie) and arena-hard's five-grade scale (a strong
 # verdict weighs 3, as in arena-hard's own results).
@@ -285,20 +277,39 @@ VERDICT_PRESETS: dict[str, dict[str, tuple[float, float]]] = {
 }
 
 
-def declared_verdicts(
-    value: str | dict[str, float | VerdictGrade] | None,
-) -> dict[str, tuple[float, float]] | None:
+def _finite(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    number = float(value)
+    return number if number == number and abs(number) != float("inf") else None
+
+
+def _verdict_grade(token: str, value: Any) -> tuple[float, float]:
+    """One declared token's (p_a, weight): a number in [0, 1], or {p_a, weight}."""
+    if isinstance(value, dict):
+        unknown = sorted(set(value) - {"p_a", "weight"})
+        if unknown or "p_a" not in value:
+            raise ValueError(
+                f"{token!r}: expected a share in [0, 1] or {{p_a, weight}}, not keys {sorted(value)}"
+            )
+        p_a, weight = _finite(value["p_a"]), _finite(value.get("weight", 1.0))
+        if weight is None or weight <= 0:
+            raise ValueError(f"{token!r}: weight must be a positive number, not {value.get('weight')!r}")
+    else:
+        p_a, weight = _finite(value), 1.0
+    if p_a is None or not 0.0 <= p_a <= 1.0:
+        shown = value.get("p_a") if isinstance(value, dict) else value
+        raise ValueError(f"{token!r}: the share credited to A must be in [0, 1], not {shown!r}")
+    return p_a, weight
+
+
+def declared_verdicts(value: str | dict[str, Any] | None) -> dict[str, tuple[float, float]] | None:
     """`review.verdicts` as token -> (p_a, weight); None: the default `[[A]]`/`[[B]]`/`[[tie]]`."""
     if value is None:
         return None
     if isinstance(value, str):
         return dict(VERDICT_PRESETS[value])
-    return {
-        token: (grade.p_a, grade.weight)
-        if isinstance(grade, VerdictGrade)
-        else (float(grade), 1.0)
-        for token, grade in value.items()
-    }
+    return {token: _verdict_grade(token, grade) for token, grade in value.items()}
 
 
 class ReviewConfig(_Strict):
@@ -310,18 +321,22 @@ class ReviewConfig(_Strict):
     # The template's verdict tokens: token -> share of a win credited to A (or
     # {p_a, weight}), or a preset name (VERDICT_PRESETS). None: `[[A]]`,
     # `[[B]]`, `[[tie]]` (any case), as the shipped templates ask.
-    verdicts: str | dict[str, Annotated[float, Field(ge=0, le=1)] | VerdictGrade] | None = None
+    verdicts: Any = None
 
     @field_validator("verdicts")
     @classmethod
     def _check_verdicts(cls, v: Any) -> Any:
+        if v is None:
+            return v
         if isinstance(v, str):
             if v not in VERDICT_PRESETS:
                 known = ", ".join(VERDICT_PRESETS)
                 raise ValueError(f"unknown verdict preset {v!r} (known: {known}, or a mapping)")
             return v
-        if v is None:
-            return v
+        if not isinstance(v, dict) or not v:
+            raise ValueError("expected a preset name or a mapping of verdict tokens to shares")
+        if not all(isinstance(token, str) for token in v):
+            raise ValueError("every verdict token must be a string")
         declared = declared_verdicts(v) or {}
         blank = [t for t in declared if not t.strip()]
         if blank:
