@@ -54,6 +54,17 @@ class ReportData:
     history_note: str | None = None  # why there is no history (several directories)
     # Imported judgments the report reads instead of a run (`arena report --reviews`).
     reviews_files: tuple[Path, ...] = ()
+    # Each model's mean answer length in characters (all turns), where texts are known.
+    avg_length: dict[str, float] = field(default_factory=dict)
+
+
+def _avg_length(runs: Sequence[RunData]) -> dict[str, float]:
+    totals: dict[str, tuple[int, int]] = {}
+    for run in runs:
+        for model, (count, chars) in run.answer_lengths().items():
+            seen, total = totals.get(model, (0, 0))
+            totals[model] = (seen + count, total + chars)
+    return {model: chars / count for model, (count, chars) in totals.items() if count}
 
 
 def _history(directory: Path) -> list[dict[str, Any]]:
@@ -165,6 +176,7 @@ def _judgments_report(
         calls=[],
         directories=(),
         reviews_files=paths,
+        avg_length=_avg_length([run]),
     )
 
 
@@ -231,4 +243,5 @@ def build_report(
         notes=list(dict.fromkeys(note for run in runs for note in run.notes)),
         directories=tuple(roots),
         history_note=_SHARD_HISTORY_NOTE if several else None,
+        avg_length=_avg_length(runs),
     )

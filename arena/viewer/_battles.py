@@ -482,6 +482,17 @@ class RunData:
             out.append(battle)
         return out
 
+    def answer_lengths(self) -> dict[str, tuple[int, int]]:
+        """Per model: (answers with a text, their characters in all), ok answers only."""
+        out: dict[str, tuple[int, int]] = {}
+        for row in self.snapshot.answers.values():
+            turns = row.get("answer_turns") or []
+            if row.get("status") != "ok" or not turns:
+                continue
+            count, chars = out.get(row["model"], (0, 0))
+            out[row["model"]] = (count + 1, chars + sum(len(t) for t in turns))
+        return out
+
     def calls(self) -> list[dict[str, Any]]:
         """Per table of calls: calls ok, invalid and failed, tokens and cost (every logged row)."""
         if self._log is None:

@@ -69,6 +69,15 @@ def test_report_of_imported_judgments(tmp_path: Path) -> None:
     # The win rate against ref: m1's shares 0.8, 0.5, 0 and 0 (the second judge).
     rows = re.findall(r"<tr><td>(m\d)</td><td class=\"num\">([\d.]+)</td>", page)
     assert ("m1", "32.50") in rows
+    # The leaderboard's average answer length: m1's three distinct answers (one judged twice).
+    board = page[page.index('id="leaderboard"') : page.index("</table>", page.index('id="leaderboard"'))]
+    assert '<th class="num">avg length</th>' in board
+    m1_length = sum(len(f"m1 says {SCRIPT} to question {k}") for k in range(3)) / 3
+    m1_row = board[board.index("<td>m1") :].split("</tr>")[0]
+    assert m1_row.endswith(f'<td class="num">{m1_length:.0f}</td>')
+    # Per category: rating, rank and the bootstrap interval.
+    table = page[page.index('id="by-category-table"') :].split("</table>")[0]
+    assert re.search(r"<td>m1</td><td class=\"num\">\d+ \(#\d\) \d+-\d+</td>", table), table
 
 
 def test_report_takes_several_files_and_a_forced_format(tmp_path: Path) -> None:
