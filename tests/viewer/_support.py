@@ -136,9 +136,12 @@ def shared_run(factory: pytest.TempPathFactory) -> Path:
 
 
 class ThreadedViewer:
-    """The viewer app of a run directory served from a thread of this process, on a free port."""
+    """The viewer app of a run directory (or of `data`, a RunData) served from a thread of this
+    process, on a free port."""
 
-    def __init__(self, directory: Path, hosts: tuple[str, ...] = ()) -> None:
+    def __init__(
+        self, directory: Path, hosts: tuple[str, ...] = (), data: Any = None
+    ) -> None:
         from aiohttp import web
 
         from arena.viewer import RunData, make_app
@@ -148,7 +151,7 @@ class ThreadedViewer:
         sock.bind(("127.0.0.1", 0))
         sock.listen(64)
         self.url = f"http://127.0.0.1:{sock.getsockname()[1]}/"
-        self.data = RunData(directory)
+        self.data = RunData(directory) if data is None else data
         self._runner = web.AppRunner(make_app(self.data, hosts), access_log=None)
         ready = threading.Event()
 
