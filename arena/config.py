@@ -1103,7 +1103,7 @@ def load_tournament(path: str | Path, output: str | Path | None = None) -> Tourn
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(p, "review.template", f"cannot read {tpath}: {exc}") from None
     for placeholder in ("{question}", "{answer_a}", "{answer_b}"):
-        if placeholder not in template:
+        if placeholder not in template and placeholder.upper() not in template:
             raise ConfigError(
                 p, "review.template", f"template {tpath} lacks the placeholder {placeholder}"
             )

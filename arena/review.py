@@ -58,12 +58,15 @@ def render_reference(question: Question) -> str:
     return "\n\n".join(f"[Turn {i}]\n{text}" for i, text in enumerate(ref, 1))
 
 
-_PLACEHOLDER_RE = re.compile(r"\{(question|answer_a|answer_b|reference)\}")
+# arena's placeholders; arena-hard's judge prompt writes them in capitals.
+_PLACEHOLDER_RE = re.compile(
+    r"\{(question|answer_a|answer_b|reference|QUESTION|ANSWER_A|ANSWER_B|REFERENCE)\}"
+)
 
 
 def uses_reference(template: str) -> bool:
     """Whether a review template shows the reference answer."""
-    return "{reference}" in template
+    return "{reference}" in template or "{REFERENCE}" in template
 
 
 def render_review_prompt(
@@ -79,7 +82,7 @@ def render_review_prompt(
         "answer_b": render_answer(question, answer_b),
         "reference": render_reference(question),
     }
-    return _PLACEHOLDER_RE.sub(lambda m: values[m.group(1)], template)
+    return _PLACEHOLDER_RE.sub(lambda m: values[m.group(1).lower()], template)
 
 
 def render_review_with_breaks(
@@ -106,11 +109,11 @@ def render_review_with_breaks(
     for m in _PLACEHOLDER_RE.finditer(template):
         pieces.append(template[at : m.start()])
         length += m.start() - at
-        value = values[m.group(1)]
+        value = values[m.group(1).lower()]
         pieces.append(value)
         length += len(value)
         at = m.end()
-        seen_b = seen_b or m.group(1) == "answer_b"
+        seen_b = seen_b or m.group(1).lower() == "answer_b"
         if not seen_b:
             breaks.append(length)
     pieces.append(template[at:])

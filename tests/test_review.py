@@ -117,3 +117,11 @@ def test_declared_verdict_tokens() -> None:
     # The longest token wins where two start at the same place.
     nested = VerdictScheme({"[[A]]": (1.0, 1.0), "[[A]]!": (1.0, 2.0), "[[B]]": (0.0, 1.0)})
     assert parse_review("[[A]]!", nested) == ParsedReview(Verdict.A, None, 2.0)
+
+
+def test_arena_hard_capital_placeholders() -> None:
+    q = Question("q1", ("What is 2+2?",))
+    template = "<|User Prompt|>\n{QUESTION}\n[A] {ANSWER_A}\n[B] {ANSWER_B}\n{answer_a}"
+    assert render_review_prompt(template, q, ["4"], ["5"]) == (
+        "<|User Prompt|>\nWhat is 2+2?\n[A] 4\n[B] 5\n4"
+    )

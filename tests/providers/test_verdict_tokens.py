@@ -29,9 +29,9 @@ PAIR_STYLE = (
     "[The Start of Assistant B's Answer]\n{answer_b}\n[The End of Assistant B's Answer]\n\n"
     'End with "[[A]]" if A is better, "[[B]]" if B is better, "[[C]]" for a tie.'
 )
-GRADED_STYLE = (
-    "<|User Prompt|>\n{question}\n\n<|The Start of Assistant A's Answer|>\n{answer_a}\n"
-    "<|The End of Assistant A's Answer|>\n\n<|The Start of Assistant B's Answer|>\n{answer_b}\n"
+GRADED_STYLE = (  # with arena-hard's capital placeholders
+    "<|User Prompt|>\n{QUESTION}\n\n<|The Start of Assistant A's Answer|>\n{ANSWER_A}\n"
+    "<|The End of Assistant A's Answer|>\n\n<|The Start of Assistant B's Answer|>\n{ANSWER_B}\n"
     "<|The End of Assistant B's Answer|>\n\nLabel: A much better [[A>>B]], A better [[A>B]], "
     "a tie [[A=B]], B better [[B>A]], B much better [[B>>A]]."
 )
