@@ -290,11 +290,14 @@ def _verdict_grade(token: str, value: Any) -> tuple[float, float]:
         unknown = sorted(set(value) - {"p_a", "weight"})
         if unknown or "p_a" not in value:
             raise ValueError(
-                f"{token!r}: expected a share in [0, 1] or {{p_a, weight}}, not keys {sorted(value)}"
+                f"{token!r}: expected a share in [0, 1] or {{p_a, weight}}, "
+                f"not keys {sorted(value)}"
             )
         p_a, weight = _finite(value["p_a"]), _finite(value.get("weight", 1.0))
         if weight is None or weight <= 0:
-            raise ValueError(f"{token!r}: weight must be a positive number, not {value.get('weight')!r}")
+            raise ValueError(
+                f"{token!r}: weight must be a positive number, not {value.get('weight')!r}"
+            )
     else:
         p_a, weight = _finite(value), 1.0
     if p_a is None or not 0.0 <= p_a <= 1.0:

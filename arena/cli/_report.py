@@ -15,9 +15,7 @@ __all__ = ["report_cmd"]
 
 
 @click.command("report")
-@click.argument(
-    "directories", metavar="[DIR]...", nargs=-1, type=click.Path(path_type=Path)
-)
+@click.argument("directories", metavar="[DIR]...", nargs=-1, type=click.Path(path_type=Path))
 @click.option(
     "-o",
     "--output",
@@ -25,8 +23,7 @@ __all__ = ["report_cmd"]
     "output",
     type=click.Path(path_type=Path, dir_okay=False),
     default=None,
-    help="HTML file to write (default: DIR/report.html; required with several DIRs or "
-    "--reviews).",
+    help="HTML file to write (default: DIR/report.html; required with several DIRs or --reviews).",
 )
 @reviews_options
 @click.option(
@@ -98,7 +95,11 @@ def report_cmd(
         fail("give a run directory (DIR) or judgments (--reviews FILE)")
     if output is None and (len(directories) > 1 or reviews_files):
         fail(
-            ("imported judgments make" if reviews_files else f"{len(directories)} run directories make")
+            (
+                "imported judgments make"
+                if reviews_files
+                else f"{len(directories)} run directories make"
+            )
             + " one report: give the file to write with -o FILE"
         )
     try:

@@ -407,7 +407,9 @@ def _by_category(data: ReportData) -> str:
                 cells.append("-")
                 continue
             interval = _bounds(found.get("bt_ci_low"), found.get("bt_ci_high"), 0)
-            cells.append(f"{bt:.0f} (#{found['rank']})" + ("" if interval is None else f" {interval}"))
+            cells.append(
+                f"{bt:.0f} (#{found['rank']})" + ("" if interval is None else f" {interval}")
+            )
         rows.append(cells)
     return (
         '<section id="by-category"><h2>By category</h2>'

@@ -224,7 +224,10 @@ def _judgments_snapshot(judgments: pl.DataFrame) -> Snapshot:
     ids_a: list[str] = []
     ids_b: list[str] = []
     for k in range(n):
-        for model, text, ids in ((models_a[k], texts_a[k], ids_a), (models_b[k], texts_b[k], ids_b)):
+        for model, text, ids in (
+            (models_a[k], texts_a[k], ids_a),
+            (models_b[k], texts_b[k], ids_b),
+        ):
             key = _answer_key(questions[k], model, turns[k], text)
             ids.append(key)
             answers.setdefault(

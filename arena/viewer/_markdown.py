@@ -29,4 +29,5 @@ def _parser() -> MarkdownIt:
 
 def render_markdown(text: str) -> str:
     """An answer's text as HTML (see the module docstring)."""
-    return _parser().render(text)
+    html: str = _parser().render(text)
+    return html

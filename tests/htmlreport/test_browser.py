@@ -91,7 +91,9 @@ def test_heatmap_keeps_long_model_names_inside(browser: Browser, tmp_path: Path)
     rates = {r: {c: 0.5 for c in names if c != r} for r in names}
     counts = {r: {c: 4 for c in names if c != r} for r in names}
     page_file = tmp_path / "heatmap.html"
-    page_file.write_text(f"<!doctype html><html><body>{heatmap(names, rates, counts)}</body></html>")
+    page_file.write_text(
+        f"<!doctype html><html><body>{heatmap(names, rates, counts)}</body></html>"
+    )
 
     async def check() -> None:
         async with browser.page() as page:

@@ -52,12 +52,27 @@ def test_report_of_imported_judgments(tmp_path: Path) -> None:
     source = alpacaeval_file(tmp_path)
     out = tmp_path / "alpaca.html"
     result = _arena(
-        "report", "--reviews", str(source), "--baseline", "ref", "--by", "category", "-o", str(out), *FAST
+        "report",
+        "--reviews",
+        str(source),
+        "--baseline",
+        "ref",
+        "--by",
+        "category",
+        "-o",
+        str(out),
+        *FAST,
     )
     assert result.exit_code == 0, result.output
     page = out.read_text()
     assert f"Judgments from {source}" in page
-    for section in ("leaderboard-section", "baseline", "pairwise", "reviewers-section", "by-category"):
+    for section in (
+        "leaderboard-section",
+        "baseline",
+        "pairwise",
+        "reviewers-section",
+        "by-category",
+    ):
         assert f'<section id="{section}"' in page
     # No run: no history, no calls.
     assert 'id="history-section"' not in page and 'id="calls"' not in page
@@ -70,7 +85,9 @@ def test_report_of_imported_judgments(tmp_path: Path) -> None:
     rows = re.findall(r"<tr><td>(m\d)</td><td class=\"num\">([\d.]+)</td>", page)
     assert ("m1", "32.50") in rows
     # The leaderboard's average answer length: m1's three distinct answers (one judged twice).
-    board = page[page.index('id="leaderboard"') : page.index("</table>", page.index('id="leaderboard"'))]
+    board = page[
+        page.index('id="leaderboard"') : page.index("</table>", page.index('id="leaderboard"'))
+    ]
     assert '<th class="num">avg length</th>' in board
     m1_length = sum(len(f"m1 says {SCRIPT} to question {k}") for k in range(3)) / 3
     m1_row = board[board.index("<td>m1") :].split("</tr>")[0]
@@ -118,7 +135,9 @@ def test_report_reviews_bad_input(tmp_path: Path) -> None:
     neither = _arena("report")
     assert neither.exit_code == 2 and "--reviews FILE" in neither.output
     bad = tmp_path / "bad.jsonl"
-    bad.write_text('{"question_id": 1, "model_a": "x", "model_b": "y", "reviewer": "r", "score": 7}\n')
+    bad.write_text(
+        '{"question_id": 1, "model_a": "x", "model_b": "y", "reviewer": "r", "score": 7}\n'
+    )
     wrong = _arena("report", "--reviews", str(bad), "-o", str(tmp_path / "y.html"))
     assert wrong.exit_code == 2
     assert f"{bad}: line 1: unknown score" in wrong.output

@@ -58,7 +58,9 @@ def _label(model: str, q: int, game: int) -> str:
 def _arena_hard(tmp: Path) -> tuple[Path, Path]:
     """Questions, answer files and arena-hard judgments of `good`, `best` against `base`."""
     data = tmp / "data"
-    _jsonl(data / "questions.jsonl", [{"id": f"u{q}", "text": f"Task {q}?"} for q in range(QUESTIONS)])
+    _jsonl(
+        data / "questions.jsonl", [{"id": f"u{q}", "text": f"Task {q}?"} for q in range(QUESTIONS)]
+    )
     for m in MODELS:
         _jsonl(
             data / "answers" / f"{m}.jsonl",
@@ -72,9 +74,14 @@ def _arena_hard(tmp: Path) -> tuple[Path, Path]:
         _jsonl(
             judgments / f"{m}.jsonl",
             [
-                {"uid": f"u{q}", "model": m, "baseline": "base", "judge": "judge-x",
-                 "category": "hard", "games": [{"score": _label(m, q, 1)},
-                                               {"score": _label(m, q, 2)}]}
+                {
+                    "uid": f"u{q}",
+                    "model": m,
+                    "baseline": "base",
+                    "judge": "judge-x",
+                    "category": "hard",
+                    "games": [{"score": _label(m, q, 1)}, {"score": _label(m, q, 2)}],
+                }
                 for q in range(QUESTIONS)
             ],  # fmt: skip
         )

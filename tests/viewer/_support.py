@@ -139,9 +139,7 @@ class ThreadedViewer:
     """The viewer app of a run directory (or of `data`, a RunData) served from a thread of this
     process, on a free port."""
 
-    def __init__(
-        self, directory: Path, hosts: tuple[str, ...] = (), data: Any = None
-    ) -> None:
+    def __init__(self, directory: Path, hosts: tuple[str, ...] = (), data: Any = None) -> None:
         from aiohttp import web
 
         from arena.viewer import RunData, make_app

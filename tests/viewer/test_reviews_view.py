@@ -77,6 +77,12 @@ def test_view_reviews_bad_input(tmp_path: Path) -> None:
     missing = cli("view", "--reviews", str(tmp_path / "nope.json"), "--port", "0")
     assert missing.exit_code == 2 and "nope.json: no such file" in missing.output
     forced = cli(
-        "view", "--reviews", str(_mt_bench(tmp_path)), "--reviews-format", "alpacaeval", "--port", "0"
+        "view",
+        "--reviews",
+        str(_mt_bench(tmp_path)),
+        "--reviews-format",
+        "alpacaeval",
+        "--port",
+        "0",
     )
     assert forced.exit_code == 2 and "gpt-4_pair.jsonl: line 1: instruction" in forced.output
