@@ -323,8 +323,9 @@ class RunData:
         categories = {qid: q.category for qid, q in self.questions.items()}
         # Questions in the order of the questions file; unknown ones after, by id.
         order = {qid: k for k, qid in enumerate(self.questions)}
+        graded = ["p_a"] if "p_a" in reviews.columns else []  # logs before graded verdicts
         reviews = (
-            reviews.select(_REVIEW_COLUMNS)
+            reviews.select(*_REVIEW_COLUMNS, *graded)
             .with_columns(
                 _verdict_column(),
                 pl.col("question_id")

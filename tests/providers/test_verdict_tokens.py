@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 import polars as pl
+import pytest
 import yaml
 from click.testing import CliRunner, Result
 
@@ -16,6 +17,7 @@ from arena.cli import main
 from arena.config import load_tournament
 from arena.pipeline import build_plan, review_context
 from arena.store import RunLog
+from arena.viewer import RunData
 from tests.conftest import small_tournament
 
 RANKED = ["--elo-orders", "0", "--bootstrap", "30", "--format", "json"]
@@ -213,3 +215,50 @@ def test_bad_verdict_declarations_exit_2(tmp_path: Path) -> None:
         result = _arena("plan", str(path))
         assert result.exit_code == 2, (declared, result.output)
         assert message in result.output and str(path) in result.output, result.output
+
+
+def test_a_fractional_token_is_logged_ranked_and_shown(tmp_path: Path) -> None:
+    (tmp_path / "lean.txt").write_text(
+        PAIR_STYLE.replace('"[[A]]" if A is better', '"[[A+]]" if A is a little better')
+    )
+    yaml_path = small_tournament(
+        tmp_path,
+        questions=4,
+        extra={
+            "review": {
+                "template": "lean.txt",
+                "verdicts": {"[[A+]]": 0.8, "[[B]]": 0, "[[C]]": 0.5},
+            }
+        },
+    )
+    assert _arena("run", str(yaml_path)).exit_code == 0
+    out = Path(yaml.safe_load(yaml_path.read_text())["output"])
+    reviews = RunLog(out).read("reviews")
+    wins_a = reviews.filter(pl.col("verdict") == "A")
+    assert wins_a.height > 0 and set(wins_a["p_a"].to_list()) == {0.8}
+    assert reviews.filter(pl.col("verdict") != "A")["p_a"].null_count() == (
+        reviews.height - wins_a.height
+    )
+    battle = RunData(out).battle(wins_a["id"][0])
+    assert battle is not None
+    assert {r["p_a"] for r in battle["reviews"] if r["verdict"] == "A"} == {0.8}
+    # The leaderboard counts an A as 0.8 of a win: the run's win rates equal those of its
+    # reviews exported with their shares.
+    exported = tmp_path / "graded.csv"
+    reviews.select("question_id", "model_a", "model_b", "reviewer", "verdict", "p_a").write_csv(
+        exported
+    )
+    from_run = json.loads(_arena("leaderboard", str(out), *RANKED).stdout)
+    from_file = json.loads(_arena("leaderboard", "--reviews", str(exported), *RANKED).stdout)
+    rates = {r["model"]: r["win_rate"] for r in from_run["models"]}
+    assert rates == pytest.approx({r["model"]: r["win_rate"] for r in from_file["models"]})
+    plain = json.loads(
+        _arena("leaderboard", "--reviews", str(_plain_copy(exported)), *RANKED).stdout
+    )
+    assert rates != pytest.approx({r["model"]: r["win_rate"] for r in plain["models"]})
+
+
+def _plain_copy(path: Path) -> Path:
+    copy = path.with_name("plain.csv")
+    pl.read_csv(path).drop("p_a").write_csv(copy)
+    return copy
