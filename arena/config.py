@@ -69,7 +69,9 @@ __all__ = [
     "SimParams",
     "Tournament",
     "TournamentConfig",
+    "VERDICT_PRESETS",
     "check_models",
+    "declared_verdicts",
     "load_answer_files",
     "load_questions",
     "load_tournament",
@@ -282,12 +284,93 @@ class ModelConfig(_Strict):
         return self
 
 
+# Verdict token sets `review.verdicts` may name: FastChat's pair-v2 prompt
+# (MT-bench: `[[C]]` a tie) and arena-hard's five-grade scale (a strong
+# verdict weighs 3, as in arena-hard's own results).
+VERDICT_PRESETS: dict[str, dict[str, tuple[float, float]]] = {
+    "mt-bench": {"[[A]]": (1.0, 1.0), "[[B]]": (0.0, 1.0), "[[C]]": (0.5, 1.0)},
+    "arena-hard": {
+        "[[A>>B]]": (1.0, 3.0),
+        "[[A>B]]": (1.0, 1.0),
+        "[[A=B]]": (0.5, 1.0),
+        "[[B>A]]": (0.0, 1.0),
+        "[[B>>A]]": (0.0, 3.0),
+    },
+}
+
+
+def _finite(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    number = float(value)
+    return number if number == number and abs(number) != float("inf") else None
+
+
+def _verdict_grade(token: str, value: Any) -> tuple[float, float]:
+    """One declared token's (p_a, weight): a number in [0, 1], or {p_a, weight}."""
+    if isinstance(value, dict):
+        unknown = sorted(set(value) - {"p_a", "weight"})
+        if unknown or "p_a" not in value:
+            raise ValueError(
+                f"{token!r}: expected a share in [0, 1] or {{p_a, weight}}, "
+                f"not keys {sorted(value)}"
+            )
+        p_a, weight = _finite(value["p_a"]), _finite(value.get("weight", 1.0))
+        if weight is None or weight <= 0:
+            raise ValueError(
+                f"{token!r}: weight must be a positive number, not {value.get('weight')!r}"
+            )
+    else:
+        p_a, weight = _finite(value), 1.0
+    if p_a is None or not 0.0 <= p_a <= 1.0:
+        shown = value.get("p_a") if isinstance(value, dict) else value
+        raise ValueError(f"{token!r}: the share credited to A must be in [0, 1], not {shown!r}")
+    return p_a, weight
+
+
+def declared_verdicts(value: str | dict[str, Any] | None) -> dict[str, tuple[float, float]] | None:
+    """`review.verdicts` as token -> (p_a, weight); None: the default `[[A]]`/`[[B]]`/`[[tie]]`."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return dict(VERDICT_PRESETS[value])
+    return {token: _verdict_grade(token, grade) for token, grade in value.items()}
+
+
 class ReviewConfig(_Strict):
     """How reviews are prompted."""
 
     template: str | None = None
     temperature: float = Field(default=0.0, ge=0)
     max_tokens: int = Field(default=1024, ge=1, le=MAX_TOKENS)
+    # The template's verdict tokens: token -> share of a win credited to A (or
+    # {p_a, weight}), or a preset name (VERDICT_PRESETS). None: `[[A]]`,
+    # `[[B]]`, `[[tie]]` (any case), as the shipped templates ask.
+    verdicts: Any = None
+
+    @field_validator("verdicts")
+    @classmethod
+    def _check_verdicts(cls, v: Any) -> Any:
+        if v is None:
+            return v
+        if isinstance(v, str):
+            if v not in VERDICT_PRESETS:
+                known = ", ".join(VERDICT_PRESETS)
+                raise ValueError(f"unknown verdict preset {v!r} (known: {known}, or a mapping)")
+            return v
+        if not isinstance(v, dict) or not v:
+            raise ValueError("expected a preset name or a mapping of verdict tokens to shares")
+        if not all(isinstance(token, str) for token in v):
+            raise ValueError("every verdict token must be a string")
+        declared = declared_verdicts(v) or {}
+        blank = [t for t in declared if not t.strip()]
+        if blank:
+            raise ValueError("a verdict token must not be empty")
+        if not any(p > 0.5 for p, _ in declared.values()):
+            raise ValueError("no token credits A (needs one with a value above 0.5)")
+        if not any(p < 0.5 for p, _ in declared.values()):
+            raise ValueError("no token credits B (needs one with a value below 0.5)")
+        return v
 
     @model_validator(mode="after")
     def _template_temperature(self) -> ReviewConfig:
@@ -711,10 +794,10 @@ class Tournament:
 
     def config_hash(self) -> str:
         """Hash of the whole resolved config (for snapshots and history)."""
-        blob = json.dumps(
-            {"config": self.config.model_dump(), "template": self.review_template},
-            sort_keys=True,
-        )
+        config = self.config.model_dump()
+        if config["review"].get("verdicts") is None:  # undeclared: the hash of older configs
+            del config["review"]["verdicts"]
+        blob = json.dumps({"config": config, "template": self.review_template}, sort_keys=True)
         return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
@@ -1233,11 +1316,19 @@ def load_tournament(path: str | Path, output: str | Path | None = None) -> Tourn
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(p, "review.template", f"cannot read {tpath}: {exc}") from None
     for placeholder in ("{question}", "{answer_a}", "{answer_b}"):
-        if placeholder not in template:
+        if placeholder not in template and placeholder.upper() not in template:
             raise ConfigError(
                 p, "review.template", f"template {tpath} lacks the placeholder {placeholder}"
             )
     _check_variants(p, tpath, template)
+    for token in declared_verdicts(cfg.review.verdicts) or {}:
+        if token not in template:
+            raise ConfigError(
+                p,
+                "review.verdicts",
+                f"the token {token!r} does not occur in the template {tpath}: a reviewer "
+                "would never be asked for it",
+            )
     out = Path(output) if output is not None else Path(cfg.output or f"runs/{cfg.name}")
     key = "--out" if output is not None else "output" if cfg.output else "name"
     long = [part for part in out.parts if len(os.fsencode(part)) > NAME_MAX]

@@ -22,9 +22,9 @@ from typing import Any, overload
 import numpy as np
 from numpy.typing import NDArray
 
-from arena.config import FILE_PROVIDER, Question, Tournament
+from arena.config import FILE_PROVIDER, Question, Tournament, declared_verdicts
 from arena.providers import Provider, create_provider
-from arena.review import parse_verdict, render_review_prompt, uses_reference
+from arena.review import parse_review, render_review_prompt, uses_reference, verdict_scheme
 from arena.runner import (
     Call,
     CallResult,
@@ -182,16 +182,17 @@ def answer_id(t: Tournament, model: str, q: Question) -> str:
 
 def review_context(t: Tournament, reviewer: str) -> str:
     """Hash of everything a reviewer's reviews depend on besides the two answers."""
-    return stable_id(
-        "review-context",
-        {
-            "reviewer": t.model_fingerprint(reviewer),
-            "template": t.review_template,
-            # The reviewer's own `review:` settings, else the section's.
-            "temperature": t.review_settings(reviewer)[0],
-            "max_tokens": t.review_settings(reviewer)[1],
-        },
-    )
+    context: dict[str, Any] = {
+        "reviewer": t.model_fingerprint(reviewer),
+        "template": t.review_template,
+        # The reviewer's own `review:` settings, else the section's.
+        "temperature": t.review_settings(reviewer)[0],
+        "max_tokens": t.review_settings(reviewer)[1],
+    }
+    declared = declared_verdicts(t.config.review.verdicts)
+    if declared is not None:  # undeclared: the ids of the default tokens, as ever
+        context["verdicts"] = {token: list(value) for token, value in declared.items()}
+    return stable_id("review-context", context)
 
 
 def question_context(t: Tournament, q: Question, context: str) -> str:
@@ -292,6 +293,7 @@ class AllPairsPlanner(Planner):
     def __init__(self, t: Tournament, plan: Plan) -> None:
         self.t = t
         self.plan = plan
+        self.verdicts = verdict_scheme(t.config.review)  # the template's declared tokens
         self.answers: dict[str, list[str]] = {}
         self.failed_answers: set[str] = set()
         # Turns of unfinished answers logged earlier (partial, or failed at a
@@ -545,6 +547,7 @@ class AllPairsPlanner(Planner):
     def _review_call(self, call: ReviewCall) -> Call:
         t = self.t
         provider = t.provider_of(call.reviewer)
+        scheme = self.verdicts
 
         def request() -> GenerateRequest:
             # Rendered only now, when the call starts: no prompt waits in memory.
@@ -574,11 +577,14 @@ class AllPairsPlanner(Planner):
                 answer_b_id=call.answer_b_id,
             )
             if outcome.ok and outcome.result is not None:
-                verdict = parse_verdict(outcome.result.text)
+                parsed = parse_review(outcome.result.text, scheme)
+                verdict = parsed.verdict
                 status = CallStatus.INVALID if verdict is Verdict.INVALID else CallStatus.OK
                 row.update(
                     status=status.value, error=None, text=outcome.result.text, verdict=verdict.value
                 )
+                if parsed.p_a is not None or parsed.weight is not None:  # a graded verdict
+                    row.update(p_a=parsed.p_a, weight=parsed.weight)
                 return Finished(status, (row,))
             row.update(status=CallStatus.FAILED.value, error=outcome.error, text=None, verdict=None)
             return Finished(CallStatus.FAILED, (row,))

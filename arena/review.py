@@ -4,13 +4,18 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
-from arena.config import Question
+from arena.config import Question, ReviewConfig, declared_verdicts
 from arena.types import Verdict
 
 __all__ = [
+    "ParsedReview",
+    "VerdictScheme",
+    "parse_review",
     "parse_verdict",
+    "verdict_scheme",
     "render_answer",
     "render_question",
     "render_reference",
@@ -55,7 +60,10 @@ def render_reference(question: Question) -> str:
     return "\n\n".join(f"[Turn {i}]\n{text}" for i, text in enumerate(ref, 1))
 
 
-_PLACEHOLDER_RE = re.compile(r"\{(question|answer_a|answer_b|reference)\}")
+# arena's placeholders; arena-hard's judge prompt writes them in capitals.
+_PLACEHOLDER_RE = re.compile(
+    r"\{(question|answer_a|answer_b|reference|QUESTION|ANSWER_A|ANSWER_B|REFERENCE)\}"
+)
 
 # A template may hold variants chosen by the question's category, each
 # introduced by a line `{variant: NAME}` (or `{variant: NAME, OTHER}`); the
@@ -101,7 +109,7 @@ def select_variant(template: str, category: str | None) -> str:
 
 def uses_reference(template: str) -> bool:
     """Whether a review template shows the reference answer."""
-    return "{reference}" in template
+    return "{reference}" in template or "{REFERENCE}" in template
 
 
 def render_review_prompt(
@@ -119,7 +127,7 @@ def render_review_prompt(
         "answer_b": render_answer(question, answer_b),
         "reference": render_reference(question),
     }
-    return _PLACEHOLDER_RE.sub(lambda m: values[m.group(1)], template)
+    return _PLACEHOLDER_RE.sub(lambda m: values[m.group(1).lower()], template)
 
 
 def render_review_with_breaks(
@@ -147,11 +155,11 @@ def render_review_with_breaks(
     for m in _PLACEHOLDER_RE.finditer(template):
         pieces.append(template[at : m.start()])
         length += m.start() - at
-        value = values[m.group(1)]
+        value = values[m.group(1).lower()]
         pieces.append(value)
         length += len(value)
         at = m.end()
-        seen_b = seen_b or m.group(1) == "answer_b"
+        seen_b = seen_b or m.group(1).lower() == "answer_b"
         if not seen_b:
             breaks.append(length)
     pieces.append(template[at:])
@@ -174,3 +182,78 @@ def parse_verdict(text: str) -> Verdict:
     if last == "b":
         return Verdict.B
     return Verdict.TIE
+
+
+@dataclass(frozen=True)
+class ParsedReview:
+    """What a review's text says: the plain verdict and, when graded, `p_a` and `weight`.
+
+    `p_a` is None when the verdict's own share says it (1, 0.5, 0 for A, tie,
+    B) and `weight` None when it is 1: such a review ranks exactly as a plain one.
+    """
+
+    verdict: Verdict
+    p_a: float | None = None
+    weight: float | None = None
+
+
+def _plain(p_a: float) -> Verdict:
+    return Verdict.A if p_a > 0.5 else Verdict.B if p_a < 0.5 else Verdict.TIE
+
+
+_PLAIN_SHARE = {Verdict.A: 1.0, Verdict.TIE: 0.5, Verdict.B: 0.0}
+
+
+class VerdictScheme:
+    """A template's declared verdict tokens (`review.verdicts`): token -> (p_a, weight).
+
+    A review's verdict is its last declared token (exact text, longest token
+    first where two start at the same place); none: invalid.
+    """
+
+    def __init__(self, tokens: Mapping[str, tuple[float, float]]) -> None:
+        self.tokens = dict(tokens)
+        ordered = sorted(self.tokens, key=len, reverse=True)
+        self._pattern = re.compile("|".join(re.escape(t) for t in ordered))
+
+    def parse(self, text: str) -> ParsedReview:
+        """The last declared token in `text`, as a verdict with its share and weight."""
+        last = None
+        for last in self._pattern.finditer(text):  # noqa: B007 - the last match is wanted
+            pass
+        if last is None:
+            return ParsedReview(Verdict.INVALID)
+        p_a, weight = self.tokens[last.group(0)]
+        verdict = _plain(p_a)
+        return ParsedReview(
+            verdict,
+            None if p_a == _PLAIN_SHARE[verdict] else p_a,
+            None if weight == 1.0 else weight,
+        )
+
+    def token_for(self, verdict: str, *, strong: bool = False) -> str | None:
+        """The token that says a plain verdict (`A`, `B`, `tie`); None when none does.
+
+        Of the tokens on that side, the one nearest a full win (a full tie),
+        the heaviest when `strong`, else the lightest; ties by declaration order.
+        """
+        target = {"A": 1.0, "B": 0.0, "tie": 0.5}[verdict]
+        side = [
+            (abs(p_a - target), -weight if strong else weight, k, token)
+            for k, (token, (p_a, weight)) in enumerate(self.tokens.items())
+            if _plain(p_a).value == verdict
+        ]
+        return min(side)[3] if side else None
+
+
+def parse_review(text: str, scheme: VerdictScheme | None = None) -> ParsedReview:
+    """A review's verdict: by the declared tokens, else the default `[[A]]`/`[[B]]`/`[[tie]]`."""
+    if scheme is None:
+        return ParsedReview(parse_verdict(text))
+    return scheme.parse(text)
+
+
+def verdict_scheme(review: ReviewConfig) -> VerdictScheme | None:
+    """The declared verdict tokens of a tournament's `review:` section (None: the default)."""
+    declared = declared_verdicts(review.verdicts)
+    return None if declared is None else VerdictScheme(declared)

@@ -94,3 +94,34 @@ def test_review_cache_key_depends_on_the_question_only() -> None:
 
     assert review_cache_key("q1") == review_cache_key("q1") != review_cache_key("q2")
     assert len(review_cache_key("q1")) <= 64  # OpenAI's limit on prompt_cache_key
+
+
+def test_declared_verdict_tokens() -> None:
+    from arena.config import VERDICT_PRESETS
+    from arena.review import ParsedReview, VerdictScheme, parse_review
+
+    graded = VerdictScheme(VERDICT_PRESETS["arena-hard"])
+    assert parse_review("A is far ahead. [[A>>B]]", graded) == ParsedReview(Verdict.A, None, 3.0)
+    assert parse_review("[[A>>B]] at first, then [[B>A]]", graded) == ParsedReview(Verdict.B)
+    assert parse_review("about even: [[A=B]]", graded) == ParsedReview(Verdict.TIE)
+    assert parse_review("[[A]] is not declared here", graded).verdict is Verdict.INVALID
+    assert graded.token_for("A") == "[[A>B]]" and graded.token_for("B", strong=True) == "[[B>>A]]"
+    pair = VerdictScheme({"[[A]]": (1.0, 1.0), "[[B]]": (0.0, 1.0), "[[C]]": (0.5, 1.0)})
+    assert parse_review("a tie: [[C]]", pair).verdict is Verdict.TIE
+    assert parse_review("[[tie]]", pair).verdict is Verdict.INVALID  # only declared tokens count
+    assert parse_review("[[tie]]").verdict is Verdict.TIE  # the default parser, unchanged
+    # A fractional share is kept; a binary scheme has no tie token.
+    lean = VerdictScheme({"YES": (0.75, 1.0), "NO": (0.0, 1.0)})
+    assert parse_review("... so YES", lean) == ParsedReview(Verdict.A, 0.75, None)
+    assert lean.token_for("tie") is None
+    # The longest token wins where two start at the same place.
+    nested = VerdictScheme({"[[A]]": (1.0, 1.0), "[[A]]!": (1.0, 2.0), "[[B]]": (0.0, 1.0)})
+    assert parse_review("[[A]]!", nested) == ParsedReview(Verdict.A, None, 2.0)
+
+
+def test_arena_hard_capital_placeholders() -> None:
+    q = Question("q1", ("What is 2+2?",))
+    template = "<|User Prompt|>\n{QUESTION}\n[A] {ANSWER_A}\n[B] {ANSWER_B}\n{answer_a}"
+    assert render_review_prompt(template, q, ["4"], ["5"]) == (
+        "<|User Prompt|>\nWhat is 2+2?\n[A] 4\n[B] 5\n4"
+    )

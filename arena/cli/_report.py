@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from arena.cli._common import fail
-from arena.cli._ranking import ranking_options
+from arena.cli._ranking import ranking_options, reviews_options
 from arena.htmlreport import DEFAULT_BATTLES, build_report, write_report
 from arena.report import LeaderboardInputError, LeaderboardOptions
 
@@ -15,9 +15,7 @@ __all__ = ["report_cmd"]
 
 
 @click.command("report")
-@click.argument(
-    "directories", metavar="DIR...", nargs=-1, required=True, type=click.Path(path_type=Path)
-)
+@click.argument("directories", metavar="[DIR]...", nargs=-1, type=click.Path(path_type=Path))
 @click.option(
     "-o",
     "--output",
@@ -25,8 +23,9 @@ __all__ = ["report_cmd"]
     "output",
     type=click.Path(path_type=Path, dir_okay=False),
     default=None,
-    help="HTML file to write (default: DIR/report.html; required with several DIRs).",
+    help="HTML file to write (default: DIR/report.html; required with several DIRs or --reviews).",
 )
+@reviews_options
 @click.option(
     "--human",
     "human_file",
@@ -56,6 +55,9 @@ __all__ = ["report_cmd"]
 def report_cmd(
     directories: tuple[Path, ...],
     output: Path | None,
+    reviews_files: tuple[Path, ...],
+    reviews_format: str | None,
+    strong_win_weight: float,
     human_file: Path | None,
     battles: int,
     allow_missing_shards: bool,
@@ -83,26 +85,51 @@ def report_cmd(
     rating history (each shard's history ranks that shard alone); its
     BatchEval block, like the leaderboard's, holds every shard's scores.
 
+    With --reviews FILE (repeatable, no DIR) the report reads judgments made
+    elsewhere alone, in any format `arena leaderboard --reviews` reads: the
+    leaderboard, the judges' diagnostics and the most disputed battles (with
+    both answers where the file carries them); it has no history and no calls.
+
     \b
     Examples:
       arena report runs/demo                  # writes runs/demo/report.html
       arena report runs/demo -o demo.html --battles 30
       arena report runs/s1 runs/s2 runs/s3 -o runs/all.html
+      arena report --reviews annotations.json --baseline gpt4_1106_preview -o alpaca.html
     """
-    if len(directories) > 1 and output is None:
+    if reviews_files and directories:
+        fail("--reviews reports imported judgments alone: give no run directory with it")
+    if not reviews_files and not directories:
+        fail("give a run directory (DIR) or judgments (--reviews FILE)")
+    if output is None and (len(directories) > 1 or reviews_files):
         fail(
-            f"{len(directories)} run directories make one report: "
-            "give the file to write with -o FILE"
+            (
+                "imported judgments make"
+                if reviews_files
+                else f"{len(directories)} run directories make"
+            )
+            + " one report: give the file to write with -o FILE"
         )
     try:
-        data = build_report(
-            directories[0] if len(directories) == 1 else list(directories),
-            human_file=human_file,
-            options=options,
-            battles=battles,
-            by=by,
-            allow_missing_shards=allow_missing_shards,
-        )
+        if reviews_files:
+            data = build_report(
+                human_file=human_file,
+                options=options,
+                battles=battles,
+                by=by,
+                reviews_file=list(reviews_files),
+                reviews_format=reviews_format,
+                strong_win_weight=strong_win_weight,
+            )
+        else:
+            data = build_report(
+                directories[0] if len(directories) == 1 else list(directories),
+                human_file=human_file,
+                options=options,
+                battles=battles,
+                by=by,
+                allow_missing_shards=allow_missing_shards,
+            )
     except LeaderboardInputError as exc:
         fail(str(exc))
     if data.board.partial is not None:

@@ -10,6 +10,7 @@ from pathlib import Path
 import click
 
 from arena.cli._common import Exit, fail
+from arena.cli._ranking import reviews_options
 from arena.viewer import RunData
 
 __all__ = ["view_cmd"]
@@ -36,7 +37,8 @@ async def _serve(data: RunData, sock: socket.socket, ready: str, host: str) -> N
 
 
 @click.command("view")
-@click.argument("directory", metavar="DIR", type=click.Path(path_type=Path))
+@click.argument("directory", metavar="[DIR]", required=False, type=click.Path(path_type=Path))
+@reviews_options
 @click.option(
     "--host",
     default="127.0.0.1",
@@ -50,7 +52,14 @@ async def _serve(data: RunData, sock: socket.socket, ready: str, host: str) -> N
     show_default=True,
     help="Port to listen on (0: any free port).",
 )
-def view_cmd(directory: Path, host: str, port: int) -> None:
+def view_cmd(
+    directory: Path | None,
+    reviews_files: tuple[Path, ...],
+    reviews_format: str | None,
+    strong_win_weight: float,
+    host: str,
+    port: int,
+) -> None:
     """Browse run directory DIR: questions, both answers, every review and discussion.
 
     Lists the reviews, filtered by model, reviewer, verdict and question
@@ -61,12 +70,39 @@ def view_cmd(directory: Path, host: str, port: int) -> None:
     and questions, to this machine only unless --host says otherwise.
     Stop it with Ctrl-C.
 
+    With --reviews FILE (repeatable, no DIR) it browses judgments made
+    elsewhere, in any format `arena leaderboard --reviews` reads: each
+    judgment with its battle, both answers where the file carries them.
+
     \b
-    Example:
+    Examples:
       arena view runs/demo            # then open http://127.0.0.1:8000/
+      arena view --reviews annotations.json
     """
-    if not (directory / "log").is_dir():
-        fail(f"{directory}: not a run directory (no log/)")
+    if reviews_files and directory is not None:
+        fail("--reviews browses imported judgments alone: give no run directory with it")
+    if directory is None and not reviews_files:
+        fail("give a run directory (DIR) or judgments (--reviews FILE)")
+    data: RunData
+    if reviews_files:
+        from arena.report import LeaderboardInputError, load_reviews_file
+
+        try:
+            judgments = load_reviews_file(
+                list(reviews_files),
+                format=reviews_format,
+                strong_win_weight=strong_win_weight,
+                keep_texts=True,
+            )
+        except LeaderboardInputError as exc:
+            fail(str(exc))
+        data = RunData(reviews_files[0], judgments=judgments)
+        source = ", ".join(str(f) for f in reviews_files)
+    else:
+        assert directory is not None
+        if not (directory / "log").is_dir():
+            fail(f"{directory}: not a run directory (no log/)")
+        source = str(directory)
     try:
         import aiohttp  # noqa: F401
     except ImportError:
@@ -79,8 +115,9 @@ def view_cmd(directory: Path, host: str, port: int) -> None:
         sock.listen(128)
     except OSError as exc:
         fail(f"cannot listen on {host}:{port}: {exc.strerror or exc}", Exit.ERROR)
-    data = RunData(directory)
+    if not reviews_files:
+        data = RunData(source)
     bound = sock.getsockname()[1]
     shown = f"[{host}]" if ":" in host else host
-    ready = f"arena view: {directory} at http://{shown}:{bound}/ (Ctrl-C to stop)"
+    ready = f"arena view: {source} at http://{shown}:{bound}/ (Ctrl-C to stop)"
     asyncio.run(_serve(data, sock, ready, host))

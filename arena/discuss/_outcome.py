@@ -123,6 +123,15 @@ def _replace(reviews: pl.DataFrame, agreed: pl.DataFrame) -> pl.DataFrame:
             .cast(reviews.schema["status"])
             .alias("status")
         )
+    for graded in ("p_a", "weight"):  # a graded verdict the discussion replaced is gone
+        if graded in columns:
+            updates.append(
+                pl.when(has_result)
+                .then(None)
+                .otherwise(pl.col(graded))
+                .cast(reviews.schema[graded])
+                .alias(graded)
+            )
     return joined.with_columns(updates).select(columns)
 
 

@@ -27,6 +27,7 @@ from arena.report import (
     LeaderboardOptions,
     build_leaderboard,
     leaderboard_dict,
+    load_reviews_file,
 )
 from arena.viewer import RunData
 
@@ -51,6 +52,19 @@ class ReportData:
     # Every directory read: `directory` alone, or the shards of one tournament.
     directories: tuple[Path, ...] = ()
     history_note: str | None = None  # why there is no history (several directories)
+    # Imported judgments the report reads instead of a run (`arena report --reviews`).
+    reviews_files: tuple[Path, ...] = ()
+    # Each model's mean answer length in characters (all turns), where texts are known.
+    avg_length: dict[str, float] = field(default_factory=dict)
+
+
+def _avg_length(runs: Sequence[RunData]) -> dict[str, float]:
+    totals: dict[str, tuple[int, int]] = {}
+    for run in runs:
+        for model, (count, chars) in run.answer_lengths().items():
+            seen, total = totals.get(model, (0, 0))
+            totals[model] = (seen + count, total + chars)
+    return {model: chars / count for model, (count, chars) in totals.items() if count}
 
 
 def _history(directory: Path) -> list[dict[str, Any]]:
@@ -126,14 +140,57 @@ def _check_run_directory(root: Path) -> None:
         raise LeaderboardInputError(root, "", "not a run directory (no tournament.json, no log/)")
 
 
+def _judgments_report(
+    files: Sequence[str | Path],
+    *,
+    human_file: str | Path | None,
+    options: LeaderboardOptions | None,
+    battles: int,
+    by: str | None,
+    reviews_format: str | None,
+    strong_win_weight: float,
+) -> ReportData:
+    """The report of imported judgments alone: no run, so no history and no calls."""
+    paths = tuple(Path(f) for f in files)
+    board = build_leaderboard(
+        None,
+        reviews_file=list(paths),
+        human_file=human_file,
+        options=options,
+        by=by,
+        reviews_format=reviews_format,
+        strong_win_weight=strong_win_weight,
+    )
+    judgments = load_reviews_file(
+        list(paths), format=reviews_format, strong_win_weight=strong_win_weight, keep_texts=True
+    )
+    run = RunData(paths[0], judgments=judgments)
+    return ReportData(
+        directory=paths[0],
+        title=", ".join(p.name for p in paths),
+        generated_at=time.time(),
+        board=board,
+        leaderboard=leaderboard_dict(board),
+        history=[],
+        battles=run.disputed(battles),
+        calls=[],
+        directories=(),
+        reviews_files=paths,
+        avg_length=_avg_length([run]),
+    )
+
+
 def build_report(
-    directory: str | Path | Sequence[str | Path],
+    directory: str | Path | Sequence[str | Path] | None = None,
     *,
     human_file: str | Path | None = None,
     options: LeaderboardOptions | None = None,
     battles: int = DEFAULT_BATTLES,
     by: str | None = None,
     allow_missing_shards: bool = False,
+    reviews_file: str | Path | Sequence[str | Path] | None = None,
+    reviews_format: str | None = None,
+    strong_win_weight: float = 3.0,
 ) -> ReportData:
     """Everything the report of run directory DIR shows. Raises LeaderboardInputError.
 
@@ -142,7 +199,30 @@ def build_report(
     tournaments, or that are not run directories, are refused; so are shards
     that are not the whole split, unless `allow_missing_shards` (the report is
     then marked partial).
+
+    `reviews_file` (files or folders of judgments, in any format
+    `load_reviews_file` reads, `reviews_format` and `strong_win_weight` as
+    there) reports those judgments alone, with no run directory: the
+    leaderboard, diagnostics and the most disputed battles (with the
+    answers' texts where the files carry them).
     """
+    if reviews_file is not None:
+        files = [reviews_file] if isinstance(reviews_file, str | Path) else list(reviews_file)
+        if directory is not None or not files:
+            raise LeaderboardInputError(
+                "arena report", "--reviews", "give judgment files or run directories, not both"
+            )
+        return _judgments_report(
+            files,
+            human_file=human_file,
+            options=options,
+            battles=battles,
+            by=by,
+            reviews_format=reviews_format,
+            strong_win_weight=strong_win_weight,
+        )
+    if directory is None:
+        raise LeaderboardInputError("arena report", "", "give a run directory or --reviews FILE")
     roots = [Path(directory)] if isinstance(directory, str | Path) else [Path(d) for d in directory]
     if not roots:
         raise LeaderboardInputError("arena report", "", "give at least one run directory")
@@ -170,4 +250,5 @@ def build_report(
         notes=list(dict.fromkeys(note for run in runs for note in run.notes)),
         directories=tuple(roots),
         history_note=_SHARD_HISTORY_NOTE if several else None,
+        avg_length=_avg_length(runs),
     )

@@ -178,12 +178,22 @@ def _leaderboard(data: ReportData) -> str:
     ]
     columns = [c for c in _MODEL_COLUMNS if any(_model_value(m, c[1], c[2]) for m in models)]
     extra = _extra_keys(models)
-    header = ["#", "model", *(label for label, _, _ in columns), *extra]
+    lengths = data.avg_length
+    header = [
+        "#",
+        "model",
+        *(label for label, _, _ in columns),
+        *(["avg length"] if lengths else []),
+        *extra,
+    ]
     rows = []
     for k, m in enumerate(models, start=1):
         rank = str(k) if "rank" not in m else ("-" if m["rank"] is None else str(m["rank"]))
         name = f"{m['model']} *" if m.get("few_data") else m["model"]
         cells = [rank, name, *(_model_value(m, key, digits) or "-" for _, key, digits in columns)]
+        if lengths:
+            length = lengths.get(m["model"])
+            cells.append("-" if length is None else f"{length:.0f}")
         for key in extra:
             value = m.get(key)
             cells.append(_fmt(value, 3 if isinstance(value, float) else 0))
@@ -197,6 +207,8 @@ def _leaderboard(data: ReportData) -> str:
         f"{anchored} = 1000; CI: bootstrap over questions. Elo: weighted online Elo. "
         "win: win rate with equal reviewer weights; wtd win: PeerRank weighted win rate.",
     ]
+    if lengths:
+        notes.append("avg length: mean length of the model's answers in characters (all turns).")
     if "rank_low" in models[0] if models else False:
         notes.append(
             "#: rank within its group of compared models ('-': no battles); rank CI: the "
@@ -440,14 +452,33 @@ def _history(data: ReportData) -> str:
 
 
 def _by_category(data: ReportData) -> str:
-    """`--by category`: each model's Bradley-Terry rating and rank within each category."""
-    if not data.board.by_category:
+    """`--by category`: each model's Bradley-Terry rating, rank and interval in each category."""
+    rankings = data.board.by_category
+    if not rankings:
         return ""
-    header, rows = category_rows(data.board.by_category)
+    header, _ = category_rows(rankings)
+    names = list(dict.fromkeys(m["model"] for c in rankings for m in c.models))
+    rows = []
+    for name in names:
+        cells = [name]
+        for c in rankings:
+            found = next((m for m in c.models if m["model"] == name), None)
+            bt = None if found is None else found.get("bt")
+            if found is None or bt is None:
+                cells.append("-")
+                continue
+            interval = _bounds(found.get("bt_ci_low"), found.get("bt_ci_high"), 0)
+            cells.append(
+                f"{bt:.0f} (#{found['rank']})" + ("" if interval is None else f" {interval}")
+            )
+        rows.append(cells)
     return (
         '<section id="by-category"><h2>By category</h2>'
         + _table("by-category-table", header, rows)
-        + _p("Each question category ranked on its own reviews: Bradley-Terry rating (rank).")
+        + _p(
+            "Each question category ranked on its own reviews: Bradley-Terry rating (rank) and "
+            "its 95% bootstrap interval over the category's questions."
+        )
         + "</section>"
     )
 
@@ -542,6 +573,8 @@ def _batcheval(data: ReportData) -> str:
 
 
 def _calls(data: ReportData) -> str:
+    if data.reviews_files and not data.calls:  # imported judgments: no calls were made
+        return ""
     rows = [
         [
             c["table"],
@@ -667,6 +700,8 @@ def _battles(data: ReportData) -> str:
 
 def _source(data: ReportData) -> str:
     """The directory the report reads, or the shard directories it reads as one tournament."""
+    if data.reviews_files:
+        return "Judgments from " + ", ".join(str(f) for f in data.reviews_files)
     if len(data.directories) > 1:
         names = ", ".join(str(d) for d in data.directories)
         return f"Run directories {names} (read as one tournament)"

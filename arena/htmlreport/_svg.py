@@ -60,6 +60,11 @@ def _ticks(low: float, high: float, count: int = 6) -> list[float]:
     return out
 
 
+def _text_width(text: str) -> float:
+    """A generous estimate of a label's width in pixels at the charts' 12px font."""
+    return 7.5 * len(text)
+
+
 def _open(width: float, height: float, css_id: str) -> str:
     ident = f' id="{escape(css_id)}"' if css_id else ""
     return (
@@ -161,10 +166,19 @@ def heatmap(
     *,
     css_id: str = "heatmap",
 ) -> str:
-    """The pairwise matrix: row beats column, each cell its win rate and battle count."""
-    label_w, cell, top = 150, 64, 80
+    """The pairwise matrix: row beats column, each cell its win rate and battle count.
+
+    The margins grow with the longest model name, so no name is clipped: the
+    row labels' width, and the height and the overhang to the right of the
+    column labels, which are turned by 40 degrees.
+    """
+    cell = 64
+    longest = max((_text_width(name) for name in names), default=0.0)
+    label_w = max(150, math.ceil(longest + 16))
+    top = max(80, math.ceil(longest * math.sin(math.radians(40)) + 16))
+    overhang = max(10, math.ceil(longest * math.cos(math.radians(40)) - cell / 2 + 10))
     n = len(names)
-    width, height = label_w + cell * n + 10, top + cell * n + 10
+    width, height = label_w + cell * n + overhang, top + cell * n + 10
     parts = [_open(width, height, css_id)]
     for j, col in enumerate(names):
         cx = label_w + j * cell + cell / 2

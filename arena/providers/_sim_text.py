@@ -10,8 +10,15 @@ with mean 0 and spread TEXT_QUALITY_SD (an average sim model: skill 0,
 answer_noise 0.5), seeded by the seed and a hash of the text with its
 whitespace collapsed. The same text always has the same quality, for every
 sim reviewer and in both positions; the reviewer's noise and biases apply as
-for signed answers. A prompt that asks for a `[[A]]`/`[[B]]` verdict but
-whose answers cannot be found gets a tie, never an unreadable review.
+for signed answers, `length_bias` with each answer's real length: the words
+of its text as the prompt shows it (a sim answer's signature left out). A
+prompt that asks for a `[[A]]`/`[[B]]` verdict but whose answers cannot be
+found gets a tie, never an unreadable review.
+
+Such a verdict is a placeholder, not a judgment of quality: the quality of a
+text is a hash of it, so which of two real answers wins says nothing about
+them (only `length_bias` reads anything real, their lengths). It lets a
+tournament over answer files be rehearsed end to end with no key.
 
 This module must not import `arena.providers.sim` (which imports it).
 """
@@ -32,7 +39,9 @@ _REGION_RE = re.compile(
 )
 
 SignatureFinder = Callable[[str], Sequence[tuple[str, float]]]  # text -> (author, quality)...
-Side = tuple[str, list[float]]  # (author, qualities of its turns)
+Side = tuple[str, list[float], int]  # (author, qualities of its turns, words of its text)
+# A sim signature (`⟦sim author=... q=...⟧`): no part of an answer's length.
+_SIGNATURE_RE = re.compile(r"⟦[^⟧]*⟧")
 
 UNREADABLE_REVIEW = "The two answers cannot be told apart in this prompt.\nVerdict: [[tie]]"
 
@@ -59,23 +68,31 @@ def text_quality(seed: int, text: str) -> float:
 
 
 def _side(seed: int, region: str, signed: SignatureFinder) -> Side:
+    body = region.strip(" \t\r\n[]<>|")
+    words = len(_SIGNATURE_RE.sub(" ", body).split())
     found = list(signed(region))
     if found:
         author = found[0][0]
-        return author, [q for a, q in found if a == author]
-    body = region.strip(" \t\r\n[]<>|")
+        return author, [q for a, q in found if a == author], words
     label = hashlib.blake2b(" ".join(body.split()).encode(), digest_size=4).hexdigest()
-    return f"text#{label}", [text_quality(seed, body)]
+    return f"text#{label}", [text_quality(seed, body)], words
+
+
+def length_gap(words_a: int, words_b: int) -> float:
+    """(L_A - L_B) / mean(L_A, L_B) in words; 0 when either is empty."""
+    if words_a <= 0 or words_b <= 0:
+        return 0.0
+    return (words_a - words_b) / ((words_a + words_b) / 2.0)
 
 
 def review_sides(prompt: str, seed: int, signed: SignatureFinder) -> tuple[Side, Side] | None:
-    """(author, qualities) of answers A and B of a review prompt, unsigned ones from their text."""
+    """(author, qualities, words) of answers A and B of a review prompt (see the module)."""
     regions = answer_regions(prompt)
     if regions is None:
         return None
     return _side(seed, regions[0], signed), _side(seed, regions[1], signed)
 
 
-def asks_for_verdict(prompt: str) -> bool:
-    """Whether a prompt asks for a pairwise verdict (a review prompt)."""
-    return "[[A]]" in prompt and "[[B]]" in prompt
+def asks_for_verdict(prompt: str, tokens: tuple[str, str] = ("[[A]]", "[[B]]")) -> bool:
+    """Whether a prompt asks for a pairwise verdict (a review prompt): it shows both tokens."""
+    return tokens[0] in prompt and tokens[1] in prompt

@@ -11,9 +11,13 @@ request's text: the question's text and the two answers' texts, which must
 be answers the tournament knows from its contestants' `answers:` files. A
 request it cannot place, or with no recorded judgment, fails (permanent
 error, "no recorded judgment ..."): it is logged as a failed review, never
-as a verdict. The reply is the verdict marker the review parser reads
-(`[[A]]`, `[[B]]`, `[[tie]]`); a graded judgment replays as its plain
-verdict. Nothing leaves the machine and nothing is billed.
+as a verdict. The reply is the verdict marker the review parser reads: the
+template's declared token (`review.verdicts`) for the plain verdict, the
+heaviest one of that side for a judgment recorded with a weight above 1
+(arena-hard's strong verdicts), else `[[A]]`, `[[B]]`, `[[tie]]`; a graded
+share replays as its plain verdict. A verdict the declared tokens cannot
+say (a tie, with no tie token) fails as unrecorded would. Nothing leaves the
+machine and nothing is billed.
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ from pathlib import Path
 from arena.config import ModelConfig, ProviderConfig, Tournament
 from arena.formats import FormatError, Judgments, read_judgments
 from arena.providers._base import Provider
-from arena.review import render_answer, render_question
+from arena.review import VerdictScheme, render_answer, render_question, verdict_scheme
 from arena.types import ErrorKind, GenerateRequest, GenerateResult, ProviderError, Usage
 
 __all__ = ["ReplayProvider"]
@@ -35,18 +39,26 @@ _MIRROR = {"A": "B", "B": "A", "tie": "tie"}
 _SUFFIXES = (".json", ".jsonl", ".ndjson", ".csv", ".parquet")
 
 _Key = tuple[str, str, str, str]  # (reviewer, question, model A, model B)
+_Recorded = tuple[str, bool]  # (plain verdict, strong: recorded with a weight above 1)
 
 
-def _recorded(judgments: Judgments) -> dict[_Key, str]:
+def _recorded(judgments: Judgments) -> dict[_Key, _Recorded]:
     """The first readable verdict of each (reviewer, question, A, B) in the file."""
     c = judgments.columns
-    out: dict[_Key, str] = {}
+    out: dict[_Key, _Recorded] = {}
     rows = zip(
-        c["reviewer"], c["question_id"], c["model_a"], c["model_b"], c["verdict"], strict=True
+        c["reviewer"],
+        c["question_id"],
+        c["model_a"],
+        c["model_b"],
+        c["verdict"],
+        c["weight"],
+        strict=True,
     )
-    for reviewer, question, a, b, verdict in rows:
+    for reviewer, question, a, b, verdict, weight in rows:
         if verdict in _MARKERS:
-            out.setdefault((reviewer, question, a, b), verdict)
+            strong = weight is not None and weight > 1.0
+            out.setdefault((reviewer, question, a, b), (verdict, strong))
     return out
 
 
@@ -57,12 +69,13 @@ class ReplayProvider(Provider):
         self, name: str, config: ProviderConfig, models: Mapping[str, ModelConfig], seed: int
     ) -> None:
         super().__init__(name, config, models, seed)
-        self._recorded: dict[_Key, str] | None = None
+        self._recorded: dict[_Key, _Recorded] | None = None
+        self._scheme: VerdictScheme | None = None  # the template's declared tokens
         self._reviewers: dict[str, str] = {}  # provider-side model id -> recorded reviewer
         # Per question: its keys (id and text), its text as shown, the known answers.
         self._questions: list[tuple[tuple[str, ...], str, dict[str, str]]] = []
 
-    def _load(self) -> dict[_Key, str]:
+    def _load(self) -> dict[_Key, _Recorded]:
         if self._recorded is None:
             if self.config.judgments is None:
                 raise FormatError(self.name, "judgments", "missing")
@@ -79,7 +92,7 @@ class ReplayProvider(Provider):
                 if not inside:
                     raise FormatError(path, "", "a folder with no judgments files")
                 files += sorted(inside)
-            recorded: dict[_Key, str] = {}
+            recorded: dict[_Key, _Recorded] = {}
             for file in files:
                 for key, verdict in _recorded(read_judgments(file)).items():
                     recorded.setdefault(key, verdict)
@@ -95,7 +108,8 @@ class ReplayProvider(Provider):
         return []
 
     def bind(self, tournament: Tournament) -> None:
-        """Index the questions' texts and the file answers, and who replays whom."""
+        """Index the questions' texts and the file answers, who replays whom, and the tokens."""
+        self._scheme = verdict_scheme(tournament.config.review)
         for name, model in tournament.config.models.items():
             if model.provider == self.name:
                 self._reviewers[tournament.provider_model_id(name)] = model.replay_as or name
@@ -145,12 +159,13 @@ class ReplayProvider(Provider):
         reviewer = self._reviewers.get(request.model, request.model)
         keys, model_a, model_b = self._battle(prompt)
         for question in keys:
-            verdict = recorded.get((reviewer, question, model_a, model_b))
-            if verdict is not None:
+            found = recorded.get((reviewer, question, model_a, model_b))
+            if found is not None:
+                verdict, strong = found
                 break
             mirrored = recorded.get((reviewer, question, model_b, model_a))
             if mirrored is not None:
-                verdict = _MIRROR[mirrored]
+                verdict, strong = _MIRROR[mirrored[0]], mirrored[1]
                 break
         else:
             raise ProviderError(
@@ -158,5 +173,15 @@ class ReplayProvider(Provider):
                 f"no recorded judgment of {reviewer!r} for question {keys[0]!r}: "
                 f"{model_a} vs {model_b}",
             )
-        text = _MARKERS[verdict]
+        if self._scheme is None:
+            text = _MARKERS[verdict]
+        else:
+            token = self._scheme.token_for(verdict, strong=strong)
+            if token is None:
+                raise ProviderError(
+                    ErrorKind.PERMANENT,
+                    f"no recorded judgment that the template's tokens can say: {reviewer!r} "
+                    f"judged {model_a} vs {model_b} on {keys[0]!r} {verdict!r}",
+                )
+            text = token
         return GenerateResult(text=text, usage=Usage(len(prompt) // 4 + 1, 1))

@@ -20,11 +20,17 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from arena.config import ModelConfig, ProviderConfig, SimParams
+from arena.config import ModelConfig, ProviderConfig, SimParams, Tournament
 from arena.providers._base import Provider
 from arena.providers._sim_batcheval import is_batcheval_prompt, score_batch
 from arena.providers._sim_discuss import discussion_turn, is_discussion_request
-from arena.providers._sim_text import UNREADABLE_REVIEW, asks_for_verdict, review_sides
+from arena.providers._sim_text import (
+    UNREADABLE_REVIEW,
+    asks_for_verdict,
+    length_gap,
+    review_sides,
+)
+from arena.review import VerdictScheme, verdict_scheme
 from arena.types import (
     ErrorKind,
     GenerateRequest,
@@ -179,6 +185,21 @@ class SimProvider(Provider):
         # calls that failed (until they succeed) and for BatchEval and discussion
         # turns, whose text depends on the attempt.
         self._attempts: dict[str, int] = defaultdict(int)
+        # The review template's declared verdict tokens (None: [[A]], [[B]], [[tie]]).
+        self._scheme: VerdictScheme | None = None
+
+    def bind(self, tournament: Tournament) -> None:
+        """Learn the review template's verdict tokens: reviews answer with them."""
+        self._scheme = verdict_scheme(tournament.config.review)
+
+    def _marker(self, verdict: str, diff: float) -> str | None:
+        """The token for a verdict (a tie without a tie token: the side `diff` leans to)."""
+        if self._scheme is None:
+            return f"[[{verdict}]]"
+        token = self._scheme.token_for(verdict)
+        if token is None and verdict == "tie":
+            token = self._scheme.token_for("A" if diff >= 0 else "B")
+        return token
 
     def params(self, model: str) -> SimParams:
         """Simulation parameters of a provider-side model id."""
@@ -244,10 +265,28 @@ class SimProvider(Provider):
             prompt, self.seed, lambda text: [(s.author, s.quality) for s in find_signatures(text)]
         )
         if sides is None:
-            return UNREADABLE_REVIEW if asks_for_verdict(prompt) else None
-        (author_a, qa), (author_b, qb) = sides
+            return self.unreadable(prompt)
+        (author_a, qa, words_a), (author_b, qb, words_b) = sides
         signed = [SignedText(author_a, q, 0) for q in qa] + [SignedText(author_b, q, 1) for q in qb]
-        return self.review(request.model, params, prompt, signed, [author_a, author_b], key)
+        return self.review(
+            request.model,
+            params,
+            prompt,
+            signed,
+            [author_a, author_b],
+            key,
+            gap=length_gap(words_a, words_b),
+        )
+
+    def unreadable(self, prompt: str) -> str | None:
+        """A tie for a review prompt whose answers cannot be found; None: not a review."""
+        if self._scheme is None:
+            return UNREADABLE_REVIEW if asks_for_verdict(prompt) else None
+        a, b = self._scheme.token_for("A"), self._scheme.token_for("B")
+        if a is None or b is None or not asks_for_verdict(prompt, (a, b)):
+            return None
+        tie = self._scheme.token_for("tie")
+        return UNREADABLE_REVIEW.replace("[[tie]]", tie or "(no verdict)")
 
     def answer(self, request: GenerateRequest, params: SimParams) -> str:
         """A contestant's answer: filler prose in the model's style plus its signature."""
@@ -271,15 +310,22 @@ class SimProvider(Provider):
         signed: list[SignedText],
         authors: list[str],
         key: str,
+        gap: float | None = None,
     ) -> str:
-        """A pairwise review: prefers the better answer, with noise and biases."""
+        """A pairwise review: prefers the better answer, with noise and biases.
+
+        `gap`: the answers' relative length difference, when known from their
+        texts (file answers); else read from the sim answers' filler.
+        """
         author_a, author_b = authors[0], authors[1]
         qa = [s.quality for s in signed if s.author == author_a]
         qb = [s.quality for s in signed if s.author == author_b]
         rng = rng_for(self.seed, "review", key)
         diff = true_preference(qa, qb) + params.position_bias
         if params.length_bias:
-            diff += params.length_bias * _relative_length_gap(prompt, signed, author_a, author_b)
+            if gap is None:
+                gap = _relative_length_gap(prompt, signed, author_a, author_b)
+            diff += params.length_bias * gap
         if author_a == reviewer:
             diff += params.self_preference
         elif author_b == reviewer:
@@ -293,4 +339,5 @@ class SimProvider(Provider):
             verdict, reason = "A", "Assistant A is better supported and more complete."
         else:
             verdict, reason = "B", "Assistant B is better supported and more complete."
-        return f"{reason}\nVerdict: [[{verdict}]]"
+        marker = self._marker(verdict, diff)
+        return f"{reason}\nVerdict: {marker}"

@@ -247,6 +247,7 @@ def load_reviews_file(
     *,
     format: str | None = None,
     strong_win_weight: float = 3.0,
+    keep_texts: bool = False,
 ) -> pl.DataFrame:
     """Read judgments into the ranking's reviews columns, from one or several files or folders.
 
@@ -262,6 +263,8 @@ def load_reviews_file(
     MT-bench judgments, Chatbot Arena battles, PRD reviews: see
     `arena.formats.read_judgments`) are recognised by their fields, or by
     `format` (one of JUDGMENT_FORMATS). A folder stands for its files.
+    `keep_texts` keeps the answers' texts as `answer_a`, `answer_b` where the
+    files have them (for reading the battles: `arena view --reviews`).
     Raises LeaderboardInputError naming the file, the row and the field.
     """
     sources = [Path(path)] if isinstance(path, str | Path) else [Path(p) for p in path]
@@ -269,13 +272,15 @@ def load_reviews_file(
     if format is not None and format not in JUDGMENT_FORMATS:
         known = ", ".join(JUDGMENT_FORMATS)
         raise LeaderboardInputError("--reviews-format", "", f"{format!r} is not one of {known}")
-    frames = [_load_one(file, format, strong_win_weight) for file in files]
+    frames = [_load_one(file, format, strong_win_weight, keep_texts) for file in files]
     if len(frames) == 1:
         return frames[0]
     return pl.concat(frames, how="diagonal_relaxed")
 
 
-def _load_one(source: Path, format: str | None, strong_win_weight: float) -> pl.DataFrame:
+def _load_one(
+    source: Path, format: str | None, strong_win_weight: float, keep_texts: bool = False
+) -> pl.DataFrame:
     kind = _check_file(source)
     records = None
     found = format
@@ -295,13 +300,13 @@ def _load_one(source: Path, format: str | None, strong_win_weight: float) -> pl.
             )
         except FormatError as exc:
             raise LeaderboardInputError(exc.file, exc.where, exc.problem) from None
-        return _native_frame(source, judgments)
+        return _native_frame(source, judgments, keep_texts)
     frame, kind = _read(source) if records is None else (_frame_of_records(records), kind)
     if found is None and frame.height and kind in ("csv", "parquet"):
         detected = _detected(source, dict.fromkeys(frame.columns))
         if detected != "arena":
-            return _load_one(source, detected, strong_win_weight)
-    return _arena_frame(source, kind, frame)
+            return _load_one(source, detected, strong_win_weight, keep_texts)
+    return _arena_frame(source, kind, frame, keep_texts)
 
 
 def _detected(path: Path, first: dict[str, Any]) -> str:
@@ -311,7 +316,7 @@ def _detected(path: Path, first: dict[str, Any]) -> str:
         raise LeaderboardInputError(exc.file, exc.where, exc.problem) from None
 
 
-def _native_frame(path: Path, judgments: Judgments) -> pl.DataFrame:
+def _native_frame(path: Path, judgments: Judgments, keep_texts: bool = False) -> pl.DataFrame:
     """The rows of a native judgments file, with the answers' style where texts are known."""
     columns = judgments.columns
     if not columns["question_id"]:
@@ -323,11 +328,14 @@ def _native_frame(path: Path, judgments: Judgments) -> pl.DataFrame:
     # plain -1/0/1 verdicts.
     frame = frame.drop([c for c in frame.columns if frame[c].null_count() == frame.height])
     style = _style_columns(path, "jsonl", frame)
-    out = frame.drop([c for c in ("answer_a", "answer_b") if c in frame.columns])
+    texts = () if keep_texts else ("answer_a", "answer_b")
+    out = frame.drop([c for c in texts if c in frame.columns])
     return out.with_columns(**style) if style else out
 
 
-def _arena_frame(source: Path, kind: str, frame: pl.DataFrame) -> pl.DataFrame:
+def _arena_frame(
+    source: Path, kind: str, frame: pl.DataFrame, keep_texts: bool = False
+) -> pl.DataFrame:
     if frame.height == 0:
         raise LeaderboardInputError(source, "", "no reviews in the file")
     missing = [c for c in IMPORT_COLUMNS if c not in frame.columns]
@@ -365,6 +373,9 @@ def _arena_frame(source: Path, kind: str, frame: pl.DataFrame) -> pl.DataFrame:
         columns["cost_usd"] = frame["cost_usd"].cast(pl.Float64, strict=False)
     columns.update(_style_columns(source, kind, frame))
     for name in ("category", "turn"):
+        if name in frame.columns:
+            columns[name] = frame[name].cast(pl.String)
+    for name in ("answer_a", "answer_b") if keep_texts else ():
         if name in frame.columns:
             columns[name] = frame[name].cast(pl.String)
     return pl.DataFrame(columns)
@@ -439,9 +450,17 @@ def _sim_skills(tournament: dict[str, Any], contestants: list[str]) -> dict[str,
     return skills
 
 
-# What ranking reads of a run's log: the reviews' keys, verdicts and costs, and the
-# other tables' costs (never a text).
-RANKING_COLUMNS = (*IMPORT_COLUMNS, "verdict", "status", "cost_usd", "finished_at")
+# What ranking reads of a run's log: the reviews' keys, verdicts (graded ones with
+# their share and weight) and costs, and the other tables' costs (never a text).
+RANKING_COLUMNS = (
+    *IMPORT_COLUMNS,
+    "verdict",
+    "p_a",
+    "weight",
+    "status",
+    "cost_usd",
+    "finished_at",
+)
 COST_COLUMNS = ("status", "cost_usd", "finished_at")
 # What style control adds: the answers each review judges (their texts come from `answers`).
 STYLE_COLUMNS = ("answer_a_id", "answer_b_id")

@@ -92,6 +92,11 @@ TABLES: dict[str, pa.Schema] = {
             pa.field("answer_b_id", pa.string()),
             pa.field("text", pa.string()),  # raw review text; null when failed
             pa.field("verdict", pa.string()),  # "A" | "B" | "tie" | "invalid" | null
+            # A graded verdict (a template's declared tokens, `review.verdicts`):
+            # the share of the win credited to A, and the battle's weight. Null:
+            # the verdict's own share (1, 0.5, 0) and weight 1 (and in older logs).
+            pa.field("p_a", pa.float64()),
+            pa.field("weight", pa.float64()),
         ]
     ),
 }

@@ -5,7 +5,10 @@ files, shipped with arena), `/api/facets`, `/api/reviews` (one page of
 reviews matching the filters) and `/api/battle/{review_id}`. Nothing else is
 served: no file of the run directory is sent as a file, only the data read
 from its log. Every response forbids inline scripts and any other origin
-(Content-Security-Policy), and the page inserts all log text as text. A
+(Content-Security-Policy), and the page inserts all log text as text, but
+for the answers' markdown (`/api/battle` gives each turn as HTML with raw
+HTML escaped and unsafe links dropped, arena/viewer/_markdown.py), which it
+copies through an allow-list of elements and link targets. A
 request whose Host header names anything but this server (127.0.0.1,
 localhost, ::1, the address it was reached on or the `--host` given, with its
 port) gets 421: a page of another site whose name was rebound to this machine
@@ -25,6 +28,7 @@ from urllib.parse import urlsplit
 from aiohttp import web
 
 from arena.viewer._battles import VERDICTS, BattleFilter, RunData
+from arena.viewer._markdown import render_markdown
 
 __all__ = ["MAX_PER_PAGE", "PER_PAGE", "make_app"]
 
@@ -195,6 +199,9 @@ async def _battle(request: web.Request) -> web.Response:
     battle = data.battle(request.match_info["review_id"])
     if battle is None:
         raise web.HTTPNotFound(text="no such review")
+    for answer in battle["answers"]:  # each turn also as markdown (the page sanitises it again)
+        if answer is not None:
+            answer["html"] = [render_markdown(turn) for turn in answer["turns"]]
     return web.json_response(battle)
 
 

@@ -11,6 +11,7 @@ no text here is escaped, that is the renderers' job.
 
 from __future__ import annotations
 
+import hashlib
 import math
 import os
 from dataclasses import dataclass
@@ -199,14 +200,98 @@ def _discussions(snap: Snapshot, question_id: str, pair: set[str]) -> list[dict[
     return out
 
 
-class RunData:
-    """The battles of one run directory, reloaded when its log changes."""
+def _answer_key(question_id: str, model: str, turn: Any, text: str | None) -> str:
+    """The id of an imported answer: its question, model, turn and text."""
+    blob = "\0".join((question_id, model, str(turn), text if text is not None else "\1"))
+    return "a" + hashlib.sha256(blob.encode("utf-8")).hexdigest()[:16]
 
-    def __init__(self, directory: str | os.PathLike[str]) -> None:
+
+def _judgments_snapshot(judgments: pl.DataFrame) -> Snapshot:
+    """Imported judgments (`load_reviews_file(..., keep_texts=True)`) as the viewer's snapshot.
+
+    Each judgment is a review `r1`, `r2`, ... in file order; each distinct
+    (question, model, turn, text) an answer, so the judgments of one battle
+    share their answers whether or not the file carries the texts.
+    """
+    n = judgments.height
+
+    def column(name: str) -> list[Any]:
+        return judgments[name].to_list() if name in judgments.columns else [None] * n
+
+    questions, models_a, models_b = column("question_id"), column("model_a"), column("model_b")
+    texts_a, texts_b, turns = column("answer_a"), column("answer_b"), column("turn")
+    answers: dict[str, dict[str, Any]] = {}
+    ids_a: list[str] = []
+    ids_b: list[str] = []
+    for k in range(n):
+        for model, text, ids in (
+            (models_a[k], texts_a[k], ids_a),
+            (models_b[k], texts_b[k], ids_b),
+        ):
+            key = _answer_key(questions[k], model, turns[k], text)
+            ids.append(key)
+            answers.setdefault(
+                key,
+                {
+                    "id": key,
+                    "model": model,
+                    "status": "ok",
+                    "error": None,
+                    "answer_turns": [] if text is None else [text],
+                },
+            )
+    verdicts = [v if v in ("A", "B", "tie") else "invalid" for v in column("verdict")]
+    frame = pl.DataFrame(
+        {
+            "id": [f"r{k + 1}" for k in range(n)],
+            "status": ["ok" if v != "invalid" else "invalid" for v in verdicts],
+            "error": [None] * n,
+            "question_id": [str(q) for q in questions],
+            "model_a": models_a,
+            "model_b": models_b,
+            "reviewer": column("reviewer"),
+            "answer_a_id": ids_a,
+            "answer_b_id": ids_b,
+            "text": [None] * n,
+            "verdict": verdicts,
+            "category": column("category"),
+            "p_a": column("p_a"),
+        },
+        schema={
+            **{c: pl.String for c in _REVIEW_COLUMNS},
+            "category": pl.String,
+            "p_a": pl.Float64,
+        },
+    )
+    return Snapshot(frame, answers, None, _facets(frame))
+
+
+class RunData:
+    """The battles of one run directory, reloaded when its log changes.
+
+    `judgments` (imported reviews, as `arena.report.load_reviews_file` reads
+    them with `keep_texts=True`) stands for a log: `directory` then only
+    names them, nothing is reloaded and there are no calls.
+    """
+
+    def __init__(
+        self, directory: str | os.PathLike[str], *, judgments: pl.DataFrame | None = None
+    ) -> None:
         self.directory = Path(directory)
-        self._log = arena.open_log(self.directory) if (self.directory / "log").is_dir() else None
         self._signature: tuple[tuple[str, int, int], ...] | None = None
         self.notes: list[str] = []
+        if judgments is not None:
+            self._log = None
+            self.snapshot = _judgments_snapshot(judgments)
+            # No question texts: a question is its id (AlpacaEval's is the instruction).
+            self.questions: dict[str, Question] = {
+                qid: Question(qid, (), category)
+                for qid, category in self.snapshot.reviews.select("question_id", "category")
+                .unique("question_id", keep="first", maintain_order=True)
+                .iter_rows()
+            }
+            return
+        self._log = arena.open_log(self.directory) if (self.directory / "log").is_dir() else None
         self.questions, note = load_questions(self.directory)
         if note is not None:
             self.notes.append(note)
@@ -238,8 +323,9 @@ class RunData:
         categories = {qid: q.category for qid, q in self.questions.items()}
         # Questions in the order of the questions file; unknown ones after, by id.
         order = {qid: k for k, qid in enumerate(self.questions)}
+        graded = ["p_a"] if "p_a" in reviews.columns else []  # logs before graded verdicts
         reviews = (
-            reviews.select(_REVIEW_COLUMNS)
+            reviews.select(*_REVIEW_COLUMNS, *graded)
             .with_columns(
                 _verdict_column(),
                 pl.col("question_id")
@@ -338,23 +424,15 @@ class RunData:
             & pl.col("answer_a_id").is_in(pair)
             & pl.col("answer_b_id").is_in(pair)
         )
+        shown = ["id", "model_a", "model_b", "reviewer", "verdict", "status", "error", "text"]
+        shown += ["answer_a_id", *(["p_a"] if "p_a" in reviews.columns else [])]
         return {
             "question": self.question(question_id),
             "answers": [_answer(snap, first), _answer(snap, second)],
             "focus": focus,
             "reviews": [
                 {k: _number(v) for k, v in r.items()}
-                for r in reviews.select(
-                    "id",
-                    "model_a",
-                    "model_b",
-                    "reviewer",
-                    "verdict",
-                    "status",
-                    "error",
-                    "text",
-                    "answer_a_id",
-                ).iter_rows(named=True)
+                for r in reviews.select(shown).iter_rows(named=True)
             ],
             "discussions": _discussions(snap, question_id, set(pair)),
         }
@@ -406,6 +484,17 @@ class RunData:
             battle["dispute"] = float(v["dispute"])
             battle["votes"] = {"first": v["first"], "second": v["second"], "ties": v["ties"]}
             out.append(battle)
+        return out
+
+    def answer_lengths(self) -> dict[str, tuple[int, int]]:
+        """Per model: (answers with a text, their characters in all), ok answers only."""
+        out: dict[str, tuple[int, int]] = {}
+        for row in self.snapshot.answers.values():
+            turns = row.get("answer_turns") or []
+            if row.get("status") != "ok" or not turns:
+                continue
+            count, chars = out.get(row["model"], (0, 0))
+            out[row["model"]] = (count + 1, chars + sum(len(t) for t in turns))
         return out
 
     def calls(self) -> list[dict[str, Any]]:

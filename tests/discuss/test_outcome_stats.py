@@ -143,6 +143,23 @@ def test_replace_gives_every_review_of_a_discussed_battle_the_agreed_verdict() -
     assert everything.filter(pl.col("id") == "q3-yx-r1")["verdict"].item() == "B"
 
 
+def test_replace_drops_the_graded_share_and_weight_of_a_replaced_verdict() -> None:
+    # Reviews logged with declared graded tokens (`review.verdicts`): a strong B.
+    reviews = _reviews().with_columns(
+        pl.when(pl.col("verdict") == "B").then(0.25).otherwise(None).alias("p_a"),
+        pl.when(pl.col("verdict") == "B").then(3.0).otherwise(None).alias("weight"),
+    )
+    out = apply_discussions(reviews, DISCUSSED, outcome="replace", context="c1")
+    replaced = out.filter(pl.col("id") == "q1-xy-r1")
+    assert replaced.select("verdict", "p_a", "weight").row(0) == ("A", None, None)
+    kept = out.filter(pl.col("id") == "q3-xy-r1")  # q3's discussion is unresolved
+    assert kept.select("verdict", "p_a", "weight").row(0) == ("B", 0.25, 3.0)
+    # Ranked, the agreed verdict counts as a plain A, not as a heavy B.
+    plain = apply_discussions(_reviews(), DISCUSSED, outcome="replace", context="c1")
+    graded_plain = _win_rates(plain.filter(pl.col("question_id") != "q3"))
+    assert _win_rates(out.filter(pl.col("question_id") != "q3")) == pytest.approx(graded_plain)
+
+
 def test_add_appends_weight_reviews_by_the_discussion_pseudo_reviewer() -> None:
     reviews = _reviews()
     once = apply_discussions(reviews, DISCUSSED, outcome="add", weight=1, context="c1")

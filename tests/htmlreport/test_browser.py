@@ -90,3 +90,34 @@ def test_report_opens_offline_and_runs_nothing(browser: Browser, report: Path) -
             assert page.errors == []
 
     asyncio.run(check())
+
+
+def test_heatmap_keeps_long_model_names_inside(browser: Browser, tmp_path: Path) -> None:
+    from arena.htmlreport import heatmap
+
+    names = ["a", "meta-llama/Llama-3.1-405B-Instruct-Turbo-2024-07-23", "wide" * 12]
+    rates = {r: {c: 0.5 for c in names if c != r} for r in names}
+    counts = {r: {c: 4 for c in names if c != r} for r in names}
+    page_file = tmp_path / "heatmap.html"
+    page_file.write_text(
+        f"<!doctype html><html><body>{heatmap(names, rates, counts)}</body></html>"
+    )
+
+    async def check() -> None:
+        async with browser.page() as page:
+            await page.goto(page_file.as_uri())
+            # Every label's box (the turned column labels included) lies within the chart.
+            outside = await page.eval(
+                "(() => { const svg = document.querySelector('svg').getBoundingClientRect();"
+                " return Array.from(document.querySelectorAll('svg > text')).filter(t => {"
+                " const b = t.getBoundingClientRect(); return b.left < svg.left - 0.5 ||"
+                " b.top < svg.top - 0.5 || b.right > svg.right + 0.5 ||"
+                " b.bottom > svg.bottom + 0.5; }).map(t => t.textContent); })()"
+            )
+            assert outside == []
+            shown = await page.eval(
+                "Array.from(document.querySelectorAll('svg > text')).map(t => t.textContent)"
+            )
+            assert shown.count(names[1]) == 2 and shown.count(names[2]) == 2
+
+    asyncio.run(check())

@@ -79,6 +79,12 @@ def test_sections_and_rows(data: ReportData) -> None:
         assert f"<td>{m['model']}</td>" in table or f"<td>{m['model']} *</td>" in table
         assert f">{m['bt']:.0f}<" in table
     assert page.count('<details class="battle"') == 12
+    # The average answer length of each model, from the run's answers.
+    assert '<th class="num">avg length</th>' in table
+    assert set(data.avg_length) == {m["model"] for m in data.leaderboard["models"]}
+    for model, length in data.avg_length.items():
+        row = table.split(f"<td>{model}")[1].split("</tr>")[0]
+        assert f'<td class="num">{length:.0f}</td>' in row
 
 
 def test_rank_intervals_style_control_and_new_fields(data: ReportData) -> None:

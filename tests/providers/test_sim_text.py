@@ -75,3 +75,27 @@ def test_other_judge_prompt_markers_and_unmarked_prompts() -> None:
     unmarked = "Compare: one / two. Answer with [[A]] or [[B]] or [[tie]]."
     assert parse_verdict(_ask(p, "judge", unmarked)) is Verdict.TIE
     assert "⟦sim author=judge" in _ask(p, "judge", "Just a question?")  # still answers
+
+
+def _longer_wins(length_bias: float) -> int:
+    """How often the longer of two file answers wins, over 40 questions in both orders."""
+    p = _provider(judge=SimParams(judge_noise=0.5, tie_band=0.0, length_bias=length_bias))
+    wins = 0
+    for i in range(40):
+        q = Question(str(i), (f"Question {i}?",))
+        short = f"Answer {i} in brief."
+        long = f"Answer {i} at length: " + " ".join(f"point{k} explained." for k in range(40))
+        ab = parse_verdict(_ask(p, "judge", render_review_prompt(TEMPLATE, q, [long], [short])))
+        ba = parse_verdict(_ask(p, "judge", render_review_prompt(TEMPLATE, q, [short], [long])))
+        wins += (ab is Verdict.A) + (ba is Verdict.B)
+    return wins
+
+
+def test_length_bias_uses_the_real_lengths_of_file_answers() -> None:
+    # Without length bias the hashed qualities decide: about half each way. With it, the
+    # longer answer (about 80 words against 4: a relative gap near 1.9) nearly always wins.
+    plain, biased = _longer_wins(0.0), _longer_wins(2.0)
+    assert 20 <= plain <= 60
+    assert biased >= 76 and biased > plain + 20
+    # The opposite bias favours the shorter one.
+    assert _longer_wins(-2.0) <= 4

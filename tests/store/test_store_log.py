@@ -89,6 +89,8 @@ def review(i: int, **over: Any) -> dict[str, Any]:
         "answer_b_id": "a-1",
         "text": f"review {i}: [[A]]",
         "verdict": "A" if i % 2 else "tie",
+        "p_a": None,
+        "weight": None,
     }
     row.update(over)
     return row
@@ -150,6 +152,8 @@ def test_schemas_match_design() -> None:
         "answer_b_id",
         "text",
         "verdict",
+        "p_a",
+        "weight",
     ]
     assert answers.field("answer_turns").type == pa.list_(pa.string())
     for schema in (answers, reviews):

@@ -97,11 +97,12 @@ def inject(directory: Path) -> None:
 
 
 class Viewer:
-    """`arena view DIR --port 0` in a subprocess; its URL."""
+    """`arena view DIR --port 0` (or other arguments than DIR) in a subprocess; its URL."""
 
-    def __init__(self, directory: Path) -> None:
+    def __init__(self, directory: Path | None, *args: str) -> None:
+        source = [] if directory is None else [str(directory)]
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "arena", "view", str(directory), "--port", "0"],
+            [sys.executable, "-m", "arena", "view", *source, *args, "--port", "0"],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
@@ -135,9 +136,10 @@ def shared_run(factory: pytest.TempPathFactory) -> Path:
 
 
 class ThreadedViewer:
-    """The viewer app of a run directory served from a thread of this process, on a free port."""
+    """The viewer app of a run directory (or of `data`, a RunData) served from a thread of this
+    process, on a free port."""
 
-    def __init__(self, directory: Path, hosts: tuple[str, ...] = ()) -> None:
+    def __init__(self, directory: Path, hosts: tuple[str, ...] = (), data: Any = None) -> None:
         from aiohttp import web
 
         from arena.viewer import RunData, make_app
@@ -147,7 +149,7 @@ class ThreadedViewer:
         sock.bind(("127.0.0.1", 0))
         sock.listen(64)
         self.url = f"http://127.0.0.1:{sock.getsockname()[1]}/"
-        self.data = RunData(directory)
+        self.data = RunData(directory) if data is None else data
         self._runner = web.AppRunner(make_app(self.data, hosts), access_log=None)
         ready = threading.Event()
 

@@ -122,3 +122,76 @@ def test_browse_filter_page_and_read_a_battle(
             assert page.errors == []
 
     asyncio.run(check())
+
+
+MARKDOWN = (
+    "# Plan\n\nSome **bold** and *slanted* text, `code`, ~~gone~~.\n\n"
+    "- one\n- two\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\n"
+    "[safe](https://example.com/x) [bad](javascript:window.__pwned=5) "
+    "[data](data:text/html,<script>window.__pwned=6</script>) ![img](https://example.com/i.png)\n\n"
+)
+
+
+def test_answers_render_as_sanitised_markdown(browser: Browser, tmp_path: Path) -> None:
+    from arena.report import load_reviews_file
+    from arena.viewer import RunData
+
+    rows = [
+        {"instruction": "Plan a trip", "output_1": MARKDOWN + PAYLOAD, "generator_1": "ref",
+         "output_2": "plain <b>words</b>", "generator_2": "m1", "annotator": "judge",
+         "preference": 1.25},
+    ]  # fmt: skip
+    source = tmp_path / "annotations.json"
+    source.write_text(json.dumps(rows))
+    data = RunData(source, judgments=load_reviews_file(source, keep_texts=True))
+    server = ThreadedViewer(tmp_path, data=data)
+    try:
+
+        async def check() -> None:
+            async with browser.page() as page:
+                await page.goto(f"{server.url}?review=r1")
+                await page.wait_for("document.body.dataset.battle === 'r1'")
+                first = "document.querySelectorAll('#battle .answers .markdown')[0]"
+                tags = await page.eval(
+                    f"Array.from({first}.querySelectorAll('*')).map(e => e.tagName)"
+                )
+                for tag in ("H1", "STRONG", "EM", "CODE", "S", "UL", "LI", "TABLE", "TD", "A"):
+                    assert tag in tags, tag
+                # Only https links (the image as a link to it: nothing is loaded); no element
+                # the payload tried to add.
+                hrefs = await page.eval(
+                    "Array.from(document.querySelectorAll('#battle a')).map(a => a.href)"
+                )
+                assert hrefs == ["https://example.com/x", "https://example.com/i.png"]
+                assert (
+                    await page.eval(
+                        "document.querySelectorAll('#battle script, #battle img, #battle b, "
+                        "[onerror], [onmouseover], #evil').length"
+                    )
+                    == 0
+                )
+                text = await page.eval("document.getElementById('battle').innerText")
+                assert PAYLOAD in text and "plain <b>words</b>" in text
+                assert "(share of the win to A: 0.75)" in text
+                assert await page.eval(UNTOUCHED)
+                assert page.errors == []
+                # The page's own allow-list, should the server ever send raw HTML: only
+                # allowed elements and safe links are kept. (Parsing such HTML makes
+                # chromium log the handlers the CSP blocked; nothing runs.)
+                raw = json.dumps(
+                    PAYLOAD + '<p style="x" onclick="y">kept <a href="https://e.org/">link</a>'
+                    '<svg onload="window.__pwned=7"></svg><iframe src="/"></iframe></p>'
+                )
+                cleaned = await page.eval(f"safeMarkdown({raw}).innerHTML")
+                assert cleaned == (
+                    '<a>click me</a>bold? &amp; "quotes"<p>kept <a href="https://e.org/" '
+                    'rel="noopener noreferrer nofollow" target="_blank">link</a></p>'
+                ), cleaned
+                assert await page.eval(UNTOUCHED)
+                assert all(
+                    "violates the following Content Security Policy" in e for e in page.errors
+                )
+
+        asyncio.run(check())
+    finally:
+        server.close()

@@ -1,5 +1,8 @@
 // arena view: every text from the log goes into the page through textContent,
-// never as markup, so answers and reviews cannot inject anything.
+// never as markup, so answers and reviews cannot inject anything. The one
+// exception, answers shown as markdown, is HTML the server rendered with raw
+// HTML escaped; it is parsed here into an inert document and copied element by
+// element through an allow-list (safeMarkdown), never assigned as markup.
 "use strict";
 
 const FILTERS = ["model", "reviewer", "verdict", "category"];
@@ -92,20 +95,77 @@ async function loadPage() {
   document.body.dataset.loaded = String(Date.now());
 }
 
-function turnsBlock(title, turns) {
+// Elements an answer's markdown may produce; anything else is dropped (script,
+// style and the like with their content) or unwrapped (its text kept).
+const MARKDOWN_TAGS = new Set(["P", "H1", "H2", "H3", "H4", "H5", "H6", "UL", "OL", "LI", "PRE",
+  "CODE", "EM", "STRONG", "BLOCKQUOTE", "A", "TABLE", "THEAD", "TBODY", "TR", "TH", "TD", "HR",
+  "BR", "S", "DEL"]);
+const DROPPED_TAGS = new Set(["SCRIPT", "STYLE", "TEMPLATE", "IFRAME", "OBJECT", "EMBED", "SVG",
+  "MATH", "NOSCRIPT", "TITLE", "IMG", "VIDEO", "AUDIO", "FORM", "INPUT", "BUTTON", "LINK", "META"]);
+
+function safeHref(href) {
+  // Only absolute http, https and mailto links; anything else (javascript:, data:,
+  // relative paths into this server) loses its target.
+  let url;
+  try {
+    url = new URL(href);
+  } catch (err) {
+    return null;
+  }
+  return ["http:", "https:", "mailto:"].includes(url.protocol) ? url.href : null;
+}
+
+function copySafe(source, target) {
+  for (const node of Array.from(source.childNodes)) {
+    if (node.nodeType === Node.TEXT_NODE) {
+      target.appendChild(document.createTextNode(node.textContent));
+      continue;
+    }
+    if (node.nodeType !== Node.ELEMENT_NODE || DROPPED_TAGS.has(node.tagName)) continue;
+    if (!MARKDOWN_TAGS.has(node.tagName)) {
+      copySafe(node, target);
+      continue;
+    }
+    const out = document.createElement(node.tagName.toLowerCase());
+    if (node.tagName === "A") {
+      const href = safeHref(node.getAttribute("href") || "");
+      if (href) {
+        out.setAttribute("href", href);
+        out.setAttribute("rel", "noopener noreferrer nofollow");
+        out.setAttribute("target", "_blank");
+      }
+    }
+    if (node.tagName === "OL" && node.hasAttribute("start")) {
+      const start = parseInt(node.getAttribute("start"), 10);
+      if (Number.isFinite(start)) out.setAttribute("start", String(start));
+    }
+    copySafe(node, out);
+    target.appendChild(out);
+  }
+}
+
+function safeMarkdown(html) {
+  // DOMParser's document is inert: nothing in it runs or loads.
+  const parsed = new DOMParser().parseFromString(String(html), "text/html");
+  const box = el("div", null, "markdown");
+  copySafe(parsed.body, box);
+  return box;
+}
+
+function turnsBlock(title, turns, rendered) {
   const box = el("div");
   box.appendChild(el("h3", title));
   if (!turns.length) box.appendChild(el("p", "(no text)", "hint"));
   turns.forEach((text, k) => {
     if (turns.length > 1) box.appendChild(el("h4", "turn " + (k + 1)));
-    box.appendChild(el("pre", text));
+    box.appendChild(rendered && typeof rendered[k] === "string" ? safeMarkdown(rendered[k]) : el("pre", text));
   });
   return box;
 }
 
 function answerBlock(label, answer) {
   if (!answer) return turnsBlock(label + ": not logged", []);
-  const box = turnsBlock(label + ": " + answer.model, answer.turns);
+  const box = turnsBlock(label + ": " + answer.model, answer.turns, answer.html);
   if (answer.status !== "ok") box.appendChild(el("p", answer.status + ": " + (answer.error || ""), "failed"));
   return box;
 }
@@ -130,6 +190,7 @@ function renderBattle(id, battle) {
     const head = el("p");
     head.appendChild(el("span", r.reviewer + " judged A = " + r.model_a + ", B = " + r.model_b + ": "));
     head.appendChild(el("span", r.verdict, "verdict"));
+    if (typeof r.p_a === "number") head.appendChild(el("span", " (share of the win to A: " + r.p_a + ")"));
     box.appendChild(head);
     if (r.text !== null) box.appendChild(el("pre", r.text));
     if (r.error) box.appendChild(el("p", r.error, "failed"));
