@@ -97,9 +97,19 @@ class Tournament:
         return lines
 
     def config_hash(self) -> str:
-        """Hash of the whole resolved config (for snapshots and history)."""
+        """Hash of the resolved config and the review template (tournament.json: shards of
+        one tournament must agree on it).
+
+        Keys left at their defaults, at any depth, are left out: a key spelled at its
+        default hashes as if omitted, and a key a later arena version adds with a
+        default never changes the hash of an existing tournament. (A changed
+        default does not change it either: give such a change a new key.)
+        """
         blob = json.dumps(
-            {"config": self.config.model_dump(), "template": self.review_template},
+            {
+                "config": self.config.model_dump(mode="json", exclude_defaults=True),
+                "template": self.review_template,
+            },
             sort_keys=True,
         )
         return hashlib.sha256(blob.encode()).hexdigest()[:16]
