@@ -6,6 +6,14 @@ import importlib
 import os
 from typing import TYPE_CHECKING, Any
 
+from arena.errors import (
+    ArenaConfigError,
+    ArenaError,
+    ArenaInputError,
+    ArenaLockError,
+    ArenaProviderError,
+    ArenaStorageError,
+)
 from arena.types import CallStatus, Verdict
 
 if TYPE_CHECKING:
@@ -44,6 +52,12 @@ def open_log(directory: str | os.PathLike[str]) -> RunLog:
 
 
 __all__ = [
+    "ArenaConfigError",
+    "ArenaError",
+    "ArenaInputError",
+    "ArenaLockError",
+    "ArenaProviderError",
+    "ArenaStorageError",
     "CallStatus",
     "ConfigError",
     "Tournament",

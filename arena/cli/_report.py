@@ -7,14 +7,15 @@ from pathlib import Path
 import click
 
 from arena.cli._common import fail
+from arena.cli._exit import Command
 from arena.cli._ranking import ranking_options
 from arena.htmlreport import DEFAULT_BATTLES, build_report, write_report
-from arena.report import LeaderboardInputError, LeaderboardOptions
+from arena.report import LeaderboardOptions
 
 __all__ = ["report_cmd"]
 
 
-@click.command("report")
+@click.command("report", cls=Command)
 @click.argument(
     "directories", metavar="DIR...", nargs=-1, required=True, type=click.Path(path_type=Path)
 )
@@ -94,17 +95,14 @@ def report_cmd(
             f"{len(directories)} run directories make one report: "
             "give the file to write with -o FILE"
         )
-    try:
-        data = build_report(
-            directories[0] if len(directories) == 1 else list(directories),
-            human_file=human_file,
-            options=options,
-            battles=battles,
-            by=by,
-            allow_missing_shards=allow_missing_shards,
-        )
-    except LeaderboardInputError as exc:
-        fail(str(exc))
+    data = build_report(
+        directories[0] if len(directories) == 1 else list(directories),
+        human_file=human_file,
+        options=options,
+        battles=battles,
+        by=by,
+        allow_missing_shards=allow_missing_shards,
+    )
     if data.board.partial is not None:
         click.echo(f"arena: warning: {data.board.warnings[0]}", err=True)
     target = write_report(data, output if output is not None else directories[0] / "report.html")

@@ -10,6 +10,7 @@ from pathlib import Path
 import click
 
 from arena.cli._common import Exit, fail
+from arena.cli._exit import Command
 from arena.viewer import RunData
 
 __all__ = ["view_cmd"]
@@ -35,7 +36,7 @@ async def _serve(data: RunData, sock: socket.socket, ready: str, host: str) -> N
         await runner.cleanup()
 
 
-@click.command("view")
+@click.command("view", cls=Command)
 @click.argument("directory", metavar="DIR", type=click.Path(path_type=Path))
 @click.option(
     "--host",

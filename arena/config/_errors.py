@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from arena.errors import ArenaConfigError
 
-class ConfigError(Exception):
+
+class ConfigError(ArenaConfigError):
     """Bad input: names the file, the key path and the problem."""
 
     def __init__(self, file: str | Path, key: str, problem: str) -> None:
