@@ -17,16 +17,22 @@ from arena.errors import (
 from arena.types import CallStatus, Verdict
 
 if TYPE_CHECKING:
+    from arena.api import leaderboard, plan, run
     from arena.config import ConfigError, Tournament, load_tournament
     from arena.store import RunLog
 
 __version__ = "0.1.0"
 
 # Loaded on first use: `import arena` (and so `arena --help`) stays light.
+# `run`, `leaderboard` and `plan` are the Python API (arena.api); no module or
+# package of arena may take those names (tests/test_api.py).
 _LAZY = {
     "ConfigError": "arena.config",
     "Tournament": "arena.config",
     "load_tournament": "arena.config",
+    "leaderboard": "arena.api",
+    "plan": "arena.api",
+    "run": "arena.api",
 }
 
 
@@ -63,6 +69,9 @@ __all__ = [
     "Tournament",
     "Verdict",
     "__version__",
+    "leaderboard",
     "load_tournament",
     "open_log",
+    "plan",
+    "run",
 ]
