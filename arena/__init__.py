@@ -6,19 +6,33 @@ import importlib
 import os
 from typing import TYPE_CHECKING, Any
 
+from arena.errors import (
+    ArenaConfigError,
+    ArenaError,
+    ArenaInputError,
+    ArenaLockError,
+    ArenaProviderError,
+    ArenaStorageError,
+)
 from arena.types import CallStatus, Verdict
 
 if TYPE_CHECKING:
+    from arena.api import leaderboard, plan, run
     from arena.config import ConfigError, Tournament, load_tournament
     from arena.store import RunLog
 
 __version__ = "0.1.0"
 
 # Loaded on first use: `import arena` (and so `arena --help`) stays light.
+# `run`, `leaderboard` and `plan` are the Python API (arena.api); no module or
+# package of arena may take those names (tests/test_api.py).
 _LAZY = {
     "ConfigError": "arena.config",
     "Tournament": "arena.config",
     "load_tournament": "arena.config",
+    "leaderboard": "arena.api",
+    "plan": "arena.api",
+    "run": "arena.api",
 }
 
 
@@ -44,11 +58,20 @@ def open_log(directory: str | os.PathLike[str]) -> RunLog:
 
 
 __all__ = [
+    "ArenaConfigError",
+    "ArenaError",
+    "ArenaInputError",
+    "ArenaLockError",
+    "ArenaProviderError",
+    "ArenaStorageError",
     "CallStatus",
     "ConfigError",
     "Tournament",
     "Verdict",
     "__version__",
+    "leaderboard",
     "load_tournament",
     "open_log",
+    "plan",
+    "run",
 ]

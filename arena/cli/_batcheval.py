@@ -30,10 +30,11 @@ from arena.batcheval import (
     scores_frame,
 )
 from arena.cli._common import Exit, Interrupts, budget_option, fail, signal_exit
+from arena.cli._exit import Command
 from arena.config import BatchEvalConfig, ConfigError
 from arena.engine import log_line
 from arena.runner import error_lines
-from arena.store import LockHeld, RunLock
+from arena.store import RunLock
 
 
 class _Progress:
@@ -207,7 +208,7 @@ def _check_human(human: HumanScores, samples: tuple[Sample, ...]) -> None:
             fail(f"{human.path}: id: no sample of the samples file is scored on '{criterion}'")
 
 
-@click.command("batcheval")
+@click.command("batcheval", cls=Command)
 @click.argument("samples_file", metavar="SAMPLES.jsonl", type=click.Path(path_type=Path))
 @click.option(
     "--config",
@@ -299,11 +300,8 @@ def batcheval_cmd(
         fail("\n  ".join([f"{config_file}: cannot start:"] + problems))
     signals: list[int] = []
     interrupts = Interrupts(signals)
-    try:
-        with RunLock(setup.output_dir):
-            summary = asyncio.run(_run(setup, samples, budget, interrupts))
-    except LockHeld as exc:
-        fail(str(exc), Exit.LOCKED)
+    with RunLock(setup.output_dir):
+        summary = asyncio.run(_run(setup, samples, budget, interrupts))
     budget_stopped = interrupts.scheduler is not None and interrupts.scheduler.budget_exhausted
     code = _exit_code(summary, signals, budget_stopped)
     report = _report(setup, samples, summary, code, human)

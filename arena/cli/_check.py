@@ -25,6 +25,7 @@ import click
 from pydantic import BaseModel
 
 from arena.cli._common import Exit
+from arena.cli._exit import Command
 from arena.config import ConfigError, Tournament, TournamentConfig, load_tournament, read_yaml
 
 __all__ = ["PING_TOKENS", "check_cmd", "unknown_keys"]
@@ -185,7 +186,7 @@ def _ping_estimate(t: Tournament) -> tuple[int, float]:
     return len(names), total
 
 
-@click.command("check")
+@click.command("check", cls=Command)
 @click.argument("file", type=click.Path(path_type=Path))
 @click.option(
     "--ping",

@@ -15,8 +15,10 @@ from typing import Any, NoReturn
 import click
 
 from arena.cli._exit import Exit as Exit  # re-exported for the commands
+from arena.cli._exit import exit_for
 from arena.cli._record import complete, note_failure
 from arena.config import ConfigError, Tournament, load_tournament
+from arena.errors import ArenaError
 from arena.runner import error_lines
 from arena.scheduler import Scheduler
 from arena.store import storage_error
@@ -41,14 +43,27 @@ def storage_exit(
     fail(message, Exit.STORAGE)
 
 
+def error_exit(exc: ArenaError, as_json: bool) -> NoReturn:
+    """End a command with an error it did not handle: its message, its kind's exit code."""
+    code = exit_for(exc)
+    assert code is not None  # every ArenaError has one
+    if code is Exit.STORAGE:
+        storage_exit(exc, as_json)
+    fail(str(exc), code)
+
+
 @contextmanager
 def exit_on_fault(as_json: bool) -> Iterator[None]:
-    """Ctrl-C before a command handles signals exits 130; an unwritable log exits 74."""
+    """Ctrl-C before a command handles signals exits 130; an `ArenaError` a command did
+    not handle exits with its kind's code (`ERROR_EXITS`: 2 bad config or input, 75
+    locked, ...), its message on stderr; an unwritable log exits 74."""
     try:
         yield
     except KeyboardInterrupt:
         click.echo("arena: interrupted", err=True)
         sys.exit(int(Exit.SIGINT))
+    except ArenaError as exc:
+        error_exit(exc, as_json)
     except Exception as exc:
         if storage_error(exc, "the output directory") is None:
             raise

@@ -9,7 +9,6 @@ from typing import Any
 import click
 
 from arena.cli._common import (
-    Exit,
     Interrupts,
     budget_option,
     fail,
@@ -18,14 +17,15 @@ from arena.cli._common import (
     recorded_config_option,
     report_and_exit,
 )
+from arena.cli._exit import Command
 from arena.cli._run import _PlainProgress, exit_code, storage_report
-from arena.config import ConfigError, Tournament
+from arena.config import Tournament
 from arena.discuss import TABLE as DISCUSSIONS
 from arena.discuss import TRIGGERS, discuss_existing, discussion_stats, read_state, with_discussion
 from arena.engine import preflight
 from arena.nightly import load_for_directory
 from arena.runner import RunSummary
-from arena.store import LockHeld, RunLock, RunLog
+from arena.store import RunLock, RunLog
 
 
 async def _run(t: Tournament, budget: float | None, signals: list[int], grace: float) -> RunSummary:
@@ -36,7 +36,7 @@ async def _run(t: Tournament, budget: float | None, signals: list[int], grace: f
     )
 
 
-@click.command("discuss")
+@click.command("discuss", cls=Command)
 @click.argument("directory", metavar="DIR", type=click.Path(path_type=Path))
 @click.option(
     "--trigger",
@@ -67,19 +67,13 @@ def discuss_cmd(
     rankings with and without the discussion outcomes. Exit codes: 0 complete,
     2 bad input, 3 partial, 4 budget reached, 75 locked, 130/143 interrupted.
     """
-    try:
-        t = with_discussion(load_for_directory(directory, config_file), triggers)
-    except ConfigError as exc:
-        fail(str(exc))
+    t = with_discussion(load_for_directory(directory, config_file), triggers)
     problems = preflight(t, budget_usd=budget)
     if problems:
         fail("\n  ".join([f"{t.path}: cannot start:"] + problems))
     signals: list[int] = []
-    try:
-        with RunLock(t.output_dir):
-            summary = asyncio.run(_run(t, budget, signals, grace))
-    except LockHeld as exc:
-        fail(str(exc), Exit.LOCKED)
+    with RunLock(t.output_dir):
+        summary = asyncio.run(_run(t, budget, signals, grace))
     code = exit_code(summary, signals)
     state = read_state(t.output_dir)
     stats = discussion_stats(

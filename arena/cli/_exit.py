@@ -1,4 +1,7 @@
-"""Process exit codes (no imports: `arena --help` loads this and click only)."""
+"""Process exit codes, and the one map from arena's errors to them.
+
+Light: `arena --help` loads this, click and `arena.errors` (which imports nothing).
+"""
 
 from __future__ import annotations
 
@@ -6,7 +9,18 @@ import os
 import sys
 from enum import IntEnum
 from types import FrameType
-from typing import NoReturn
+from typing import Any, NoReturn
+
+import click
+
+from arena.errors import (
+    ArenaConfigError,
+    ArenaError,
+    ArenaInputError,
+    ArenaLockError,
+    ArenaProviderError,
+    ArenaStorageError,
+)
 
 
 class Exit(IntEnum):
@@ -21,6 +35,41 @@ class Exit(IntEnum):
     LOCKED = 75
     SIGINT = 130
     SIGTERM = 143
+
+
+# The exit code of each kind of error (arena.errors), the one place the CLI maps
+# them; first match wins, so an error of two kinds (a log of a newer format is a
+# storage error the user fixes like bad input) takes the first.
+ERROR_EXITS: tuple[tuple[type[ArenaError], Exit], ...] = (
+    (ArenaConfigError, Exit.BAD_INPUT),
+    (ArenaInputError, Exit.BAD_INPUT),
+    (ArenaProviderError, Exit.BAD_INPUT),
+    (ArenaLockError, Exit.LOCKED),
+    (ArenaStorageError, Exit.STORAGE),
+    (ArenaError, Exit.ERROR),
+)
+
+
+def exit_for(exc: BaseException) -> Exit | None:
+    """The exit code of an arena error (None for any other exception: a bug, exit 1)."""
+    for kind, code in ERROR_EXITS:
+        if isinstance(exc, kind):
+            return code
+    return None
+
+
+class Command(click.Command):
+    """An arena command: an `ArenaError` it does not handle ends it with its kind's exit
+    code and message (`ERROR_EXITS`), also when it is invoked on its own (tests, scripts)
+    rather than through `arena`."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except ArenaError as exc:
+            from arena.cli._common import error_exit  # loads the config and the store
+
+            error_exit(exc, bool(ctx.params.get("as_json")))
 
 
 def _flush() -> None:

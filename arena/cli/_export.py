@@ -12,7 +12,8 @@ import click
 
 import arena
 from arena.cli._common import fail
-from arena.report import LeaderboardInputError, check_one_tournament, latest_rows
+from arena.cli._exit import Command
+from arena.report import check_one_tournament, latest_rows
 from arena.store import TABLES
 
 __all__ = ["export_cmd", "export_tables"]
@@ -52,7 +53,7 @@ def export_tables(directory: Path | Sequence[Path], target: Path) -> dict[str, i
     return written
 
 
-@click.command("export")
+@click.command("export", cls=Command)
 @click.argument(
     "directories", metavar="DIR...", nargs=-1, required=True, type=click.Path(path_type=Path)
 )
@@ -95,10 +96,7 @@ def export_cmd(
             fail(f"{directory}: not a run directory (no log/)")
         if target.resolve() == (directory / "log").resolve():
             fail(f"{target}: choose a folder outside the log")
-    try:
-        missing = check_one_tournament(directories, allow_missing_shards=allow_missing_shards)
-    except LeaderboardInputError as exc:
-        fail(str(exc))
+    missing = check_one_tournament(directories, allow_missing_shards=allow_missing_shards)
     written = export_tables(list(directories), target)
     if missing is not None:
         click.echo(f"arena: warning: {missing.note()}", err=True)

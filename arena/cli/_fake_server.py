@@ -11,13 +11,13 @@ from typing import TYPE_CHECKING
 import click
 
 from arena.cli._common import Exit, fail
-from arena.config import ConfigError
+from arena.cli._exit import Command
 
 if TYPE_CHECKING:
     from arena.fakeserver import FakeServerConfig
 
 
-@click.command("fake-server")
+@click.command("fake-server", cls=Command)
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
 @click.option(
     "--port",
@@ -53,10 +53,7 @@ def fake_server_cmd(host: str, port: int, config_file: Path | None) -> None:
             "install it with: pip install 'arena[providers]'",
             Exit.ERROR,
         )
-    try:
-        config = load_fake_config(config_file)
-    except ConfigError as exc:
-        fail(str(exc))
+    config = load_fake_config(config_file)
     try:
         sock = bind_socket(host, port)
     except OSError as exc:

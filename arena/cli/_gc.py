@@ -9,7 +9,8 @@ import click
 
 import arena.batcheval  # noqa: F401  (registers its table)
 import arena.discuss  # noqa: F401  (registers its table)
-from arena.cli._common import Exit, fail
+from arena.cli._common import fail
+from arena.cli._exit import Command
 from arena.nightly import (
     ARCHIVE_DIR,
     HISTORY_TABLE,
@@ -17,10 +18,10 @@ from arena.nightly import (
     prune_archive,
     prune_reports,
 )
-from arena.store import LockHeld, RunLock
+from arena.store import RunLock
 
 
-@click.command("gc")
+@click.command("gc", cls=Command)
 @click.argument("directory", metavar="DIR", type=click.Path(path_type=Path))
 @click.option(
     "--drop",
@@ -73,13 +74,10 @@ def gc_cmd(
     """
     if not (directory / "log").is_dir():
         fail(f"{directory}: not a run directory (no log/)")
-    try:
-        with RunLock(directory):
-            report = collect_garbage(directory, drop=drop, keep_history=keep_history)
-            reports = [] if keep_reports is None else prune_reports(directory, keep_reports)
-            archive = [] if keep_archive is None else prune_archive(directory, keep_archive)
-    except LockHeld as exc:
-        fail(str(exc), Exit.LOCKED)
+    with RunLock(directory):
+        report = collect_garbage(directory, drop=drop, keep_history=keep_history)
+        reports = [] if keep_reports is None else prune_reports(directory, keep_reports)
+        archive = [] if keep_archive is None else prune_archive(directory, keep_archive)
     data = report.to_json()
     data["reports_deleted"] = reports
     data["archive_parts_deleted"] = archive

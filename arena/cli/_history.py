@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import click
@@ -28,20 +27,16 @@ def show_history_or_diff(
     if diff is not None and source is None and diff != LAST_TWO and Path(diff).is_dir():
         source, diff = Path(diff), LAST_TWO  # `--diff DIR`: the value was the directory
     spec = None if diff is None else ("" if diff == LAST_TWO else diff.strip())
-    try:
-        if source is None:
-            raise ConfigError("arena leaderboard", "", "--history and --diff need a DIR")
-        view = history_view(source, diff=spec, anchor=anchor)
-        if fmt == "json":
-            text = json.dumps(view.to_json(), indent=2)
-        elif fmt == "markdown":
-            text = view.markdown()
-        elif fmt == "csv":
-            text = history_csv(view.to_json(), diff=spec is not None)
-        else:
-            view.print_table(output_console())
-            return
-    except ConfigError as exc:
-        click.echo(f"arena: error: {exc}", err=True)
-        sys.exit(2)
+    if source is None:
+        raise ConfigError("arena leaderboard", "", "--history and --diff need a DIR")
+    view = history_view(source, diff=spec, anchor=anchor)  # ConfigError: exit 2 (_exit.py)
+    if fmt == "json":
+        text = json.dumps(view.to_json(), indent=2)
+    elif fmt == "markdown":
+        text = view.markdown()
+    elif fmt == "csv":
+        text = history_csv(view.to_json(), diff=spec is not None)
+    else:
+        view.print_table(output_console())
+        return
     click.echo(text, nl=fmt == "json")  # markdown and csv end with a newline

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import click
 
+from arena.cli._exit import Command
 from arena.cli._history import LAST_TWO, show_history_or_diff
 from arena.cli._output import output_console
 from arena.cli._ranking import ranking_options, reviews_options
 from arena.report import (
-    LeaderboardInputError,
     LeaderboardOptions,
     build_leaderboard,
     render_csv,
@@ -31,7 +31,7 @@ _BAD_INPUT = 2
 _NEGATIVE_RANGE = re.compile(r"^-\d+(\.\.(-?\d+)?)?$")
 
 
-class _DiffCommand(click.Command):
+class _DiffCommand(Command):
     """`leaderboard`, taking `--diff -2..-1` and `--diff=-2..-1` as ranges, not options."""
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
@@ -166,21 +166,17 @@ def leaderboard(
         return
     if source is None and not reviews_files:
         _fail("give a run directory or a reviews file (DIR_OR_FILE or --reviews FILE)")
-    try:
-        board = build_leaderboard(
-            list(sources) if len(sources) > 1 else source,
-            reviews_file=list(reviews_files) or None,
-            human_file=human_file,
-            options=options,
-            human_scores_file=human_scores_file,
-            by=by,
-            reviews_format=reviews_format,
-            strong_win_weight=strong_win_weight,
-            allow_missing_shards=allow_missing_shards,
-        )
-    except LeaderboardInputError as exc:
-        _fail(str(exc))
-        return
+    board = build_leaderboard(  # LeaderboardInputError: exit 2 (_exit.py)
+        list(sources) if len(sources) > 1 else source,
+        reviews_file=list(reviews_files) or None,
+        human_file=human_file,
+        options=options,
+        human_scores_file=human_scores_file,
+        by=by,
+        reviews_format=reviews_format,
+        strong_win_weight=strong_win_weight,
+        allow_missing_shards=allow_missing_shards,
+    )
     if board.partial is not None:
         click.echo(f"arena: warning: {board.warnings[0]}", err=True)
     if fmt == "json":

@@ -34,6 +34,9 @@ from typing import Any, TypeVar
 
 import click
 
+from arena.cli._exit import exit_for
+from arena.errors import ArenaError
+
 __all__ = [
     "RUN_ID_ENV",
     "complete",
@@ -475,6 +478,11 @@ def recorded(
                     _fallback(rec, 130)
                 raise
             except (click.exceptions.Exit, click.Abort):
+                raise
+            except ArenaError as exc:  # the CLI exits with its kind's code (_exit.py)
+                if not rec.done:
+                    rec.error = rec.error or str(exc)
+                    _fallback(rec, int(exit_for(exc) or 1))
                 raise
             except Exception as exc:
                 if not rec.done:

@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from arena.cli._common import fail
+from arena.cli._exit import Command
 from arena.cli._ranking import ranking_options, reviews_options
 from arena.htmlreport import DEFAULT_BATTLES, build_report, write_report
 from arena.report import LeaderboardInputError, LeaderboardOptions
@@ -14,7 +15,7 @@ from arena.report import LeaderboardInputError, LeaderboardOptions
 __all__ = ["report_cmd"]
 
 
-@click.command("report")
+@click.command("report", cls=Command)
 @click.argument("directories", metavar="[DIR]...", nargs=-1, type=click.Path(path_type=Path))
 @click.option(
     "-o",

@@ -15,14 +15,14 @@ from arena.cli._common import (
     recorded_config_option,
     report_and_exit,
 )
+from arena.cli._exit import Command
 from arena.cli._record import output_of_dir, recorded
 from arena.cli._run import run_in_directory, storage_report
-from arena.config import ConfigError
 from arena.engine import preflight
 from arena.nightly import load_for_directory
 
 
-@click.command("retry-failed")
+@click.command("retry-failed", cls=Command)
 @click.argument("directory", metavar="DIR", type=click.Path(path_type=Path))
 @recorded_config_option
 @json_summary_option
@@ -42,10 +42,7 @@ def retry_failed_cmd(
     retried call done, 1 internal error, 2 bad input, 3 some still failed, 4
     budget reached, 74 log not writable, 75 locked, 130/143 interrupted.
     """
-    try:
-        t = load_for_directory(directory, config_file)
-    except ConfigError as exc:
-        fail(str(exc))
+    t = load_for_directory(directory, config_file)
     problems = preflight(t, budget_usd=budget)
     if problems:
         fail("\n  ".join([f"{t.path}: cannot start:"] + problems))

@@ -21,16 +21,15 @@ from arena.cli._common import (
     report_and_exit,
     signal_exit,
 )
+from arena.cli._exit import Command
 from arena.cli._record import current_run_id, output_of_yaml, recorded, running, tag_option
-from arena.config import ConfigError, Tournament
+from arena.config import Tournament
 from arena.engine import DirectoryRun, preflight, run_directory, unpriced_models
-from arena.nightly import PlanChanged
 from arena.progress import BarsView, LineView, RunProgress
 from arena.runner import RunSummary
 from arena.scheduler import Scheduler
 from arena.shard import for_directory as shard_for_directory
 from arena.shard import parse_shard
-from arena.store import LockHeld
 
 # Seconds between progress lines when stderr is not a terminal (cron, logs), and
 # between redraws of the bars on a terminal.
@@ -87,18 +86,17 @@ def run_in_directory(
     tag: str | None = None,
     history: bool = True,
 ) -> tuple[DirectoryRun, Exit]:
-    """Run with progress bars on a terminal, else timestamped lines; exit 75 / 2 on lock / plan."""
+    """Run with progress bars on a terminal, else timestamped lines.
+
+    A held lock (`LockHeld`, exit 75), a changed plan (`PlanChanged`) or a directory
+    of another shard (`ConfigError`, exit 2) propagate: the CLI maps them (_exit.py).
+    """
     signals: list[int] = []
-    try:
-        if sys.stderr.isatty() and not as_json:
-            bars = RunProgress(BarsView(Console(stderr=True)), interval=BARS_INTERVAL)
-            done = _run(t, budget, bars, signals, retry_failed, grace, tag, history)
-        else:
-            done = _run(t, budget, _PlainProgress(), signals, retry_failed, grace, tag, history)
-    except LockHeld as exc:
-        fail(str(exc), Exit.LOCKED)
-    except (PlanChanged, ConfigError) as exc:  # ConfigError: the directory holds another shard
-        fail(str(exc))
+    if sys.stderr.isatty() and not as_json:
+        bars = RunProgress(BarsView(Console(stderr=True)), interval=BARS_INTERVAL)
+        done = _run(t, budget, bars, signals, retry_failed, grace, tag, history)
+    else:
+        done = _run(t, budget, _PlainProgress(), signals, retry_failed, grace, tag, history)
     return done, exit_code(done.summary, signals)
 
 
@@ -118,7 +116,7 @@ def exit_code(summary: RunSummary, signals: list[int]) -> Exit:
     return Exit.OK
 
 
-@click.command("run")
+@click.command("run", cls=Command)
 @click.argument("file", type=click.Path(path_type=Path))
 @click.option(
     "--out",
@@ -180,11 +178,8 @@ def run_cmd(
         t = t.limited(limit)
     for line in t.answer_file_problems():
         click.echo(f"arena: warning: {line}", err=True)
-    try:
-        # A shard directory continues its shard; another --shard there is refused.
-        t = shard_for_directory(t, shard)
-    except ConfigError as exc:
-        fail(str(exc))
+    # A shard directory continues its shard; another --shard there is refused (ConfigError).
+    t = shard_for_directory(t, shard)
     if shard is None and t.shard is not None:
         click.echo(
             f"arena: {t.output_dir} holds shard {t.shard[0]}/{t.shard[1]} "

@@ -10,6 +10,7 @@ from pathlib import Path
 import click
 
 from arena.cli._common import Exit, fail
+from arena.cli._exit import Command
 from arena.cli._ranking import reviews_options
 from arena.viewer import RunData
 
@@ -36,7 +37,7 @@ async def _serve(data: RunData, sock: socket.socket, ready: str, host: str) -> N
         await runner.cleanup()
 
 
-@click.command("view")
+@click.command("view", cls=Command)
 @click.argument("directory", metavar="[DIR]", required=False, type=click.Path(path_type=Path))
 @reviews_options
 @click.option(

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from arena.errors import ArenaInputError
 
-class FormatError(Exception):
+
+class FormatError(ArenaInputError):
     """A file that cannot be read as it should: names the file, the place and the problem."""
 
     def __init__(self, file: str | Path, where: str, problem: str) -> None:

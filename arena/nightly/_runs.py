@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 
 from arena.config import ConfigError, load_tournament
+from arena.errors import ArenaInputError
 from arena.nightly._attribution import results_hash, tournament_context
 from arena.nightly._gc import restore_archived
 from arena.nightly._history import (
@@ -105,7 +106,7 @@ def start_run(t: Tournament, plan: Plan, *, same_plan: bool = False) -> RunStart
     return RunStart(states)
 
 
-class PlanChanged(Exception):
+class PlanChanged(ArenaInputError):
     """The tournament's plan is not the one the last run of DIR wrote."""
 
     def __init__(self, directory: Path, added: int, removed: int) -> None:

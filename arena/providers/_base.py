@@ -15,6 +15,7 @@ from arena.config import (
     provider_type_names,
     register_provider_type,
 )
+from arena.errors import ArenaProviderError
 from arena.types import GenerateRequest, GenerateResult
 
 
@@ -97,7 +98,7 @@ def provider_types() -> list[str]:
     return provider_type_names()
 
 
-class ProviderUnavailable(Exception):
+class ProviderUnavailable(ArenaProviderError):
     """A provider type is unknown or its SDK is not installed."""
 
 

@@ -1,6 +1,7 @@
 """The crash-safe, append-only Parquet run log and the run lock (see docs/DESIGN.md)."""
 
 from arena.store._files import StorageError, storage_error
+from arena.store._format import LOG_FORMAT, LOG_MANIFEST, LogFormatError
 from arena.store._lock import LockHeld, RunLock, lock_holder
 from arena.store._log import RunLog
 from arena.store._reasons import failure_reason, failure_reasons, merge_reasons
@@ -10,10 +11,13 @@ from arena.store._usage import TOKEN_COLUMNS, describe_tokens, token_totals
 from arena.store._writer import LogWriter
 
 __all__ = [
+    "LOG_FORMAT",
+    "LOG_MANIFEST",
     "TABLES",
     "TOKEN_COLUMNS",
     "USAGE_DETAIL_COLUMNS",
     "LockHeld",
+    "LogFormatError",
     "LogWriter",
     "Rewritten",
     "RunLock",

@@ -40,6 +40,7 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from arena.errors import ArenaStorageError
 from arena.store._schema import empty_frame, normalize_row, polars_schema, table_schema
 
 _SEALED = re.compile(r"^(?P<table>[a-z][a-z0-9_]*)\.journal\.(?P<key>\d+)\.sealed\.jsonl$")
@@ -56,7 +57,7 @@ _WARNED: set[Path] = set()
 _MOVED: set[Path] = set()
 
 
-class StorageError(Exception):
+class StorageError(ArenaStorageError):
     """The log could not be written: disk full, read-only file system, no permission."""
 
     def __init__(self, path: Path | str, cause: OSError) -> None:

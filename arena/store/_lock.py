@@ -18,6 +18,8 @@ from typing import Any
 
 import filelock
 
+from arena.errors import ArenaLockError
+
 __all__ = ["HOLDER_NAME", "LockHeld", "RunLock", "lock_holder"]
 
 LOCK_NAME = ".arena.lock"
@@ -45,7 +47,7 @@ def _describe(holder: dict[str, Any] | None) -> str:
     return f"pid {holder.get('pid')} on host {holder.get('host')}, since {when}"
 
 
-class LockHeld(Exception):
+class LockHeld(ArenaLockError):
     """Another run holds the lock of this run directory; `holder` says who, when known."""
 
     def __init__(self, directory: Path, holder: dict[str, Any] | None = None) -> None:

@@ -21,6 +21,7 @@ from arena.store._files import (
     read_journal,
     read_parts,
 )
+from arena.store._format import LOG_FORMAT, check_format, upgrade
 from arena.store._schema import TABLES, table_schema
 from arena.store._writer import LogWriter, writer_active
 
@@ -49,6 +50,9 @@ class RunLog:
         self.directory = Path(directory)
         self.log_dir = self.directory / "log"
         self.log_dir.mkdir(parents=True, exist_ok=True)
+        # The format the log records (0: none, a log from before versions); a newer
+        # one than this arena reads is refused here, before anything is read.
+        self.format = check_format(self.log_dir)
         # Move parts that cannot be decoded to quarantine (else they are only
         # skipped): asked for (`arena gc`), or while this process writes the log.
         self.repair = repair
@@ -241,11 +245,14 @@ class RunLog:
         after = [item for key, _, item in files if key > opened_after]
         live_frames = [live] if live is not None else []
         repair = self._repairs()
-        return [
+        frames = [
             *_frames(table, before, cols, repair),
             *live_frames,
             *_frames(table, after, cols, repair),
         ]
+        if self.format < LOG_FORMAT:  # an older log: its rows as this format has them
+            frames = [upgrade(frame, table, self.format) for frame in frames]
+        return frames
 
 
 def _select(frame: pl.DataFrame, cols: list[str] | None) -> pl.DataFrame:

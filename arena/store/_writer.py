@@ -21,6 +21,7 @@ from arena.store._files import (
     storage_error,
     write_all,
 )
+from arena.store._format import record_format
 from arena.store._schema import TABLES, normalize_row
 
 __all__ = ["LogWriter"]
@@ -288,6 +289,7 @@ class LogWriter:
     # --- worker-thread code ----------------------------------------------
 
     def _recover(self, tables: list[str]) -> None:
+        record_format(self.log_dir)  # a newer format: LogFormatError, nothing touched
         for table in tables:
             self._compactor.recover(table)
             self._journals[table] = _Journal()

@@ -134,6 +134,9 @@ def test_public_api() -> None:
         "token_totals",
         "usage_columns",
         "lock_holder",
+        "LOG_FORMAT",
+        "LOG_MANIFEST",
+        "LogFormatError",
     }
     for name in arena.store.__all__:
         assert getattr(arena.store, name) is not None
