@@ -58,6 +58,7 @@ _MODEL_COLUMNS = (
     ("style CI", "bt_style_ci", 0),
     ("style #", "style_rank", 0),
     ("Elo", "elo", 0),
+    ("Elo order error", "elo_order_error", 1),
     ("win", "win_rate", 3),
     ("wtd win", "weighted_win_rate", 3),
     ("W", "wins", 0),
@@ -203,9 +204,11 @@ def _leaderboard(data: ReportData) -> str:
         rows.append(cells)
     anchored = "the mean" if data.board.anchor is None else data.board.anchor
     notes = [
-        "BT: Bradley-Terry on the Elo scale, reviews weighted by PeerRank weight, "
-        f"{anchored} = 1000; CI: bootstrap over questions. Elo: weighted online Elo. "
-        "win: win rate with equal reviewer weights; wtd win: PeerRank weighted win rate.",
+        "BT: Bradley-Terry on the Elo scale, reviews weighted by the reviewer weights "
+        f"(--weights), {anchored} = 1000; CI: clustered by question (--intervals). "
+        "Elo: weighted online Elo over a fixed set of orders (order error: its spread "
+        "over the orders). win: win rate with equal reviewer weights; wtd win: the "
+        "weighted win rate.",
     ]
     if lengths:
         notes.append("avg length: mean length of the model's answers in characters (all turns).")
