@@ -53,7 +53,7 @@ IntArray = NDArray[np.int64]
 # How the length term enters: one coefficient for every model, or one per model.
 LENGTH_TERMS = ("shared", "per-model")
 # Prior standard deviation (logits) of a question's difficulty.
-DIFFICULTY_PRIOR_SD = 1.0
+DIFFICULTY_PRIOR_SD = 2.0
 # Strength and length columns are multiplied by this: their L2 penalty is
 # UNPENALISED_SCALE^2 times weaker than the difficulties'.
 UNPENALISED_SCALE = 30.0
@@ -126,7 +126,7 @@ def _battles(rs: ReviewSet, base: int) -> tuple[_Battles, float]:
     key = np.stack([model.astype(np.float64), question.astype(np.float64), scaled], axis=1)
     unique, group = np.unique(key, axis=0, return_inverse=True)
     group = group.ravel()
-    total = np.bincount(group, weights=w)
+    total = np.bincount(group, weights=w).astype(np.float64)
     battles = _Battles(
         model=unique[:, 0].astype(np.int64),
         question=unique[:, 1].astype(np.int64),

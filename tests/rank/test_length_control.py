@@ -22,7 +22,9 @@ STRENGTH = {"padder": 0.0, "short": 0.0, "solid": 0.6}
 LENGTH_EFFECT = 1.5  # the judge's preference for the longer answer
 
 
-def _reviews(questions: int = 300, seed: int = 7, length_effect: float = LENGTH_EFFECT) -> pl.DataFrame:
+def _reviews(
+    questions: int = 300, seed: int = 7, length_effect: float = LENGTH_EFFECT
+) -> pl.DataFrame:
     rng = np.random.default_rng(seed)
     rows = []
     for q in range(questions):

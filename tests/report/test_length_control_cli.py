@@ -79,7 +79,13 @@ def test_json_holds_the_length_controlled_rates(tmp_path: Path) -> None:
 def test_table_column_and_bad_input(tmp_path: Path) -> None:
     path = _annotations(tmp_path, questions=60)
     result = _invoke(
-        "--reviews", str(path), "--baseline", "ref", "--length-control", "--format", "markdown",
+        "--reviews",
+        str(path),
+        "--baseline",
+        "ref",
+        "--length-control",
+        "--format",
+        "markdown",
         *FAST,
     )
     assert result.exit_code == 0, result.output
@@ -88,7 +94,9 @@ def test_table_column_and_bad_input(tmp_path: Path) -> None:
     assert result.exit_code == 2
     assert "--length-control needs --baseline MODEL" in result.stderr
     lengthless = tmp_path / "lengthless.csv"
-    lengthless.write_text("question_id,model_a,model_b,reviewer,score\nq1,m,ref,j,-1\nq2,ref,m,j,1\n")
+    lengthless.write_text(
+        "question_id,model_a,model_b,reviewer,score\nq1,m,ref,j,-1\nq2,ref,m,j,1\n"
+    )
     result = CliRunner().invoke(
         leaderboard, ["--reviews", str(lengthless), "--baseline", "ref", "--length-control"]
     )
