@@ -84,6 +84,15 @@ _OPTIONS = (
         "AlpacaEval's and arena-hard's headline figure. JSON: `vs_baseline`.",
     ),
     click.option(
+        "--length-control",
+        "length_control",
+        is_flag=True,
+        help="With --baseline: also each model's length-controlled win rate against it (a "
+        "logistic fit of strength, question difficulty and the tanh of the standardised "
+        "length difference, predicted at the baseline's length; bootstrap interval over "
+        "questions). JSON: `lc_win_rate`, `lc_ci_low`, `lc_ci_high` in `vs_baseline`.",
+    ),
+    click.option(
         "--conventions",
         type=click.Choice(["arena", "prd"]),
         default="arena",
@@ -159,6 +168,7 @@ def ranking_options(command: Callable[..., Any]) -> Callable[..., Any]:
         elo_bootstrap: int,
         no_self: bool,
         baseline: str | None,
+        length_control: bool,
         conventions: str,
         human_merge: str | None,
         majority: str | None,
@@ -178,6 +188,7 @@ def ranking_options(command: Callable[..., Any]) -> Callable[..., Any]:
             weights=weighting,
             exclude_self=no_self,
             baseline=baseline,
+            length_control=length_control,
             intervals=intervals,
             elo_bootstrap=elo_bootstrap,
             human_merge=human_merge or chosen["human_merge"],

@@ -508,17 +508,29 @@ def _baseline(data: ReportData) -> str:
         ]
         for row in rows
     ]
+    header = ["model", "win rate %", "95% CI", "discrete %", "n", "avg length"]
+    note = ""
+    if "length_control" in data.leaderboard:  # --length-control: two more columns
+        header += ["LC win rate %", "LC 95% CI"]
+        for line, row in zip(body, rows, strict=True):
+            line.append(pct(row["lc_win_rate"]))
+            line.append(
+                "-"
+                if row["lc_ci_low"] is None or row["lc_ci_high"] is None
+                else f"{pct(row['lc_ci_low'])}-{pct(row['lc_ci_high'])}"
+            )
+        note = (
+            " LC: length-controlled, the win rate predicted at the baseline's length by a "
+            "logistic fit of strength, question difficulty and the tanh of the standardised "
+            "length difference; its interval: bootstrap over questions, refitted each round."
+        )
     return (
         f'<section id="baseline"><h2>Win rate against {_e(data.leaderboard["baseline"])}</h2>'
-        + _table(
-            "baseline-table",
-            ["model", "win rate %", "95% CI", "discrete %", "n", "avg length"],
-            body,
-        )
+        + _table("baseline-table", header, body)
         + _p(
             "Weighted mean share of the win (graded verdicts as given); discrete: wins plus "
             "half the ties over the battles; interval: bootstrap over questions; average "
-            "answer length in characters, where the answers are known."
+            "answer length in characters, where the answers are known." + note
         )
         + "</section>"
     )

@@ -50,6 +50,13 @@ from arena.rank._diagnostics import (
 from arena.rank._elo import EloResult, weighted_elo
 from arena.rank._encode import REQUIRED_COLUMNS, STYLE_FEATURES, ReviewSet, encode_reviews
 from arena.rank._intervals import RANK_TIE_TOLERANCE, NeighbourTest, RankTable, rank_models
+from arena.rank._length_control import (
+    DIFFICULTY_PRIOR_SD,
+    LENGTH_TERMS,
+    LengthControl,
+    LengthControlled,
+    length_controlled_win_rates,
+)
 from arena.rank._peerrank import (
     FixedPoint,
     PeerRankBatch,
@@ -99,6 +106,11 @@ from arena.rank._trajectory import (
 __all__ = [
     "BaselineRate",
     "baseline_win_rates",
+    "DIFFICULTY_PRIOR_SD",
+    "LENGTH_TERMS",
+    "LengthControl",
+    "LengthControlled",
+    "length_controlled_win_rates",
     "ELO_ORDER_SEED",
     "INTERVALS",
     "Z_95",

@@ -31,6 +31,7 @@ from arena.rank import (
     Agreement,
     AgreementScore,
     BaselineRate,
+    LengthControl,
     Ranking,
     RankOptions,
     RankTable,
@@ -38,6 +39,7 @@ from arena.rank import (
     baseline_win_rates,
     encode_reviews,
     human_agreement,
+    length_controlled_win_rates,
     rank_correlation,
     rank_reviews,
 )
@@ -103,6 +105,9 @@ class LeaderboardOptions:
     human_merge: str = "plurality"
     majority: str = "plurality"
     kappa_categories: str = "model"
+    # With `baseline`: each model's length-controlled win rate against it
+    # (rank.length_controlled_win_rates; the JSON `lc_*` fields of `vs_baseline`).
+    length_control: bool = False
 
 
 @dataclass(eq=False)
@@ -126,6 +131,8 @@ class Leaderboard:
     baseline: str | None = None
     # Shards missing from a split run (--allow-missing-shards): the JSON `partial`.
     partial: dict[str, Any] | None = None
+    # --length-control: the length-controlled win rates against the baseline.
+    length_control: LengthControl | None = None
 
     @property
     def contestants(self) -> tuple[str, ...]:
@@ -281,6 +288,8 @@ def rank_frame(
     if opts.baseline is not None and opts.baseline not in rs.contestants:
         known = ", ".join(rs.contestants) or "none"
         raise ValueError(f"--baseline {opts.baseline!r} is not a contestant (contestants: {known})")
+    if opts.length_control and opts.baseline is None:
+        raise ValueError("--length-control needs --baseline MODEL")
     ranking = rank_reviews(
         rs,
         RankOptions(
@@ -304,6 +313,10 @@ def rank_frame(
         rates = baseline_win_rates(rs, opts.baseline, bootstrap=opts.bootstrap, seed=opts.seed)
         order = {name: k for k, name in enumerate(rs.contestants[i] for i in board.order)}
         board.vs_baseline = sorted(rates, key=lambda rate: order[rate.model])
+        if opts.length_control:
+            board.length_control = length_controlled_win_rates(
+                rs, opts.baseline, bootstrap=opts.bootstrap, seed=opts.seed
+            )
     if sim_skill and all(name in sim_skill for name in rs.contestants):
         skills = np.array([sim_skill[name] for name in rs.contestants], dtype=np.float64)
         board.true_order = [rs.contestants[i] for i in np.argsort(-skills, kind="stable")]
@@ -834,6 +847,14 @@ def leaderboard_dict(board: Leaderboard) -> dict[str, Any]:
             }
             for rate in board.vs_baseline
         ]
+        if board.length_control is not None:
+            out["length_control"] = _length_control_dict(board.length_control)
+            controlled = {lc.model: lc for lc in board.length_control.rates}
+            for entry in out["vs_baseline"]:
+                lc = controlled[entry["model"]]
+                entry["lc_win_rate"] = _number(lc.lc_win_rate)
+                entry["lc_ci_low"] = _number(lc.lc_ci_low)
+                entry["lc_ci_high"] = _number(lc.lc_ci_high)
     if board.cost_usd is not None:
         out["cost_usd"] = board.cost_usd
     parts = [p for p in r.bt.components if len(p) > 1]
@@ -928,4 +949,15 @@ def _agreement_dict(agreement: Agreement) -> dict[str, Any]:
             name: {"kendall_tau": _number(c.kendall_tau), "spearman": _number(c.spearman)}
             for name, c in agreement.rankings.items()
         },
+    }
+
+
+def _length_control_dict(lc: LengthControl) -> dict[str, Any]:
+    """The JSON `length_control`: the fit's settings and length coefficients."""
+    return {
+        "length_terms": lc.length_terms,
+        "length_sd": _number(lc.length_sd),
+        "interval": "question bootstrap",
+        "bootstrap": lc.bootstrap,
+        "length_coef": {rate.model: _number(rate.length_coef) for rate in lc.rates},
     }

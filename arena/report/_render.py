@@ -274,6 +274,11 @@ def _style_section(board: Leaderboard) -> _Section | None:
 
 
 def _baseline_section(board: Leaderboard) -> _Section:
+    controlled = (
+        {lc.model: lc for lc in board.length_control.rates}
+        if board.length_control is not None
+        else None
+    )
     rows = [
         [
             rate.model,
@@ -283,18 +288,35 @@ def _baseline_section(board: Leaderboard) -> _Section:
             str(rate.n),
             _fmt(rate.avg_length, 0),
         ]
+        + (
+            []
+            if controlled is None
+            else [
+                _fmt(100 * controlled[rate.model].lc_win_rate, 2),
+                _interval(
+                    100 * controlled[rate.model].lc_ci_low,
+                    100 * controlled[rate.model].lc_ci_high,
+                    2,
+                ),
+            ]
+        )
         for rate in board.vs_baseline or []
     ]
-    return _Section(
-        f"Win rate against {board.baseline} (%)",
-        ["model", "win rate", "95% CI", "discrete", "n", "avg length"],
-        rows,
-        [
-            "win rate: the weighted mean share of the win (graded verdicts count as given); "
-            "discrete: wins plus half the ties over the battles; 95% CI: bootstrap over "
-            "questions; avg length: characters of the model's answers, where known."
-        ],
-    )
+    notes = [
+        "win rate: the weighted mean share of the win (graded verdicts count as given); "
+        "discrete: wins plus half the ties over the battles; 95% CI: bootstrap over "
+        "questions; avg length: characters of the model's answers, where known."
+    ]
+    header = ["model", "win rate", "95% CI", "discrete", "n", "avg length"]
+    if controlled is not None:
+        header += ["LC win rate", "LC 95% CI"]
+        notes.append(
+            "LC win rate: length-controlled, the win rate predicted at the baseline's "
+            "length by a logistic fit of strength, question difficulty and the tanh of the "
+            "standardised length difference (one length coefficient for all models); "
+            "LC 95% CI: bootstrap over questions, refitted each round."
+        )
+    return _Section(f"Win rate against {board.baseline} (%)", header, rows, notes)
 
 
 def _sections(board: Leaderboard) -> tuple[list[str], list[_Section], list[str]]:
