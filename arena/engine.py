@@ -20,14 +20,15 @@ from arena.batcheval import batcheval_preflight, batcheval_stage
 from arena.config import FREE_TYPES, ConfigError, Tournament
 from arena.discuss import discussion_stage
 from arena.nightly import RunStart, failed_only, record_history, recorded_config, start_run
-from arena.pipeline import AllPairsPlanner, Plan, build_plan, make_providers
+from arena.pipeline import AllPairsPlanner, Plan, build_plan
 from arena.providers import ProviderUnavailable, create_provider
 from arena.report import build_leaderboard, leaderboard_dict
-from arena.runner import Planner, ProgressFn, Runner, RunSummary, default_window
+from arena.runner import Planner, ProgressFn, RunSummary
 from arena.sampling import SampledPlanner
 from arena.scheduler import Scheduler, price_table
+from arena.session import run_planners, tournament_setup
 from arena.shard import check_directory as check_shard_directory
-from arena.store import RunLock, RunLog, StorageError
+from arena.store import RunLock
 
 # A stage of `arena run` beside answers and reviews: a planner made from the
 # tournament and the all-pairs planner (whose plan, answers and state it
@@ -168,53 +169,24 @@ async def run_tournament(
     YAML path it records (retry-failed).
     """
     write_snapshot(t, keep_config_path=not record_config)
-    log = RunLog(t.output_dir)
     plan = plan if plan is not None else build_plan(t)
     sampled = extra_stages and t.config.sampling.strategy != "full"
     base = SampledPlanner(t, plan) if sampled else AllPairsPlanner(t, plan)
     planners: list[Planner] = [base]
     if extra_stages:
         planners.extend(p for p in (factory(t, base) for factory in STAGES) if p is not None)
-    providers = make_providers(t)
-    limits = {name: t.config.providers[name].limits.to_limits() for name in providers}
-    scheduler = Scheduler(
-        providers,
-        limits,
-        t.config.retry,
+    summary = await run_planners(
+        planners,
+        tournament_setup(t),
         budget_usd=budget_usd,
-        prices=price_table(t),
-        tournament_budget_usd=t.config.budget_usd,
-        prior_spent_usd=spent_before(t, log),
+        progress=progress,
+        on_scheduler=on_scheduler,
+        compact_every=compact_every,
+        window=window,
     )
-    if on_scheduler is not None:
-        on_scheduler(scheduler)
-    summary: RunSummary | None = None
-    try:
-        async with log.writer(compact_every=compact_every) as writer:
-            runner = Runner(
-                planners,
-                scheduler,
-                writer,
-                log,
-                window=window if window is not None else default_window(limits),
-                progress=progress,
-            )
-            summary = await runner.run()
-            if isinstance(base, SampledPlanner):
-                summary.sampling = base.report()
-    except StorageError as exc:
-        if summary is None:  # the log could not even be opened
-            raise
-        summary.storage_error = summary.storage_error or str(exc)
-    finally:
-        for p in providers.values():
-            await p.close()
+    if isinstance(base, SampledPlanner):
+        summary.sampling = base.report()
     return summary
-
-
-def spent_before(t: Tournament, log: RunLog) -> float:
-    """What earlier runs spent, when the YAML's `budget_usd` needs it (every billed attempt)."""
-    return log.spent_usd() if t.config.budget_usd is not None else 0.0
 
 
 @dataclass(frozen=True)
@@ -348,7 +320,6 @@ __all__ = [
     "run_directory",
     "run_tournament",
     "snapshot",
-    "spent_before",
     "unpriced_budget_problems",
     "unpriced_models",
     "write_last_run",

@@ -23,7 +23,6 @@ import numpy as np
 from numpy.typing import NDArray
 
 from arena.config import FILE_PROVIDER, Question, Tournament
-from arena.providers import Provider, create_provider
 from arena.review import parse_verdict, render_review_prompt, uses_reference
 from arena.runner import (
     Call,
@@ -36,6 +35,7 @@ from arena.runner import (
     call_columns,
 )
 from arena.scheduler import CallOutcome
+from arena.session import make_providers
 from arena.store import RunLog
 from arena.types import CallStatus, GenerateRequest, Message, Verdict, stable_id
 
@@ -257,20 +257,6 @@ def build_plan(t: Tournament) -> Plan:
         )
     reviews = ReviewCalls(t.questions, models, reviewers, tuple(answer_ids), codes, ids)
     return Plan(tuple(answers), reviews)
-
-
-def make_providers(t: Tournament) -> dict[str, Provider]:
-    """One provider instance per provider entry used by the tournament."""
-    used = {t.provider_of(m) for m in t.used_models()}
-    providers: dict[str, Provider] = {}
-    for pname in sorted(used):
-        pcfg = t.config.providers[pname]
-        models = {
-            t.provider_model_id(m): t.model(m) for m in t.config.models if t.provider_of(m) == pname
-        }
-        providers[pname] = create_provider(pname, pcfg, models, t.config.seed)
-        providers[pname].bind(t)
-    return providers
 
 
 def base_row(

@@ -36,7 +36,6 @@ from arena.batcheval._scores import SCORES_SCHEMA, read_scores, scores_frame, wr
 from arena.batcheval._stage import (
     Batch,
     BatchEvalPlanner,
-    BatchEvalStage,
     SampleScore,
     Scorer,
     StageSummary,
@@ -75,7 +74,6 @@ __all__ = [
     "BatchEvalPlanner",
     "BatchEvalSetup",
     "Composition",
-    "BatchEvalStage",
     "CriterionConfig",
     "HumanScores",
     "Sample",

@@ -329,7 +329,7 @@ def _replay(
 ) -> dict[tuple[int, int], tuple[str, str | None]]:
     """(round, batch index) -> (batch id, logged state or None) of the rounds built so far.
 
-    Mirrors BatchEvalStage: the same compositions, ids and score history.
+    Mirrors BatchEvalPlanner: the same compositions, ids and score history.
     """
     by_id = {s.id: s for s in samples}
     history: dict[str, list[float | None]] = {sid: [] for sid in by_id}
