@@ -24,7 +24,7 @@ from arena.pipeline import AllPairsPlanner, Plan, build_plan
 from arena.providers import ProviderUnavailable, create_provider
 from arena.report import build_leaderboard, leaderboard_dict
 from arena.runner import Planner, ProgressFn, RunSummary
-from arena.sampling import SampledPlanner
+from arena.sampling import DesignSelector
 from arena.scheduler import Scheduler, price_table
 from arena.session import run_planners, tournament_setup
 from arena.shard import check_directory as check_shard_directory
@@ -171,7 +171,7 @@ async def run_tournament(
     write_snapshot(t, keep_config_path=not record_config)
     plan = plan if plan is not None else build_plan(t)
     sampled = extra_stages and t.config.sampling.strategy != "full"
-    base = SampledPlanner(t, plan) if sampled else AllPairsPlanner(t, plan)
+    base = AllPairsPlanner(t, plan, DesignSelector(t, plan) if sampled else None)
     planners: list[Planner] = [base]
     if extra_stages:
         planners.extend(p for p in (factory(t, base) for factory in STAGES) if p is not None)
@@ -184,8 +184,7 @@ async def run_tournament(
         compact_every=compact_every,
         window=window,
     )
-    if isinstance(base, SampledPlanner):
-        summary.sampling = base.report()
+    summary.sampling = base.selection_report()
     return summary
 
 

@@ -14,9 +14,10 @@ from __future__ import annotations
 import hashlib
 import json
 import time
+from abc import ABC, abstractmethod
 from collections import defaultdict, deque
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, overload
 
 import numpy as np
@@ -266,6 +267,56 @@ def base_row(
     return {"id": call_id, "provider": provider, **call_columns(outcomes), "run_id": run_id}
 
 
+@dataclass(frozen=True)
+class Round:
+    """Reviews a selector asks for, in order: indices into the plan's reviews.
+
+    `record`, when given, is a record call (rows and no provider call: the
+    round's selection) that the planner hands to the runner before the
+    round's reviews, which wait until it is logged. `planned`, when given, is
+    the review count the run plans from now on (a design that ends early).
+    """
+
+    reviews: Sequence[int] = ()
+    record: Call | None = None
+    planned: int | None = None
+
+
+@dataclass(frozen=True)
+class Selection:
+    """What a selector asks for at the start: reviews planned, already logged, first rounds."""
+
+    planned: int
+    skipped: int
+    rounds: Sequence[Round]
+
+
+class ReviewSelector(ABC):
+    """Chooses which reviews of the plan the all-pairs planner asks for, and when.
+
+    Without a selector the planner asks for every review of the plan not yet
+    logged. With one, it asks for the rounds the selector gives: at the start
+    (`start`), then after any result (`on_result`, called once the planner
+    has taken the result in; an empty list: nothing more for now). A sampled
+    design gives rounds chosen from the verdicts so far; a fixed design (every
+    contestant against one baseline, a new model against chosen opponents)
+    gives all of its reviews at the start. A selector does not count calls:
+    the planner counts what `Selection` and `Round.planned` say.
+    """
+
+    @abstractmethod
+    def start(self, ctx: RunContext) -> Selection:
+        """Before any call: read the log; the reviews to plan and the first rounds."""
+
+    def on_result(self, result: CallResult) -> Sequence[Round]:
+        """A call of the run ended (an answer, a review, any stage's call): more rounds, if any."""
+        return ()
+
+    def report(self) -> dict[str, Any] | None:
+        """What the run summary reports of the selection (`RunSummary.sampling`), if anything."""
+        return None
+
+
 class AllPairsPlanner(Planner):
     """Every answer of a plan, then each review as soon as both of its answers are logged.
 
@@ -275,9 +326,10 @@ class AllPairsPlanner(Planner):
     `failed_answers` and `settled`.
     """
 
-    def __init__(self, t: Tournament, plan: Plan) -> None:
+    def __init__(self, t: Tournament, plan: Plan, selector: ReviewSelector | None = None) -> None:
         self.t = t
         self.plan = plan
+        self.selector = selector
         self.answers: dict[str, list[str]] = {}
         self.failed_answers: set[str] = set()
         # Turns of unfinished answers logged earlier (partial, or failed at a
@@ -297,6 +349,11 @@ class AllPairsPlanner(Planner):
         self._mine: dict[str, AnswerCall | ReviewCall] = {}
         self._open = 0  # calls handed to the runner whose result has not come back
         self._open_answers = 0
+        self._ctx: RunContext | None = None
+        # A selector's round records: queued, then handed out until their result comes back.
+        self._records: deque[Call] = deque()
+        self._records_open: set[str] = set()
+        self._after: dict[int, str] = {}  # review index -> the record its round waits on
 
     @property
     def settled(self) -> bool:
@@ -306,6 +363,8 @@ class AllPairsPlanner(Planner):
             and not self._ready
             and self._open == 0
             and self._cursor >= len(self.plan.reviews)
+            and not self._records
+            and not self._records_open
         )
 
     @property
@@ -314,6 +373,7 @@ class AllPairsPlanner(Planner):
         return not self._todo and self._open_answers == 0
 
     def start(self, ctx: RunContext) -> None:
+        self._ctx = ctx
         frame = ctx.log.read("answers", columns=["status", "answer_turns"])
         for rid, status, turns in frame.iter_rows():
             if status == CallStatus.OK.value:
@@ -337,15 +397,20 @@ class AllPairsPlanner(Planner):
         self.start_reviews(ctx)
 
     def start_reviews(self, ctx: RunContext) -> None:
-        """Count the plan's reviews and queue those not logged yet.
-
-        A sampled design (arena.sampling) overrides this to queue only the
-        reviews it selects, and adds more with `queue_review` as rounds end.
-        """
+        """Count the plan's reviews and queue those not logged yet (or the selector's)."""
+        reviews = self.plan.reviews
+        if self.selector is not None:
+            selection = self.selector.start(ctx)
+            ctx.stats.plan("reviews", selection.planned)
+            if selection.skipped:
+                ctx.stats.skip("reviews", selection.skipped)
+            self._cursor = len(reviews)  # reviews come from the selector, not from the plan
+            for round_ in selection.rounds:
+                self._take(round_)
+            return
         done_reviews = ctx.log.ids(
             "reviews", statuses={CallStatus.OK.value, CallStatus.INVALID.value}
         )
-        reviews = self.plan.reviews
         ctx.stats.plan("reviews", len(reviews))
         ids = reviews.ids if isinstance(reviews, ReviewCalls) else (r.id for r in reviews)
         if done_reviews:
@@ -358,17 +423,20 @@ class AllPairsPlanner(Planner):
         else:
             self._skip = np.zeros(len(reviews), dtype=bool)
 
-    def queue_review(self, index: int) -> None:
-        """Ask for review `index` of the plan (once both of its answers are logged).
+    def _take(self, round_: Round) -> None:
+        """Queue a selector's round: its record first, then its reviews (waiting on the record)."""
+        if round_.record is not None:
+            self._records.append(round_.record)
+        for index in round_.reviews:
+            if round_.record is not None:
+                self._after[index] = round_.record.id
+            self._place(index)
+        if round_.planned is not None and self._ctx is not None:
+            self._ctx.stats.replan("reviews", round_.planned)
 
-        For a planner that chooses reviews itself (arena.sampling): it calls
-        `stop_cursor` in `start_reviews`, then queues the reviews it selects.
-        """
-        self._place(index)
-
-    def stop_cursor(self) -> None:
-        """Walk no further through the plan: only `queue_review` adds reviews."""
-        self._cursor = len(self.plan.reviews)
+    def selection_report(self) -> dict[str, Any] | None:
+        """The selector's report for the run summary (None without a selector)."""
+        return None if self.selector is None else self.selector.report()
 
     def _answer_ids(self, index: int) -> tuple[str, str]:
         reviews = self.plan.reviews
@@ -390,6 +458,10 @@ class AllPairsPlanner(Planner):
         self._ready.append(index)
 
     def next_call(self) -> Call | Idle:
+        if self._records:
+            record = self._records.popleft()
+            self._records_open.add(record.id)
+            return record
         if self._todo:
             a = self._todo.popleft()
             self._mine[a.id] = a
@@ -403,13 +475,25 @@ class AllPairsPlanner(Planner):
             if not self._skip[index]:
                 self._place(index)
         if self._ready:
-            r = self.plan.reviews[self._ready.popleft()]
+            index = self._ready.popleft()
+            r = self.plan.reviews[index]
             self._mine[r.id] = r
             self._open += 1
-            return self._review_call(r)
-        return Idle.LATER if self._open else Idle.DONE
+            made = self._review_call(r)
+            waits_on = self._after.pop(index, None)
+            return made if waits_on is None else replace(made, after=(*made.after, waits_on))
+        return Idle.LATER if self._open or self._records_open else Idle.DONE
 
     def on_result(self, result: CallResult) -> None:
+        if result.call.id in self._records_open:
+            self._records_open.discard(result.call.id)
+            return
+        self._take_result(result)
+        if self.selector is not None:
+            for round_ in self.selector.on_result(result):
+                self._take(round_)
+
+    def _take_result(self, result: CallResult) -> None:
         call = self._mine.pop(result.call.id, None)
         if call is None:
             return
@@ -600,6 +684,9 @@ __all__ = [
     "Plan",
     "ReviewCall",
     "ReviewCalls",
+    "ReviewSelector",
+    "Round",
+    "Selection",
     "answer_id",
     "base_row",
     "build_plan",

@@ -10,7 +10,7 @@ from arena.sampling._adaptive import DesignFit, allocate, choose_round, fit_desi
 from arena.sampling._design import Grid, balanced_units, pick_in_pair
 from arena.sampling._planner import (
     SAMPLING_TABLE,
-    SampledPlanner,
+    DesignSelector,
     SamplingBudget,
     sampling_budget,
 )
@@ -18,7 +18,7 @@ from arena.sampling._status import design_status
 
 __all__ = [
     "SAMPLING_TABLE",
-    "SampledPlanner",
+    "DesignSelector",
     "SamplingBudget",
     "sampling_budget",
     "DesignFit",
