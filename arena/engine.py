@@ -1,9 +1,10 @@
 """Running a tournament: preflight checks, the run snapshot, the lock, the plan file, history.
 
-One runner (`arena.runner.Runner`) runs every stage's planner together: the
-all-pairs answers and reviews (`arena.pipeline.AllPairsPlanner`) and the extra
-stages of `STAGES` (PeerDiscussion, BatchEval), each a planner that starts
-its work as soon as what it needs is logged.
+One runner (`arena.runner.Runner`, set up by `arena.session.run_planners`)
+runs every stage's planner together: the all-pairs answers and reviews
+(`arena.pipeline.AllPairsPlanner`, whose reviews a stage's selector may
+choose) and the planners of the stages in `arena.stages`, each of which
+starts its work as soon as what it needs is logged.
 """
 
 from __future__ import annotations
@@ -16,26 +17,18 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from arena.batcheval import batcheval_preflight, batcheval_stage
 from arena.config import FREE_TYPES, ConfigError, Tournament
-from arena.discuss import discussion_stage
 from arena.nightly import RunStart, failed_only, record_history, recorded_config, start_run
 from arena.pipeline import AllPairsPlanner, Plan, build_plan
 from arena.providers import ProviderUnavailable, create_provider
 from arena.report import build_leaderboard, leaderboard_dict
 from arena.runner import Planner, ProgressFn, RunSummary
-from arena.sampling import DesignSelector
 from arena.scheduler import Scheduler, price_table
 from arena.session import run_planners, tournament_setup
 from arena.shard import check_directory as check_shard_directory
+from arena.stages import preflight as stages_preflight
+from arena.stages import review_selector, stage_planners
 from arena.store import RunLock
-
-# A stage of `arena run` beside answers and reviews: a planner made from the
-# tournament and the all-pairs planner (whose plan, answers and state it
-# reads), or None when its section is off in the tournament.
-StageFactory = Callable[[Tournament, AllPairsPlanner], "Planner | None"]
-
-STAGES: list[StageFactory] = [discussion_stage, batcheval_stage]
 
 
 def snapshot(t: Tournament) -> dict[str, Any]:
@@ -105,19 +98,13 @@ def preflight(t: Tournament, budget_usd: float | None = None) -> list[str]:
             problems.append(str(exc))
             continue
         problems.extend(provider.check_ready())
-    problems.extend(batcheval_preflight(t))
     try:
         price_table(t)
     except ConfigError as exc:
         problems.append(str(exc))
     else:
         problems.extend(unpriced_budget_problems(t, budget_usd))
-    empty = AllPairsPlanner(t, Plan((), ()))
-    for factory in STAGES:  # making a stage checks its section (templates, ...)
-        try:
-            factory(t, empty)
-        except ConfigError as exc:
-            problems.append(str(exc))
+    problems.extend(stages_preflight(t))  # each stage checks its section (templates, ...)
     return problems
 
 
@@ -170,11 +157,10 @@ async def run_tournament(
     """
     write_snapshot(t, keep_config_path=not record_config)
     plan = plan if plan is not None else build_plan(t)
-    sampled = extra_stages and t.config.sampling.strategy != "full"
-    base = AllPairsPlanner(t, plan, DesignSelector(t, plan) if sampled else None)
+    base = AllPairsPlanner(t, plan, review_selector(t, plan) if extra_stages else None)
     planners: list[Planner] = [base]
     if extra_stages:
-        planners.extend(p for p in (factory(t, base) for factory in STAGES) if p is not None)
+        planners.extend(stage_planners(t, base))
     summary = await run_planners(
         planners,
         tournament_setup(t),
@@ -311,9 +297,7 @@ def log_line(message: str) -> None:
 
 __all__ = [
     "LAST_RUN",
-    "STAGES",
     "DirectoryRun",
-    "StageFactory",
     "log_line",
     "preflight",
     "run_directory",

@@ -19,6 +19,7 @@ from arena.batcheval._compose import (
     compose_round,
     ordering_scores,
 )
+from arena.batcheval._hooks import BATCHEVAL_STAGE, BatchEvalHooks, batch_tokens
 from arena.batcheval._human import ALL_SCORERS, HumanScores, human_agreement, load_human_scores
 from arena.batcheval._parse import one_generation, parse_scores
 from arena.batcheval._prompt import (
@@ -48,6 +49,7 @@ from arena.batcheval._standalone import (
     preflight,
     run_standalone,
 )
+from arena.batcheval._states import BATCHEVAL_SCHEMA, batches_outside, batcheval_states
 from arena.batcheval._summary import batcheval_summary, contestant_scores, run_human_scores
 from arena.batcheval._tournament import (
     TournamentBatchEval,
@@ -59,6 +61,8 @@ from arena.config import BatchEvalConfig, CriterionConfig, ScaleConfig
 
 __all__ = [
     "ALL_SCORERS",
+    "BATCHEVAL_SCHEMA",
+    "BATCHEVAL_STAGE",
     "COMPOSITIONS",
     "DEFAULT_TEMPLATES",
     "PROCEDURE_PLACEHOLDERS",
@@ -71,6 +75,7 @@ __all__ = [
     "Batch",
     "BatchEvalConfig",
     "BatchEvalFileConfig",
+    "BatchEvalHooks",
     "BatchEvalPlanner",
     "BatchEvalSetup",
     "Composition",
@@ -84,7 +89,10 @@ __all__ = [
     "Strategy",
     "TournamentBatchEval",
     "batch_id",
+    "batch_tokens",
     "batcheval_preflight",
+    "batcheval_states",
+    "batches_outside",
     "batcheval_stage",
     "batcheval_summary",
     "bootstrap_ci",

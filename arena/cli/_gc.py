@@ -7,8 +7,6 @@ from pathlib import Path
 
 import click
 
-import arena.batcheval  # noqa: F401  (registers its table)
-import arena.discuss  # noqa: F401  (registers its table)
 from arena.cli._common import Exit, fail
 from arena.nightly import (
     ARCHIVE_DIR,
@@ -17,6 +15,7 @@ from arena.nightly import (
     prune_archive,
     prune_reports,
 )
+from arena.stages import all_stages
 from arena.store import LockHeld, RunLock
 
 
@@ -73,6 +72,7 @@ def gc_cmd(
     """
     if not (directory / "log").is_dir():
         fail(f"{directory}: not a run directory (no log/)")
+    all_stages()  # every stage's log tables are registered, so each is merged
     try:
         with RunLock(directory):
             report = collect_garbage(directory, drop=drop, keep_history=keep_history)

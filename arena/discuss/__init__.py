@@ -14,6 +14,8 @@ from arena.discuss._board import (
     discussion_tables,
 )
 from arena.discuss._choose import choose_leader, discussant_pairs, ranked_reviewers, top2
+from arena.discuss._counts import discussion_counts
+from arena.discuss._hooks import DISCUSSION_STAGE, DiscussionHooks, discussion_bound
 from arena.discuss._outcome import Outcome, agreed_verdicts, apply_discussions
 from arena.discuss._prompt import (
     DEFAULT_ROLE_TEMPLATE,
@@ -53,6 +55,7 @@ __all__ = [
     "DEFAULT_ROLE_TEMPLATE",
     "DEFAULT_TEMPLATE",
     "DISCUSSION_REVIEWER",
+    "DISCUSSION_STAGE",
     "STATE_FILE",
     "TABLE",
     "TABLE_SCHEMA",
@@ -61,6 +64,7 @@ __all__ = [
     "Channel",
     "Discussant",
     "DiscussionConfig",
+    "DiscussionHooks",
     "DiscussionReport",
     "DiscussionResult",
     "DiscussionSpec",
@@ -81,7 +85,9 @@ __all__ = [
     "discuss_existing",
     "discussant_pairs",
     "discussion_block",
+    "discussion_bound",
     "discussion_context",
+    "discussion_counts",
     "discussion_footer",
     "discussion_id",
     "discussion_report",

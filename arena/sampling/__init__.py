@@ -8,6 +8,7 @@ grid of units (question x unordered pair x reviewer); `fit_design` and
 
 from arena.sampling._adaptive import DesignFit, allocate, choose_round, fit_design
 from arena.sampling._design import Grid, balanced_units, pick_in_pair
+from arena.sampling._hooks import SAMPLING_STAGE, SamplingHooks
 from arena.sampling._planner import (
     SAMPLING_TABLE,
     DesignSelector,
@@ -17,7 +18,9 @@ from arena.sampling._planner import (
 from arena.sampling._status import design_status
 
 __all__ = [
+    "SAMPLING_STAGE",
     "SAMPLING_TABLE",
+    "SamplingHooks",
     "DesignSelector",
     "SamplingBudget",
     "sampling_budget",
