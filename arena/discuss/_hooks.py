@@ -27,7 +27,7 @@ class DiscussionHooks(Stage):
 
     def preflight(self, t: Tournament) -> list[str]:
         try:
-            self.planner(t, AllPairsPlanner(t, Plan((), ())))  # checks templates and settings
+            self.planner(t, AllPairsPlanner(t, Plan.empty()))  # checks templates and settings
         except ConfigError as exc:
             return [str(exc)]
         return []

@@ -51,7 +51,9 @@ async def discuss_existing(
     done_answers, done_reviews = load_done(log)
     plan = Plan(
         tuple(a for a in full.answers if a.id in done_answers),
-        tuple(r for r in full.reviews if r.id in done_reviews),
+        full.reviews.take(
+            [i for i, rid in enumerate(full.reviews.ids) if rid.decode() in done_reviews]
+        ),
     )
     base = AllPairsPlanner(t, plan)
     return await run_planners(
