@@ -28,16 +28,15 @@ from arena.discuss._prompt import (
 )
 from arena.discuss._protocol import (
     Battle,
-    Channel,
     Discussant,
     DiscussionResult,
     DiscussionSpec,
     LoggedReview,
     Settings,
     battle_id,
+    discussion_steps,
     logged_calls,
     row_id,
-    run_discussion,
 )
 from arena.discuss._rundir import (
     DiscussionReport,
@@ -45,7 +44,7 @@ from arena.discuss._rundir import (
     read_discussions,
 )
 from arena.discuss._schema import DISCUSSION_REVIEWER, STATE_FILE, TABLE, TABLE_SCHEMA
-from arena.discuss._stage import DiscussionStage, discussion_id, discussion_stage
+from arena.discuss._stage import DiscussionStage, DiscussionSteps, discussion_id, discussion_stage
 from arena.discuss._standalone import discuss_existing, with_discussion
 from arena.discuss._state import DiscussionState, discussion_context, read_state, write_state
 from arena.discuss._stats import DiscussionStats, ModelStance, discussion_stats
@@ -61,7 +60,6 @@ __all__ = [
     "TABLE_SCHEMA",
     "TRIGGERS",
     "Battle",
-    "Channel",
     "Discussant",
     "DiscussionConfig",
     "DiscussionHooks",
@@ -69,6 +67,7 @@ __all__ = [
     "DiscussionResult",
     "DiscussionSpec",
     "DiscussionStage",
+    "DiscussionSteps",
     "DiscussionState",
     "DiscussionStats",
     "DiscussionTable",
@@ -93,6 +92,7 @@ __all__ = [
     "discussion_report",
     "discussion_stage",
     "discussion_stats",
+    "discussion_steps",
     "discussion_tables",
     "load_templates",
     "logged_calls",
@@ -104,7 +104,6 @@ __all__ = [
     "render_opening",
     "render_role",
     "row_id",
-    "run_discussion",
     "select_battles",
     "top2",
     "with_discussion",
