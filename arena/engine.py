@@ -1,9 +1,10 @@
 """Running a tournament: preflight checks, the run snapshot, the lock, the plan file, history.
 
-One runner (`arena.runner.Runner`) runs every stage's planner together: the
-all-pairs answers and reviews (`arena.pipeline.AllPairsPlanner`) and the extra
-stages of `STAGES` (PeerDiscussion, BatchEval), each a planner that starts
-its work as soon as what it needs is logged.
+One runner (`arena.runner.Runner`, set up by `arena.session.run_planners`)
+runs every stage's planner together: the all-pairs answers and reviews
+(`arena.pipeline.AllPairsPlanner`, whose reviews a stage's selector may
+choose) and the planners of the stages in `arena.stages`, each of which
+starts its work as soon as what it needs is logged.
 """
 
 from __future__ import annotations
@@ -16,25 +17,18 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from arena.batcheval import batcheval_preflight, batcheval_stage
 from arena.config import FREE_TYPES, ConfigError, Tournament
-from arena.discuss import discussion_stage
 from arena.nightly import RunStart, failed_only, record_history, recorded_config, start_run
-from arena.pipeline import AllPairsPlanner, Plan, build_plan, make_providers
+from arena.pipeline import AllPairsPlanner, Plan, build_plan
 from arena.providers import ProviderUnavailable, create_provider
 from arena.report import build_leaderboard, leaderboard_dict
-from arena.runner import Planner, ProgressFn, Runner, RunSummary, default_window
-from arena.sampling import SampledPlanner
+from arena.runner import Planner, ProgressFn, RunSummary
 from arena.scheduler import Scheduler, price_table
+from arena.session import run_planners, tournament_setup
 from arena.shard import check_directory as check_shard_directory
-from arena.store import RunLock, RunLog, StorageError
-
-# A stage of `arena run` beside answers and reviews: a planner made from the
-# tournament and the all-pairs planner (whose plan, answers and state it
-# reads), or None when its section is off in the tournament.
-StageFactory = Callable[[Tournament, AllPairsPlanner], "Planner | None"]
-
-STAGES: list[StageFactory] = [discussion_stage, batcheval_stage]
+from arena.stages import preflight as stages_preflight
+from arena.stages import review_selector, stage_planners
+from arena.store import RunLock
 
 
 def snapshot(t: Tournament) -> dict[str, Any]:
@@ -104,19 +98,13 @@ def preflight(t: Tournament, budget_usd: float | None = None) -> list[str]:
             problems.append(str(exc))
             continue
         problems.extend(provider.check_ready())
-    problems.extend(batcheval_preflight(t))
     try:
         price_table(t)
     except ConfigError as exc:
         problems.append(str(exc))
     else:
         problems.extend(unpriced_budget_problems(t, budget_usd))
-    empty = AllPairsPlanner(t, Plan((), ()))
-    for factory in STAGES:  # making a stage checks its section (templates, ...)
-        try:
-            factory(t, empty)
-        except ConfigError as exc:
-            problems.append(str(exc))
+    problems.extend(stages_preflight(t))  # each stage checks its section (templates, ...)
     return problems
 
 
@@ -168,53 +156,22 @@ async def run_tournament(
     YAML path it records (retry-failed).
     """
     write_snapshot(t, keep_config_path=not record_config)
-    log = RunLog(t.output_dir)
     plan = plan if plan is not None else build_plan(t)
-    sampled = extra_stages and t.config.sampling.strategy != "full"
-    base = SampledPlanner(t, plan) if sampled else AllPairsPlanner(t, plan)
+    base = AllPairsPlanner(t, plan, review_selector(t, plan) if extra_stages else None)
     planners: list[Planner] = [base]
     if extra_stages:
-        planners.extend(p for p in (factory(t, base) for factory in STAGES) if p is not None)
-    providers = make_providers(t)
-    limits = {name: t.config.providers[name].limits.to_limits() for name in providers}
-    scheduler = Scheduler(
-        providers,
-        limits,
-        t.config.retry,
+        planners.extend(stage_planners(t, base))
+    summary = await run_planners(
+        planners,
+        tournament_setup(t),
         budget_usd=budget_usd,
-        prices=price_table(t),
-        tournament_budget_usd=t.config.budget_usd,
-        prior_spent_usd=spent_before(t, log),
+        progress=progress,
+        on_scheduler=on_scheduler,
+        compact_every=compact_every,
+        window=window,
     )
-    if on_scheduler is not None:
-        on_scheduler(scheduler)
-    summary: RunSummary | None = None
-    try:
-        async with log.writer(compact_every=compact_every) as writer:
-            runner = Runner(
-                planners,
-                scheduler,
-                writer,
-                log,
-                window=window if window is not None else default_window(limits),
-                progress=progress,
-            )
-            summary = await runner.run()
-            if isinstance(base, SampledPlanner):
-                summary.sampling = base.report()
-    except StorageError as exc:
-        if summary is None:  # the log could not even be opened
-            raise
-        summary.storage_error = summary.storage_error or str(exc)
-    finally:
-        for p in providers.values():
-            await p.close()
+    summary.sampling = base.selection_report()
     return summary
-
-
-def spent_before(t: Tournament, log: RunLog) -> float:
-    """What earlier runs spent, when the YAML's `budget_usd` needs it (every billed attempt)."""
-    return log.spent_usd() if t.config.budget_usd is not None else 0.0
 
 
 @dataclass(frozen=True)
@@ -340,15 +297,12 @@ def log_line(message: str) -> None:
 
 __all__ = [
     "LAST_RUN",
-    "STAGES",
     "DirectoryRun",
-    "StageFactory",
     "log_line",
     "preflight",
     "run_directory",
     "run_tournament",
     "snapshot",
-    "spent_before",
     "unpriced_budget_problems",
     "unpriced_models",
     "write_last_run",

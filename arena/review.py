@@ -7,7 +7,13 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from arena.config import Question, ReviewConfig, declared_verdicts
+from arena.config import (
+    GENERAL_VARIANT,
+    Question,
+    ReviewConfig,
+    declared_verdicts,
+    template_variants,
+)
 from arena.types import Verdict
 
 __all__ = [
@@ -65,46 +71,17 @@ _PLACEHOLDER_RE = re.compile(
     r"\{(question|answer_a|answer_b|reference|QUESTION|ANSWER_A|ANSWER_B|REFERENCE)\}"
 )
 
+
 # A template may hold variants chosen by the question's category, each
 # introduced by a line `{variant: NAME}` (or `{variant: NAME, OTHER}`); the
 # `general` variant serves every other category and questions without one.
-_VARIANT_RE = re.compile(r"^\{variant:\s*([^}\n]+?)\s*\}[ \t]*\n?", re.MULTILINE)
-_GENERAL = "general"
-
-
-def template_variants(template: str) -> dict[str, str] | None:
-    """A template's variants by (lower-case) category name; None for a plain template.
-
-    ValueError when a variant template has text before its first variant line,
-    names a category twice, or lacks the `general` variant.
-    """
-    heads = list(_VARIANT_RE.finditer(template))
-    if not heads:
-        return None
-    if template[: heads[0].start()].strip():
-        raise ValueError("text before the first {variant: ...} line")
-    out: dict[str, str] = {}
-    for i, head in enumerate(heads):
-        end = heads[i + 1].start() if i + 1 < len(heads) else len(template)
-        body = template[head.end() : end]
-        for name in (n.strip().lower() for n in head.group(1).split(",")):
-            if not name:
-                raise ValueError(f"empty category name in {head.group(0).strip()}")
-            if name in out:
-                raise ValueError(f"category '{name}' has two variants")
-            out[name] = body
-    if _GENERAL not in out:
-        raise ValueError("no {variant: general} (for other categories)")
-    return out
-
-
 def select_variant(template: str, category: str | None) -> str:
     """The template a question of `category` is reviewed with (a plain template: itself)."""
     variants = template_variants(template)
     if variants is None:
         return template
     key = (category or "").strip().lower()
-    return variants.get(key, variants[_GENERAL])
+    return variants.get(key, variants[GENERAL_VARIANT])
 
 
 def uses_reference(template: str) -> bool:

@@ -275,6 +275,11 @@ class RunStats:
         """`n` more calls planned."""
         self.stage(stage).planned += n
 
+    def replan(self, stage: str, n: int) -> None:
+        """The stage now plans `n` calls in all (a design that ended early), at least those done."""
+        s = self.stage(stage)
+        s.planned = max(n, s.done)
+
     def skip(self, stage: str, n: int = 1) -> None:
         """`n` planned calls were already logged."""
         self.stage(stage).skipped += n

@@ -20,6 +20,7 @@ from arena.batcheval._compose import (
     compose_round,
     ordering_scores,
 )
+from arena.batcheval._hooks import BATCHEVAL_STAGE, BatchEvalHooks, batch_tokens
 from arena.batcheval._human import (
     ALL_SCORERS,
     HumanScores,
@@ -45,7 +46,6 @@ from arena.batcheval._scores import SCORES_SCHEMA, read_scores, scores_frame, wr
 from arena.batcheval._stage import (
     Batch,
     BatchEvalPlanner,
-    BatchEvalStage,
     SampleScore,
     Scorer,
     StageSummary,
@@ -58,6 +58,7 @@ from arena.batcheval._standalone import (
     preflight,
     run_standalone,
 )
+from arena.batcheval._states import BATCHEVAL_SCHEMA, batches_outside, batcheval_states
 from arena.batcheval._summary import batcheval_summary, contestant_scores, run_human_scores
 from arena.batcheval._tournament import (
     TournamentBatchEval,
@@ -69,6 +70,8 @@ from arena.config import BatchEvalConfig, CriterionConfig, ScaleConfig
 
 __all__ = [
     "ALL_SCORERS",
+    "BATCHEVAL_SCHEMA",
+    "BATCHEVAL_STAGE",
     "COMPOSITIONS",
     "COMPOSITION_ALIASES",
     "DEFAULT_TEMPLATES",
@@ -82,10 +85,10 @@ __all__ = [
     "Batch",
     "BatchEvalConfig",
     "BatchEvalFileConfig",
+    "BatchEvalHooks",
     "BatchEvalPlanner",
     "BatchEvalSetup",
     "Composition",
-    "BatchEvalStage",
     "CriterionConfig",
     "HumanScores",
     "Sample",
@@ -96,7 +99,10 @@ __all__ = [
     "Strategy",
     "TournamentBatchEval",
     "batch_id",
+    "batch_tokens",
     "batcheval_preflight",
+    "batcheval_states",
+    "batches_outside",
     "batcheval_stage",
     "batcheval_summary",
     "bootstrap_ci",

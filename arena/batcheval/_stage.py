@@ -39,17 +39,14 @@ from arena.runner import (
     Planner,
     Priority,
     RunContext,
-    Runner,
     StageStats,
 )
-from arena.scheduler import CallOutcome, Scheduler
-from arena.store import LogWriter, RunLog
+from arena.scheduler import CallOutcome
 from arena.types import CallStatus, GenerateRequest, Message, stable_id
 
 __all__ = [
     "Batch",
     "BatchEvalPlanner",
-    "BatchEvalStage",
     "SampleScore",
     "Scorer",
     "StageSummary",
@@ -575,47 +572,3 @@ class BatchEvalPlanner(Planner):
                 }
             )
         return Finished(status, tuple(rows))
-
-
-class BatchEvalStage:
-    """Runs every pending batch of a BatchEval configuration (a runner of one planner)."""
-
-    def __init__(
-        self,
-        cfg: BatchEvalConfig,
-        template: str,
-        samples: Sequence[Sample],
-        scorers: Sequence[Scorer],
-        scheduler: Scheduler,
-        writer: LogWriter,
-        logged: pl.DataFrame,
-        *,
-        seed: object,
-        run_id: str,
-        progress: ProgressFn | None = None,
-        window: int = 256,
-    ) -> None:
-        self.planner = BatchEvalPlanner(
-            cfg, template, scorers, seed=seed, samples=samples, logged=logged
-        )
-        self.scheduler = scheduler
-        self.writer = writer
-        self.run_id = run_id
-        self.progress = progress
-        self.window = window
-
-    async def run(self) -> StageSummary:
-        """Run every round of every (criterion, scorer) pair; return what was done."""
-        runner = Runner(
-            [self.planner],
-            self.scheduler,
-            self.writer,
-            RunLog(self.writer.log_dir.parent),
-            window=self.window,
-            progress=self.progress,
-            run_id=self.run_id,
-        )
-        run = await runner.run()
-        summary = self.planner.summary()
-        summary.wall_seconds = run.wall_seconds
-        return summary

@@ -19,7 +19,7 @@ from arena.batcheval._prompt import load_template
 from arena.batcheval._samples import Sample
 from arena.batcheval._schema import SCORES_FILE, TABLE
 from arena.batcheval._scores import write_scores
-from arena.batcheval._stage import BatchEvalStage, ProgressFn, Scorer, StageSummary
+from arena.batcheval._stage import BatchEvalPlanner, ProgressFn, Scorer, StageSummary
 from arena.config import (
     BatchEvalConfig,
     ConfigError,
@@ -33,8 +33,8 @@ from arena.config import (
     validate_document,
 )
 from arena.providers import Provider, ProviderUnavailable, create_provider
-from arena.runner import default_window
 from arena.scheduler import Scheduler, as_table, model_prices
+from arena.session import RunSetup, run_planners
 from arena.store import RunLog
 
 __all__ = ["BatchEvalFileConfig", "BatchEvalSetup", "load_setup", "preflight", "run_standalone"]
@@ -166,33 +166,34 @@ async def run_standalone(
 ) -> StageSummary:
     """Score every sample (resuming from the log in the output directory); caller holds the lock."""
     log = RunLog(setup.output_dir)
-    providers = setup.make_providers()
-    limits = {name: setup.providers[name].limits.to_limits() for name in providers}
     # Prices of the scorers (configs/prices.yaml, then genai-prices): without them
     # --budget would count $0.
     scorers = [(sc.model_id, setup.providers[sc.provider]) for sc in setup.scorers()]
-    prices = as_table(model_prices(scorers))
-    scheduler = Scheduler(providers, limits, setup.retry, budget_usd=budget_usd, prices=prices)
-    if on_scheduler is not None:
-        on_scheduler(scheduler)
-    try:
-        async with log.writer(compact_every=compact_every) as writer:
-            stage = BatchEvalStage(
-                setup.config,
-                setup.template,
-                samples,
-                setup.scorers(),
-                scheduler,
-                writer,
-                log.read(TABLE, columns=["status", "score"]),
-                seed=setup.seed,
-                run_id=uuid.uuid4().hex[:12],
-                progress=progress,
-                window=default_window(limits),
-            )
-            summary = await stage.run()
-    finally:
-        for p in providers.values():
-            await p.close()
+    planner = BatchEvalPlanner(
+        setup.config,
+        setup.template,
+        setup.scorers(),
+        seed=setup.seed,
+        samples=samples,
+        logged=log.read(TABLE, columns=["status", "score"]),
+    )
+    run = await run_planners(
+        [planner],
+        RunSetup(
+            output_dir=setup.output_dir,
+            make_providers=setup.make_providers,
+            provider_configs=setup.providers,
+            retry=setup.retry,
+            prices=as_table(model_prices(scorers)),
+        ),
+        budget_usd=budget_usd,
+        progress=progress,
+        on_scheduler=on_scheduler,
+        compact_every=compact_every,
+        run_id=uuid.uuid4().hex[:12],
+        raise_storage_errors=True,  # the scores file must not outlive rows the log lost
+    )
+    summary = planner.summary()
+    summary.wall_seconds = run.wall_seconds
     write_scores(setup.output_dir / SCORES_FILE, summary.scores)
     return summary

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -13,51 +12,12 @@ from rich.console import Console
 from rich.table import Table
 
 from arena.cli._common import Exit, fail
-from arena.config import ConfigError, Tournament
-from arena.discuss import discussion_context, load_templates, read_state
-from arena.engine import LAST_RUN
-from arena.nightly import (
-    STATES,
-    batcheval_states,
-    iso_time,
-    last_success,
-    load_for_directory,
-    parse_age,
-    plan_frame,
-    read_plan,
-    recorded_config,
-    status_report,
-)
-from arena.pipeline import Plan, build_plan
+from arena.config import ConfigError
+from arena.nightly import STATES, StatusInputError, directory_status, parse_age
 from arena.runner import error_lines
-from arena.sampling import design_status
-from arena.store import (
-    TABLES,
-    RunLog,
-    describe_tokens,
-    failure_reasons,
-    merge_reasons,
-    token_totals,
-)
+from arena.store import describe_tokens
 
 _COLUMNS = ("stage", "provider", "planned", *STATES, "spent_usd")
-# The column naming the model that made each table's calls.
-_MODEL_COLUMNS = {
-    "answers": "model",
-    "reviews": "reviewer",
-    "discussions": "speaker",
-    "batcheval": "scorer",
-}
-
-
-def logged_failures(log: RunLog) -> list[dict[str, Any]]:
-    """Why the logged calls failed: per provider, model and reason, a count and a sample."""
-    lists = [
-        failure_reasons(log.read(table), column)
-        for table, column in _MODEL_COLUMNS.items()
-        if table in TABLES
-    ]
-    return merge_reasons(*lists)
 
 
 @click.command("status")
@@ -99,55 +59,11 @@ def status_cmd(
             limit = parse_age(max_age)
         except ValueError as exc:
             fail(f"--max-age: {exc}")
-    if not (directory / "log").is_dir():
-        fail(f"{directory}: not a run directory (no log/)")
-    source = "config"
-    batcheval = None
-    t: Tournament | None = None
-    plan: Plan | None = None
-    # Discussions of other settings than these are stale: the YAML's, else the last run's.
-    state = read_state(directory)
-    context = None if state is None else state.context
     try:
-        if config_file is None and (
-            (recorded := recorded_config(directory)) is None or not recorded.is_file()
-        ):
-            frame = read_plan(directory)
-            if frame is None:
-                fail(
-                    f"{directory}: no tournament YAML recorded or found and no plan.parquet; "
-                    "pass --config FILE"
-                )
-            source = "plan.parquet"
-        else:
-            t = load_for_directory(directory, config_file)
-            plan = build_plan(t)
-            frame = plan_frame(t, plan)
-            if t.config.batcheval is not None:
-                answers = [(a.id, a.question, a.model) for a in plan.answers]
-                batcheval = batcheval_states(t, answers, RunLog(directory))
-            if t.config.discussion is not None:
-                templates = load_templates(t.config.discussion, t.path)
-                context = discussion_context(t, t.config.discussion, templates)
-    except ConfigError as exc:
+        status = directory_status(directory, config_file, limit)
+    except (StatusInputError, ConfigError) as exc:
         fail(str(exc))
-    report = status_report(
-        frame, RunLog(directory), batcheval=batcheval, discussion_context=context
-    )
-    data: dict[str, Any] = {"directory": str(directory), "plan_source": source, **report.to_json()}
-    log = RunLog(directory)
-    data["errors"] = logged_failures(log)
-    # Damaged parts moved aside, and parts deleted since they were written.
-    quarantine = directory / "log" / "quarantine"
-    data["quarantined"] = sorted(
-        str(p.relative_to(directory)) for p in quarantine.glob("*/*") if p.is_file()
-    )
-    data["missing_parts"] = log.missing_parts()
-    data["last_run"] = _last_run(directory)
-    sampled = None if plan is None or t is None else design_status(t, plan, RunLog(directory))
-    data["sampling"] = sampled
-    data["tokens"] = token_totals(log)
-    data["freshness"] = _freshness(directory, limit)
+    report, data, source = status.report, status.data, status.source
     if as_json:
         click.echo(json.dumps(data))
         _exit_if_stale(data["freshness"])
@@ -168,22 +84,8 @@ def status_cmd(
                 f"current plan), {rows['unused']} belong to models or questions no "
                 "longer in it; neither is used."
             )
-    if sampled is not None:
-        click.echo(
-            f"sampling: {sampled['strategy']}, {sampled['judged_review_calls']} of a budget of "
-            f"{sampled['budget_review_calls']} review calls judged ({sampled['rounds']} rounds), "
-            f"at most {sampled['remaining_review_calls']} more; the table counts the full "
-            f"plan's {sampled['full_review_calls']} reviews, most of which a sampled run "
-            "never makes."
-        )
-    d = report.discussions
-    if any(d.values()):
-        click.echo(
-            f"discussions: {d['logged']} logged ({d['agreed']} agreed, {d['unresolved']} "
-            f"unresolved, {d['in_progress']} in progress), {d['calls']} calls "
-            f"({d['failed_calls']} failed)"
-            + (f"; {d['stale']} more under older settings, not used" if d["stale"] else "")
-        )
+    for line in status.notes:
+        click.echo(line)
     for path in data["quarantined"]:
         click.echo(f"quarantined (unreadable, its calls run again): {path}")
     for table, names in data["missing_parts"].items():
@@ -228,31 +130,9 @@ def status_cmd(
     _exit_if_stale(fresh)
 
 
-def _freshness(directory: Path, limit: float | None) -> dict[str, Any]:
-    """When DIR's last complete run ended, its age, and whether it is within `limit` s."""
-    ended = last_success(directory)
-    age = None if ended is None else max(0.0, time.time() - ended)
-    return {
-        "last_success_at": iso_time(ended),
-        "last_success_unix": ended,
-        "age_seconds": age,
-        "max_age_seconds": limit,
-        "fresh": limit is None or (age is not None and age <= limit),
-    }
-
-
 def _exit_if_stale(fresh: dict[str, Any]) -> None:
     if not fresh["fresh"]:
         sys.exit(int(Exit.PARTIAL))
-
-
-def _last_run(directory: Path) -> dict[str, Any] | None:
-    """DIR/last_run.json (how the last run ended, its error reasons), or None."""
-    try:
-        record = json.loads((directory / LAST_RUN).read_text())
-    except (OSError, ValueError):
-        return None
-    return record if isinstance(record, dict) else None
 
 
 def _cells(row: dict[str, Any]) -> list[str]:

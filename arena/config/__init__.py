@@ -61,12 +61,15 @@ from arena.config._sections import (
     ScaleConfig,
 )
 from arena.config._sim import SIM_RUN_ONLY, SimParams
+from arena.config._templates import GENERAL_VARIANT, template_variants
 from arena.config._tournament import Tournament, model_fingerprint
 from arena.config._validate import check_models, parse_config, validate_document
 from arena.config._yaml import MAX_YAML_BYTES, MAX_YAML_DEPTH, MAX_YAML_VALUES, NAME_MAX, read_yaml
 from arena.formats import Question as Question  # re-exported: arena.config.Question
 
 __all__ = [
+    "GENERAL_VARIANT",
+    "template_variants",
     "BATCHEVAL_PROCEDURES",
     "COMPOSITION_ALIASES",
     "REVIEW_TEMPLATE_TEMPERATURES",

@@ -10,6 +10,7 @@ from typing import Any
 from arena.config._base import resolve_relative
 from arena.config._errors import ConfigError
 from arena.config._schema import TournamentConfig, declared_verdicts
+from arena.config._templates import template_variants
 from arena.config._tournament import Tournament
 from arena.config._validate import parse_config
 from arena.config._yaml import NAME_MAX, read_yaml
@@ -92,8 +93,6 @@ def with_references(
 
 def _check_variants(p: Path, tpath: Path, template: str) -> None:
     """A review template with `{variant: ...}` lines: every variant complete."""
-    from arena.review import template_variants  # arena.review imports this module
-
     try:
         variants = template_variants(template)
     except ValueError as exc:

@@ -14,6 +14,8 @@ from arena.discuss._board import (
     discussion_tables,
 )
 from arena.discuss._choose import choose_leader, discussant_pairs, ranked_reviewers, top2
+from arena.discuss._counts import discussion_counts
+from arena.discuss._hooks import DISCUSSION_STAGE, DiscussionHooks, discussion_bound
 from arena.discuss._outcome import Outcome, agreed_verdicts, apply_discussions
 from arena.discuss._prompt import (
     DEFAULT_ROLE_TEMPLATE,
@@ -26,16 +28,15 @@ from arena.discuss._prompt import (
 )
 from arena.discuss._protocol import (
     Battle,
-    Channel,
     Discussant,
     DiscussionResult,
     DiscussionSpec,
     LoggedReview,
     Settings,
     battle_id,
+    discussion_steps,
     logged_calls,
     row_id,
-    run_discussion,
 )
 from arena.discuss._rundir import (
     DiscussionReport,
@@ -43,7 +44,7 @@ from arena.discuss._rundir import (
     read_discussions,
 )
 from arena.discuss._schema import DISCUSSION_REVIEWER, STATE_FILE, TABLE, TABLE_SCHEMA
-from arena.discuss._stage import DiscussionStage, discussion_id, discussion_stage
+from arena.discuss._stage import DiscussionStage, DiscussionSteps, discussion_id, discussion_stage
 from arena.discuss._standalone import discuss_existing, with_discussion
 from arena.discuss._state import DiscussionState, discussion_context, read_state, write_state
 from arena.discuss._stats import DiscussionStats, ModelStance, discussion_stats
@@ -53,18 +54,20 @@ __all__ = [
     "DEFAULT_ROLE_TEMPLATE",
     "DEFAULT_TEMPLATE",
     "DISCUSSION_REVIEWER",
+    "DISCUSSION_STAGE",
     "STATE_FILE",
     "TABLE",
     "TABLE_SCHEMA",
     "TRIGGERS",
     "Battle",
-    "Channel",
     "Discussant",
     "DiscussionConfig",
+    "DiscussionHooks",
     "DiscussionReport",
     "DiscussionResult",
     "DiscussionSpec",
     "DiscussionStage",
+    "DiscussionSteps",
     "DiscussionState",
     "DiscussionStats",
     "DiscussionTable",
@@ -81,12 +84,15 @@ __all__ = [
     "discuss_existing",
     "discussant_pairs",
     "discussion_block",
+    "discussion_bound",
     "discussion_context",
+    "discussion_counts",
     "discussion_footer",
     "discussion_id",
     "discussion_report",
     "discussion_stage",
     "discussion_stats",
+    "discussion_steps",
     "discussion_tables",
     "load_templates",
     "logged_calls",
@@ -98,7 +104,6 @@ __all__ = [
     "render_opening",
     "render_role",
     "row_id",
-    "run_discussion",
     "select_battles",
     "top2",
     "with_discussion",

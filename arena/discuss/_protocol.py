@@ -25,15 +25,15 @@ logged and leaves the discussion pending.
 
 The protocol is written once, as a generator of steps (`discussion_steps`): an
 `Ask` (one call, and the row its outcome becomes) or a `Record` (a row written
-without a call). It is driven by the discussion planner inside `arena run`
-(each step a call of the one runner) and by `run_discussion` over a `Channel`.
+without a call). `arena.discuss._stage.DiscussionSteps` drives it: each step a
+call of the one runner.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Generator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import Any, Literal
 
 from arena.config import Question
 from arena.discuss._prompt import (
@@ -50,7 +50,6 @@ from arena.types import CallStatus, GenerateRequest, Message, Verdict, stable_id
 __all__ = [
     "Ask",
     "Battle",
-    "Channel",
     "Discussant",
     "DiscussionResult",
     "DiscussionSpec",
@@ -64,7 +63,6 @@ __all__ = [
     "logged_calls",
     "outcome_row",
     "row_id",
-    "run_discussion",
 ]
 
 _DONE = (CallStatus.OK.value, CallStatus.INVALID.value)
@@ -160,25 +158,6 @@ class DiscussionResult:
     verdict: Verdict | None
     turns: int
     reason: str | None
-
-
-class Channel(Protocol):
-    """What a discussion needs from its surroundings (the pipeline, or a test script)."""
-
-    run_id: str
-
-    async def call(self, provider: str, request: GenerateRequest) -> CallOutcome:
-        """Run one call through the scheduler."""
-        ...
-
-    async def write(self, row: dict[str, Any]) -> None:
-        """Append one row to the discussions table (returns once durable)."""
-        ...
-
-    def count(self, what: str) -> None:
-        """Count a call: `planned` before each new call, then completed / invalid / failed /
-        deferred; `skipped` for a call already logged (planned ahead: see `logged_calls`)."""
-        ...
 
 
 def logged_calls(logged: Mapping[str, Mapping[str, Any]]) -> int:
@@ -471,40 +450,3 @@ def discussion_steps(
     every call already logged.
     """
     return _Run(spec, settings, logged, run_id, skipped).steps()
-
-
-async def run_discussion(
-    spec: DiscussionSpec,
-    settings: Settings,
-    logged: Mapping[str, Mapping[str, Any]],
-    io: Channel,
-) -> DiscussionResult:
-    """Run (or resume) one discussion over a channel and log its final row once it has ended.
-
-    `logged` maps row ids to the rows of this discussion already in the log.
-    """
-    steps = discussion_steps(
-        spec, settings, logged, run_id=io.run_id, skipped=lambda: io.count("skipped")
-    )
-    reply: Reply = None
-    while True:
-        try:
-            step = steps.send(reply)
-        except StopIteration as end:
-            result: DiscussionResult = end.value
-            return result
-        if isinstance(step, Record):
-            await io.write(dict(step.row))
-            reply = None
-            continue
-        io.count("planned")
-        outcome = await io.call(step.provider, step.request)
-        if not outcome.final:
-            if outcome.status == "deferred":
-                io.count("deferred")
-            reply = Pending(outcome.error)
-            continue
-        status, row = outcome_row(step, outcome)
-        await io.write(row)
-        io.count({CallStatus.OK: "completed", CallStatus.INVALID: "invalid"}.get(status, "failed"))
-        reply = row

@@ -38,6 +38,7 @@ from arena.discuss._protocol import (
     Ask,
     Battle,
     Discussant,
+    DiscussionResult,
     DiscussionSpec,
     LoggedReview,
     Pending,
@@ -53,12 +54,12 @@ from arena.discuss._schema import TABLE
 from arena.discuss._state import DiscussionState, discussion_context, write_state
 from arena.discuss._triggers import battle_triggers
 from arena.pipeline import AllPairsPlanner, review_context, review_id
-from arena.runner import Call, CallResult, Finished, Idle, Planner, Priority, RunContext
+from arena.runner import Call, CallResult, Finished, Idle, Planner, Priority, RunContext, RunStats
 from arena.scheduler import CallOutcome
 from arena.store import RunLog
 from arena.types import CallStatus, Verdict, stable_id
 
-__all__ = ["DiscussionStage", "discussion_id", "discussion_stage"]
+__all__ = ["DiscussionSteps", "DiscussionStage", "discussion_id", "discussion_stage"]
 
 _Key = tuple[str, str, str]  # (question id, model A, model B)
 _DONE = (CallStatus.OK.value, CallStatus.INVALID.value)
@@ -77,6 +78,83 @@ def discussion_id(t: Tournament, battle: Battle, context: str, leader: str, foll
             "follower": t.model_fingerprint(follower),
         },
     )
+
+
+class DiscussionSteps:
+    """Runs discussions as runner calls, one step of each at a time.
+
+    `add` starts a discussion (the generator of `_protocol.discussion_steps`);
+    its steps come out of `next_call` (a model call, or a record: a row logged
+    without a call), and `on_result` sends the discussion its logged row (or
+    `Pending` when the call did not end) and queues its next step. Each new
+    model call is counted planned in `stats` under `stage`; `ended` holds how
+    every discussion that finished ended.
+    """
+
+    def __init__(self, stage: str) -> None:
+        self.stage = stage
+        self.ended: list[DiscussionResult] = []
+        self._stats: RunStats | None = None
+        self._calls: deque[Call] = deque()  # steps ready to run
+        self._running: dict[str, Steps] = {}  # call id -> the discussion waiting on it
+
+    @property
+    def ready(self) -> bool:
+        """Whether a step is ready to run."""
+        return bool(self._calls)
+
+    @property
+    def busy(self) -> bool:
+        """Whether a step is ready or a discussion waits on a call."""
+        return bool(self._calls or self._running)
+
+    def add(self, steps: Steps, stats: RunStats) -> None:
+        """Start a discussion: queue its first step."""
+        self._stats = stats
+        self._advance(steps, None)
+
+    def next_call(self) -> Call | None:
+        """The next step ready to run, if any."""
+        return self._calls.popleft() if self._calls else None
+
+    def on_result(self, result: CallResult) -> None:
+        """A call ended: if one of the discussions waits on it, send it the outcome."""
+        steps = self._running.pop(result.call.id, None)
+        if steps is None:
+            return
+        reply: Reply
+        if result.status == "pending":
+            outcome = result.outcome
+            reply = Pending(outcome.error if outcome is not None else None)
+        elif result.call.request is None:
+            reply = None
+        else:
+            reply = result.row
+        self._advance(steps, reply)
+
+    def _advance(self, steps: Steps, reply: Reply) -> None:
+        """Send a discussion its last step's reply; queue its next step, or keep how it ended."""
+        try:
+            step = steps.send(reply)
+        except StopIteration as end:
+            self.ended.append(end.value)
+            return
+        if isinstance(step, Record):
+            row = dict(step.row)
+            call = Call(
+                id=str(row["id"]),
+                table=TABLE,
+                stage=self.stage,
+                provider="",
+                request=None,
+                finish=lambda _outcomes, _run_id: Finished(CallStatus.OK, (row,)),
+            )
+        else:
+            assert self._stats is not None
+            self._stats.plan(self.stage)
+            call = _ask_call(step, self.stage)
+        self._running[call.id] = steps
+        self._calls.append(call)
 
 
 class DiscussionStage(Planner):
@@ -122,7 +200,6 @@ class DiscussionStage(Planner):
         self.top: list[str] | None = None
         self._known = 0  # verdicts seen so far
         self._top_known = -1  # verdicts seen when `top` was computed
-        self.results: Counter[str] = Counter()
         self._read_seconds = 0.0  # how long the last read of the reviews table took
         self._read_at = 0.0  # when it ended (monotonic)
         self._logged: dict[str, dict[str, dict[str, Any]]] = {}
@@ -130,9 +207,13 @@ class DiscussionStage(Planner):
         self._reviews: dict[str, LoggedReview] = {}
         self._log: RunLog | None = None
         self._ctx: RunContext | None = None
-        self._calls: deque[Call] = deque()  # steps ready to run
-        self._running: dict[str, Steps] = {}  # call id -> the discussion waiting on it
+        self._steps = DiscussionSteps(self.name)
         self._review_ids = {r.id for r in base.plan.reviews}
+
+    @property
+    def results(self) -> Counter[str]:
+        """How the discussions that ended in this run ended (agreed, unresolved, ...)."""
+        return Counter(end.status for end in self._steps.ended)
 
     # -- planner hooks -----------------------------------------------------------
 
@@ -174,11 +255,12 @@ class DiscussionStage(Planner):
                 )
 
     def next_call(self) -> Call | Idle:
-        if not self._calls and self.queue and self._may_dispatch():
+        if not self._steps.ready and self.queue and self._may_dispatch():
             self._dispatch()
-        if self._calls:
-            return self._calls.popleft()
-        if self._running or self.queue or not self.base.settled:
+        call = self._steps.next_call()
+        if call is not None:
+            return call
+        if self._steps.busy or self.queue or not self.base.settled:
             return Idle.LATER
         return Idle.DONE
 
@@ -197,18 +279,7 @@ class DiscussionStage(Planner):
                     row["verdict"],
                 )
         elif table == TABLE:
-            steps = self._running.pop(result.call.id, None)
-            if steps is None:
-                return
-            reply: Reply
-            if result.status == "pending":
-                outcome = result.outcome
-                reply = Pending(outcome.error if outcome is not None else None)
-            elif result.call.request is None:
-                reply = None
-            else:
-                reply = result.row
-            self._advance(steps, reply)
+            self._steps.on_result(result)
 
     def on_settled(self) -> None:
         """Start whatever is still queued: top2 discussions, which wait for every review."""
@@ -381,31 +452,7 @@ class DiscussionStage(Planner):
                 run_id=ctx.run_id,
                 skipped=lambda: ctx.stats.skip(self.name),
             )
-            self._advance(steps, None)
-
-    def _advance(self, steps: Steps, reply: Reply) -> None:
-        """Send a discussion its last step's reply; queue its next step, or count how it ended."""
-        try:
-            step = steps.send(reply)
-        except StopIteration as end:
-            self.results[end.value.status] += 1
-            return
-        if isinstance(step, Record):
-            row = dict(step.row)
-            call = Call(
-                id=str(row["id"]),
-                table=TABLE,
-                stage=self.name,
-                provider="",
-                request=None,
-                finish=lambda _outcomes, _run_id: Finished(CallStatus.OK, (row,)),
-            )
-        else:
-            assert self._ctx is not None
-            self._ctx.stats.plan(self.name)
-            call = _ask_call(step, self.name)
-        self._running[call.id] = steps
-        self._calls.append(call)
+            self._steps.add(steps, ctx.stats)
 
 
 def _ask_call(ask: Ask, stage: str) -> Call:

@@ -13,9 +13,10 @@ from collections.abc import Callable, Sequence
 from arena.config import Tournament, parse_config
 from arena.discuss._prompt import load_templates
 from arena.discuss._stage import DiscussionStage
-from arena.pipeline import AllPairsPlanner, Plan, build_plan, load_done, make_providers
-from arena.runner import ProgressFn, Runner, RunSummary, default_window
-from arena.scheduler import Scheduler, price_table
+from arena.pipeline import AllPairsPlanner, Plan, build_plan, load_done
+from arena.runner import ProgressFn, RunSummary
+from arena.scheduler import Scheduler
+from arena.session import run_planners, tournament_setup
 from arena.store import RunLog
 
 __all__ = ["discuss_existing", "with_discussion"]
@@ -50,34 +51,15 @@ async def discuss_existing(
     done_answers, done_reviews = load_done(log)
     plan = Plan(
         tuple(a for a in full.answers if a.id in done_answers),
-        tuple(r for r in full.reviews if r.id in done_reviews),
+        full.reviews.take(
+            [i for i, rid in enumerate(full.reviews.ids) if rid.decode() in done_reviews]
+        ),
     )
     base = AllPairsPlanner(t, plan)
-    stage = DiscussionStage(t, base)
-    providers = make_providers(t)
-    limits = {name: t.config.providers[name].limits.to_limits() for name in providers}
-    scheduler = Scheduler(
-        providers,
-        limits,
-        t.config.retry,
+    return await run_planners(
+        [base, DiscussionStage(t, base)],
+        tournament_setup(t),
         budget_usd=budget_usd,
-        prices=price_table(t),
-        tournament_budget_usd=t.config.budget_usd,
-        prior_spent_usd=log.spent_usd() if t.config.budget_usd is not None else 0.0,
+        progress=progress,
+        on_scheduler=on_scheduler,
     )
-    if on_scheduler is not None:
-        on_scheduler(scheduler)
-    try:
-        async with log.writer() as writer:
-            runner = Runner(
-                [base, stage],
-                scheduler,
-                writer,
-                log,
-                window=default_window(limits),
-                progress=progress,
-            )
-            return await runner.run()
-    finally:
-        for p in providers.values():
-            await p.close()

@@ -5,6 +5,12 @@ See docs/nightly.md. Nothing here imports the engine at run time, so that
 """
 
 from arena.nightly._attribution import describe_changes, results_hash, tournament_context
+from arena.nightly._directory import (
+    DirectoryStatus,
+    StatusInputError,
+    directory_status,
+    logged_failures,
+)
 from arena.nightly._gc import (
     ARCHIVE_DIR,
     GcReport,
@@ -80,17 +86,18 @@ from arena.nightly._runs import (
     start_run,
 )
 from arena.nightly._status import (
-    BATCHEVAL_SCHEMA,
     STATES,
     StatusReport,
-    batcheval_states,
     classify,
-    discussion_counts,
     status_report,
 )
 from arena.nightly._views import HistoryView, change_phrases, history_view
 
 __all__ = [
+    "DirectoryStatus",
+    "StatusInputError",
+    "directory_status",
+    "logged_failures",
     "LAST_RUN",
     "OPS_LOG",
     "OPS_STATE",
@@ -132,7 +139,6 @@ __all__ = [
     "select_snapshot",
     "tournament_context",
     "write_report",
-    "BATCHEVAL_SCHEMA",
     "HISTORY_SCHEMA",
     "HISTORY_TABLE",
     "PLAN_FILE",
@@ -144,12 +150,10 @@ __all__ = [
     "RunStart",
     "StatusReport",
     "append_history",
-    "batcheval_states",
     "call_states",
     "classify",
     "current_rows",
     "diff_snapshots",
-    "discussion_counts",
     "failed_only",
     "history_view",
     "load_for_directory",

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import uuid
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import polars as pl
 
@@ -56,7 +56,7 @@ KEYS: dict[str, tuple[str, ...]] = {
 def plan_frame(t: Tournament, plan: Plan) -> pl.DataFrame:
     """The plan as a frame of ids, stages, providers and logical keys."""
     provider = {name: t.provider_of(name) for name in t.config.models}  # files: (file)
-    n_a, n_r = len(plan.answers), len(plan.reviews)
+    n_a = len(plan.answers)
     answers = pl.DataFrame(
         {
             "id": [a.id for a in plan.answers],
@@ -70,32 +70,14 @@ def plan_frame(t: Tournament, plan: Plan) -> pl.DataFrame:
         },
         schema=PLAN_SCHEMA,
     )
-    reviews = _review_columns(plan, provider)
-    if reviews is None:
-        reviews = pl.DataFrame(
-            {
-                "id": [r.id for r in plan.reviews],
-                "stage": ["reviews"] * n_r,
-                "provider": [provider[r.reviewer] for r in plan.reviews],
-                "question_id": [r.question.id for r in plan.reviews],
-                "model": [None] * n_r,
-                "model_a": [r.model_a for r in plan.reviews],
-                "model_b": [r.model_b for r in plan.reviews],
-                "reviewer": [r.reviewer for r in plan.reviews],
-            },
-            schema=PLAN_SCHEMA,
-        )
-    return pl.concat([answers, reviews])
+    return pl.concat([answers, _review_columns(plan, provider)])
 
 
-def _review_columns(plan: Plan, provider: dict[str, str]) -> pl.DataFrame | None:
-    """The reviews' rows straight from a columnar plan (`arena.pipeline.ReviewCalls`:
-    integer codes and ids), without making a call object per review; None otherwise."""
-    reviews: Any = plan.reviews  # nightly never imports pipeline: duck-typed
-    codes = getattr(reviews, "codes", None)
-    ids = getattr(reviews, "ids", None)
-    if codes is None or ids is None:
-        return None
+def _review_columns(plan: Plan, provider: dict[str, str]) -> pl.DataFrame:
+    """The reviews' rows straight from the plan's columns (`arena.pipeline.ReviewCalls`:
+    integer codes and ids), without making a call object per review."""
+    reviews = plan.reviews
+    codes, ids = reviews.codes, reviews.ids
     n = len(reviews)
     questions = pl.Series([q.id for q in reviews.questions], dtype=pl.String)
     models = pl.Series(list(reviews.models), dtype=pl.String)

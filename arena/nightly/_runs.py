@@ -133,18 +133,18 @@ def failed_only(plan: Plan, start: RunStart) -> tuple[Plan, int]:
     states = dict(zip(start.states["id"].to_list(), start.states["state"].to_list(), strict=True))
     answers = tuple(a for a in plan.answers if states.get(a.id) == "failed")
     failed_answers = {a.id for a in answers}
-    reviews = []
+    reviews: list[int] = []
     blocked = 0
-    for r in plan.reviews:
+    for index, r in enumerate(plan.reviews):
         state = states.get(r.id)
         if state == "failed":
-            reviews.append(r)
+            reviews.append(index)
         elif state in ("pending", "stale") and (
             r.answer_a_id in failed_answers or r.answer_b_id in failed_answers
         ):
-            reviews.append(r)
+            reviews.append(index)
             blocked += 1
-    return dataclasses.replace(plan, answers=answers, reviews=tuple(reviews)), blocked
+    return dataclasses.replace(plan, answers=answers, reviews=plan.reviews.take(reviews)), blocked
 
 
 def record_history(

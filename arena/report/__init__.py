@@ -5,6 +5,7 @@
 `Leaderboard`; `render_table`, `render_markdown` and `render_json` show it.
 """
 
+from arena.report._board import RANKINGS, STYLE_RANKING, Leaderboard, LeaderboardOptions
 from arena.report._categories import CategoryRanking, category_rows
 from arena.report._csv import render_csv, rows_csv
 from arena.report._inputs import (
@@ -17,16 +18,8 @@ from arena.report._inputs import (
     load_run,
     load_runs,
 )
-from arena.report._leaderboard import (
-    RANKINGS,
-    STYLE_RANKING,
-    Leaderboard,
-    LeaderboardOptions,
-    build_leaderboard,
-    leaderboard_dict,
-    rank_frame,
-    with_answer_style,
-)
+from arena.report._json import leaderboard_dict
+from arena.report._leaderboard import build_leaderboard, rank_frame, with_answer_style
 from arena.report._render import render_json, render_markdown, render_table
 
 __all__ = [

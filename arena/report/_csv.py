@@ -7,7 +7,8 @@ import io
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from arena.report._leaderboard import Leaderboard, leaderboard_dict
+from arena.report._board import Leaderboard
+from arena.report._json import leaderboard_dict
 
 __all__ = ["render_csv", "rows_csv"]
 

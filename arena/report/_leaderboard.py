@@ -1,11 +1,10 @@
-"""The leaderboard: every ranking, its diagnostics and context, as one object and as JSON."""
+"""Leaderboard assembly: read the input, rank it, add each stage's block and the diagnostics."""
 
 from __future__ import annotations
 
 import dataclasses
 import math
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -28,13 +27,8 @@ from arena.rank import (
     MIN_BATTLES,
     MIN_QUESTIONS,
     STYLE_FEATURES,
-    Agreement,
-    AgreementScore,
-    BaselineRate,
-    LengthControl,
     Ranking,
     RankOptions,
-    RankTable,
     answer_style,
     baseline_win_rates,
     encode_reviews,
@@ -43,6 +37,7 @@ from arena.rank import (
     rank_correlation,
     rank_reviews,
 )
+from arena.report._board import RANKINGS, STYLE_RANKING, Leaderboard, LeaderboardOptions
 from arena.report._categories import (
     NO_CATEGORY,
     CategoryRanking,
@@ -57,102 +52,13 @@ from arena.report._inputs import (
     load_run,
     load_runs,
 )
+from arena.report._json import by_model, leaderboard_dict, number
 from arena.sampling import SAMPLING_TABLE
 from arena.store import RunLog
 
-__all__ = [
-    "RANKINGS",
-    "STYLE_RANKING",
-    "Leaderboard",
-    "LeaderboardOptions",
-    "build_leaderboard",
-    "leaderboard_dict",
-    "rank_frame",
-    "with_answer_style",
-]
+__all__ = ["build_leaderboard", "rank_frame", "sampling_block", "with_answer_style"]
 
 FloatArray = NDArray[np.float64]
-
-# The rankings every leaderboard reports, by JSON name.
-RANKINGS = ("win_rate", "weighted_win_rate", "elo", "bt")
-
-
-@dataclass(frozen=True)
-class LeaderboardOptions:
-    """How to rank: the CLI's options (defaults as documented).
-
-    `weights`: "peerrank" or "equal" reviewer weights; `exclude_self`: leave
-    out the reviews of a reviewer's own battles (`--no-self`).
-    """
-
-    anchor: str | None = None
-    elo_orders: int = 100
-    bootstrap: int = 200
-    seed: int = 0
-    weights: str = "reliability"
-    exclude_self: bool = False
-    # Opponent-balanced win rates (rank.RankOptions.balanced); None: on for a
-    # run directory whose reviews come from a sampled design.
-    balanced: bool | None = None
-    # Report each model's win rate against this model (`vs_baseline`).
-    baseline: str | None = None
-    # Bradley-Terry intervals: "sandwich" (cluster-robust by question) or "bootstrap".
-    intervals: str = "sandwich"
-    # Bootstrap rounds for an Elo interval (0: none; see rank.RankOptions).
-    elo_bootstrap: int = 0
-    # Human-agreement conventions (rank.HUMAN_MERGES, MAJORITIES, KAPPA_CATEGORIES;
-    # rank.AGREEMENT_CONVENTIONS["prd"] are the PRD paper's).
-    human_merge: str = "plurality"
-    majority: str = "plurality"
-    kappa_categories: str = "model"
-    # With `baseline`: each model's length-controlled win rate against it
-    # (rank.length_controlled_win_rates; the JSON `lc_*` fields of `vs_baseline`).
-    length_control: bool = False
-
-
-@dataclass(eq=False)
-class Leaderboard:
-    """A ranked review set with everything the renderers show."""
-
-    source: str
-    ranking: Ranking
-    order: list[int]  # contestant indices: by group, then Bradley-Terry rank; unranked last
-    anchor: str | None = None
-    true_order: list[str] | None = None
-    kendall_tau: dict[str, float] | None = None
-    agreement: Agreement | None = None
-    cost_usd: float | None = None
-    warnings: list[str] = field(default_factory=list)
-    discussion: dict[str, Any] | None = None  # docs/discussion.md (the JSON `discussion`)
-    batcheval: dict[str, Any] | None = None  # docs/batcheval.md (the JSON `batcheval`)
-    by_category: list[CategoryRanking] | None = None  # --by category (the JSON `by_category`)
-    sampling: dict[str, Any] | None = None  # docs/sampling.md (the JSON `sampling`)
-    vs_baseline: list[BaselineRate] | None = None  # --baseline MODEL (the JSON `vs_baseline`)
-    baseline: str | None = None
-    # Shards missing from a split run (--allow-missing-shards): the JSON `partial`.
-    partial: dict[str, Any] | None = None
-    # --length-control: the length-controlled win rates against the baseline.
-    length_control: LengthControl | None = None
-
-    @property
-    def contestants(self) -> tuple[str, ...]:
-        """Contestant names in code order."""
-        return self.ranking.reviews.contestants
-
-    def scores(self, name: str) -> FloatArray:
-        """One score per contestant (code order) for a ranking in RANKINGS."""
-        r = self.ranking
-        if name == "win_rate":
-            return r.peerrank.win_rate
-        if name == "weighted_win_rate":
-            return r.peerrank.weighted_win_rate
-        if name == "elo":
-            if r.elo is None:
-                return np.full(len(self.contestants), np.nan)
-            return np.where(r.counts.battles > 0, r.elo.rating, np.nan)
-        if name == "bt":
-            return r.bt.rating
-        raise KeyError(name)
 
 
 def _names(names: Sequence[str], indices: Sequence[int] | NDArray[np.int64]) -> str:
@@ -371,10 +277,6 @@ def _merged_discussions(
     return DiscussionReport(state, discussion_stats(table, state.context), adjusted, table)
 
 
-# The style-controlled Bradley-Terry rating, where Kendall tau lists it.
-STYLE_RANKING = "bt_style"
-
-
 def with_answer_style(reviews: pl.DataFrame, answers: pl.DataFrame) -> pl.DataFrame:
     """`reviews` plus the style columns (`length_a`, ..., `bold_b`) of the answers they judge.
 
@@ -544,9 +446,9 @@ def build_leaderboard(
             tau = plain.kendall_tau
             board.discussion = discussion_block(
                 discussed,
-                *_by_model(board),
-                *_by_model(plain),
-                None if tau is None else {k: _number(v) for k, v in tau.items()},
+                *by_model(board),
+                *by_model(plain),
+                None if tau is None else {k: number(v) for k, v in tau.items()},
             )
         if design is not None:
             design["balanced_win_rates"] = bool(opts.balanced)
@@ -654,249 +556,6 @@ def _batcheval_block(
     return block if block["rows"] else None
 
 
-def _by_model(board: Leaderboard) -> tuple[list[str], dict[str, dict[str, float | None]]]:
-    """Models best first, and each model's score in every ranking."""
-    names = board.contestants
-    scores = {name: board.scores(name) for name in RANKINGS}
-    return [names[i] for i in board.order], {
-        names[i]: {k: _number(v[i]) for k, v in scores.items()} for i in range(len(names))
-    }
-
-
-def _number(value: float | int | np.floating[Any] | np.integer[Any]) -> float | None:
-    as_float = float(value)
-    return None if math.isnan(as_float) or math.isinf(as_float) else as_float
-
-
-def _rank_number(value: int) -> int | None:
-    return int(value) if value > 0 else None
-
-
-def _model_row(board: Leaderboard, i: int, columns: dict[str, FloatArray]) -> dict[str, Any]:
-    r = board.ranking
-    ranks = r.ranks
-    row: dict[str, Any] = {"model": board.contestants[i]}
-    row["rank"] = _rank_number(ranks.rank[i])
-    row["rank_low"] = _rank_number(ranks.rank_low[i])
-    row["rank_high"] = _rank_number(ranks.rank_high[i])
-    row["group"] = _rank_number(ranks.group[i] + 1)
-    for name in RANKINGS:
-        row[name] = _number(columns[name][i])
-    order_error = None if r.elo is None or r.elo.order_error is None else r.elo.order_error
-    row["elo_order_error"] = (
-        None if order_error is None or math.isnan(columns["elo"][i]) else _number(order_error[i])
-    )
-    row["bt_ci_low"] = _number(r.bt.ci_low[i])
-    row["bt_ci_high"] = _number(r.bt.ci_high[i])
-    for name, ci in (
-        ("win_rate", r.win_rate_ci),
-        ("weighted_win_rate", r.weighted_win_rate_ci),
-        ("elo", r.elo_ci),
-    ):
-        row[f"{name}_ci_low"] = _number(ci[0, i])
-        row[f"{name}_ci_high"] = _number(ci[1, i])
-    if r.style is not None and r.style_ranks is not None:
-        row["bt_style"] = _number(r.style.rating[i])
-        row["bt_style_ci_low"] = _number(r.style.ci_low[i])
-        row["bt_style_ci_high"] = _number(r.style.ci_high[i])
-        row["style_rank"] = _rank_number(r.style_ranks.rank[i])
-    row["wins"] = int(r.counts.wins[i])
-    row["ties"] = int(r.counts.ties[i])
-    row["losses"] = int(r.counts.losses[i])
-    row["battles"] = int(r.counts.battles[i])
-    row["questions"] = int(r.questions[i])
-    row["few_data"] = bool(r.thin[i])
-    return row
-
-
-def _neighbours(board: Leaderboard, ranks: RankTable) -> list[dict[str, Any]]:
-    names = board.contestants
-    return [
-        {
-            "upper": names[n.upper],
-            "lower": names[n.lower],
-            "share": _number(n.share),
-            "separated": n.separated,
-        }
-        for n in ranks.neighbours
-    ]
-
-
-def _style_moves(board: Leaderboard) -> dict[str, dict[str, int | None]]:
-    """Per model, the raw minus controlled rank split into the weight refit and the style terms."""
-    r = board.ranking
-    assert r.style_ranks is not None
-    refit = r.style_weight_ranks
-    out: dict[str, dict[str, int | None]] = {}
-    for i in board.order:
-        raw, ctl = int(r.ranks.rank[i]), int(r.style_ranks.rank[i])
-        mid = raw if refit is None else int(refit.rank[i])
-        known = raw > 0 and ctl > 0 and mid > 0
-        out[board.contestants[i]] = {
-            "weights": raw - mid if known else None,
-            "style": mid - ctl if known else None,
-        }
-    return out
-
-
-def _style_dict(board: Leaderboard) -> dict[str, Any]:
-    r = board.ranking
-    style = r.style
-    if style is None or r.style_ranks is None:
-        return {"available": False, "reason": r.style_note}
-    return {
-        "available": True,
-        "features": list(style.features),
-        "dropped": list(style.dropped),
-        "coefficients": {
-            name: {
-                "coef": _number(style.coef[k]),
-                "ci_low": _number(style.coef_low[k]),
-                "ci_high": _number(style.coef_high[k]),
-                "scale": _number(style.scale[k]),
-            }
-            for k, name in enumerate(style.features)
-        },
-        "reviewer_weights": {
-            name: float(w) for name, w in zip(r.reviews.reviewers, style.weights, strict=True)
-        },
-        "converged": style.converged,
-        "iterations": style.iterations,
-        "damping": style.damping,
-        "bootstrap_rounds": style.bootstrap_rounds,
-        "neighbours": _neighbours(board, r.style_ranks),
-        "moved": _style_moves(board),
-    }
-
-
-def leaderboard_dict(board: Leaderboard) -> dict[str, Any]:
-    """The leaderboard as the documented JSON object (NaN and infinities become null)."""
-    r = board.ranking
-    names = board.contestants
-    rs = r.reviews
-    columns = {name: board.scores(name) for name in RANKINGS}
-    models = [_model_row(board, i, columns) for i in board.order]
-    pairwise = {
-        names[i]: {names[j]: _number(r.pairwise[i, j]) for j in board.order if j != i}
-        for i in board.order
-    }
-    pair_battles = {
-        names[i]: {names[j]: int(r.pair_battles[i, j]) for j in board.order if j != i}
-        for i in board.order
-    }
-    bias = r.length_bias
-    out: dict[str, Any] = {
-        "models": models,
-        "reviewer_weights": {
-            name: float(w) for name, w in zip(rs.reviewers, r.peerrank.weights, strict=True)
-        },
-        "weighting": r.weighting,
-        "bt_intervals": r.intervals or None,
-        "iterations": r.peerrank.iterations,
-        "peerrank": {
-            "converged": r.peerrank.converged,
-            "iterations": r.peerrank.iterations,
-            "damping": r.peerrank.damping,
-        },
-        "neighbours": _neighbours(board, r.ranks),
-        "style_control": _style_dict(board),
-        "diagnostics": {
-            "reviewers": [
-                {
-                    "reviewer": d.reviewer,
-                    "position_a_share": _number(d.position_a_share),
-                    "swap_consistency": _number(d.swap_consistency),
-                    "self_preference": _number(d.self_preference),
-                    "tie_rate": _number(d.tie_rate),
-                    "invalid_rate": _number(d.invalid_rate),
-                    "length_bias": None if bias is None else _number(bias[k]),
-                    "battles": d.battles,
-                }
-                for k, d in enumerate(r.diagnostics)
-            ],
-            "pairwise": pairwise,
-            "pair_battles": pair_battles,
-            "fleiss_kappa": _number(r.fleiss_kappa),
-        },
-        "counts": {
-            "reviews": rs.n_rows,
-            "invalid": rs.n_invalid,
-            "failed": rs.n_failed,
-            "questions": rs.n_questions,
-            "self_excluded": rs.n_self_excluded,
-        },
-    }
-    if r.reliability is not None:
-        out["reliability"] = _reliability_dict(r)
-    if board.true_order is not None and board.kendall_tau is not None:
-        out["true_order"] = board.true_order
-        out["kendall_tau"] = {k: _number(v) for k, v in board.kendall_tau.items()}
-    if board.agreement is not None:
-        out["agreement"] = _agreement_dict(board.agreement)
-    if board.vs_baseline is not None:
-        out["baseline"] = board.baseline
-        out["vs_baseline"] = [
-            {
-                "model": rate.model,
-                "win_rate": _number(rate.win_rate),
-                "discrete_win_rate": _number(rate.discrete_win_rate),
-                "ci_low": _number(rate.ci_low),
-                "ci_high": _number(rate.ci_high),
-                "n": rate.n,
-                "avg_length": _number(rate.avg_length),
-            }
-            for rate in board.vs_baseline
-        ]
-        if board.length_control is not None:
-            out["length_control"] = _length_control_dict(board.length_control)
-            controlled = {lc.model: lc for lc in board.length_control.rates}
-            for entry in out["vs_baseline"]:
-                lc = controlled[entry["model"]]
-                entry["lc_win_rate"] = _number(lc.lc_win_rate)
-                entry["lc_ci_low"] = _number(lc.lc_ci_low)
-                entry["lc_ci_high"] = _number(lc.lc_ci_high)
-    if board.cost_usd is not None:
-        out["cost_usd"] = board.cost_usd
-    parts = [p for p in r.bt.components if len(p) > 1]
-    if len(parts) > 1:
-        out["bt_components"] = [[names[i] for i in p] for p in parts]
-    if board.warnings:
-        out["warnings"] = list(board.warnings)
-    if board.discussion is not None:
-        out["discussion"] = board.discussion
-    if board.batcheval is not None:
-        out["batcheval"] = board.batcheval
-    if board.by_category is not None:
-        out["by_category"] = {c.category: c.to_json() for c in board.by_category}
-    if board.sampling is not None:
-        out["sampling"] = board.sampling
-    if board.partial is not None:
-        out["partial"] = board.partial
-    return out
-
-
-def _reliability_dict(r: Ranking) -> dict[str, Any]:
-    """The reliability model behind `--weights reliability` (docs/ranking.md)."""
-    fit = r.reliability
-    assert fit is not None
-    return {
-        "converged": fit.converged,
-        "iterations": fit.iterations,
-        "reviewers": [
-            {
-                "reviewer": name,
-                "weight": _number(fit.weights[k]),
-                "discrimination": _number(fit.discrimination[k]),
-                "position_bias": _number(fit.position_bias[k]),
-                "self_preference": _number(fit.self_preference[k]),
-                "accuracy": _number(fit.accuracy[k]),
-                "battles": int(round(float(fit.battles[k]))),
-            }
-            for k, name in enumerate(fit.reviewers)
-        ],
-    }
-
-
 def sampling_block(directory: Path, reviews: pl.DataFrame) -> dict[str, Any] | None:
     """A sampled run's design, from its `sampling` table (None for a full design).
 
@@ -919,45 +578,4 @@ def sampling_block(directory: Path, reviews: pl.DataFrame) -> dict[str, Any] | N
         "units": frame.height,
         "selected_review_calls": 2 * frame.height,
         "ranked_review_calls": ranked,
-    }
-
-
-def _score_dict(score: AgreementScore) -> dict[str, Any]:
-    return {
-        "n": score.n,
-        "accuracy": _number(score.accuracy),
-        "accuracy_ci_low": _number(score.accuracy_low),
-        "accuracy_ci_high": _number(score.accuracy_high),
-        "kappa": _number(score.kappa),
-    }
-
-
-def _agreement_dict(agreement: Agreement) -> dict[str, Any]:
-    return {
-        "battles": agreement.battles,
-        "reviewers": [
-            {"reviewer": name, **_score_dict(score)} for name, score in agreement.reviewers.items()
-        ],
-        "weighted_majority": _score_dict(agreement.weighted_majority),
-        "conventions": {
-            "human_merge": agreement.human_merge,
-            "majority": agreement.majority,
-            "kappa_categories": agreement.kappa_categories,
-        },
-        "human_win_rate": {k: _number(v) for k, v in agreement.human_win_rate.items()},
-        "rankings": {
-            name: {"kendall_tau": _number(c.kendall_tau), "spearman": _number(c.spearman)}
-            for name, c in agreement.rankings.items()
-        },
-    }
-
-
-def _length_control_dict(lc: LengthControl) -> dict[str, Any]:
-    """The JSON `length_control`: the fit's settings and length coefficients."""
-    return {
-        "length_terms": lc.length_terms,
-        "length_sd": _number(lc.length_sd),
-        "interval": "question bootstrap",
-        "bootstrap": lc.bootstrap,
-        "length_coef": {rate.model: _number(rate.length_coef) for rate in lc.rates},
     }

@@ -28,8 +28,9 @@ from arena.rank import (
     MIN_QUESTIONS,
     RankTable,
 )
+from arena.report._board import STYLE_RANKING, Leaderboard
 from arena.report._categories import category_rows
-from arena.report._leaderboard import STYLE_RANKING, Leaderboard, leaderboard_dict
+from arena.report._json import leaderboard_dict
 
 __all__ = ["render_json", "render_markdown", "render_table"]
 

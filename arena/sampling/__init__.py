@@ -19,17 +19,20 @@ from arena.sampling._adaptive import (
     target_scores,
 )
 from arena.sampling._design import Grid, balanced_units, pick_in_pair
+from arena.sampling._hooks import SAMPLING_STAGE, SamplingHooks
 from arena.sampling._planner import (
     SAMPLING_TABLE,
-    SampledPlanner,
+    DesignSelector,
     SamplingBudget,
     sampling_budget,
 )
 from arena.sampling._status import design_status
 
 __all__ = [
+    "SAMPLING_STAGE",
     "SAMPLING_TABLE",
-    "SampledPlanner",
+    "SamplingHooks",
+    "DesignSelector",
     "SamplingBudget",
     "sampling_budget",
     "DesignFit",

@@ -1,8 +1,8 @@
-"""The sampled tournament as a planner: all answers, the reviews a design selects.
+"""The sampled tournament as a review selector: the reviews a design selects.
 
-`SampledPlanner` is the all-pairs planner (every answer; a review as soon as
-its two answers are logged) whose reviews come from a design instead of the
-full plan: `uniform` selects its units once, `adaptive` in rounds, each round
+`DesignSelector` tells the all-pairs planner (every answer; a review as soon
+as its two answers are logged) which reviews to ask for, instead of the full
+plan: `uniform` selects its units once, `adaptive` in rounds, each round
 chosen from the verdicts of the rounds before it. Each round's units are
 written to the `sampling` table by a record call before any of their reviews
 starts (the reviews wait on it), so a resumed run finishes the round under
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -22,14 +22,14 @@ import pyarrow as pa
 from numpy.typing import NDArray
 
 from arena.config import SamplingConfig, Tournament
-from arena.pipeline import AllPairsPlanner, Plan, ReviewCall
-from arena.runner import Call, CallResult, Finished, Idle, Priority, RunContext
+from arena.pipeline import Plan, ReviewCall, ReviewSelector, Round, Selection
+from arena.runner import Call, CallResult, Finished, Priority, RunContext
 from arena.sampling._adaptive import DesignFit, select_round
 from arena.sampling._design import Grid
 from arena.store import register_table
 from arena.types import CallStatus, stable_id
 
-__all__ = ["SAMPLING_TABLE", "SampledPlanner", "SamplingBudget", "sampling_budget"]
+__all__ = ["SAMPLING_TABLE", "DesignSelector", "SamplingBudget", "sampling_budget"]
 
 SAMPLING_TABLE = "sampling"
 SAMPLING_SCHEMA = pa.schema(
@@ -143,17 +143,16 @@ class _Design:
         return stable_id("unit", [ab.id, ba.id])
 
 
-class SampledPlanner(AllPairsPlanner):
-    """Every answer of the plan; the reviews of a `uniform` or `adaptive` design."""
+class DesignSelector(ReviewSelector):
+    """The reviews of a `uniform` or `adaptive` design, round by round (every answer is asked)."""
 
     def __init__(self, t: Tournament, plan: Plan) -> None:
-        super().__init__(t, plan)
+        self.t = t
+        self.plan = plan
         self.cfg = t.config.sampling
         self.design = _Design(t, plan)
         self.budget = sampling_budget(self.cfg, len(plan.reviews))
         self._ctx: RunContext | None = None
-        self._records: list[Call] = []  # round records ready to write
-        self._record_open = False
         self._outstanding: set[str] = set()  # review ids of the open round without a result
         self._verdicts: dict[str, str] = {}  # review id -> verdict, selected reviews
         self._done: set[str] = set()  # selected review ids with a logged result
@@ -162,11 +161,10 @@ class SampledPlanner(AllPairsPlanner):
         self.stopped_early = False
         self.last_fit: DesignFit | None = None
         self.separation_fit: DesignFit | None = None
-        self._round_dependency: dict[str, str] = {}  # review id -> its round's record id
 
-    # -- the planner hooks ---------------------------------------------------------
+    # -- the selector hooks --------------------------------------------------------
 
-    def start_reviews(self, ctx: RunContext) -> None:
+    def start(self, ctx: RunContext) -> Selection:
         self._ctx = ctx
         d = self.design
         frame = ctx.log.read(
@@ -189,50 +187,34 @@ class SampledPlanner(AllPairsPlanner):
                 if status in _VERDICT and verdict is not None:
                     self._verdicts[rid] = verdict
         planned = min(self.budget.budget_calls, len(self.plan.reviews))
-        ctx.stats.plan("reviews", max(planned, 2 * int(d.selected.sum())))
-        self.stop_cursor()  # reviews come from the design, not from walking the plan
+        skipped = 0
+        first: list[int] = []
         retry: list[int] = []
         for unit in np.flatnonzero(d.selected).tolist():
             for slot, call in zip((2 * unit, 2 * unit + 1), d.pair_of(unit), strict=True):
                 if call.id in self._verdicts:
-                    ctx.stats.skip("reviews")
+                    skipped += 1
                 elif call.id in self._done:
                     retry.append(int(d.slots[slot]))  # failed earlier: asked again, after selecting
                 else:
                     self._outstanding.add(call.id)
-                    self.queue_review(int(d.slots[slot]))
+                    first.append(int(d.slots[slot]))
+        opening = [Round(first)]
         if not self._outstanding:
-            self._next_round()
-        for index in retry:
-            self.queue_review(index)
+            opening.extend(self._next_round())
+        opening.append(Round(retry))
+        return Selection(max(planned, 2 * int(d.selected.sum())), skipped, opening)
 
-    def next_call(self) -> Call | Idle:
-        if self._records:
-            self._record_open = True
-            return self._records.pop(0)
-        got = super().next_call()
-        if got is Idle.DONE and self._record_open:
-            return Idle.LATER
-        return got
-
-    @property
-    def settled(self) -> bool:
-        return super().settled and not self._records and not self._record_open
-
-    def on_result(self, result: CallResult) -> None:
+    def on_result(self, result: CallResult) -> list[Round]:
         call = result.call
-        if call.table == SAMPLING_TABLE:
-            self._record_open = False
-            return
-        super().on_result(result)
         if call.table == "answers" and result.status in ("failed", "pending"):
             self._halted = self._halted or bool(self._outstanding)
-            return
+            return []
         if call.table != "reviews" or call.id not in self.design.unit_of_review:
-            return
+            return []
         if result.status == "pending":
             self._halted = True
-            return
+            return []
         self._done.add(call.id)
         row = result.row
         if result.status in ("ok", "invalid") and row is not None and row.get("verdict"):
@@ -240,7 +222,8 @@ class SampledPlanner(AllPairsPlanner):
         if call.id in self._outstanding:
             self._outstanding.discard(call.id)
             if not self._outstanding and not self._halted and not self._ctx_stopped():
-                self._next_round()
+                return self._next_round()
+        return []
 
     # -- rounds ----------------------------------------------------------------------
 
@@ -250,14 +233,13 @@ class SampledPlanner(AllPairsPlanner):
     def _rng(self, round_: int) -> np.random.Generator:
         return np.random.default_rng([self.t.config.seed, round_, 0x5A3B])
 
-    def _next_round(self) -> None:
-        """Select the next round (if any budget is left) and queue its reviews."""
+    def _next_round(self) -> list[Round]:
+        """The next round (if any budget is left), or the end of the design."""
         d = self.design
         spent = int(d.selected.sum())
         left = self.budget.units - spent
         if left <= 0 or self.stopped_early:
-            self._close_plan()
-            return
+            return [self._close_plan()]
         round_ = self._round + 1
         choice = select_round(
             d.grid,
@@ -280,9 +262,8 @@ class SampledPlanner(AllPairsPlanner):
         if choice.stopped:
             self.stopped_early = True
         if choice.units.size == 0:
-            self._close_plan()
-            return
-        self._select(round_, choice.units)
+            return [self._close_plan()]
+        return [self._select(round_, choice.units)]
 
     def _reviews_so_far(self) -> pl.DataFrame:
         """The verdicts of the selected units, in the log's columns."""
@@ -300,12 +281,12 @@ class SampledPlanner(AllPairsPlanner):
                 rows["verdict"].append(verdict)
         return pl.DataFrame(rows, schema={k: pl.String for k in rows})
 
-    def _select(self, round_: int, units: IntArray) -> None:
+    def _select(self, round_: int, units: IntArray) -> Round:
+        """The round's units: their record (a row each) and their reviews, which wait on it."""
         d = self.design
         unit_list = [u for u in units.tolist() if d.complete(u)]
         if not unit_list:
-            self._close_plan()
-            return
+            return self._close_plan()
         self._round = round_
         run_id = self._ctx.run_id if self._ctx is not None else ""
         round_id = stable_id("sampling-round", [round_, d.unit_id(unit_list[0]), len(unit_list)])
@@ -337,37 +318,26 @@ class SampledPlanner(AllPairsPlanner):
         def finish(_outcomes: Any, _run_id: str) -> Finished:
             return Finished(CallStatus.OK, record_rows)
 
-        self._records.append(
-            Call(
-                id=round_id,
-                table=SAMPLING_TABLE,
-                stage="sampling",
-                provider="",
-                request=None,
-                finish=finish,
-                priority=Priority.REVIEW,
-            )
+        record = Call(
+            id=round_id,
+            table=SAMPLING_TABLE,
+            stage="sampling",
+            provider="",
+            request=None,
+            finish=finish,
+            priority=Priority.REVIEW,
         )
+        reviews: list[int] = []
         for unit in unit_list:
             d.selected[unit] = True
             for slot, call in zip((2 * unit, 2 * unit + 1), d.pair_of(unit), strict=True):
                 self._outstanding.add(call.id)
-                self._round_dependency[call.id] = round_id
-                self.queue_review(int(d.slots[slot]))
+                reviews.append(int(d.slots[slot]))
+        return Round(reviews, record)
 
-    def _close_plan(self) -> None:
+    def _close_plan(self) -> Round:
         """No more rounds: the planned review count shrinks to what was selected."""
-        if self._ctx is None:
-            return
-        stage = self._ctx.stats.stage("reviews")
-        stage.planned = max(2 * int(self.design.selected.sum()), stage.done)
-
-    # -- reviews wait on their round's record ----------------------------------------
-
-    def _review_call(self, call: ReviewCall) -> Call:
-        made = super()._review_call(call)
-        dep = self._round_dependency.get(call.id)
-        return made if dep is None else replace(made, after=(*made.after, dep))
+        return Round(planned=2 * int(self.design.selected.sum()))
 
     # -- what the run reports ---------------------------------------------------------
 

@@ -12,7 +12,6 @@ def test_public_names() -> None:
         "render_prompt",
         "load_template",
         "batcheval_summary",
-        "BatchEvalStage",
         "BatchEvalConfig",
         "CriterionConfig",
         "Sample",

@@ -15,8 +15,8 @@ from arena.batcheval import (
     SCORES_FILE,
     TABLE,
     BatchEvalConfig,
+    BatchEvalPlanner,
     BatchEvalSetup,
-    BatchEvalStage,
     Sample,
     Scorer,
     StageSummary,
@@ -27,6 +27,7 @@ from arena.batcheval import (
 from arena.config import ModelConfig, ProviderConfig, RetryConfig, SimParams
 from arena.providers import Provider
 from arena.providers.sim import signature
+from arena.runner import Runner
 from arena.scheduler import Scheduler
 from arena.store import RunLog
 from arena.types import ErrorKind, GenerateRequest, GenerateResult, ProviderError, Usage
@@ -224,18 +225,16 @@ def _run_stage(
 
     async def go() -> StageSummary:
         async with log.writer() as w:
-            stage = BatchEvalStage(
+            planner = BatchEvalPlanner(
                 cfg,
                 load_template(cfg, tmp_path / "x.yaml"),
-                _samples(n),
                 [Scorer("j", "p", "j-1", {"name": "j"})],
-                sched,
-                w,
-                log.read(TABLE),
                 seed=0,
-                run_id="r1",
+                samples=_samples(n),
+                logged=log.read(TABLE),
             )
-            return await stage.run()
+            await Runner([planner], sched, w, log, run_id="r1").run()
+            return planner.summary()
 
     summary = asyncio.run(go())
     return summary, log.read(TABLE).sort("position"), provider

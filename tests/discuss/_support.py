@@ -1,21 +1,30 @@
-"""A scripted channel for the discussion protocol, and a battle to discuss."""
+"""The discussion protocol through the runner, with scripted outcomes, and a battle to discuss."""
 
 from __future__ import annotations
 
+import asyncio
+import tempfile
 from collections import Counter
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from arena.config import DiscussionConfig, Question
 from arena.discuss import (
+    TABLE,
     Battle,
     Discussant,
+    DiscussionResult,
     DiscussionSpec,
+    DiscussionSteps,
     LoggedReview,
     Settings,
+    discussion_steps,
     load_templates,
 )
+from arena.runner import Call, CallResult, Idle, Planner, RunContext, Runner
 from arena.scheduler import CallOutcome, OutcomeStatus
+from arena.store import RunLog
 from arena.store._schema import normalize_row
 from arena.types import GenerateRequest, GenerateResult, Usage, Verdict
 
@@ -35,9 +44,16 @@ def outcome(text: str | None, status: OutcomeStatus = "ok") -> CallOutcome:
 
 
 class Script:
-    """Replies in order; records every request, row and count."""
+    """The runner's scheduler and log writer: replies in order; records every request, row
+    and the stage's counts."""
 
     run_id = "script"
+    stopped = False
+    spent_usd = 0.0
+    budget_exhausted = False
+    internal_errors = 0
+    stopped_by_errors: str | None = None
+    replaced_chars = 0
 
     def __init__(self, *replies: CallOutcome | str) -> None:
         self.replies = [r if isinstance(r, CallOutcome) else outcome(r) for r in replies]
@@ -46,17 +62,66 @@ class Script:
         self.rows: list[dict[str, Any]] = []
         self.counts: Counter[str] = Counter()
 
-    async def call(self, provider: str, request: GenerateRequest) -> CallOutcome:
+    async def call(
+        self, provider: str, request: GenerateRequest, *, priority: int = 0
+    ) -> CallOutcome:
         assert self.replies, f"unexpected call: {request}"
         self.requests.append(request)
         self.models.append(request.model)
         return self.replies.pop(0)
 
-    async def write(self, row: dict[str, Any]) -> None:
-        self.rows.append(normalize_row("discussions", row))
+    def abort(self) -> None:
+        self.stopped = True
 
-    def count(self, what: str) -> None:
-        self.counts[what] += 1
+    async def write(self, table: str, row: dict[str, Any]) -> None:
+        assert table == TABLE
+        self.rows.append(normalize_row(table, row))
+
+
+class OneDiscussion(Planner):
+    """A planner of one discussion: its steps, as the discussion stage hands them out."""
+
+    def __init__(
+        self, spec: DiscussionSpec, settings: Settings, logged: Mapping[str, Mapping[str, Any]]
+    ) -> None:
+        self.spec, self.settings, self.logged = spec, settings, logged
+        self.steps = DiscussionSteps("discussions")
+
+    def start(self, ctx: RunContext) -> None:
+        steps = discussion_steps(
+            self.spec,
+            self.settings,
+            self.logged,
+            run_id=ctx.run_id,
+            skipped=lambda: ctx.stats.skip("discussions"),
+        )
+        self.steps.add(steps, ctx.stats)
+
+    def next_call(self) -> Call | Idle:
+        call = self.steps.next_call()
+        if call is not None:
+            return call
+        return Idle.LATER if self.steps.busy else Idle.DONE
+
+    def on_result(self, result: CallResult) -> None:
+        self.steps.on_result(result)
+
+
+def run_discussion(
+    spec: DiscussionSpec,
+    settings: Settings,
+    logged: Mapping[str, Mapping[str, Any]],
+    script: Script,
+) -> DiscussionResult:
+    """Run (or resume) one discussion through the runner; `script` answers and logs."""
+    planner = OneDiscussion(spec, settings, logged)
+    with tempfile.TemporaryDirectory() as folder:
+        runner = Runner([planner], script, script, RunLog(folder), run_id=script.run_id)  # type: ignore[arg-type]
+        asyncio.run(runner.run())
+    counts = runner.stats.stage("discussions").full()
+    script.counts = Counter({k: v for k, v in counts.items() if k != "pending" and v})
+    (result,) = planner.steps.ended
+    return result
 
 
 def settings(

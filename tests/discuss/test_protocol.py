@@ -2,21 +2,28 @@
 
 from __future__ import annotations
 
-import asyncio
-
 import pytest
 
-from arena.discuss import logged_calls, render_role, row_id, run_discussion
+from arena.discuss import logged_calls, render_role, row_id
 from arena.discuss._prompt import REASK_NOTE
 from arena.scheduler import OutcomeStatus
-from tests.discuss._support import FOLLOWER, LEADER, Script, outcome, settings, spec, turn
+from tests.discuss._support import (
+    FOLLOWER,
+    LEADER,
+    Script,
+    outcome,
+    run_discussion,
+    settings,
+    spec,
+    turn,
+)
 
 
 def _run(  # type: ignore[no-untyped-def]
     script: Script, max_turns: int = 4, stop: bool = False, **kw: str | None
 ):
     st = settings(max_turns, stop_on_agreement=stop)
-    return asyncio.run(run_discussion(spec(**kw), st, {}, script))
+    return run_discussion(spec(**kw), st, {}, script)
 
 
 UNRESOLVED_4 = "no agreement after 4 turns (last preferences: lead A, follow B)"
@@ -76,7 +83,7 @@ def test_turns_are_a_chat_leader_first_with_the_role_reminder_after_each_turn() 
 def test_a_temperature_per_discussant() -> None:
     script = Script(turn(1, "A"), turn(2, "B"), turn(3, "A"), turn(4, "B"))
     st = settings(temperatures={"follow": 0.8})
-    asyncio.run(run_discussion(spec(), st, {}, script))
+    run_discussion(spec(), st, {}, script)
     assert [r.temperature for r in script.requests] == [0.2, 0.8, 0.2, 0.8]
 
 
@@ -237,7 +244,7 @@ def test_resume_reuses_logged_turns_and_asks_only_the_rest(status: OutcomeStatus
     logged = {r["id"]: r for r in first.rows}
 
     second = Script(turn(2, "B"), turn(3, "B"), turn(4, "B"))
-    result = asyncio.run(run_discussion(spec(), settings(), logged, second))
+    result = run_discussion(spec(), settings(), logged, second)
     assert (result.status, result.verdict, result.turns) == ("agreed", "B", 4)
     assert second.models == ["follow-id", "lead-id", "follow-id"]  # turn 1 not asked again
     assert "Argument of turn 1." in second.requests[0].messages[0].content
@@ -250,7 +257,7 @@ def test_resume_reuses_logged_turns_and_asks_only_the_rest(status: OutcomeStatus
     # a finished discussion asks nothing and writes nothing
     done = {**logged, **{r["id"]: r for r in second.rows}}
     third = Script()
-    again = asyncio.run(run_discussion(spec(), settings(), done, third))
+    again = run_discussion(spec(), settings(), done, third)
     assert (again.status, again.verdict) == ("agreed", "B")
     assert third.rows == [] and third.requests == []
 

@@ -12,7 +12,10 @@ import arena.nightly
 
 def test_public_names() -> None:
     assert set(arena.nightly.__all__) == {
-        "BATCHEVAL_SCHEMA",
+        "DirectoryStatus",
+        "StatusInputError",
+        "directory_status",
+        "logged_failures",
         "HISTORY_SCHEMA",
         "HISTORY_TABLE",
         "PLAN_FILE",
@@ -24,12 +27,10 @@ def test_public_names() -> None:
         "RunStart",
         "StatusReport",
         "append_history",
-        "batcheval_states",
         "call_states",
         "classify",
         "current_rows",
         "diff_snapshots",
-        "discussion_counts",
         "failed_only",
         "history_view",
         "load_for_directory",

@@ -1,30 +1,29 @@
-"""The plan of a tournament and its all-pairs planner of answers and reviews.
+"""The all-pairs planner of answers and reviews, and the review selector it may ask.
 
 Answers and reviews flow without a barrier: a review is asked for as soon as
 both of its answers are logged. The planner only says what to ask and what the
 outcomes become; `arena.runner.Runner` runs the calls (all waiting happens in
 the scheduler, all writing goes through the one log writer). Extra stages
 (discussion, BatchEval) are planners too; they live above this module and
-below `arena.engine`, and read this planner's `plan`, `answers` and
-`settled` state.
+read this planner's `plan`, `answers` and `settled` state. A stage that
+chooses which reviews to make (a sampled design) is a `ReviewSelector`.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 import time
+from abc import ABC, abstractmethod
 from collections import defaultdict, deque
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
-from typing import Any, overload
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
-from arena.config import FILE_PROVIDER, Question, Tournament, declared_verdicts
-from arena.providers import Provider, create_provider
-from arena.review import parse_review, render_review_prompt, uses_reference, verdict_scheme
+from arena.config import FILE_PROVIDER, Tournament
+from arena.pipeline._plan import AnswerCall, Plan, ReviewCall
+from arena.review import parse_review, render_review_prompt, verdict_scheme
 from arena.runner import (
     Call,
     CallResult,
@@ -36,242 +35,12 @@ from arena.runner import (
     call_columns,
 )
 from arena.scheduler import CallOutcome
-from arena.store import RunLog
-from arena.types import CallStatus, GenerateRequest, Message, Verdict, stable_id
+from arena.types import CallStatus, GenerateRequest, Message, Verdict
 
-
-@dataclass(frozen=True)
-class AnswerCall:
-    """One contestant answering one question (all its turns)."""
-
-    id: str
-    question: Question
-    model: str
-
-
-@dataclass(frozen=True)
-class ReviewCall:
-    """One reviewer judging one ordered battle (question, model_a, model_b)."""
-
-    id: str
-    question: Question
-    model_a: str
-    model_b: str
-    reviewer: str
-    answer_a_id: str
-    answer_b_id: str
-
+__all__ = ["AllPairsPlanner", "ReviewSelector", "Round", "Selection", "base_row"]
 
 # Reviews parked at once waiting for an answer still coming (the plan cursor waits beyond).
 _MAX_PARKED = 65_536
-
-
-class ReviewCalls(Sequence[ReviewCall]):
-    """The reviews of a plan held as columns: a `ReviewCall` is made only when asked for.
-
-    Per review: question, model A, model B and reviewer as small integer codes
-    and the id as 26 ASCII bytes, about 40 bytes in all (a `ReviewCall` with
-    its strings takes ten times that). Iterating yields the calls in plan order.
-    """
-
-    def __init__(
-        self,
-        questions: tuple[Question, ...],
-        models: tuple[str, ...],
-        reviewers: tuple[str, ...],
-        answer_ids: tuple[tuple[str, ...], ...],
-        codes: NDArray[np.int32],
-        ids: NDArray[np.bytes_],
-    ) -> None:
-        self.questions = questions
-        self.models = models
-        self.reviewers = reviewers
-        self.answer_ids = answer_ids  # [question][model]
-        self.codes = codes  # (n, 4): question, model_a, model_b, reviewer
-        self.ids = ids
-
-    def __len__(self) -> int:
-        return int(self.ids.shape[0])
-
-    def __eq__(self, other: object) -> bool:
-        if isinstance(other, ReviewCalls):
-            return (
-                self.questions == other.questions
-                and self.models == other.models
-                and self.reviewers == other.reviewers
-                and self.answer_ids == other.answer_ids
-                and np.array_equal(self.codes, other.codes)
-                and np.array_equal(self.ids, other.ids)
-            )
-        if isinstance(other, Sequence):
-            return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
-        return NotImplemented
-
-    __hash__ = None  # type: ignore[assignment]
-
-    @overload
-    def __getitem__(self, index: int) -> ReviewCall: ...
-
-    @overload
-    def __getitem__(self, index: slice) -> Sequence[ReviewCall]: ...
-
-    def __getitem__(self, index: int | slice) -> ReviewCall | Sequence[ReviewCall]:
-        if isinstance(index, slice):
-            return [self._call(i) for i in range(*index.indices(len(self)))]
-        if index < 0:
-            index += len(self)
-        if not 0 <= index < len(self):
-            raise IndexError(index)
-        return self._call(index)
-
-    def __iter__(self) -> Iterator[ReviewCall]:
-        for start in range(0, len(self), 4096):
-            rows = self.codes[start : start + 4096].tolist()
-            ids = self.ids[start : start + 4096].tolist()
-            for (q, a, b, r), rid in zip(rows, ids, strict=True):
-                yield self._make(rid.decode("ascii"), q, a, b, r)
-
-    def id_at(self, index: int) -> str:
-        """The id of review `index` (no call built)."""
-        return str(self.ids[index].decode("ascii"))
-
-    def _call(self, index: int) -> ReviewCall:
-        q, a, b, r = self.codes[index].tolist()
-        return self._make(self.id_at(index), q, a, b, r)
-
-    def _make(self, rid: str, q: int, a: int, b: int, r: int) -> ReviewCall:
-        answer_ids = self.answer_ids[q]
-        return ReviewCall(
-            rid,
-            self.questions[q],
-            self.models[a],
-            self.models[b],
-            self.reviewers[r],
-            answer_ids[a],
-            answer_ids[b],
-        )
-
-
-@dataclass(frozen=True)
-class Plan:
-    """Every call a tournament needs, with stable content-derived ids."""
-
-    answers: tuple[AnswerCall, ...]
-    reviews: Sequence[ReviewCall]
-
-    @property
-    def size(self) -> int:
-        return len(self.answers) + len(self.reviews)
-
-
-def answer_id(t: Tournament, model: str, q: Question) -> str:
-    """Id of a model's answer to a question: changes when anything it depends on does.
-
-    An answer from a file depends on its text (or on its absence from the file).
-    """
-    payload: dict[str, Any] = {
-        "model": t.model_fingerprint(model),
-        "question": [q.id, list(q.turns)],
-    }
-    found = t.answer_files.get(model)
-    if found is not None:
-        turns = found.answers.get(q.id)
-        payload["text"] = None if turns is None else list(turns)
-    return stable_id("answer", payload)
-
-
-def review_context(t: Tournament, reviewer: str) -> str:
-    """Hash of everything a reviewer's reviews depend on besides the two answers."""
-    context: dict[str, Any] = {
-        "reviewer": t.model_fingerprint(reviewer),
-        "template": t.review_template,
-        # The reviewer's own `review:` settings, else the section's.
-        "temperature": t.review_settings(reviewer)[0],
-        "max_tokens": t.review_settings(reviewer)[1],
-    }
-    declared = declared_verdicts(t.config.review.verdicts)
-    if declared is not None:  # undeclared: the ids of the default tokens, as ever
-        context["verdicts"] = {token: list(value) for token, value in declared.items()}
-    return stable_id("review-context", context)
-
-
-def question_context(t: Tournament, q: Question, context: str) -> str:
-    """A reviewer's context for one question: with its reference when the template shows it."""
-    if q.reference is None or not uses_reference(t.review_template):
-        return context
-    return stable_id("review-context", [context, list(q.reference)])
-
-
-def review_id(question_id: str, a_id: str, b_id: str, context: str) -> str:
-    """Id of a review: depends on both answers, the reviewer and the review prompt."""
-    return stable_id("review", [question_id, a_id, b_id, context])
-
-
-def _review_ids(question_id: str, pairs: list[tuple[str, str]], contexts: list[str]) -> list[str]:
-    """`review_id` of every (answer pair, context) of one question, pairs outermost.
-
-    The same bytes `stable_id` hashes, assembled once per question: the
-    question id is JSON-encoded once; answer ids and contexts are plain ASCII.
-    """
-    head = '{"kind": "review", "payload": [' + json.dumps(question_id) + ', "'
-    out: list[str] = []
-    for a_id, b_id in pairs:
-        stem = f'{head}{a_id}", "{b_id}", "'
-        for context in contexts:
-            digest = hashlib.sha256(f'{stem}{context}"]}}'.encode()).hexdigest()
-            out.append(f"r-{digest[:24]}")
-    return out
-
-
-def build_plan(t: Tournament) -> Plan:
-    """One answer per (contestant, question); one review per (question, i != j, reviewer).
-
-    Reviews are held as columns (`ReviewCalls`), questions outermost, then
-    model A, model B, reviewer.
-    """
-    models = tuple(t.contestants)
-    reviewers = tuple(t.reviewers)
-    contexts = [review_context(t, r) for r in reviewers]
-    pairs = [(a, b) for a in range(len(models)) for b in range(len(models)) if a != b]
-    per_question = len(pairs) * len(reviewers)
-    n = per_question * len(t.questions)
-    codes = np.empty((n, 4), dtype=np.int32)
-    if n:
-        pair_codes = np.array(pairs, dtype=np.int32)
-        codes[:, 0] = np.repeat(np.arange(len(t.questions), dtype=np.int32), per_question)
-        codes[:, 1] = np.tile(np.repeat(pair_codes[:, 0], len(reviewers)), len(t.questions))
-        codes[:, 2] = np.tile(np.repeat(pair_codes[:, 1], len(reviewers)), len(t.questions))
-        codes[:, 3] = np.tile(
-            np.arange(len(reviewers), dtype=np.int32), len(pairs) * len(t.questions)
-        )
-    ids = np.empty(n, dtype="S26")
-    answers: list[AnswerCall] = []
-    answer_ids: list[tuple[str, ...]] = []
-    for k, q in enumerate(t.questions):
-        row = tuple(answer_id(t, m, q) for m in models)
-        answer_ids.append(row)
-        answers.extend(AnswerCall(row[i], q, m) for i, m in enumerate(models))
-        ids[k * per_question : (k + 1) * per_question] = _review_ids(
-            q.id,
-            [(row[a], row[b]) for a, b in pairs],
-            [question_context(t, q, c) for c in contexts],
-        )
-    reviews = ReviewCalls(t.questions, models, reviewers, tuple(answer_ids), codes, ids)
-    return Plan(tuple(answers), reviews)
-
-
-def make_providers(t: Tournament) -> dict[str, Provider]:
-    """One provider instance per provider entry used by the tournament."""
-    used = {t.provider_of(m) for m in t.used_models()}
-    providers: dict[str, Provider] = {}
-    for pname in sorted(used):
-        pcfg = t.config.providers[pname]
-        models = {
-            t.provider_model_id(m): t.model(m) for m in t.config.models if t.provider_of(m) == pname
-        }
-        providers[pname] = create_provider(pname, pcfg, models, t.config.seed)
-        providers[pname].bind(t)
-    return providers
 
 
 def base_row(
@@ -279,6 +48,56 @@ def base_row(
 ) -> dict[str, Any]:
     """The common call columns of a logged row, over every outcome of the call."""
     return {"id": call_id, "provider": provider, **call_columns(outcomes), "run_id": run_id}
+
+
+@dataclass(frozen=True)
+class Round:
+    """Reviews a selector asks for, in order: indices into the plan's reviews.
+
+    `record`, when given, is a record call (rows and no provider call: the
+    round's selection) that the planner hands to the runner before the
+    round's reviews, which wait until it is logged. `planned`, when given, is
+    the review count the run plans from now on (a design that ends early).
+    """
+
+    reviews: Sequence[int] = ()
+    record: Call | None = None
+    planned: int | None = None
+
+
+@dataclass(frozen=True)
+class Selection:
+    """What a selector asks for at the start: reviews planned, already logged, first rounds."""
+
+    planned: int
+    skipped: int
+    rounds: Sequence[Round]
+
+
+class ReviewSelector(ABC):
+    """Chooses which reviews of the plan the all-pairs planner asks for, and when.
+
+    Without a selector the planner asks for every review of the plan not yet
+    logged. With one, it asks for the rounds the selector gives: at the start
+    (`start`), then after any result (`on_result`, called once the planner
+    has taken the result in; an empty list: nothing more for now). A sampled
+    design gives rounds chosen from the verdicts so far; a fixed design (every
+    contestant against one baseline, a new model against chosen opponents)
+    gives all of its reviews at the start. A selector does not count calls:
+    the planner counts what `Selection` and `Round.planned` say.
+    """
+
+    @abstractmethod
+    def start(self, ctx: RunContext) -> Selection:
+        """Before any call: read the log; the reviews to plan and the first rounds."""
+
+    def on_result(self, result: CallResult) -> Sequence[Round]:
+        """A call of the run ended (an answer, a review, any stage's call): more rounds, if any."""
+        return ()
+
+    def report(self) -> dict[str, Any] | None:
+        """What the run summary reports of the selection (`RunSummary.sampling`), if anything."""
+        return None
 
 
 class AllPairsPlanner(Planner):
@@ -290,10 +109,11 @@ class AllPairsPlanner(Planner):
     `failed_answers` and `settled`.
     """
 
-    def __init__(self, t: Tournament, plan: Plan) -> None:
+    def __init__(self, t: Tournament, plan: Plan, selector: ReviewSelector | None = None) -> None:
         self.t = t
         self.plan = plan
         self.verdicts = verdict_scheme(t.config.review)  # the template's declared tokens
+        self.selector = selector
         self.answers: dict[str, list[str]] = {}
         self.failed_answers: set[str] = set()
         # Turns of unfinished answers logged earlier (partial, or failed at a
@@ -313,6 +133,11 @@ class AllPairsPlanner(Planner):
         self._mine: dict[str, AnswerCall | ReviewCall] = {}
         self._open = 0  # calls handed to the runner whose result has not come back
         self._open_answers = 0
+        self._ctx: RunContext | None = None
+        # A selector's round records: queued, then handed out until their result comes back.
+        self._records: deque[Call] = deque()
+        self._records_open: set[str] = set()
+        self._after: dict[int, str] = {}  # review index -> the record its round waits on
 
     @property
     def settled(self) -> bool:
@@ -322,6 +147,8 @@ class AllPairsPlanner(Planner):
             and not self._ready
             and self._open == 0
             and self._cursor >= len(self.plan.reviews)
+            and not self._records
+            and not self._records_open
         )
 
     @property
@@ -330,6 +157,7 @@ class AllPairsPlanner(Planner):
         return not self._todo and self._open_answers == 0
 
     def start(self, ctx: RunContext) -> None:
+        self._ctx = ctx
         frame = ctx.log.read("answers", columns=["status", "answer_turns"])
         for rid, status, turns in frame.iter_rows():
             if status == CallStatus.OK.value:
@@ -353,20 +181,24 @@ class AllPairsPlanner(Planner):
         self.start_reviews(ctx)
 
     def start_reviews(self, ctx: RunContext) -> None:
-        """Count the plan's reviews and queue those not logged yet.
-
-        A sampled design (arena.sampling) overrides this to queue only the
-        reviews it selects, and adds more with `queue_review` as rounds end.
-        """
+        """Count the plan's reviews and queue those not logged yet (or the selector's)."""
+        reviews = self.plan.reviews
+        if self.selector is not None:
+            selection = self.selector.start(ctx)
+            ctx.stats.plan("reviews", selection.planned)
+            if selection.skipped:
+                ctx.stats.skip("reviews", selection.skipped)
+            self._cursor = len(reviews)  # reviews come from the selector, not from the plan
+            for round_ in selection.rounds:
+                self._take(round_)
+            return
         done_reviews = ctx.log.ids(
             "reviews", statuses={CallStatus.OK.value, CallStatus.INVALID.value}
         )
-        reviews = self.plan.reviews
         ctx.stats.plan("reviews", len(reviews))
-        ids = reviews.ids if isinstance(reviews, ReviewCalls) else (r.id for r in reviews)
         if done_reviews:
             self._skip = np.fromiter(
-                ((rid.decode() if isinstance(rid, bytes) else rid) in done_reviews for rid in ids),
+                (rid.decode() in done_reviews for rid in reviews.ids),
                 dtype=bool,
                 count=len(reviews),
             )
@@ -374,26 +206,26 @@ class AllPairsPlanner(Planner):
         else:
             self._skip = np.zeros(len(reviews), dtype=bool)
 
-    def queue_review(self, index: int) -> None:
-        """Ask for review `index` of the plan (once both of its answers are logged).
+    def _take(self, round_: Round) -> None:
+        """Queue a selector's round: its record first, then its reviews (waiting on the record)."""
+        if round_.record is not None:
+            self._records.append(round_.record)
+        for index in round_.reviews:
+            if round_.record is not None:
+                self._after[index] = round_.record.id
+            self._place(index)
+        if round_.planned is not None and self._ctx is not None:
+            self._ctx.stats.replan("reviews", round_.planned)
 
-        For a planner that chooses reviews itself (arena.sampling): it calls
-        `stop_cursor` in `start_reviews`, then queues the reviews it selects.
-        """
-        self._place(index)
-
-    def stop_cursor(self) -> None:
-        """Walk no further through the plan: only `queue_review` adds reviews."""
-        self._cursor = len(self.plan.reviews)
+    def selection_report(self) -> dict[str, Any] | None:
+        """The selector's report for the run summary (None without a selector)."""
+        return None if self.selector is None else self.selector.report()
 
     def _answer_ids(self, index: int) -> tuple[str, str]:
         reviews = self.plan.reviews
-        if isinstance(reviews, ReviewCalls):
-            q, a, b = reviews.codes[index, :3].tolist()
-            row = reviews.answer_ids[q]
-            return row[a], row[b]
-        review = reviews[index]
-        return review.answer_a_id, review.answer_b_id
+        q, a, b = reviews.codes[index, :3].tolist()
+        row = reviews.answer_ids[q]
+        return row[a], row[b]
 
     def _place(self, index: int) -> None:
         """Make review `index` ready, park it on an answer still coming, or leave it pending."""
@@ -406,6 +238,10 @@ class AllPairsPlanner(Planner):
         self._ready.append(index)
 
     def next_call(self) -> Call | Idle:
+        if self._records:
+            record = self._records.popleft()
+            self._records_open.add(record.id)
+            return record
         if self._todo:
             a = self._todo.popleft()
             self._mine[a.id] = a
@@ -419,13 +255,25 @@ class AllPairsPlanner(Planner):
             if not self._skip[index]:
                 self._place(index)
         if self._ready:
-            r = self.plan.reviews[self._ready.popleft()]
+            index = self._ready.popleft()
+            r = self.plan.reviews[index]
             self._mine[r.id] = r
             self._open += 1
-            return self._review_call(r)
-        return Idle.LATER if self._open else Idle.DONE
+            made = self._review_call(r)
+            waits_on = self._after.pop(index, None)
+            return made if waits_on is None else replace(made, after=(*made.after, waits_on))
+        return Idle.LATER if self._open or self._records_open else Idle.DONE
 
     def on_result(self, result: CallResult) -> None:
+        if result.call.id in self._records_open:
+            self._records_open.discard(result.call.id)
+            return
+        self._take_result(result)
+        if self.selector is not None:
+            for round_ in self.selector.on_result(result):
+                self._take(round_)
+
+    def _take_result(self, result: CallResult) -> None:
         call = self._mine.pop(result.call.id, None)
         if call is None:
             return
@@ -600,32 +448,3 @@ class AllPairsPlanner(Planner):
             priority=Priority.REVIEW,
             awaited=False,  # no call waits for a review
         )
-
-
-def load_done(log: RunLog) -> tuple[dict[str, list[str]], set[str]]:
-    """Answers already logged ok (id -> turns) and ids of reviews logged with a result."""
-    answers_df = log.read("answers", columns=["status", "answer_turns"])
-    ok = answers_df.filter(answers_df["status"] == CallStatus.OK.value)
-    done_answers = {
-        rid: list(turns)
-        for rid, turns in zip(ok["id"].to_list(), ok["answer_turns"].to_list(), strict=True)
-    }
-    done_reviews = log.ids("reviews", statuses={CallStatus.OK.value, CallStatus.INVALID.value})
-    return done_answers, done_reviews
-
-
-__all__ = [
-    "AllPairsPlanner",
-    "AnswerCall",
-    "Plan",
-    "ReviewCall",
-    "ReviewCalls",
-    "answer_id",
-    "base_row",
-    "build_plan",
-    "load_done",
-    "make_providers",
-    "review_context",
-    "review_id",
-    "question_context",
-]

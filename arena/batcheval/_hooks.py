@@ -1,0 +1,133 @@
+"""BatchEval as a stage of a tournament: what `arena.stages` asks of it."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import polars as pl
+
+from arena.batcheval._prompt import load_template, render_prompt
+from arena.batcheval._schema import TABLE
+from arena.batcheval._states import batches_outside, batcheval_states
+from arena.batcheval._tournament import (
+    TournamentBatchEval,
+    batcheval_preflight,
+    batcheval_stage,
+    tournament_samples,
+)
+from arena.config import BatchEvalConfig, Tournament
+from arena.pipeline import AllPairsPlanner, AnswerCall
+from arena.stage import (
+    EXPECTED_SHARE,
+    EstimateInputs,
+    ModelCalls,
+    Stage,
+    StageEstimate,
+    StageStatus,
+    StatusInputs,
+)
+from arena.types import estimate_tokens
+
+__all__ = ["BATCHEVAL_STAGE", "BatchEvalHooks", "batch_tokens"]
+
+
+class BatchEvalHooks(Stage):
+    """The BatchEval stage: scores every answer when the tournament has a `batcheval:` section.
+
+    Its calls are batch calls, counted in `arena plan` and `arena status` like
+    answers and reviews (column and stage `batcheval`).
+    """
+
+    name = "batcheval"
+    tables = (TABLE,)
+    model_columns = {TABLE: "scorer"}
+    plan_key = "batcheval"
+    plan_column = "batcheval"
+
+    def preflight(self, t: Tournament) -> list[str]:
+        return batcheval_preflight(t)
+
+    def planner(self, t: Tournament, base: AllPairsPlanner) -> TournamentBatchEval | None:
+        return batcheval_stage(t, base)
+
+    def estimate(self, inputs: EstimateInputs) -> StageEstimate:
+        t, cfg = inputs.t, inputs.t.config.batcheval
+        if cfg is None:
+            return StageEstimate()
+        template = load_template(cfg, t.path)
+        answers = inputs.plan.answers
+        batches = batcheval_states(t, [(a.id, a.question, a.model) for a in answers], inputs.log)
+        tokens = batch_tokens(t, cfg, template, answers)
+        calls: list[ModelCalls] = []
+        for scorer, criterion, state in batches.select("scorer", "criterion", "state").iter_rows():
+            if state in ("done", "invalid"):  # logged with a result: not asked again
+                calls.append(ModelCalls(scorer, state))
+                continue
+            est_in, est_out = tokens[criterion]
+            # Expected: asked once (no re-ask), writing a share of max_tokens.
+            calls.append(
+                ModelCalls(
+                    scorer,
+                    state,
+                    est_in=est_in,
+                    est_out=est_out,
+                    exp_in=est_in // 2,
+                    exp_out=round(cfg.max_tokens * EXPECTED_SHARE),
+                )
+            )
+        block = {
+            "calls": batches.height,
+            "rounds": cfg.rounds,
+            "batches_per_round": batches.filter(pl.col("round") == 1)["batch_index"].n_unique(),
+            "criteria": len(cfg.criteria),
+            "scorers": len(cfg.scorers),
+        }
+        note = (
+            f"batcheval: {block['rounds']} rounds x {block['batches_per_round']} batches "
+            f"x {block['criteria']} criteria x {block['scorers']} scorers = "
+            f"{block['calls']} calls; est_tokens counts each twice (a batch with a missing "
+            "score is asked once more)."
+        )
+        return StageEstimate(block=block, calls=calls, notes=[note])
+
+    def status(self, inputs: StatusInputs) -> StageStatus:
+        t, plan = inputs.t, inputs.plan
+        if t is None or plan is None or t.config.batcheval is None:
+            return StageStatus()  # not planned: its table is one of the other tables
+        answers = [(a.id, a.question, a.model) for a in plan.answers]
+        states = batcheval_states(t, answers, inputs.log)
+        return StageStatus(
+            calls=states.select("provider", "state"), outside=batches_outside(states, inputs.log)
+        )
+
+
+def batch_tokens(
+    t: Tournament, cfg: BatchEvalConfig, template: str, answers: Sequence[AnswerCall]
+) -> dict[str, tuple[int, int]]:
+    """Upper-bound (input, output) tokens of one batch call per criterion, its re-ask included.
+
+    A batch holds at most ceil(n / batches) samples, each at most the largest
+    answer: its question and the contestant's max_tokens per turn.
+    """
+    if not answers:
+        return {c.name: (0, 0) for c in cfg.criteria}
+    size = math.ceil(len(answers) / math.ceil(len(answers) / cfg.batch_size))
+    first = cfg.criteria[0]
+    empty = len(render_prompt(template, first, []))
+    sample = 0
+    for a in answers:
+        turns = len(a.question.turns)
+        shown = tournament_samples([(a.id, a.question, a.model)], {a.id: [""] * turns})
+        chars = len(render_prompt(template, first, shown)) - empty
+        sample = max(sample, estimate_tokens(chars) + t.model(a.model).max_tokens * turns)
+    return {
+        c.name: (
+            2 * (estimate_tokens(len(render_prompt(template, c, []))) + size * sample),
+            2 * cfg.max_tokens,
+        )
+        for c in cfg.criteria
+    }
+
+
+BATCHEVAL_STAGE = BatchEvalHooks()

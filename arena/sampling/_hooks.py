@@ -1,0 +1,64 @@
+"""A sampled review design as a stage of a tournament: what `arena.stages` asks of it."""
+
+from __future__ import annotations
+
+from arena.config import Tournament
+from arena.pipeline import Plan
+from arena.sampling._planner import SAMPLING_TABLE, DesignSelector
+from arena.sampling._status import design_status
+from arena.stage import EstimateInputs, Stage, StageEstimate, StageStatus, StatusInputs
+
+__all__ = ["SAMPLING_STAGE", "SamplingHooks"]
+
+
+class SamplingHooks(Stage):
+    """A `uniform` or `adaptive` design chooses the reviews (`sampling:`; `full`: every one)."""
+
+    name = "sampling"
+    tables = (SAMPLING_TABLE,)
+    plan_key = "sampling"
+
+    def selector(self, t: Tournament, plan: Plan) -> DesignSelector | None:
+        return DesignSelector(t, plan) if t.config.sampling.strategy != "full" else None
+
+    def estimate(self, inputs: EstimateInputs) -> StageEstimate:
+        sampled = design_status(inputs.t, inputs.plan, inputs.log)
+        if sampled is None:
+            return StageEstimate()
+        # The most the sampled run may spend on reviews: its dearest remaining calls.
+        costs = inputs.pending_review_costs()
+        if any(c is None for c in costs):
+            sampled["max_review_cost_usd"] = None
+        else:
+            dearest = sorted((c for c in costs if c is not None), reverse=True)
+            sampled["max_review_cost_usd"] = sum(dearest[: sampled["remaining_review_calls"]])
+        note = (
+            f"sampling: {sampled['strategy']}, budget {sampled['budget_review_calls']} of "
+            f"{sampled['full_review_calls']} review calls; {sampled['judged_review_calls']} "
+            f"judged, at most {sampled['remaining_review_calls']} more, costing at most "
+            + (
+                "an unknown amount (unpriced reviewers)"
+                if sampled["max_review_cost_usd"] is None
+                else f"${sampled['max_review_cost_usd']:.4f}"
+            )
+            + ". The table counts the full plan's reviews."
+        )
+        return StageEstimate(block=sampled, notes=[note])
+
+    def status(self, inputs: StatusInputs) -> StageStatus:
+        if inputs.t is None or inputs.plan is None:
+            return StageStatus()
+        sampled = design_status(inputs.t, inputs.plan, inputs.log)
+        if sampled is None:
+            return StageStatus()
+        note = (
+            f"sampling: {sampled['strategy']}, {sampled['judged_review_calls']} of a budget of "
+            f"{sampled['budget_review_calls']} review calls judged ({sampled['rounds']} rounds), "
+            f"at most {sampled['remaining_review_calls']} more; the table counts the full "
+            f"plan's {sampled['full_review_calls']} reviews, most of which a sampled run "
+            "never makes."
+        )
+        return StageStatus(block=sampled, notes=[note])
+
+
+SAMPLING_STAGE = SamplingHooks()

@@ -1,0 +1,63 @@
+"""The stages of a tournament beside answers and reviews: the one list, in run order.
+
+Each line names a stage's `Stage` object (`arena.stage`) in its own package,
+imported on first use. The engine, `arena plan`, `arena status` and the
+nightly code iterate `all_stages()`; none of them names a stage. Adding a
+stage is a package of its own and one line here. Order matters: planners run
+in this order after the all-pairs planner, and `arena plan` / `arena status`
+print the stages' notes in it.
+"""
+
+from __future__ import annotations
+
+import importlib
+from functools import cache
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from arena.config import Tournament
+    from arena.pipeline import AllPairsPlanner, Plan, ReviewSelector
+    from arena.runner import Planner
+    from arena.stage import Stage
+
+__all__ = ["REGISTRY", "all_stages", "preflight", "review_selector", "stage_planners"]
+
+# "module:attribute" of each stage's `Stage` object.
+REGISTRY: tuple[str, ...] = (
+    "arena.sampling:SAMPLING_STAGE",
+    "arena.discuss:DISCUSSION_STAGE",
+    "arena.batcheval:BATCHEVAL_STAGE",
+)
+
+
+@cache
+def all_stages() -> tuple[Stage, ...]:
+    """Every registered stage (importing its package registers its log tables)."""
+    from arena.stage import Stage
+
+    out: list[Stage] = []
+    for target in REGISTRY:
+        module, _, attr = target.partition(":")
+        stage = getattr(importlib.import_module(module), attr)
+        if not isinstance(stage, Stage):
+            raise TypeError(f"{target} is not a Stage")
+        out.append(stage)
+    return tuple(out)
+
+
+def preflight(t: Tournament) -> list[str]:
+    """Every stage's problems with its section, before any call."""
+    return [problem for stage in all_stages() for problem in stage.preflight(t)]
+
+
+def review_selector(t: Tournament, plan: Plan) -> ReviewSelector | None:
+    """The selector of the reviews the all-pairs planner asks for (None: the whole plan)."""
+    chosen = [s for s in (stage.selector(t, plan) for stage in all_stages()) if s is not None]
+    if len(chosen) > 1:
+        raise ValueError("more than one stage selects the reviews of this tournament")
+    return chosen[0] if chosen else None
+
+
+def stage_planners(t: Tournament, base: AllPairsPlanner) -> list[Planner]:
+    """The planners of the stages whose sections are on, in registry order."""
+    return [p for p in (stage.planner(t, base) for stage in all_stages()) if p is not None]
