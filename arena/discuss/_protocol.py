@@ -450,4 +450,3 @@ def discussion_steps(
     every call already logged.
     """
     return _Run(spec, settings, logged, run_id, skipped).steps()
-
