@@ -146,7 +146,7 @@ def test_threads_do_not_change_the_result(monkeypatch: pytest.MonkeyPatch) -> No
     ("models", "judges", "width"),
     [(12, 20, np.uint16), (100, 400, np.int32), (1100, 1400, np.int64)],
 )
-def test_codes_of_every_width(models: int, judges: int, width: type) -> None:
+def test_codes_of_every_width(models: int, judges: int, width: type, rank_path: str) -> None:
     # Reviews are packed in the narrowest integer holding both model codes and the
     # reviewer-and-score kind: 16 bits for small tournaments, 64 for very large ones.
     rows = [
@@ -154,7 +154,8 @@ def test_codes_of_every_width(models: int, judges: int, width: type) -> None:
         for k in range(max(models, judges))
     ]
     rs = encode_reviews(frame(rows))
-    assert elo_module._Orders(rs, 1, 0).codes.dtype == width
+    if rank_path == "numba":  # the NumPy orders hold the columns as they are
+        assert elo_module._Orders(rs, 1, 0).codes.dtype == width
     ours = weighted_elo(rs, orders=2, seed=1, max_passes=3)
     plain = _reference_elo(rs, orders=2, seed=1, max_passes=3)
     np.testing.assert_allclose(ours.rating, plain.rating, rtol=0, atol=1e-9)
