@@ -41,7 +41,7 @@ IntArray = NDArray[np.int64]
 # From this many reviews (rows of the reviews frame, or counted battles) on,
 # the compiled kernels run. Measured with benchmarks/bench_small_rank.py (see
 # docs/scale.md): below it the NumPy passes plus no numba import beat the kernels.
-COMPILED_MIN_ROWS = 60_000
+COMPILED_MIN_ROWS = 20_000
 
 # Outcome codes of `arena.rank._encode_rows` (restated so this module imports nothing of it).
 _INVALID, _FAILED, _LEFT_OUT, _UNKNOWN = 3, 4, 5, 6
@@ -53,13 +53,9 @@ def compiled(rows: int) -> bool:
 
 
 def expit(x: NDArray[np.floating]) -> FloatArray:  # type: ignore[type-arg]
-    """The logistic function 1 / (1 + exp(-x)), without overflow warnings."""
-    x = np.asarray(x, dtype=np.float64)
-    out: FloatArray = np.empty_like(x)
-    positive = x >= 0
-    out[positive] = 1.0 / (1.0 + np.exp(-x[positive]))
-    e = np.exp(x[~positive])
-    out[~positive] = e / (1.0 + e)
+    """The logistic function 1 / (1 + exp(-x)) (0 where exp(-x) overflows)."""
+    with np.errstate(over="ignore"):
+        out: FloatArray = 1.0 / (1.0 + np.exp(-np.asarray(x, dtype=np.float64)))
     return out
 
 
@@ -206,17 +202,27 @@ def elo_orders_plain(
     orders, n = perms.shape
     base = (np.arange(orders, dtype=np.int64) * n_models)[None, :]
     order_major = perms.T  # (n, orders): step t's review of each order
-    ia = (model_a[order_major] + base).astype(np.intp)
-    ib = (model_b[order_major] + base).astype(np.intp)
+    # Step t's cells: model A of every order, then model B of every order (all distinct).
+    cells = np.concatenate(
+        [model_a[order_major] + base, model_b[order_major] + base], axis=1
+    ).astype(np.intp)
     kinds = kind[order_major]
     gain = table[kinds, 0]
     gain_target = table[kinds, 1]
     ratings = np.zeros(orders * n_models)
+    pair = np.empty(2 * orders)
     for t in range(n):
-        i, j = ia[t], ib[t]
-        delta = gain_target[t] - gain[t] / (1.0 + np.exp(ratings[j] - ratings[i]))
-        ratings[i] += delta
-        ratings[j] -= delta
+        cell = cells[t]
+        now = ratings[cell]
+        delta = pair[:orders]
+        np.subtract(now[orders:], now[:orders], out=delta)
+        np.exp(delta, out=delta)
+        delta += 1.0
+        np.divide(gain[t], delta, out=delta)
+        np.subtract(gain_target[t], delta, out=delta)
+        np.negative(delta, out=pair[orders:])
+        now += pair
+        ratings[cell] = now
     out: FloatArray = ratings.reshape(orders, n_models)
     return out
 
@@ -247,6 +253,17 @@ def style_totals_plain(
     return won, played, beats
 
 
+def _by_pair(values: FloatArray, cell: IntArray, cells: int) -> FloatArray:
+    """Sums of `values` (S, G, ...) over the groups of each cell: (S, cells, ...)."""
+    order = np.argsort(cell, kind="stable")
+    sorted_cells = cell[order]
+    starts = np.flatnonzero(np.r_[True, sorted_cells[1:] != sorted_cells[:-1]])
+    out = np.zeros((values.shape[0], cells, *values.shape[2:]))
+    if starts.size:
+        out[:, sorted_cells[starts]] = np.add.reduceat(values[:, order], starts, axis=1)
+    return out
+
+
 def style_gradient_plain(
     params: FloatArray,
     a: IntArray,
@@ -256,7 +273,8 @@ def style_gradient_plain(
     played: FloatArray,
     rows: IntArray,
 ) -> tuple[FloatArray, FloatArray]:
-    """`arena.rank._style_kernel.gradient_and_hessian` in array operations."""
+    """`arena.rank._style_kernel.gradient_and_hessian` in array operations: the sums
+    run per ordered pair of models, then spread over the gradient and Hessian."""
     sets, size = params.shape
     k = d.shape[1]
     c = size - k
@@ -265,20 +283,23 @@ def style_gradient_plain(
     p = expit(theta[:, a] - theta[:, b] + beta @ d.T)  # (S, G)
     resid = np.where(n == 0.0, 0.0, n * p - won[rows])
     curve = n * p * (1.0 - p)
-    # Each group's direction in the model ratings: +1 at a, -1 at b.
-    e = np.zeros((a.shape[0], c))
-    groups = np.arange(a.shape[0])
-    e[groups, a] += 1.0
-    e[groups, b] -= 1.0
+    cell = a * c + b
+    pair_resid = _by_pair(resid, cell, c * c).reshape(sets, c, c)
+    pair_curve = _by_pair(curve, cell, c * c).reshape(sets, c, c)
+    weighted = curve[:, :, None] * d[None, :, :]  # (S, G, K)
+    pair_cross = _by_pair(weighted, cell, c * c).reshape(sets, c, c, k)
     grad = np.empty((sets, size))
-    grad[:, :c] = resid @ e
+    grad[:, :c] = pair_resid.sum(axis=2) - pair_resid.sum(axis=1)
     grad[:, c:] = resid @ d
     hess = np.empty((sets, size, size))
-    hess[:, :c, :c] = np.einsum("sg,gi,gj->sij", curve, e, e, optimize=True)
-    cross = np.einsum("sg,gi,gf->sif", curve, e, d, optimize=True)
+    block = -(pair_curve + np.swapaxes(pair_curve, 1, 2))
+    diagonal = np.arange(c)
+    block[:, diagonal, diagonal] += pair_curve.sum(axis=2) + pair_curve.sum(axis=1)
+    hess[:, :c, :c] = block
+    cross = pair_cross.sum(axis=2) - pair_cross.sum(axis=1)  # (S, C, K)
     hess[:, :c, c:] = cross
     hess[:, c:, :c] = np.swapaxes(cross, 1, 2)
-    hess[:, c:, c:] = np.einsum("sg,gf,gh->sfh", curve, d, d, optimize=True)
+    hess[:, c:, c:] = np.swapaxes(weighted, 1, 2) @ d
     return grad, hess
 
 
