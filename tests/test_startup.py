@@ -74,7 +74,8 @@ NOT_NEEDED = {
 }
 # Modules still loaded through files being restructured, with the import to make lazy.
 PENDING = {
-    ("leaderboard", "arena.discuss"): "arena/report/_leaderboard.py imports arena.discuss at the top",
+    ("leaderboard", "arena.discuss"): "arena/report/_leaderboard.py imports arena.discuss "
+    "at the top",
     ("leaderboard", "arena.batcheval"): "arena/report/_leaderboard.py and arena/report/_inputs.py "
     "import arena.batcheval at the top",
     ("status", "arena.batcheval"): "arena/cli/_status.py imports arena.engine (which imports "

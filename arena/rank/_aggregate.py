@@ -22,7 +22,6 @@ import numpy as np
 from numpy.typing import NDArray
 
 from arena.rank import _plain
-
 from arena.rank._encode import ReviewSet
 from arena.rank._encode_rows import count_battles, fold_block
 

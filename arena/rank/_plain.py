@@ -52,7 +52,7 @@ def compiled(rows: int) -> bool:
     return rows >= COMPILED_MIN_ROWS
 
 
-def expit(x: NDArray[np.floating]) -> FloatArray:  # type: ignore[type-arg]
+def expit(x: NDArray[np.floating]) -> FloatArray:
     """The logistic function 1 / (1 + exp(-x)) (0 where exp(-x) overflows)."""
     with np.errstate(over="ignore"):
         out: FloatArray = 1.0 / (1.0 + np.exp(-np.asarray(x, dtype=np.float64)))
@@ -187,8 +187,8 @@ def fold_plain(
 
 
 def elo_orders_plain(
-    model_a: NDArray[np.integer],  # type: ignore[type-arg]
-    model_b: NDArray[np.integer],  # type: ignore[type-arg]
+    model_a: NDArray[np.integer],
+    model_b: NDArray[np.integer],
     kind: IntArray,
     perms: NDArray[np.int32],
     table: FloatArray,
@@ -247,10 +247,10 @@ def style_totals_plain(
     cells = np.concatenate([forward, backward])
     offsets = (np.arange(sets, dtype=np.int64) * c * c)[:, None]
     values = np.concatenate([won, played - won], axis=1)
-    beats = np.bincount(
+    beats: FloatArray = np.bincount(
         (cells[None, :] + offsets).ravel(), weights=values.ravel(), minlength=sets * c * c
-    ).reshape(sets, c, c)
-    return won, played, beats
+    ).astype(np.float64)
+    return won, played, beats.reshape(sets, c, c)
 
 
 def _by_pair(values: FloatArray, cell: IntArray, cells: int) -> FloatArray:

@@ -38,6 +38,7 @@ __all__ = ["Z_95", "bt_sandwich", "neighbour_shares", "question_pairs"]
 
 FloatArray = NDArray[np.float64]
 
+
 def _normal_cdf(x: float) -> float:
     """The standard normal distribution function."""
     return 0.5 * math.erfc(-x / math.sqrt(2.0))
