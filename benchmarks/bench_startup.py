@@ -37,10 +37,10 @@ REPO = Path(__file__).resolve().parent.parent
 DEMO = REPO / "tournaments" / "demo.yaml"
 HEAVY = ("polars", "pyarrow", "pydantic", "numpy", "scipy", "openai", "anthropic", "google.genai")
 PROBE = (
-    "import sys, runpy\n"
-    "sys.argv = ['arena', '--help']\n"
+    "import sys\n"
+    "from arena.cli import main\n"
     "try:\n"
-    "    runpy.run_module('arena', run_name='__main__')\n"
+    "    main(['--help'])\n"
     "except SystemExit:\n"
     "    pass\n"
     f"print([m for m in {HEAVY!r} if m in sys.modules], file=sys.stderr)\n"
@@ -85,7 +85,8 @@ def measure(runs: int, demo: Path, scratch: Path) -> dict[str, Any]:
     floor = result["import_floor_seconds"]
     for name in ("leaderboard", "status", "plan", "report"):
         result[f"{name}_ratio"] = round(result[f"{name}_demo_seconds"] / floor, 2)
-    heavy = json.loads(_time([sys.executable, "-c", PROBE])[1].strip().replace("'", '"'))
+    probe = _time([sys.executable, "-c", PROBE])[1].strip().splitlines()[-1]
+    heavy = json.loads(probe.replace("'", '"'))
     result["heavy_imports"] = heavy
     result["runs"] = runs
     return result
