@@ -361,13 +361,14 @@ def _style_columns(
     )
     if "length" not in names:
         return (), None, None
+    rows = reviews.height if counted is None else counted.shape[0]
     sides = []
     for side in ("a", "b"):
-        columns = [
-            reviews[f"{name}_{side}"].cast(pl.Float64, strict=False).to_numpy() for name in names
-        ]
-        values = np.column_stack(columns).astype(np.float64)
-        if counted is not None:
-            values = values[counted]
-        sides.append(np.where(values >= 0, values, np.nan))
+        # Filled column by column: one (rows, K) array, no stacked copies of a big log.
+        values = np.empty((rows, len(names)))
+        for k, name in enumerate(names):
+            column = reviews[f"{name}_{side}"].cast(pl.Float64, strict=False).to_numpy()
+            values[:, k] = column if counted is None else column[counted]
+        values[~(values >= 0)] = np.nan  # negative or missing: unknown
+        sides.append(values)
     return names, sides[0], sides[1]

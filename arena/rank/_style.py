@@ -152,9 +152,14 @@ class _Groups:
 def _differences(rs: ReviewSet) -> tuple[FloatArray, tuple[str, ...]]:
     assert rs.style_a is not None and rs.style_b is not None
     xa, xb = rs.style_a, rs.style_b
+    # In place: a few (n, K) arrays fewer at once on a big log.
     total = xa + xb
+    d = np.subtract(xa, xb)
+    positive = total > 0
+    total[~positive] = 1.0
     with np.errstate(invalid="ignore", divide="ignore"):
-        d = np.where(total > 0, (xa - xb) / np.where(total > 0, total, 1.0), 0.0)
+        d /= total
+    d[~positive] = 0.0
     return d, rs.style_names
 
 
