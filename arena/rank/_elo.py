@@ -90,9 +90,25 @@ class _Orders:
         self, rs: ReviewSet, orders: int, seed: int, starts: Future[StateArray] | None = None
     ) -> None:
         n = rs.n_battles
+        self.n = n
         self.n_models = rs.n_models
         self.orders = orders
+        self.seed = seed
+        self._starts: StateArray | None = None
+        self._pending = starts
+        # A review's kind is its reviewer and score: (gain, gain * target) depend on nothing else.
         kind = rs.reviewer.astype(np.int64) * 3 + (rs.score.astype(np.int64) + 1)
+        kinds = rs.n_reviewers * 3
+        # Model codes in the low 2 * bits, the kind above: the narrowest integer that holds them
+        # (shuffling a smaller buffer touches less memory).
+        self.bits = max(1, (rs.n_models - 1).bit_length())
+        width = 2 * self.bits + max(1, (kinds - 1).bit_length())
+        self.dtype = np.uint16 if width <= 16 else np.int32 if width <= 31 else np.int64
+        self.codes = (
+            rs.model_a.astype(np.int64)
+            | (rs.model_b.astype(np.int64) << self.bits)
+            | (kind << (2 * self.bits))
+        ).astype(self.dtype)
         self.plain: tuple[NDArray[np.int32], NDArray[np.int32], NDArray[np.int64]] | None = None
         if not compiled(n):
             # Small logs: NumPy draws the orders themselves, every order advances in step.
@@ -101,31 +117,21 @@ class _Orders:
             for k in range(orders):
                 self.perms[k] = rng.permutation(n)
             self.plain = (rs.model_a, rs.model_b, kind)
-            return
-        from arena.rank import _elo_kernel
 
-        self.kernel = _elo_kernel
-        if starts is None:
-            self.starts = _elo_kernel.order_starts(_generator_state(seed), n, orders)
-        else:
-            self.starts = starts.result()
-        # A review's kind is its reviewer and score: (gain, gain * target) depend on nothing else.
-        kinds = rs.n_reviewers * 3
-        # Model codes in the low 2 * bits, the kind above: the narrowest integer that holds them
-        # (shuffling a smaller buffer touches less memory).
-        self.bits = max(1, (rs.n_models - 1).bit_length())
-        width = 2 * self.bits + max(1, (kinds - 1).bit_length())
-        dtype = np.uint16 if width <= 16 else np.int32 if width <= 31 else np.int64
-        self.codes = (
-            rs.model_a.astype(np.int64)
-            | (rs.model_b.astype(np.int64) << self.bits)
-            | (kind << (2 * self.bits))
-        ).astype(dtype)
-        threads = _threads(orders)
-        self.shares = [np.arange(t, orders, threads, dtype=np.int64) for t in range(threads)]
-        self.buffers = [
-            np.empty((min(_INTERLEAVE, share.size), n), dtype=dtype) for share in self.shares
-        ]
+    @property
+    def starts(self) -> StateArray:
+        """The generator state at the start of each order (orders, 6), for the kernels;
+        found on first use (numba)."""
+        if self._starts is None:
+            if self._pending is not None:
+                self._starts = self._pending.result()
+            else:
+                from arena.rank import _elo_kernel
+
+                self._starts = _elo_kernel.order_starts(
+                    _generator_state(self.seed), self.n, self.orders
+                )
+        return self._starts
 
     def mean_rating(self, table: FloatArray) -> FloatArray:
         """Mean Elo (C,) over all orders for the per-kind (gain, gain * target) `table`."""
@@ -145,25 +151,26 @@ class _Orders:
 
     def _compiled_orders(self, table: FloatArray) -> FloatArray:
         """Final ratings (orders, C), nats above the start, from the compiled kernel."""
+        from arena.rank import _elo_kernel
+
         out = np.zeros((self.orders, self.n_models))
+        starts = self.starts
+        threads = _threads(self.orders)
+        shares = [np.arange(t, self.orders, threads, dtype=np.int64) for t in range(threads)]
+        buffers = [
+            np.empty((min(_INTERLEAVE, share.size), self.n), dtype=self.dtype) for share in shares
+        ]
 
         def work(t: int) -> None:
-            self.kernel.run_orders(
-                self.shares[t],
-                self.starts,
-                self.codes,
-                self.bits,
-                table,
-                self.n_models,
-                out,
-                self.buffers[t],
+            _elo_kernel.run_orders(
+                shares[t], starts, self.codes, self.bits, table, self.n_models, out, buffers[t]
             )
 
-        if len(self.shares) == 1:
+        if len(shares) == 1:
             work(0)
         else:
-            with ThreadPoolExecutor(len(self.shares)) as pool:
-                list(pool.map(work, range(len(self.shares))))
+            with ThreadPoolExecutor(len(shares)) as pool:
+                list(pool.map(work, range(len(shares))))
         return out
 
 

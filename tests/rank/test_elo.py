@@ -146,7 +146,7 @@ def test_threads_do_not_change_the_result(monkeypatch: pytest.MonkeyPatch) -> No
     ("models", "judges", "width"),
     [(12, 20, np.uint16), (100, 400, np.int32), (1100, 1400, np.int64)],
 )
-def test_codes_of_every_width(models: int, judges: int, width: type, rank_path: str) -> None:
+def test_codes_of_every_width(models: int, judges: int, width: type) -> None:
     # Reviews are packed in the narrowest integer holding both model codes and the
     # reviewer-and-score kind: 16 bits for small tournaments, 64 for very large ones.
     rows = [
@@ -154,8 +154,7 @@ def test_codes_of_every_width(models: int, judges: int, width: type, rank_path: 
         for k in range(max(models, judges))
     ]
     rs = encode_reviews(frame(rows))
-    if rank_path == "numba":  # the NumPy orders hold the columns as they are
-        assert elo_module._Orders(rs, 1, 0).codes.dtype == width
+    assert elo_module._Orders(rs, 1, 0).codes.dtype == width
     ours = weighted_elo(rs, orders=2, seed=1, max_passes=3)
     plain = _reference_elo(rs, orders=2, seed=1, max_passes=3)
     np.testing.assert_allclose(ours.rating, plain.rating, rtol=0, atol=1e-9)
@@ -193,3 +192,13 @@ def test_elo_with_given_weights_uses_them() -> None:
     result = weighted_elo(rs, orders=1, max_passes=1, weights=np.array([2 / 3, 1 / 3]))
     np.testing.assert_allclose(result.weights, [2 / 3, 1 / 3])
     assert result.rating[0] > 1000.0
+
+
+def test_orders_give_the_kernels_start_states_on_either_path() -> None:
+    # Callers that replay the orders in a kernel of their own read `starts`, `codes`
+    # and `bits` of `_Orders`, whichever path the ratings take.
+    rs = encode_reviews(random_reviews(models=4, questions=5, seed=4))
+    replay = elo_module._Orders(rs, 3, 42)
+    expected = _elo_kernel.order_starts(_generator_state(42), rs.n_battles, 3)
+    np.testing.assert_array_equal(replay.starts, expected)
+    assert replay.codes.shape == (rs.n_battles,) and replay.bits == 2
