@@ -1,27 +1,46 @@
-"""How long `arena --help` takes to start, and what it imports.
+"""How long everyday commands take from the shell, against the cost of importing numpy and polars.
 
-Runs `arena --help` (the installed entry point's code: `python -m arena`)
-7 times in fresh interpreters and reports the median and best wall time, the
-median of a bare `python -c pass` for comparison, and whether any heavy
-module (polars, pyarrow, pydantic, numpy, the providers' SDKs) was imported.
-Last line JSON: {"median_s", "best_s", "python_s", "heavy_imports"}.
+Each figure is the median wall time of several fresh interpreters (cold
+processes, warm file cache), measured round-robin so that a busy machine slows
+every command alike:
+
+- `help_seconds`: `arena --help` (and `heavy_imports`: whether it loaded any
+  heavy module: polars, pyarrow, pydantic, numpy, the providers' SDKs);
+- `python_seconds`: a bare `python -c pass`;
+- `import_floor_seconds`: `python -c "import numpy, polars"`, what any command
+  that reads a log pays before it starts;
+- `leaderboard_demo_seconds`, `status_demo_seconds`, `plan_demo_seconds`,
+  `report_demo_seconds`: `arena leaderboard DIR`, `arena status DIR`,
+  `arena plan tournaments/demo.yaml --out DIR` and `arena report DIR -o FILE`
+  on the demo run (6 models, 30 questions, 5,400 reviews);
+- `*_ratio`: each command's median over the import floor. Targets:
+  leaderboard <= 2.5, status and plan <= 2.
+
+Usage: python benchmarks/bench_startup.py [--runs N] [--demo DIR]
+Without --demo, the demo tournament is run into a temporary directory first.
+The last line printed is the JSON summary.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
+from pathlib import Path
+from typing import Any
 
-RUNS = 7
+REPO = Path(__file__).resolve().parent.parent
+DEMO = REPO / "tournaments" / "demo.yaml"
 HEAVY = ("polars", "pyarrow", "pydantic", "numpy", "scipy", "openai", "anthropic", "google.genai")
 PROBE = (
-    "import sys, runpy\n"
-    "sys.argv = ['arena', '--help']\n"
+    "import sys\n"
+    "from arena.cli import main\n"
     "try:\n"
-    "    runpy.run_module('arena', run_name='__main__')\n"
+    "    main(['--help'])\n"
     "except SystemExit:\n"
     "    pass\n"
     f"print([m for m in {HEAVY!r} if m in sys.modules], file=sys.stderr)\n"
@@ -30,27 +49,67 @@ PROBE = (
 
 def _time(args: list[str]) -> tuple[float, str]:
     start = time.perf_counter()
-    done = subprocess.run(args, capture_output=True, text=True, check=True)
-    return time.perf_counter() - start, done.stderr
+    done = subprocess.run(args, capture_output=True, text=True, check=False, cwd=REPO)
+    elapsed = time.perf_counter() - start
+    if done.returncode != 0:
+        sys.stderr.write(done.stderr[-2000:])
+        raise SystemExit(f"{' '.join(args)} exited {done.returncode}")
+    return elapsed, done.stderr
 
 
-def main() -> None:
-    times = [_time([sys.executable, "-m", "arena", "--help"])[0] for _ in range(RUNS)]
-    bare = [_time([sys.executable, "-c", "pass"])[0] for _ in range(RUNS)]
-    heavy = json.loads(_time([sys.executable, "-c", PROBE])[1].strip().replace("'", '"'))
-    print(f"arena --help: median {statistics.median(times):.3f} s, best {min(times):.3f} s")
-    print(f"python -c pass: median {statistics.median(bare):.3f} s")
-    print(f"heavy modules imported: {heavy or 'none'}")
-    print(
-        json.dumps(
-            {
-                "median_s": round(statistics.median(times), 3),
-                "best_s": round(min(times), 3),
-                "python_s": round(statistics.median(bare), 3),
-                "heavy_imports": heavy,
-            }
-        )
-    )
+def _demo_run(out: Path) -> None:
+    args = [sys.executable, "-m", "arena", "run", str(DEMO), "--out", str(out)]
+    print(f"making the demo run in {out} ...", file=sys.stderr)
+    _time(args)
+
+
+def measure(runs: int, demo: Path, scratch: Path) -> dict[str, Any]:
+    """Median seconds of each command over `runs` round-robin rounds, and the ratios."""
+    arena = [sys.executable, "-m", "arena"]
+    commands = {
+        "help_seconds": [*arena, "--help"],
+        "python_seconds": [sys.executable, "-c", "pass"],
+        "import_floor_seconds": [sys.executable, "-c", "import numpy, polars"],
+        "leaderboard_demo_seconds": [*arena, "leaderboard", str(demo)],
+        "status_demo_seconds": [*arena, "status", str(demo)],
+        "plan_demo_seconds": [*arena, "plan", str(DEMO), "--out", str(demo)],
+        "report_demo_seconds": [*arena, "report", str(demo), "-o", str(scratch / "r.html")],
+    }
+    for args in commands.values():  # once each first: file cache warm, numba cache built
+        _time(args)
+    times: dict[str, list[float]] = {name: [] for name in commands}
+    for _ in range(runs):
+        for name, args in commands.items():
+            times[name].append(_time(args)[0])
+    result: dict[str, Any] = {name: round(statistics.median(t), 3) for name, t in times.items()}
+    floor = result["import_floor_seconds"]
+    for name in ("leaderboard", "status", "plan", "report"):
+        result[f"{name}_ratio"] = round(result[f"{name}_demo_seconds"] / floor, 2)
+    probe = _time([sys.executable, "-c", PROBE])[1].strip().splitlines()[-1]
+    heavy = json.loads(probe.replace("'", '"'))
+    result["heavy_imports"] = heavy
+    result["runs"] = runs
+    return result
+
+
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    """Measure and print the summary line."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--runs", type=int, default=5, help="timed runs of each command")
+    parser.add_argument("--demo", type=Path, default=None, help="an existing demo run directory")
+    args = parser.parse_args(argv)
+    with tempfile.TemporaryDirectory() as tmp:
+        scratch = Path(tmp)
+        demo = args.demo
+        if demo is None:
+            demo = scratch / "demo"
+            _demo_run(demo)
+        result = measure(args.runs, demo, scratch)
+    for name, value in result.items():
+        if name.endswith("_seconds"):
+            print(f"{name}: {value:.3f} s", file=sys.stderr)
+    print(json.dumps(result))
+    return result
 
 
 if __name__ == "__main__":

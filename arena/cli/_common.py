@@ -10,18 +10,22 @@ import sys
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
 from arena.cli._exit import Exit as Exit  # re-exported for the commands
 from arena.cli._exit import exit_for
 from arena.cli._record import complete, note_failure
-from arena.config import ConfigError, Tournament, load_tournament
 from arena.errors import ArenaError
-from arena.runner import error_lines
-from arena.scheduler import Scheduler
-from arena.store import storage_error
+
+if TYPE_CHECKING:
+    from arena.config import Tournament
+    from arena.scheduler import Scheduler
+
+# Every command runs through `exit_on_fault`: the config, the runner and the
+# store load when a command needs them, not here (`arena leaderboard` needs no
+# runner, `arena plan` no store).
 
 
 def fail(message: str, code: Exit = Exit.BAD_INPUT) -> NoReturn:
@@ -35,6 +39,8 @@ def storage_exit(
     exc: BaseException, as_json: bool, report: Mapping[str, Any] | None = None
 ) -> NoReturn:
     """End a command whose log could not be written: the path and why, exit 74."""
+    from arena.store import storage_error
+
     storage = storage_error(exc, "the output directory")
     message = str(storage) if storage is not None else str(exc)
     message += "; every row logged before is kept: free space or fix permissions, then run again"
@@ -65,6 +71,8 @@ def exit_on_fault(as_json: bool) -> Iterator[None]:
     except ArenaError as exc:
         error_exit(exc, as_json)
     except Exception as exc:
+        from arena.store import storage_error
+
         if storage_error(exc, "the output directory") is None:
             raise
         storage_exit(exc, as_json)
@@ -72,6 +80,8 @@ def exit_on_fault(as_json: bool) -> Iterator[None]:
 
 def load_or_exit(file: Path, out: Path | None = None) -> Tournament:
     """Load a tournament YAML or exit 2 naming the file, key and problem."""
+    from arena.config import ConfigError, load_tournament
+
     try:
         return load_tournament(file, out)
     except ConfigError as exc:
@@ -214,6 +224,8 @@ def report_and_exit(
     `errors` are `RunSummary.errors` (per provider, model and reason); a storage
     error in the report (`error`) is printed too.
     """
+    from arena.runner import error_lines
+
     report = complete(report, int(code))  # run id, times, pid, report files (_record.py)
     if as_json:
         click.echo(json.dumps(report))

@@ -8,8 +8,6 @@ from pathlib import Path
 import click
 
 from arena.cli._output import history_csv, output_console
-from arena.config import ConfigError
-from arena.nightly import history_view
 
 __all__ = ["LAST_TWO", "show_history_or_diff"]
 
@@ -24,6 +22,10 @@ def show_history_or_diff(
 
     Piped output is never cut to a terminal width.
     """
+    # Here, not at the top: a plain `arena leaderboard` needs neither.
+    from arena.config import ConfigError
+    from arena.nightly import history_view
+
     if diff is not None and source is None and diff != LAST_TWO and Path(diff).is_dir():
         source, diff = Path(diff), LAST_TWO  # `--diff DIR`: the value was the directory
     spec = None if diff is None else ("" if diff == LAST_TWO else diff.strip())

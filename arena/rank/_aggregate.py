@@ -4,7 +4,7 @@ The reviews are counted into a dense tensor `count[v, q, r, a, b]` (verdict,
 question, reviewer, model in position A, model in position B) by one compiled
 scatter, a block of questions at a time when the tensor would be large, and
 each block is folded into the totals, agreement sums and per-question
-features by one compiled pass (arena/rank/_encode_kernel.py).
+features by one pass (arena/rank/_encode_rows.py: compiled on big logs).
 Everything downstream is derived from these counts, whose size depends on the
 numbers of models and reviewers but not on the number of reviews; in
 particular the win tensor `X[r, i, j]`, the summed win value of `i` against
@@ -16,14 +16,17 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import scipy.sparse as sp
 from numpy.typing import NDArray
 
+from arena.rank import _plain
 from arena.rank._encode import ReviewSet
-from arena.rank._encode_kernel import count_battles, fold_block
+from arena.rank._encode_rows import count_battles, fold_block
+
+if TYPE_CHECKING:
+    import scipy.sparse as sp
 
 __all__ = [
     "A_WINS",
@@ -104,6 +107,7 @@ class _Accumulator:
         n_features = r * c * c
         self.dense = rs.n_questions * n_features <= _DENSE_FEATURES
         self.keep_features = keep_features
+        self.compiled = _plain.compiled(rs.n_battles)
         self.feature_blocks: list[NDArray[np.int32] | sp.csr_matrix] = []
 
     def add(self, block: NDArray[np.int32]) -> None:
@@ -115,10 +119,21 @@ class _Accumulator:
         (q, a, b) with two or more verdicts, over all reviewers.
         """
         rows = fold_block(
-            block, self.count, self.swap, self.fleiss, self.questions_per_model, self.keep_features
+            block,
+            self.count,
+            self.swap,
+            self.fleiss,
+            self.questions_per_model,
+            self.keep_features,
+            self.compiled,
         )
         if self.keep_features:
-            self.feature_blocks.append(rows if self.dense else sp.csr_matrix(rows))
+            if self.dense:
+                self.feature_blocks.append(rows)
+            else:
+                import scipy.sparse as sp
+
+                self.feature_blocks.append(sp.csr_matrix(rows))
 
     def result(self) -> Tallies:
         rs = self.rs
@@ -131,6 +146,8 @@ class _Accumulator:
                 empty = np.zeros((0, int(np.prod(shape))), dtype=np.int32)
                 matrix = np.concatenate(blocks) if blocks else empty
             else:
+                import scipy.sparse as sp
+
                 matrix = sp.vstack(self.feature_blocks, format="csr")
             features = QuestionFeatures(matrix, shape)
         totals = self.count.astype(np.float64)
@@ -174,6 +191,8 @@ def _graded(tallies: Tallies, per_question: bool) -> Tallies:
     if per_question and tallies.features is not None:
         rows = np.concatenate([rs.question, rs.question]).astype(np.int64)
         shape = (rs.n_questions, r * c * c)
+        import scipy.sparse as sp
+
         doubled = sp.csr_matrix((2.0 * values, (rows, cells)), shape=shape)
         doubled.sum_duplicates()
         matrix: NDArray[np.float64] | sp.csr_matrix = (
@@ -205,7 +224,7 @@ def _tally(rs: ReviewSet, per_question: bool) -> Tallies:
     columns = (verdict, rs.question, rs.reviewer, rs.model_a, rs.model_b)
     block_questions = max(1, _BLOCK_CELLS // (3 * question_cells))
     if q_total <= block_questions:
-        acc.add(count_battles(columns, range(q_total), (r, c)))
+        acc.add(count_battles(columns, range(q_total), (r, c), acc.compiled))
         return acc.result()
     # Several blocks: sort the battles by question once, hand each block its slice.
     order = np.argsort(rs.question, kind="stable")
@@ -216,7 +235,7 @@ def _tally(rs: ReviewSet, per_question: bool) -> Tallies:
         lo, hi = int(bounds[k]), int(bounds[k + 1])
         block = range(start, min(q_total, start + block_questions))
         sliced = (v[lo:hi], q[lo:hi], who[lo:hi], a[lo:hi], b[lo:hi])
-        acc.add(count_battles(sliced, block, (r, c)))
+        acc.add(count_battles(sliced, block, (r, c), acc.compiled))
     return acc.result()
 
 

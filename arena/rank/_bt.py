@@ -1,8 +1,9 @@
 """Bradley-Terry maximum likelihood on the Elo scale, with bootstrap intervals.
 
 `P(i beats j) = 1 / (1 + 10^((R_j - R_i)/400))`, fitted on aggregated pair
-counts `M[i, j]` (weighted wins of `i` over `j`, a tie half a win each way) with
-scipy's L-BFGS-B; bootstrap refits start at that solution and take batched
+counts `M[i, j]` (weighted wins of `i` over `j`, a tie half a win each way) by
+damped Newton steps from zero (scipy's L-BFGS-B for a fit they leave unconverged,
+or beyond 200 models); bootstrap refits start at that solution and take batched
 Newton steps on the same likelihood. The MLE exists only when, inside each connected part of the
 comparison graph, every model beats and is beaten along some path (the "beats"
 digraph is strongly connected). Disconnected parts are fitted separately; a
@@ -15,13 +16,10 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-import networkx as nx
 import numpy as np
 from numpy.typing import NDArray
-from scipy.optimize import minimize
-from scipy.sparse import csr_matrix
-from scipy.sparse.csgraph import connected_components
-from scipy.special import expit
+
+from arena.rank._plain import expit
 
 __all__ = [
     "ELO_PER_NAT",
@@ -47,23 +45,39 @@ def pair_matrix(tensors: FloatArray, mean_normalised_weights: FloatArray) -> Flo
     return out
 
 
+def _reach(edges: NDArray[np.bool_], start: int) -> NDArray[np.bool_]:
+    """Models reachable from `start` along `edges[i, j]` (i -> j)."""
+    seen = np.zeros(edges.shape[0], dtype=bool)
+    seen[start] = True
+    frontier = seen.copy()
+    while frontier.any():
+        frontier = edges[frontier].any(axis=0) & ~seen
+        seen |= frontier
+    return seen
+
+
 def comparison_components(pairs: FloatArray) -> list[list[int]]:
-    """Connected parts of the comparison graph (models sharing a weighted battle)."""
+    """Connected parts of the comparison graph (models sharing a weighted battle),
+    each sorted, in order of their first model."""
     c = pairs.shape[0]
-    graph: nx.Graph[int] = nx.Graph()
-    graph.add_nodes_from(range(c))
-    compared = np.argwhere((pairs + pairs.T) > 0)
-    graph.add_edges_from((int(i), int(j)) for i, j in compared if i < j)
-    parts = [sorted(int(n) for n in part) for part in nx.connected_components(graph)]
-    return sorted(parts, key=lambda part: part[0])
+    edges = (pairs + pairs.T) > 0
+    placed = np.zeros(c, dtype=bool)
+    parts: list[list[int]] = []
+    for model in range(c):
+        if placed[model]:
+            continue
+        part = _reach(edges, model)
+        placed |= part
+        parts.append(np.flatnonzero(part).tolist())
+    return parts
 
 
 def _strongly_connected(pairs: FloatArray) -> bool:
-    """Whether every model reaches every other through 'beats' edges (networkx)."""
-    graph: nx.DiGraph[int] = nx.DiGraph()
-    graph.add_nodes_from(range(pairs.shape[0]))
-    graph.add_edges_from((int(i), int(j)) for i, j in np.argwhere(pairs > 0))
-    return bool(nx.is_strongly_connected(graph))
+    """Whether every model reaches every other through 'beats' edges (i -> j: i beat j)."""
+    if pairs.shape[0] == 0:
+        return False
+    beats = pairs > 0
+    return bool(_reach(beats, 0).all() and _reach(beats.T, 0).all())
 
 
 def _strongly_connected_each(pairs: FloatArray, compared: NDArray[np.bool_]) -> NDArray[np.bool_]:
@@ -74,8 +88,7 @@ def _strongly_connected_each(pairs: FloatArray, compared: NDArray[np.bool_]) -> 
     """
     out: NDArray[np.bool_] = np.asarray(((pairs > 0) | ~compared).all(axis=(1, 2)))
     for b in np.flatnonzero(~out).tolist():
-        n, _ = connected_components(csr_matrix(pairs[b] > 0), directed=True, connection="strong")
-        out[b] = n == 1
+        out[b] = _strongly_connected(pairs[b])
     return out
 
 
@@ -143,6 +156,9 @@ class _PairData:
         return theta, done
 
 
+# Up to this many models a fit starts with Newton steps from zero (one C x C
+# solve a step); beyond, with L-BFGS-B.
+_NEWTON_MODELS = 200
 _MAX_STEP = 2.0
 _NEWTON_TOL = 1e-10
 _RIDGE = 1e-9
@@ -158,6 +174,8 @@ def _drop_negligible(pairs: FloatArray) -> FloatArray:
 
 
 def _lbfgsb(data: _PairData, start: FloatArray) -> FloatArray:
+    from scipy.optimize import minimize
+
     result = minimize(
         data.loss_and_grad,
         start.ravel(),
@@ -183,6 +201,10 @@ def fit_log_strengths(pairs: FloatArray, initial: FloatArray | None = None) -> F
     if c == 1:
         return np.zeros((sets, 1))
     data = _PairData(pairs)
+    if initial is None and c <= _NEWTON_MODELS:
+        # Damped Newton from zero converges in a few steps (the likelihood is
+        # concave); L-BFGS-B (scipy, loaded only then) takes over any it leaves.
+        initial = np.zeros((sets, c))
     if initial is None:
         theta = _lbfgsb(data, np.zeros((sets, c)))
         theta, _ = data.newton(theta, 3)

@@ -32,6 +32,7 @@ from numpy.typing import NDArray
 from arena.rank._cores import cores
 from arena.rank._encode import ReviewSet
 from arena.rank._peerrank import weights_from_scores
+from arena.rank._plain import compiled, elo_orders_plain
 
 __all__ = ["EloResult", "prefetch_orders", "weighted_elo", "weighted_elo_prefetched"]
 
@@ -88,34 +89,49 @@ class _Orders:
     def __init__(
         self, rs: ReviewSet, orders: int, seed: int, starts: Future[StateArray] | None = None
     ) -> None:
-        from arena.rank import _elo_kernel
-
-        self.kernel = _elo_kernel
         n = rs.n_battles
-        if starts is None:
-            self.starts = _elo_kernel.order_starts(_generator_state(seed), n, orders)
-        else:
-            self.starts = starts.result()
+        self.n = n
+        self.n_models = rs.n_models
+        self.orders = orders
+        self.seed = seed
+        self._starts: StateArray | None = None
+        self._pending = starts
         # A review's kind is its reviewer and score: (gain, gain * target) depend on nothing else.
+        kind = rs.reviewer.astype(np.int64) * 3 + (rs.score.astype(np.int64) + 1)
         kinds = rs.n_reviewers * 3
         # Model codes in the low 2 * bits, the kind above: the narrowest integer that holds them
         # (shuffling a smaller buffer touches less memory).
         self.bits = max(1, (rs.n_models - 1).bit_length())
         width = 2 * self.bits + max(1, (kinds - 1).bit_length())
-        dtype = np.uint16 if width <= 16 else np.int32 if width <= 31 else np.int64
-        kind = rs.reviewer.astype(np.int64) * 3 + (rs.score.astype(np.int64) + 1)
+        self.dtype = np.uint16 if width <= 16 else np.int32 if width <= 31 else np.int64
         self.codes = (
             rs.model_a.astype(np.int64)
             | (rs.model_b.astype(np.int64) << self.bits)
             | (kind << (2 * self.bits))
-        ).astype(dtype)
-        self.n_models = rs.n_models
-        self.orders = orders
-        threads = _threads(orders)
-        self.shares = [np.arange(t, orders, threads, dtype=np.int64) for t in range(threads)]
-        self.buffers = [
-            np.empty((min(_INTERLEAVE, share.size), n), dtype=dtype) for share in self.shares
-        ]
+        ).astype(self.dtype)
+        self.plain: tuple[NDArray[np.int32], NDArray[np.int32], NDArray[np.int64]] | None = None
+        if not compiled(n):
+            # Small logs: NumPy draws the orders themselves, every order advances in step.
+            rng = np.random.default_rng(seed)
+            self.perms = np.empty((orders, n), dtype=np.int32)
+            for k in range(orders):
+                self.perms[k] = rng.permutation(n)
+            self.plain = (rs.model_a, rs.model_b, kind)
+
+    @property
+    def starts(self) -> StateArray:
+        """The generator state at the start of each order (orders, 6), for the kernels;
+        found on first use (numba)."""
+        if self._starts is None:
+            if self._pending is not None:
+                self._starts = self._pending.result()
+            else:
+                from arena.rank import _elo_kernel
+
+                self._starts = _elo_kernel.order_starts(
+                    _generator_state(self.seed), self.n, self.orders
+                )
+        return self._starts
 
     def mean_rating(self, table: FloatArray) -> FloatArray:
         """Mean Elo (C,) over all orders for the per-kind (gain, gain * target) `table`."""
@@ -123,30 +139,39 @@ class _Orders:
 
     def rating_and_error(self, table: FloatArray) -> tuple[FloatArray, FloatArray]:
         """Mean Elo (C,) over all orders, and its standard error over the orders."""
-        out = np.zeros((self.orders, self.n_models))
-
-        def work(t: int) -> None:
-            self.kernel.run_orders(
-                self.shares[t],
-                self.starts,
-                self.codes,
-                self.bits,
-                table,
-                self.n_models,
-                out,
-                self.buffers[t],
-            )
-
-        if len(self.shares) == 1:
-            work(0)
+        if self.plain is not None:
+            out = elo_orders_plain(*self.plain, self.perms, table, self.n_models)
         else:
-            with ThreadPoolExecutor(len(self.shares)) as pool:
-                list(pool.map(work, range(len(self.shares))))
+            out = self._compiled_orders(table)
         mean: FloatArray = START_RATING + out.sum(axis=0) / self.orders / _NAT_PER_ELO
         if self.orders < 2:
             return mean, np.full(self.n_models, np.nan)
         error: FloatArray = out.std(axis=0, ddof=1) / math.sqrt(self.orders) / _NAT_PER_ELO
         return mean, error
+
+    def _compiled_orders(self, table: FloatArray) -> FloatArray:
+        """Final ratings (orders, C), nats above the start, from the compiled kernel."""
+        from arena.rank import _elo_kernel
+
+        out = np.zeros((self.orders, self.n_models))
+        starts = self.starts
+        threads = _threads(self.orders)
+        shares = [np.arange(t, self.orders, threads, dtype=np.int64) for t in range(threads)]
+        buffers = [
+            np.empty((min(_INTERLEAVE, share.size), self.n), dtype=self.dtype) for share in shares
+        ]
+
+        def work(t: int) -> None:
+            _elo_kernel.run_orders(
+                shares[t], starts, self.codes, self.bits, table, self.n_models, out, buffers[t]
+            )
+
+        if len(shares) == 1:
+            work(0)
+        else:
+            with ThreadPoolExecutor(len(shares)) as pool:
+                list(pool.map(work, range(len(shares))))
+        return out
 
 
 def _step_table(n_reviewers: int, weights: FloatArray) -> FloatArray:
@@ -159,14 +184,17 @@ def _step_table(n_reviewers: int, weights: FloatArray) -> FloatArray:
     return table
 
 
-def prefetch_orders(n: int, orders: int, seed: int) -> Future[StateArray]:
+def prefetch_orders(n: int, orders: int, seed: int) -> Future[StateArray] | None:
     """Start replaying the draws of `orders` permutations of `n` on a thread of its own.
 
     Finding where each order starts is one sequential pass over every draw
     (about 0.5 s for 100 orders of a million reviews); a caller with other work
     to do first (Bradley-Terry, the bootstrap) hands the result to
     `weighted_elo_prefetched`, so that pass runs beside it on another core.
+    None on a log small enough for the NumPy orders (nothing to replay).
     """
+    if not compiled(n):
+        return None
     from arena.rank import _elo_kernel
 
     pool = ThreadPoolExecutor(1)

@@ -16,8 +16,8 @@ import numpy as np
 import polars as pl
 from numpy.typing import NDArray
 
-from arena.rank._encode_kernel import FAILED, INVALID, LEFT_OUT, UNKNOWN, row_pass
-from arena.rank._text_codes import text_codes
+from arena.rank._encode_rows import FAILED, INVALID, LEFT_OUT, UNKNOWN, row_pass
+from arena.rank._plain import compiled, text_codes_all
 
 __all__ = ["REQUIRED_COLUMNS", "STYLE_FEATURES", "ReviewSet", "encode_reviews"]
 
@@ -135,7 +135,14 @@ def _categorize_all(columns: Sequence[pl.Series]) -> list[_Column]:
             out[i] = _Column(codes, names, ordered=True)
         else:
             texts.append(i)
-    for i, (codes, names) in zip(texts, text_codes([columns[i] for i in texts]), strict=True):
+    coded = [columns[i] for i in texts]
+    if coded and compiled(coded[0].len()):
+        from arena.rank._text_codes import text_codes
+
+        results = text_codes(coded)
+    else:
+        results = text_codes_all(coded)
+    for i, (codes, names) in zip(texts, results, strict=True):
         out[i] = _Column(codes, names)
     return [column for column in out if column is not None]
 
@@ -354,13 +361,14 @@ def _style_columns(
     )
     if "length" not in names:
         return (), None, None
+    rows = reviews.height if counted is None else counted.shape[0]
     sides = []
     for side in ("a", "b"):
-        columns = [
-            reviews[f"{name}_{side}"].cast(pl.Float64, strict=False).to_numpy() for name in names
-        ]
-        values = np.column_stack(columns).astype(np.float64)
-        if counted is not None:
-            values = values[counted]
-        sides.append(np.where(values >= 0, values, np.nan))
+        # Filled column by column: one (rows, K) array, no stacked copies of a big log.
+        values = np.empty((rows, len(names)))
+        for k, name in enumerate(names):
+            column = reviews[f"{name}_{side}"].cast(pl.Float64, strict=False).to_numpy()
+            values[:, k] = column if counted is None else column[counted]
+        values[~(values >= 0)] = np.nan  # negative or missing: unknown
+        sides.append(values)
     return names, sides[0], sides[1]

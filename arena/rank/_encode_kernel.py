@@ -1,13 +1,15 @@
-"""The compiled passes over the reviews (numba): encoding rows, counting battles.
+"""The compiled passes over the reviews (numba), for logs of `COMPILED_MIN_ROWS` or more.
 
-`row_pass` is the row loop of `encode_reviews`: given the columns as raw codes
+`_pass` is the row loop of `encode_reviews`: given the columns as raw codes
 and small lookup tables from raw code to contestant, reviewer and outcome, one
 pass keeps or leaves out each row, checks it, tallies it and writes the
 counted battles compactly (the same work as a dozen NumPy passes of lookups,
-masks, bincounts and filters). `count_battles` scatters the battles into the
-per-question count tensor of `arena.rank._aggregate`, and `fold_block` folds
+masks, bincounts and filters). `_count` scatters the battles into the
+per-question count tensor of `arena.rank._aggregate`, and `_fold` folds
 one block of that tensor into its totals, agreement sums and features.
 Verdict categories are indexed tie 0, B wins 1, A wins 2 throughout.
+`arena.rank._encode_rows` calls these (or their NumPy twins in
+`arena.rank._plain` on small logs) and imports this module only when needed.
 """
 
 from __future__ import annotations
@@ -16,21 +18,9 @@ import numpy as np
 from numba import njit
 from numpy.typing import NDArray
 
-__all__ = [
-    "FAILED",
-    "INVALID",
-    "LEFT_OUT",
-    "UNKNOWN",
-    "RowPass",
-    "count_battles",
-    "fold_block",
-    "row_pass",
-]
+from arena.rank._encode_rows import FAILED, INVALID, LEFT_OUT, UNKNOWN
 
-# Outcome of a review: its score + 1 (0, 1, 2) when counted, else one of these.
-INVALID, FAILED, LEFT_OUT = 3, 4, 5
-# Lookup value of a verdict that is none of A, B, tie, invalid.
-UNKNOWN = 6
+__all__ = ["_count", "_fold", "_pass"]
 
 
 @njit(cache=True, nogil=True)
@@ -116,83 +106,6 @@ def _pass(
     return counted
 
 
-class RowPass:
-    """What one pass over the rows found (see `row_pass`)."""
-
-    def __init__(self, rows: int, reviewers: int, question_codes: int) -> None:
-        self.model_a = np.empty(rows, dtype=np.int32)
-        self.model_b = np.empty(rows, dtype=np.int32)
-        self.reviewer = np.empty(rows, dtype=np.int32)
-        self.score = np.empty(rows, dtype=np.int8)
-        self.question = np.empty(rows, dtype=np.int64)
-        self.row = np.empty(rows, dtype=np.int64)
-        self.tally = np.zeros(LEFT_OUT + 1, dtype=np.int64)
-        self.per_reviewer = np.zeros((3, reviewers), dtype=np.int64)
-        self.question_seen = np.zeros(question_codes, dtype=np.bool_)
-        self.found = np.array([-1, -1, 0], dtype=np.int64)
-        self.counted = 0
-
-    @property
-    def self_row(self) -> int:
-        """First kept row of a model reviewed against itself, or -1."""
-        return int(self.found[0])
-
-    @property
-    def unknown_row(self) -> int:
-        """First kept row with an unknown verdict, or -1."""
-        return int(self.found[1])
-
-    @property
-    def n_self_excluded(self) -> int:
-        """Reviews of a reviewer's own battles left out."""
-        return int(self.found[2])
-
-
-def row_pass(
-    codes: tuple[NDArray[np.int32], ...],
-    question: NDArray[np.int64],
-    lookups: tuple[NDArray[np.int32], NDArray[np.int32], NDArray[np.int32]],
-    outcomes: tuple[NDArray[np.int8], NDArray[np.int8]],
-    judge_as: NDArray[np.int64],
-    exclude_self: bool,
-    question_codes: int,
-) -> RowPass:
-    """Run the pass over `codes` = (model_a, model_b, reviewer, verdict, status)
-    raw codes (status empty when absent); `question` holds raw question codes
-    (`question_codes` of them) or, with `question_codes` 0, integer ids."""
-    ca, cb, cr, cv, cs = codes
-    found = RowPass(ca.shape[0], judge_as.shape[0], question_codes)
-    found.counted = int(
-        _pass(
-            ca,
-            cb,
-            cr,
-            cv,
-            cs,
-            question,
-            lookups[0],
-            lookups[1],
-            lookups[2],
-            outcomes[0],
-            outcomes[1],
-            judge_as,
-            exclude_self,
-            question_codes,
-            found.model_a,
-            found.model_b,
-            found.reviewer,
-            found.score,
-            found.question,
-            found.row,
-            found.tally,
-            found.per_reviewer,
-            found.question_seen,
-            found.found,
-        )
-    )
-    return found
-
-
 @njit(cache=True, nogil=True)
 def _count(
     category: NDArray[np.int8],
@@ -207,22 +120,6 @@ def _count(
         q = question[row] - first
         if 0 <= q < out.shape[1]:
             out[category[row], q, reviewer[row], model_a[row], model_b[row]] += 1
-
-
-def count_battles(
-    columns: tuple[
-        NDArray[np.int8], NDArray[np.int32], NDArray[np.int32], NDArray[np.int32], NDArray[np.int32]
-    ],
-    questions: range,
-    shape: tuple[int, int],
-) -> NDArray[np.int32]:
-    """Battles per (verdict category, question, reviewer, model A, model B) for the
-    questions in `questions` (a step-1 range). `columns` are the battles'
-    (category, question, reviewer, model_a, model_b); `shape` is (reviewers, models)."""
-    r, c = shape
-    out = np.zeros((3, len(questions), r, c, c), dtype=np.int32)
-    _count(*columns, questions.start, out)
-    return out
 
 
 @njit(cache=True, nogil=True)
@@ -285,23 +182,3 @@ def _fold(
         for m in range(n_c):
             if played[m]:
                 per_model[m] += 1
-
-
-def fold_block(
-    block: NDArray[np.int32],
-    count: NDArray[np.int64],
-    swap: NDArray[np.float64],
-    fleiss: NDArray[np.float64],
-    per_model: NDArray[np.int64],
-    keep_features: bool,
-) -> NDArray[np.int32]:
-    """Add one block of counts (3, questions, R, C, C) into `count` (3, R, C, C), the
-    swap tallies `swap` (judged, agreed per reviewer) and the Fleiss sums `fleiss`
-    (agreement, subjects, totals per category) and `per_model` (questions each
-    model has a counted battle in); returns its rows of twice the win
-    tensor per question (questions x R*C*C) when `keep_features`, else an empty array."""
-    _, n_q, n_r, n_c, _ = block.shape
-    rows = n_q if keep_features else 0
-    features = np.empty((rows, n_r * n_c * n_c), dtype=np.int32)
-    _fold(block, count, swap, fleiss, per_model, features)
-    return features

@@ -31,13 +31,16 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 from numpy.typing import NDArray
-from scipy import sparse
 
 from arena.rank._aggregate import bootstrap_counts
 from arena.rank._encode import ReviewSet
+
+if TYPE_CHECKING:
+    from scipy import sparse
 
 __all__ = [
     "DIFFICULTY_PRIOR_SD",
@@ -155,6 +158,8 @@ def _design(
     )
     cols = np.concatenate([battles.model, length_col, n_models + n_length + battles.question])
     shape = (n, n_models + n_length + n_questions)
+    from scipy import sparse  # only for --length-control: a leaderboard without it skips scipy
+
     return sparse.csr_matrix((data, (np.tile(rows, 3), cols)), shape=shape)
 
 
@@ -165,6 +170,7 @@ def _fit(
     start: FloatArray | None,
 ) -> FloatArray:
     """Coefficients of the weighted logistic fit with fractional outcomes (rows doubled)."""
+    from scipy import sparse
     from sklearn.linear_model import LogisticRegression
 
     stacked = sparse.vstack([x, x], format="csr")

@@ -35,14 +35,17 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
-import scipy.sparse as sp
 from numpy.typing import NDArray
-from scipy.special import expit
 
 from arena.rank._aggregate import A_WINS, B_WINS, TIE, QuestionFeatures, resample
 from arena.rank._encode import ReviewSet
+from arena.rank._plain import expit
+
+if TYPE_CHECKING:
+    import scipy.sparse as sp
 
 __all__ = [
     "ReliabilityBatch",
@@ -365,6 +368,8 @@ def reliability_features(rs: ReviewSet) -> QuestionFeatures:
         ).astype(np.int64)
         matrix: NDArray[np.int32] | sp.csr_matrix = flat.reshape(n_q, 2 * cells).astype(np.int32)
     else:
+        import scipy.sparse as sp
+
         rows = np.concatenate([q, q])
         cols = np.concatenate([cell, cells + cell])
         data = np.concatenate([np.full(q.size, 2, dtype=np.int64), doubled_won])

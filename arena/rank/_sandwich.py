@@ -24,19 +24,25 @@ C x C products: no Monte Carlo, so nothing moves with the seed.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import numpy as np
-import scipy.sparse as sp
 from numpy.typing import NDArray
-from scipy.special import expit, ndtr
 
 from arena.rank._aggregate import QuestionFeatures
 from arena.rank._bt import ELO_PER_NAT, VIRTUAL_TIE
+from arena.rank._plain import expit
 
 __all__ = ["Z_95", "bt_sandwich", "neighbour_shares", "question_pairs"]
 
 FloatArray = NDArray[np.float64]
+
+
+def _normal_cdf(x: float) -> float:
+    """The standard normal distribution function."""
+    return 0.5 * math.erfc(-x / math.sqrt(2.0))
+
 
 # The 97.5% quantile of the standard normal (scipy.stats.norm.ppf(0.975)).
 Z_95 = 1.959963984540054
@@ -51,10 +57,15 @@ def question_pairs(features: QuestionFeatures, cell_weights: FloatArray) -> Floa
     r, c, _ = features.shape
     cells = r * c * c
     v = np.asarray(cell_weights, dtype=np.float64).reshape(cells)
-    rows = np.arange(cells)
-    mapping = sp.csr_matrix((v, (rows, rows % (c * c))), shape=(cells, c * c))
-    product = features.matrix @ mapping
-    dense = np.asarray(product.toarray() if sp.issparse(product) else product, dtype=np.float64)
+    matrix = features.matrix
+    if isinstance(matrix, np.ndarray):
+        dense = (matrix.reshape(-1, r, c * c) * v.reshape(r, c * c)).sum(axis=1)
+    else:
+        import scipy.sparse as sp
+
+        rows = np.arange(cells)
+        mapping = sp.csr_matrix((v, (rows, rows % (c * c))), shape=(cells, c * c))
+        dense = np.asarray((matrix @ mapping).toarray(), dtype=np.float64)
     out: FloatArray = 0.5 * dense.reshape(-1, c, c)
     return out
 
@@ -114,5 +125,5 @@ def neighbour_shares(rating: FloatArray, cov: FloatArray, order: Sequence[int]) 
         gap = rating[upper] - rating[lower]
         if np.isnan(var) or np.isnan(gap):
             continue
-        out[k] = float(ndtr(gap / np.sqrt(var))) if var > 0 else float(gap > 0) + 0.5 * (gap == 0)
+        out[k] = _normal_cdf(gap / math.sqrt(var)) if var > 0 else float(gap > 0) + 0.5 * (gap == 0)
     return out

@@ -35,7 +35,7 @@ from arena.rank._bt import (
 )
 from arena.rank._encode import ReviewSet
 from arena.rank._peerrank import solve_weights, weights_from_scores
-from arena.rank._style_kernel import gradient_and_hessian, group_totals
+from arena.rank._plain import compiled, style_gradient_plain, style_totals_plain
 
 __all__ = ["StyleFit", "answer_style", "fit_style_control", "length_bias"]
 
@@ -146,14 +146,20 @@ class _Groups:
     count: FloatArray  # (G, R)
     c: int
     n_questions: int
+    compiled: bool = True  # the numba kernels (else their NumPy twins, on small logs)
 
 
 def _differences(rs: ReviewSet) -> tuple[FloatArray, tuple[str, ...]]:
     assert rs.style_a is not None and rs.style_b is not None
     xa, xb = rs.style_a, rs.style_b
+    # In place: a few (n, K) arrays fewer at once on a big log.
     total = xa + xb
+    d = np.subtract(xa, xb)
+    positive = total > 0
+    total[~positive] = 1.0
     with np.errstate(invalid="ignore", divide="ignore"):
-        d = np.where(total > 0, (xa - xb) / np.where(total > 0, total, 1.0), 0.0)
+        d /= total
+    d[~positive] = 0.0
     return d, rs.style_names
 
 
@@ -193,6 +199,7 @@ def _groups(rs: ReviewSet, d: FloatArray) -> _Groups:
         count,
         c,
         rs.n_questions,
+        compiled(rs.n_battles),
     )
 
 
@@ -227,6 +234,10 @@ class _Fitter:
         """Weighted win value and count per group (S, G) for mean-normalised `weights`
         (S, R), and each set's "beats" matrix (S, C, C)."""
         g = self.groups
+        if not g.compiled:
+            return style_totals_plain(weights, mult, g.value, g.count, g.question, g.a, g.b, self.c)
+        from arena.rank._style_kernel import group_totals
+
         return group_totals(weights, mult, g.value, g.count, g.question, g.a, g.b, self.c)
 
     def fit(
@@ -293,6 +304,9 @@ class _Fitter:
         prior[:c, :c] = self.centring + _RIDGE * np.eye(c)
         prior[c:, c:] = _COEF_RIDGE * np.eye(k)
         active = np.arange(params.shape[0])
+        gradient_and_hessian = style_gradient_plain
+        if self.groups.compiled:
+            from arena.rank._style_kernel import gradient_and_hessian
         for _ in range(steps):
             if active.size == 0:
                 break

@@ -192,3 +192,13 @@ def test_elo_with_given_weights_uses_them() -> None:
     result = weighted_elo(rs, orders=1, max_passes=1, weights=np.array([2 / 3, 1 / 3]))
     np.testing.assert_allclose(result.weights, [2 / 3, 1 / 3])
     assert result.rating[0] > 1000.0
+
+
+def test_orders_give_the_kernels_start_states_on_either_path() -> None:
+    # Callers that replay the orders in a kernel of their own read `starts`, `codes`
+    # and `bits` of `_Orders`, whichever path the ratings take.
+    rs = encode_reviews(random_reviews(models=4, questions=5, seed=4))
+    replay = elo_module._Orders(rs, 3, 42)
+    expected = _elo_kernel.order_starts(_generator_state(42), rs.n_battles, 3)
+    np.testing.assert_array_equal(replay.starts, expected)
+    assert replay.codes.shape == (rs.n_battles,) and replay.bits == 2

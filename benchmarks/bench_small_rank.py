@@ -1,0 +1,79 @@
+"""Where the compiled kernels of `arena.rank` start to pay: NumPy passes against numba by size.
+
+For each size, bench_rank's synthetic tournament (20 models, every ordered
+pair judged by every model, answers' style columns included) is written to
+Parquet, then ranked in fresh interpreters the way `arena leaderboard` does:
+import `arena.rank`, read the frame, `encode_reviews`, `rank_reviews` with the
+defaults (reliability weights, 100 Elo orders, 200 bootstrap rounds, style
+control). Each process forces one path: the NumPy twins
+(`COMPILED_MIN_ROWS` above the size) or the numba kernels (threshold 0),
+whose figure includes loading numba and its cached kernels. The kernels are
+compiled (cached) by a warm-up run first.
+
+Last line JSON: {"sizes": [...], "numpy_seconds": [...], "numba_seconds": [...]},
+each the median of --runs runs.
+
+Usage: python benchmarks/bench_small_rank.py [--sizes 5000,20000,60000,150000] [--runs 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from bench_rank import synthetic_reviews, with_answer_styles  # noqa: E402
+
+PROBE = """
+import sys, time
+start = time.perf_counter()
+from arena.rank import _plain
+_plain.COMPILED_MIN_ROWS = int(sys.argv[2])
+import polars as pl
+from arena.rank import encode_reviews, rank_reviews
+rank_reviews(encode_reviews(pl.read_parquet(sys.argv[1])))
+print(time.perf_counter() - start)
+"""
+
+
+def _seconds(path: Path, threshold: int) -> float:
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE, str(path), str(threshold)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return float(done.stdout.strip().splitlines()[-1])
+
+
+def main(argv: list[str] | None = None) -> dict[str, list[float]]:
+    """Time both paths at each size and print the summary line."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--sizes", default="5000,20000,60000,150000")
+    parser.add_argument("--runs", type=int, default=3)
+    args = parser.parse_args(argv)
+    sizes = [int(s) for s in args.sizes.split(",")]
+    out: dict[str, list[float]] = {"sizes": [], "numpy_seconds": [], "numba_seconds": []}
+    with tempfile.TemporaryDirectory() as tmp:
+        for n in sizes:
+            path = Path(tmp) / f"reviews_{n}.parquet"
+            with_answer_styles(synthetic_reviews(n)).write_parquet(path)
+            _seconds(path, 0)  # compile and cache the kernels
+            plain = statistics.median(_seconds(path, 10**18) for _ in range(args.runs))
+            compiled = statistics.median(_seconds(path, 0) for _ in range(args.runs))
+            print(f"{n} reviews: numpy {plain:.2f} s, numba {compiled:.2f} s", file=sys.stderr)
+            out["sizes"].append(n)
+            out["numpy_seconds"].append(round(plain, 2))
+            out["numba_seconds"].append(round(compiled, 2))
+    print(json.dumps(out))
+    return out
+
+
+if __name__ == "__main__":
+    main()
