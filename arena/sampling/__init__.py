@@ -22,8 +22,10 @@ from arena.sampling._design import Grid, balanced_units, pick_in_pair
 from arena.sampling._hooks import SAMPLING_STAGE, SamplingHooks
 from arena.sampling._planner import (
     SAMPLING_TABLE,
+    BaselineSelector,
     DesignSelector,
     SamplingBudget,
+    baseline_review_calls,
     sampling_budget,
 )
 from arena.sampling._status import design_status
@@ -32,8 +34,10 @@ __all__ = [
     "SAMPLING_STAGE",
     "SAMPLING_TABLE",
     "SamplingHooks",
+    "BaselineSelector",
     "DesignSelector",
     "SamplingBudget",
+    "baseline_review_calls",
     "sampling_budget",
     "DesignFit",
     "RoundChoice",
