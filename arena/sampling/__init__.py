@@ -20,6 +20,7 @@ from arena.sampling._adaptive import (
 )
 from arena.sampling._design import Grid, balanced_units, pick_in_pair
 from arena.sampling._hooks import SAMPLING_STAGE, SamplingHooks
+from arena.sampling._placement import PlacementSelector, current_order, placement_selector
 from arena.sampling._planner import (
     SAMPLING_TABLE,
     BaselineSelector,
@@ -31,6 +32,9 @@ from arena.sampling._planner import (
 from arena.sampling._status import design_status
 
 __all__ = [
+    "PlacementSelector",
+    "current_order",
+    "placement_selector",
     "SAMPLING_STAGE",
     "SAMPLING_TABLE",
     "SamplingHooks",

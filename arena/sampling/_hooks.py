@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from arena.config import Tournament
 from arena.pipeline import Plan
+from arena.sampling._placement import PlacementSelector, placement_selector
 from arena.sampling._planner import SAMPLING_TABLE, BaselineSelector, DesignSelector
 from arena.sampling._status import design_status
 from arena.stage import EstimateInputs, Stage, StageEstimate, StageStatus, StatusInputs
@@ -18,11 +19,13 @@ class SamplingHooks(Stage):
     tables = (SAMPLING_TABLE,)
     plan_key = "sampling"
 
-    def selector(self, t: Tournament, plan: Plan) -> DesignSelector | None:
+    def selector(self, t: Tournament, plan: Plan) -> DesignSelector | PlacementSelector | None:
         strategy = t.config.sampling.strategy
         if strategy == "baseline":
             return BaselineSelector(t, plan)
-        return DesignSelector(t, plan) if strategy != "full" else None
+        if strategy == "full":
+            return placement_selector(t, plan)  # a new contestant, with `placement: search`
+        return DesignSelector(t, plan)
 
     def estimate(self, inputs: EstimateInputs) -> StageEstimate:
         sampled = design_status(inputs.t, inputs.plan, inputs.log)
