@@ -24,23 +24,31 @@ from numpy.typing import NDArray
 from arena.config import PlacementConfig, Tournament
 from arena.pipeline import Plan, Round
 from arena.sampling._adaptive import fit_design
-from arena.sampling._planner import DesignSelector, SamplingBudget
+from arena.sampling._planner import SAMPLING_TABLE, DesignSelector, SamplingBudget
 from arena.store import RunLog
 from arena.types import CallStatus
 
 __all__ = ["PlacementSelector", "current_order", "placement_selector"]
 
 IntArray = NDArray[np.int64]
+PLACEMENT = "placement"  # the strategy of its rounds in the `sampling` table
 
 _SCORE = {"A": 1.0, "B": 0.0, "tie": 0.5}
 
 
-def current_order(log: RunLog, contestants: list[str], reviewers: list[str]) -> list[str]:
-    """The contestants with logged verdicts, best first (BT over the logged reviews)."""
+def current_order(
+    log: RunLog, contestants: list[str], reviewers: list[str], exclude: str | None = None
+) -> list[str]:
+    """The contestants with logged verdicts, best first (BT over the logged reviews).
+
+    `exclude`: a model left out with its battles (the one being placed).
+    """
     reviews = log.read(
         "reviews", columns=["question_id", "model_a", "model_b", "reviewer", "verdict", "status"]
     )
     reviews = reviews.filter(pl.col("status") == CallStatus.OK.value)
+    if exclude is not None:
+        reviews = reviews.filter((pl.col("model_a") != exclude) & (pl.col("model_b") != exclude))
     if reviews.height == 0:
         return []
     seen = set(reviews["model_a"].to_list()) | set(reviews["model_b"].to_list())
@@ -60,11 +68,39 @@ def placement_selector(t: Tournament, plan: Plan) -> PlacementSelector | None:
     log = RunLog(t.output_dir)
     if not (t.output_dir / "log").is_dir():
         return None
-    order = current_order(log, list(t.contestants), list(t.reviewers))
-    new = [m for m in t.contestants if m not in order]
+    placed = _placed_model(log, list(t.contestants))
+    order = current_order(log, list(t.contestants), list(t.reviewers), exclude=placed)
+    new = [placed] if placed is not None else [m for m in t.contestants if m not in order]
     if len(order) < 2 or len(new) != 1:
         return None  # nothing ranked yet, or not one new contestant: all pairs
     return PlacementSelector(t, plan, new[0], order, cfg)
+
+
+def _placed_model(log: RunLog, contestants: list[str]) -> str | None:
+    """The model an earlier run began to place (its rounds in the `sampling` table), if any.
+
+    Its battles then no longer make it "new", but its search goes on from
+    the same order: the order of the other contestants without it.
+    """
+    rows = log.read(SAMPLING_TABLE, columns=["strategy", "model_a", "model_b"])
+    rows = rows.filter(pl.col("strategy") == PLACEMENT)
+    if rows.height == 0:
+        return None
+    common = set(rows["model_a"].to_list()) | set(rows["model_b"].to_list())
+    for a, b in rows.select("model_a", "model_b").iter_rows():
+        common &= {a, b}
+    found = [m for m in contestants if m in common]
+    if len(found) == 2:
+        # One probe so far: the model placed is the one with fewer logged battles
+        # (its opponent met every ranked contestant).
+        reviews = log.read("reviews", columns=["model_a", "model_b"])
+        counts = {m: 0 for m in found}
+        for a, b in reviews.select("model_a", "model_b").iter_rows():
+            for m in (a, b):
+                if m in counts:
+                    counts[m] += 1
+        found = [min(found, key=lambda m: counts[m])]
+    return found[0] if len(found) == 1 else None
 
 
 class PlacementSelector(DesignSelector):
@@ -91,7 +127,7 @@ class PlacementSelector(DesignSelector):
         if cfg.per_opponent is None:
             per = max(1, min(per_pair, units // probes))
         self.per_opponent = min(per, per_pair)
-        self.budget = SamplingBudget("placement", len(plan.reviews), 2 * units, units, units, 0)
+        self.budget = SamplingBudget(PLACEMENT, len(plan.reviews), 2 * units, units, units, 0)
         self.full_units = full_units
         first, second = grid.pair_members()
         self._pair_of_opponent: dict[str, int] = {}
