@@ -57,6 +57,7 @@ from arena.config._sections import (
     CriterionConfig,
     DiscussionConfig,
     DiscussionTrigger,
+    PlacementConfig,
     SamplingConfig,
     ScaleConfig,
 )
@@ -106,6 +107,7 @@ __all__ = [
     "SIM_RUN_ONLY",
     "SIM_TYPE",
     "SamplingConfig",
+    "PlacementConfig",
     "ScaleConfig",
     "SimParams",
     "Tournament",

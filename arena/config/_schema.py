@@ -7,7 +7,13 @@ from typing import Any, Literal
 from pydantic import Field, field_validator, model_validator
 
 from arena.config._base import MAX_TOKENS, _Strict, path_safe_name
-from arena.config._sections import AlertsConfig, BatchEvalConfig, DiscussionConfig, SamplingConfig
+from arena.config._sections import (
+    AlertsConfig,
+    BatchEvalConfig,
+    DiscussionConfig,
+    PlacementConfig,
+    SamplingConfig,
+)
 from arena.config._sim import SimParams
 from arena.types import Limits
 
@@ -249,6 +255,8 @@ class TournamentConfig(_Strict):
     batcheval: BatchEvalConfig | None = None  # off unless the section is present
     discussion: DiscussionConfig | None = None  # off unless the section is present
     sampling: SamplingConfig = Field(default_factory=SamplingConfig)
+    # A contestant new to a ranked tournament (docs/sampling.md); None: search, 30%.
+    placement: PlacementConfig | None = None
     # Per provider-side model id; overrides configs/prices.yaml (arena.scheduler.price_table).
     prices: dict[str, PriceConfig] = Field(default_factory=dict)
     # Tournament budget: the most the output directory may spend over all its

@@ -193,10 +193,12 @@ class DiscussionConfig(_Strict):
 class SamplingConfig(_Strict):
     """Which review calls of the full plan a run makes (docs/sampling.md)."""
 
-    strategy: Literal["full", "uniform", "adaptive"] = "full"
+    strategy: Literal["full", "uniform", "adaptive", "baseline"] = "full"
     # A float in (0, 1]: that share of the full plan's review calls; an
-    # integer: that number of review calls. Required unless strategy is full.
+    # integer: that number of review calls. Required for uniform and adaptive.
     budget: StrictInt | StrictFloat | None = Field(default=None, validate_default=True)
+    # Baseline only: the contestant every other contestant meets (and no one else).
+    baseline: str | None = Field(default=None, min_length=1)
     # Adaptive only: rounds after the seed round, the seed round's share of the
     # budget, and whether to stop once every adjacent pair is separated.
     rounds: int = Field(default=5, ge=1, le=100)
@@ -209,12 +211,48 @@ class SamplingConfig(_Strict):
         cls, budget: int | float | None, info: ValidationInfo
     ) -> int | float | None:
         strategy = info.data.get("strategy", "full")
-        if strategy == "full":
+        if strategy in ("full", "baseline"):
             if budget is not None:
                 raise ValueError("only a sampled strategy (uniform, adaptive) takes a budget")
             return budget
         if budget is None:
             raise ValueError(f"strategy {strategy} needs a budget (a share or a number of calls)")
+        if isinstance(budget, float):
+            if not (0.0 < budget <= 1.0):
+                raise ValueError(
+                    f"a share must be in (0, 1], got {budget} "
+                    "(write an integer for a number of review calls)"
+                )
+        elif budget < 2:
+            raise ValueError(f"a number of review calls must be at least 2, got {budget}")
+        return budget
+
+    @model_validator(mode="after")
+    def _baseline_fits_strategy(self) -> SamplingConfig:
+        if self.strategy == "baseline" and self.baseline is None:
+            raise ValueError("strategy baseline needs `baseline: MODEL` (a contestant)")
+        if self.strategy != "baseline" and self.baseline is not None:
+            raise ValueError("only strategy baseline takes a baseline model")
+        return self
+
+
+class PlacementConfig(_Strict):
+    """`placement:`: how a run places a contestant new to a ranked tournament
+    (docs/sampling.md). `search` meets its likely neighbours in the last
+    ranking first and stops when its rank interval is as narrow as theirs or
+    the budget is spent; `all-pairs` meets every contestant."""
+
+    strategy: Literal["search", "all-pairs"] = "search"
+    # A float in (0, 1]: that share of the review calls all pairs would cost
+    # for the new model; an integer: that number of review calls.
+    budget: StrictInt | StrictFloat = 0.3
+    # Review calls per opponent probed (at least one unit: two calls); None: one
+    # unit per question.
+    per_opponent: int | None = Field(default=None, ge=2)
+
+    @field_validator("budget")
+    @classmethod
+    def _budget_positive(cls, budget: int | float) -> int | float:
         if isinstance(budget, float):
             if not (0.0 < budget <= 1.0):
                 raise ValueError(

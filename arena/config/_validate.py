@@ -126,6 +126,13 @@ def _check_references(cfg: TournamentConfig, file: str | Path) -> None:
         if n not in cfg.models:
             raise ConfigError(file, f"batcheval.scorers[{i}]", f"undefined model '{n}'")
     _check_model_settings(cfg, file)
+    baseline = cfg.sampling.baseline
+    if baseline is not None and baseline not in cfg.contestants:
+        raise ConfigError(
+            file,
+            "sampling.baseline",
+            f"'{baseline}' is not a contestant (contestants: {', '.join(cfg.contestants)})",
+        )
     if cfg.discussion is not None:
         _check_discussion(cfg, cfg.discussion, file)
 

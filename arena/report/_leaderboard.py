@@ -408,6 +408,9 @@ def build_leaderboard(
         design = sampling_block(target, reviews)
         if opts.balanced is None:
             opts = dataclasses.replace(opts, balanced=design is not None)
+        if design is not None and design.get("baseline") and opts.baseline is None:
+            # A baseline run leads with the win rate against its baseline, no flag needed.
+            opts = dataclasses.replace(opts, baseline=design["baseline"])
     # A run's discussions: rank with their agreed verdicts, and report both rankings.
     discussed = None
     if reviews_file is None and target is not None and target.is_dir():
@@ -453,6 +456,12 @@ def build_leaderboard(
         if design is not None:
             design["balanced_win_rates"] = bool(opts.balanced)
             board.sampling = design
+            if design.get("baseline") == board.baseline and board.vs_baseline is not None:
+                # The baseline design's headline: best win rate against the baseline first.
+                board.vs_baseline = sorted(
+                    board.vs_baseline,
+                    key=lambda rate: -rate.win_rate if rate.win_rate == rate.win_rate else 1.0,
+                )
         if partial is not None:
             board.partial = partial.to_json()
             board.warnings.insert(0, partial.note())
@@ -565,17 +574,25 @@ def sampling_block(directory: Path, reviews: pl.DataFrame) -> dict[str, Any] | N
     """
     if not (directory / "log").is_dir():
         return None
-    columns = ["round", "strategy", "review_ab_id", "review_ba_id"]
+    columns = ["round", "strategy", "review_ab_id", "review_ba_id", "model_a", "model_b"]
     frame = RunLog(directory).read(SAMPLING_TABLE, columns=columns)
     if frame.height == 0:
         return None
     selected = pl.concat([frame["review_ab_id"], frame["review_ba_id"]])
     ranked = int(reviews["id"].is_in(selected.implode()).sum()) if reviews.height else 0
     strategies = frame["strategy"].unique().to_list()
-    return {
+    out: dict[str, Any] = {
         "strategy": strategies[0] if len(strategies) == 1 else "mixed",
         "rounds": int(frame["round"].n_unique()),
         "units": frame.height,
         "selected_review_calls": 2 * frame.height,
         "ranked_review_calls": ranked,
     }
+    if out["strategy"] == "baseline":
+        # The baseline design: the one model in every selected unit.
+        common = set(frame["model_a"].to_list()) | set(frame["model_b"].to_list())
+        for a, b in frame.select("model_a", "model_b").iter_rows():
+            common &= {a, b}
+        if len(common) == 1:
+            out["baseline"] = common.pop()
+    return out

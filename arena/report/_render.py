@@ -404,7 +404,10 @@ def _sections(board: Leaderboard) -> tuple[list[str], list[_Section], list[str]]
     style = _style_section(board)
     sections = [models, _interval_section(board), *([] if style is None else [style])]
     if board.vs_baseline is not None:
-        sections.append(_baseline_section(board))
+        if board.sampling is not None and board.sampling.get("strategy") == "baseline":
+            sections.insert(0, _baseline_section(board))  # a baseline run's headline figure
+        else:
+            sections.append(_baseline_section(board))
     sections += [reviewers, pairwise, battles]
     if board.true_order is not None and board.kendall_tau is not None:
         sections.append(

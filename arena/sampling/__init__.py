@@ -20,20 +20,28 @@ from arena.sampling._adaptive import (
 )
 from arena.sampling._design import Grid, balanced_units, pick_in_pair
 from arena.sampling._hooks import SAMPLING_STAGE, SamplingHooks
+from arena.sampling._placement import PlacementSelector, current_order, placement_selector
 from arena.sampling._planner import (
     SAMPLING_TABLE,
+    BaselineSelector,
     DesignSelector,
     SamplingBudget,
+    baseline_review_calls,
     sampling_budget,
 )
 from arena.sampling._status import design_status
 
 __all__ = [
+    "PlacementSelector",
+    "current_order",
+    "placement_selector",
     "SAMPLING_STAGE",
     "SAMPLING_TABLE",
     "SamplingHooks",
+    "BaselineSelector",
     "DesignSelector",
     "SamplingBudget",
+    "baseline_review_calls",
     "sampling_budget",
     "DesignFit",
     "RoundChoice",

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from arena.config import Tournament
 from arena.pipeline import Plan
-from arena.sampling._planner import SAMPLING_TABLE, DesignSelector
+from arena.sampling._placement import PlacementSelector, placement_selector
+from arena.sampling._planner import SAMPLING_TABLE, BaselineSelector, DesignSelector
 from arena.sampling._status import design_status
 from arena.stage import EstimateInputs, Stage, StageEstimate, StageStatus, StatusInputs
 
@@ -18,8 +19,13 @@ class SamplingHooks(Stage):
     tables = (SAMPLING_TABLE,)
     plan_key = "sampling"
 
-    def selector(self, t: Tournament, plan: Plan) -> DesignSelector | None:
-        return DesignSelector(t, plan) if t.config.sampling.strategy != "full" else None
+    def selector(self, t: Tournament, plan: Plan) -> DesignSelector | PlacementSelector | None:
+        strategy = t.config.sampling.strategy
+        if strategy == "baseline":
+            return BaselineSelector(t, plan)
+        if strategy == "full":
+            return placement_selector(t, plan)  # a new contestant, with `placement: search`
+        return DesignSelector(t, plan)
 
     def estimate(self, inputs: EstimateInputs) -> StageEstimate:
         sampled = design_status(inputs.t, inputs.plan, inputs.log)
@@ -32,8 +38,15 @@ class SamplingHooks(Stage):
         else:
             dearest = sorted((c for c in costs if c is not None), reverse=True)
             sampled["max_review_cost_usd"] = sum(dearest[: sampled["remaining_review_calls"]])
+        baseline = inputs.t.config.sampling.baseline
+        design = (
+            f"baseline against {baseline} (every contestant meets only it, both orders, "
+            f"every question and reviewer): {sampled['budget_review_calls']} of"
+            if baseline is not None
+            else f"{sampled['strategy']}, budget {sampled['budget_review_calls']} of"
+        )
         note = (
-            f"sampling: {sampled['strategy']}, budget {sampled['budget_review_calls']} of "
+            f"sampling: {design} "
             f"{sampled['full_review_calls']} review calls; {sampled['judged_review_calls']} "
             f"judged, at most {sampled['remaining_review_calls']} more, costing at most "
             + (

@@ -29,7 +29,14 @@ from arena.sampling._design import Grid
 from arena.store import register_table
 from arena.types import CallStatus, stable_id
 
-__all__ = ["SAMPLING_TABLE", "DesignSelector", "SamplingBudget", "sampling_budget"]
+__all__ = [
+    "SAMPLING_TABLE",
+    "BaselineSelector",
+    "DesignSelector",
+    "SamplingBudget",
+    "baseline_review_calls",
+    "sampling_budget",
+]
 
 SAMPLING_TABLE = "sampling"
 SAMPLING_SCHEMA = pa.schema(
@@ -79,8 +86,22 @@ class SamplingBudget:
         }
 
 
-def sampling_budget(cfg: SamplingConfig, full_calls: int) -> SamplingBudget:
-    """The budget of a design over a full plan of `full_calls` review calls."""
+def baseline_review_calls(plan: Plan, baseline: str) -> int:
+    """Review calls of the plan with `baseline` on either side (the baseline design)."""
+    return sum(1 for call in plan.reviews if baseline in (call.model_a, call.model_b))
+
+
+def sampling_budget(
+    cfg: SamplingConfig, full_calls: int, baseline_calls: int | None = None
+) -> SamplingBudget:
+    """The budget of a design over a full plan of `full_calls` review calls.
+
+    The baseline design spends `baseline_calls` (`baseline_review_calls`): every
+    battle of a contestant against the baseline, in one round.
+    """
+    if cfg.strategy == "baseline":
+        calls = full_calls if baseline_calls is None else baseline_calls
+        return SamplingBudget("baseline", full_calls, calls, calls // 2, calls // 2, 0)
     if cfg.strategy == "full" or cfg.budget is None:
         return SamplingBudget("full", full_calls, full_calls, full_calls // 2, 0, 0)
     if isinstance(cfg.budget, float):
@@ -360,4 +381,48 @@ class DesignSelector(ReviewSelector):
                 }
                 for u, low, p, sep in fit.neighbours()
             ]
+        return out
+
+
+class BaselineSelector(DesignSelector):
+    """The baseline design: every contestant against one baseline, nothing else.
+
+    Every unit whose pair holds the baseline (every question, every reviewer,
+    both orders) is selected in one round and recorded in the `sampling` table
+    like a sampled design's round, so `arena leaderboard` knows the design and
+    its baseline. Reviews grow linearly with the number of contestants:
+    `(C - 1) x 2 x questions x reviewers`. A later run whose plan grew (a new
+    question, contestant or reviewer) selects the new baseline units in a new
+    round.
+    """
+
+    def __init__(self, t: Tournament, plan: Plan) -> None:
+        super().__init__(t, plan)
+        baseline = self.cfg.baseline
+        if baseline is None or baseline not in self.design.contestants:
+            raise ValueError(f"sampling.baseline {baseline!r} is not a contestant")
+        self.baseline = baseline
+        d = self.design
+        b = d.contestants.index(baseline)
+        first, second = d.grid.pair_members()
+        pairs = np.flatnonzero((first == b) | (second == b))
+        q = np.repeat(
+            np.arange(d.grid.n_questions, dtype=np.int64), pairs.size * d.grid.n_reviewers
+        )
+        p = np.tile(np.repeat(pairs, d.grid.n_reviewers), d.grid.n_questions)
+        r = np.tile(np.arange(d.grid.n_reviewers, dtype=np.int64), d.grid.n_questions * pairs.size)
+        units = np.sort(d.grid.index(q, p, r))
+        complete = (d.slots[2 * units] >= 0) & (d.slots[2 * units + 1] >= 0)
+        self.units: IntArray = units[complete]
+        self.budget = sampling_budget(self.cfg, len(plan.reviews), 2 * int(self.units.size))
+
+    def _next_round(self) -> list[Round]:
+        todo = self.units[~self.design.selected[self.units]]
+        if todo.size == 0:
+            return [self._close_plan()]
+        return [self._select(self._round + 1, todo)]
+
+    def report(self) -> dict[str, Any]:
+        out = super().report()
+        out["baseline"] = self.baseline
         return out

@@ -6,7 +6,7 @@ from typing import Any
 
 from arena.config import Tournament
 from arena.pipeline import Plan
-from arena.sampling._planner import SAMPLING_TABLE, sampling_budget
+from arena.sampling._planner import SAMPLING_TABLE, baseline_review_calls, sampling_budget
 from arena.store import RunLog
 from arena.types import CallStatus
 
@@ -23,8 +23,11 @@ def design_status(t: Tournament, plan: Plan, log: RunLog | None) -> dict[str, An
     cfg = t.config.sampling
     if cfg.strategy == "full":
         return None
-    budget = sampling_budget(cfg, len(plan.reviews))
+    baseline = None if cfg.baseline is None else baseline_review_calls(plan, cfg.baseline)
+    budget = sampling_budget(cfg, len(plan.reviews), baseline)
     out: dict[str, Any] = budget.to_json()
+    if cfg.baseline is not None:
+        out["baseline"] = cfg.baseline
     in_plan = {r.id for r in plan.reviews}
     selected: set[str] = set()
     rounds: set[int] = set()
