@@ -5,7 +5,8 @@ the contestants that already have them. A contestant without any logged
 review is new: it meets the model at the middle of the positions it may still
 take (binary search: above the probe when it wins more than half of their
 battles, below it otherwise), then both neighbours of the position found,
-and stops there or when the budget (a share of the review calls all pairs
+more of them while its place between them is not settled at 95%, and stops
+there or when the budget (a share of the review calls all pairs
 would cost for it) is spent. Every probe is a round of the sampled design,
 recorded in the `sampling` table before its reviews start, and each round is
 decided from the verdicts logged so far, so a resumed run continues the same
@@ -187,8 +188,18 @@ class PlacementSelector(DesignSelector):
             else:
                 lo = mid + 1
         self.position = (lo, lo)
-        for neighbour in self.order[max(lo - 1, 0) : lo + 1]:
+        neighbours = self.order[max(lo - 1, 0) : lo + 1]
+        for neighbour in neighbours:
             if not self._probed(neighbour):
+                return self._probe(neighbour, left)
+        # Then more battles against a neighbour the new model is not yet told apart
+        # from (its score within 1.96 binomial standard errors of one half), until
+        # its place between them is settled, their battles run out, or the budget does.
+        for neighbour in neighbours:
+            share, n = self.score(neighbour)
+            units = self._units_of(neighbour)
+            more = bool((~self.design.selected[units]).any())
+            if more and n and abs(share - 0.5) < 1.96 * math.sqrt(0.25 / n):
                 return self._probe(neighbour, left)
         return [self._close_plan()]
 
