@@ -144,7 +144,9 @@ class DiscussionConfig(_Strict):
     # under position swap (0: any one reviewer is enough).
     inconsistent_share: float = Field(default=0.0, ge=0, lt=1)
     discussants: str | list[str] | dict[str, list[str]] = "top2"
-    leader: str = "random"  # random | alternate | a model name
+    # disputed: the battles the triggers select; all: every battle (the paper's protocol)
+    battles: Literal["disputed", "all"] = "disputed"
+    leader: str = "random"  # random | alternate | both | a model name
     max_turns: int = Field(default=4, ge=1)
     stop_on_agreement: bool = False  # the paper always runs max_turns turns
     allow_contestants: bool = False  # may a battle's contestants discuss it?

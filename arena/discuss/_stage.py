@@ -375,10 +375,16 @@ class DiscussionStage(Planner):
         """(leader, follower) of each discussion of a battle."""
         logged = self._logged_pairs.get(battle.id, [])
         if self.cfg.discussants == "top2" and logged:
-            return list(logged)
+            pairs = list(logged)
+            if self.cfg.leader == "both":  # one of the two was logged when the run stopped
+                pairs += [(f, lead) for lead, f in logged if (f, lead) not in logged]
+            return pairs
         out: list[tuple[str, str]] = []
         top = self._top2() if self.cfg.discussants == "top2" else None
         for pair in discussant_pairs(self.cfg, top, (battle.model_a, battle.model_b)):
+            if self.cfg.leader == "both":  # the paper's protocol: once with each leading
+                out.extend([(pair[0], pair[1]), (pair[1], pair[0])])
+                continue
             known = [p for p in logged if set(p) == set(pair)]
             if known:
                 out.append(known[0])
