@@ -7,7 +7,13 @@ from typing import Any, Literal
 from pydantic import Field, field_validator, model_validator
 
 from arena.config._base import MAX_TOKENS, _Strict, path_safe_name
-from arena.config._sections import AlertsConfig, BatchEvalConfig, DiscussionConfig, SamplingConfig
+from arena.config._sections import (
+    AlertsConfig,
+    BatchEvalConfig,
+    DiscussionConfig,
+    ExamplesConfig,
+    SamplingConfig,
+)
 from arena.config._sim import SimParams
 from arena.types import Limits
 
@@ -248,6 +254,7 @@ class TournamentConfig(_Strict):
     references: str | None = None
     batcheval: BatchEvalConfig | None = None  # off unless the section is present
     discussion: DiscussionConfig | None = None  # off unless the section is present
+    examples: ExamplesConfig | None = None  # few-shot scored examples; off unless present
     sampling: SamplingConfig = Field(default_factory=SamplingConfig)
     # Per provider-side model id; overrides configs/prices.yaml (arena.scheduler.price_table).
     prices: dict[str, PriceConfig] = Field(default_factory=dict)

@@ -192,6 +192,27 @@ class DiscussionConfig(_Strict):
         return list(self.discussants["all-pairs"])
 
 
+# --- Few-shot scored examples (the DSTC11 paper): the optional `examples:` section --
+
+
+ExamplesTarget = Literal["reviews"]
+
+
+def _default_targets() -> list[ExamplesTarget]:
+    return ["reviews"]
+
+
+class ExamplesConfig(_Strict):
+    """The `examples:` section: k human-judged items of a pool shown in each review prompt."""
+
+    pool: str  # JSONL: id, question_id, question, answer_a, answer_b, verdict (A | B | tie)
+    k: int = Field(default=2, ge=1)
+    select: Literal["fixed", "retrieved"] = "fixed"  # retrieved: nearest by TF-IDF
+    exclude: Literal["same-question", "fold"] = "same-question"
+    folds: int = Field(default=5, ge=2)  # exclude: fold, the number of folds
+    apply_to: list[ExamplesTarget] = Field(default_factory=_default_targets, min_length=1)
+
+
 class SamplingConfig(_Strict):
     """Which review calls of the full plan a run makes (docs/sampling.md)."""
 
