@@ -157,3 +157,21 @@ def test_a_bad_pool_row_names_the_file_line_and_field(tmp_path: Path) -> None:
     (tmp_path / "pool.jsonl").write_text('{"id": "a", "question_id": "q", "question": "?"}\n')
     with pytest.raises(ConfigError, match=r"pool\.jsonl.*line 1: answer_a.*missing"):
         load_tournament(path)
+
+
+def test_discussions_reuse_the_reviews_written_with_examples(tmp_path: Path) -> None:
+    # regression: the discussion stage looked reviews up without the examples'
+    # context, so discussants wrote their initial reviews again
+    path = _yaml(tmp_path, k=1)
+    cfg = yaml.safe_load(path.read_text())
+    cfg["discussion"] = {
+        "battles": "all",
+        "discussants": ["m0", "m1"],
+        "allow_contestants": True,
+        "max_turns": 1,
+    }
+    path.write_text(yaml.safe_dump(cfg))
+    _run(path)
+    initial = RunLog(tmp_path / "out").read("discussions").filter(pl.col("kind") == "initial")
+    assert initial.height > 0
+    assert initial["review_id"].is_not_null().all()

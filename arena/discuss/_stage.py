@@ -53,7 +53,7 @@ from arena.discuss._protocol import (
 from arena.discuss._schema import TABLE
 from arena.discuss._state import DiscussionState, discussion_context, write_state
 from arena.discuss._triggers import battle_triggers
-from arena.pipeline import AllPairsPlanner, review_context, review_id
+from arena.pipeline import AllPairsPlanner, question_context, review_context, review_id
 from arena.runner import Call, CallResult, Finished, Idle, Planner, Priority, RunContext, RunStats
 from arena.scheduler import CallOutcome
 from arena.store import RunLog
@@ -422,7 +422,12 @@ class DiscussionStage(Planner):
             for pair in self._pairs(battle):
                 ids = {
                     name: review_id(
-                        battle.question.id, battle.answer_a_id, battle.answer_b_id, contexts[name]
+                        battle.question.id,
+                        battle.answer_a_id,
+                        battle.answer_b_id,
+                        # the reviews' own context: with the question's reference
+                        # and examples when the review prompt shows them
+                        question_context(self.t, battle.question, contexts[name]),
                     )
                     for name in pair
                     if name in contexts
