@@ -27,6 +27,7 @@ __all__ = [
     "render_reference",
     "render_review_prompt",
     "render_review_with_breaks",
+    "with_examples",
     "review_cache_key",
     "select_variant",
     "template_variants",
@@ -68,8 +69,20 @@ def render_reference(question: Question) -> str:
 
 # arena's placeholders; arena-hard's judge prompt writes them in capitals.
 _PLACEHOLDER_RE = re.compile(
-    r"\{(question|answer_a|answer_b|reference|QUESTION|ANSWER_A|ANSWER_B|REFERENCE)\}"
+    r"\{(question|answer_a|answer_b|reference|examples|QUESTION|ANSWER_A|ANSWER_B|REFERENCE)\}"
 )
+
+
+def with_examples(template: str, examples: str) -> str:
+    """A template that shows `examples` (the `examples:` section's block).
+
+    A template with `{examples}` keeps it (filled at rendering); a shipped
+    template without it gets the block before its text. Without examples the
+    template is returned unchanged, so prompts stay byte-identical.
+    """
+    if not examples or "{examples}" in template:
+        return template
+    return "{examples}\n\n" + template
 
 
 # A template may hold variants chosen by the question's category, each
@@ -90,19 +103,25 @@ def uses_reference(template: str) -> bool:
 
 
 def render_review_prompt(
-    template: str, question: Question, answer_a: Sequence[str], answer_b: Sequence[str]
+    template: str,
+    question: Question,
+    answer_a: Sequence[str],
+    answer_b: Sequence[str],
+    examples: str = "",
 ) -> str:
     """Fill the review template in one pass: text inside answers is never substituted.
 
-    `{reference}` becomes the question's reference answer (empty when it has none).
+    `{reference}` becomes the question's reference answer (empty when it has none),
+    `{examples}` the examples block (empty without `examples:`; see `with_examples`).
     A template with `{variant: ...}` lines is first cut to the question's variant.
     """
-    template = select_variant(template, question.category)
+    template = with_examples(select_variant(template, question.category), examples)
     values = {
         "question": render_question(question),
         "answer_a": render_answer(question, answer_a),
         "answer_b": render_answer(question, answer_b),
         "reference": render_reference(question),
+        "examples": examples,
     }
     return _PLACEHOLDER_RE.sub(lambda m: values[m.group(1).lower()], template)
 
@@ -123,6 +142,7 @@ def render_review_with_breaks(
         "answer_a": render_answer(question, answer_a),
         "answer_b": render_answer(question, answer_b),
         "reference": render_reference(question),
+        "examples": "",
     }
     pieces: list[str] = []
     breaks: list[int] = []

@@ -24,6 +24,7 @@ LAYERS: list[set[str]] = [
     {"formats", "store", "rank"},
     {"config"},
     {"shard", "review"},
+    {"examples"},
     {"providers"},
     {"scheduler", "fakeserver"},
     {"runner"},

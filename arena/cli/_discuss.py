@@ -21,9 +21,19 @@ from arena.cli._exit import Command
 from arena.cli._run import _PlainProgress, exit_code, storage_report
 from arena.config import Tournament
 from arena.discuss import TABLE as DISCUSSIONS
-from arena.discuss import TRIGGERS, discuss_existing, discussion_stats, read_state, with_discussion
+from arena.discuss import (
+    TRIGGERS,
+    accuracy_line,
+    bias_line,
+    discuss_existing,
+    discussion_accuracy,
+    discussion_stats,
+    read_state,
+    with_discussion,
+)
 from arena.engine import preflight
 from arena.nightly import load_for_directory
+from arena.report import LeaderboardInputError, load_reviews_file
 from arena.runner import RunSummary
 from arena.store import RunLock, RunLog
 
@@ -46,6 +56,15 @@ async def _run(t: Tournament, budget: float | None, signals: list[int], grace: f
     help="Which battles to discuss (repeatable); default: the YAML's "
     "discussion.trigger, else tie and inconsistent.",
 )
+@click.option(
+    "--human",
+    "human_file",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Human preference labels of the battles (a judgments file, as for "
+    "`arena leaderboard --human`): report the discussions' accuracy against them, "
+    "before and after discussion, with 95% bootstrap intervals.",
+)
 @recorded_config_option
 @json_summary_option
 @budget_option
@@ -53,6 +72,7 @@ async def _run(t: Tournament, budget: float | None, signals: list[int], grace: f
 def discuss_cmd(
     directory: Path,
     triggers: tuple[str, ...],
+    human_file: Path | None,
     config_file: Path | None,
     as_json: bool,
     budget: float | None,
@@ -68,6 +88,12 @@ def discuss_cmd(
     2 bad input, 3 partial, 4 budget reached, 75 locked, 130/143 interrupted.
     """
     t = with_discussion(load_for_directory(directory, config_file), triggers)
+    human = None
+    if human_file is not None:
+        try:
+            human = load_reviews_file(human_file)
+        except LeaderboardInputError as exc:
+            fail(str(exc))
     problems = preflight(t, budget_usd=budget)
     if problems:
         fail("\n  ".join([f"{t.path}: cannot start:"] + problems))
@@ -76,9 +102,8 @@ def discuss_cmd(
         summary = asyncio.run(_run(t, budget, signals, grace))
     code = exit_code(summary, signals)
     state = read_state(t.output_dir)
-    stats = discussion_stats(
-        RunLog(t.output_dir).read(DISCUSSIONS), state.context if state else None
-    )
+    table = RunLog(t.output_dir).read(DISCUSSIONS)
+    stats = discussion_stats(table, state.context if state else None)
     calls = summary.by_stage.get("discussions", {})
     report: dict[str, Any] = {
         "output": str(t.output_dir),
@@ -90,10 +115,18 @@ def discuss_cmd(
         **stats.to_json(),
         **storage_report(summary),
     }
+    lines = [bias_line(stats.biases)]
+    if human is not None:
+        accuracy = discussion_accuracy(
+            table, human, context=state.context if state else None, seed=t.config.seed
+        )
+        report["human_accuracy"] = accuracy
+        lines.append(accuracy_line(accuracy))
     line = (
         f"{t.name}: discussions {stats.discussions} (agreed {stats.agreed}, unresolved "
         f"{stats.unresolved}, in progress {stats.in_progress}); calls "
         + ", ".join(f"{k} {v}" for k, v in sorted(calls.items()))
         + f" ({summary.wall_seconds:.1f}s) -> {t.output_dir}"
+        + "".join(f"\n{extra}" for extra in lines if extra)
     )
     report_and_exit(report, as_json, line, summary.errors, code)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from arena.config._base import MAX_TOKENS, path_safe_name
 from arena.config._errors import ConfigError
+from arena.config._examples import EXAMPLE_VERDICTS, Example, ExamplePool, load_example_pool
 from arena.config._load import (
     CONFIGS_DIR,
     DEFAULT_REVIEW_TEMPLATE,
@@ -57,6 +58,7 @@ from arena.config._sections import (
     CriterionConfig,
     DiscussionConfig,
     DiscussionTrigger,
+    ExamplesConfig,
     PlacementConfig,
     SamplingConfig,
     ScaleConfig,
@@ -85,6 +87,11 @@ __all__ = [
     "DEFAULT_REVIEW_TEMPLATE",
     "DiscussionConfig",
     "DiscussionTrigger",
+    "EXAMPLE_VERDICTS",
+    "Example",
+    "ExamplePool",
+    "ExamplesConfig",
+    "load_example_pool",
     "FILE_PROVIDER",
     "FREE_TYPES",
     "REPLAY_TYPE",

@@ -9,6 +9,7 @@ from typing import Any
 
 from arena.config._base import resolve_relative
 from arena.config._errors import ConfigError
+from arena.config._examples import load_example_pool
 from arena.config._schema import TournamentConfig, declared_verdicts
 from arena.config._templates import template_variants
 from arena.config._tournament import Tournament
@@ -162,6 +163,17 @@ def load_tournament(path: str | Path, output: str | Path | None = None) -> Tourn
                     p, key if key != "name" else "output", f"not a directory: {folder}"
                 )
             break
+    pool = None
+    if cfg.examples is not None:
+        builtin = tpath == DEFAULT_REVIEW_TEMPLATE or tpath in REVIEW_TEMPLATES.values()
+        if not builtin and "{examples}" not in template:
+            raise ConfigError(
+                p,
+                "review.template",
+                f"template {tpath} lacks the placeholder {{examples}}, which the "
+                "`examples:` section needs",
+            )
+        pool = load_example_pool(cfg.examples, p, cfg.seed)
     return Tournament(
         path=p,
         config=cfg,
@@ -170,4 +182,5 @@ def load_tournament(path: str | Path, output: str | Path | None = None) -> Tourn
         review_template_path=tpath,
         output_dir=out,
         answer_files=answer_files,
+        examples=pool,
     )

@@ -11,6 +11,7 @@ from arena.config._sections import (
     AlertsConfig,
     BatchEvalConfig,
     DiscussionConfig,
+    ExamplesConfig,
     PlacementConfig,
     SamplingConfig,
 )
@@ -254,6 +255,7 @@ class TournamentConfig(_Strict):
     references: str | None = None
     batcheval: BatchEvalConfig | None = None  # off unless the section is present
     discussion: DiscussionConfig | None = None  # off unless the section is present
+    examples: ExamplesConfig | None = None  # few-shot scored examples; off unless present
     sampling: SamplingConfig = Field(default_factory=SamplingConfig)
     # A contestant new to a ranked tournament (docs/sampling.md); None: search, 30%.
     placement: PlacementConfig | None = None

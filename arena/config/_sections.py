@@ -144,7 +144,9 @@ class DiscussionConfig(_Strict):
     # under position swap (0: any one reviewer is enough).
     inconsistent_share: float = Field(default=0.0, ge=0, lt=1)
     discussants: str | list[str] | dict[str, list[str]] = "top2"
-    leader: str = "random"  # random | alternate | a model name
+    # disputed: the battles the triggers select; all: every battle (the paper's protocol)
+    battles: Literal["disputed", "all"] = "disputed"
+    leader: str = "random"  # random | alternate | both | a model name
     max_turns: int = Field(default=4, ge=1)
     stop_on_agreement: bool = False  # the paper always runs max_turns turns
     allow_contestants: bool = False  # may a battle's contestants discuss it?
@@ -188,6 +190,27 @@ class DiscussionConfig(_Strict):
         if isinstance(self.discussants, list):
             return list(self.discussants)
         return list(self.discussants["all-pairs"])
+
+
+# --- Few-shot scored examples (the DSTC11 paper): the optional `examples:` section --
+
+
+ExamplesTarget = Literal["reviews"]
+
+
+def _default_targets() -> list[ExamplesTarget]:
+    return ["reviews"]
+
+
+class ExamplesConfig(_Strict):
+    """The `examples:` section: k human-judged items of a pool shown in each review prompt."""
+
+    pool: str  # JSONL: id, question_id, question, answer_a, answer_b, verdict (A | B | tie)
+    k: int = Field(default=2, ge=1)
+    select: Literal["fixed", "retrieved"] = "fixed"  # retrieved: nearest by TF-IDF
+    exclude: Literal["same-question", "fold"] = "same-question"
+    folds: int = Field(default=5, ge=2)  # exclude: fold, the number of folds
+    apply_to: list[ExamplesTarget] = Field(default_factory=_default_targets, min_length=1)
 
 
 class SamplingConfig(_Strict):

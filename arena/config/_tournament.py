@@ -8,6 +8,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from arena.config._examples import ExamplePool
 from arena.config._registry import FILE_PROVIDER, SIM_TYPE
 from arena.config._schema import ModelConfig, ProviderConfig, TournamentConfig
 from arena.config._sim import _LATER_SIM_PARAMS, SIM_RUN_ONLY, SimParams
@@ -29,6 +30,8 @@ class Tournament:
     # (K, N) when this is shard K of N (`arena run --shard K/N`, see arena.shard):
     # `questions` then holds only that shard's questions.
     shard: tuple[int, int] | None = None
+    # The `examples:` pool, loaded and checked; None without the section.
+    examples: ExamplePool | None = None
 
     @property
     def name(self) -> str:

@@ -207,13 +207,13 @@ def _check_discussion(cfg: TournamentConfig, d: DiscussionConfig, file: str | Pa
     for name in d.temperatures:
         if name not in cfg.models:
             raise ConfigError(file, f"discussion.temperatures.{name}", "not a configured model")
-    if d.leader not in ("random", "alternate"):
+    if d.leader not in ("random", "alternate", "both"):
         pool = d.named_discussants() or (cfg.reviewers or cfg.contestants)
         if d.leader not in pool:
             raise ConfigError(
                 file,
                 "discussion.leader",
-                f"'{d.leader}' is not random, alternate or one of the "
+                f"'{d.leader}' is not random, alternate, both or one of the "
                 f"discussants ({', '.join(pool)})",
             )
     if not d.allow_contestants:

@@ -7,8 +7,10 @@ Importing this package registers the discussion stage of `arena run`.
 """
 
 from arena.config import DiscussionConfig
+from arena.discuss._accuracy import accuracy_line, discussion_accuracy, human_labels
 from arena.discuss._board import (
     DiscussionTable,
+    bias_line,
     discussion_block,
     discussion_footer,
     discussion_tables,
@@ -76,13 +78,16 @@ __all__ = [
     "Outcome",
     "Settings",
     "Templates",
+    "accuracy_line",
     "agreed_verdicts",
     "apply_discussions",
     "battle_id",
+    "bias_line",
     "battle_triggers",
     "choose_leader",
     "discuss_existing",
     "discussant_pairs",
+    "discussion_accuracy",
     "discussion_block",
     "discussion_bound",
     "discussion_context",
@@ -94,6 +99,7 @@ __all__ = [
     "discussion_stats",
     "discussion_steps",
     "discussion_tables",
+    "human_labels",
     "load_templates",
     "logged_calls",
     "mirror_verdict",

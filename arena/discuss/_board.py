@@ -15,7 +15,13 @@ from typing import Any
 
 from arena.discuss._rundir import DiscussionReport
 
-__all__ = ["DiscussionTable", "discussion_block", "discussion_footer", "discussion_tables"]
+__all__ = [
+    "DiscussionTable",
+    "bias_line",
+    "discussion_block",
+    "discussion_footer",
+    "discussion_tables",
+]
 
 # model -> ranking name (win_rate, weighted_win_rate, elo, bt) -> score (None if undefined)
 Scores = Mapping[str, Mapping[str, float | None]]
@@ -77,6 +83,22 @@ def _fmt(value: Any, digits: int = 3) -> str:
     return f"{value:.{digits}f}" if isinstance(value, float) else str(value)
 
 
+def bias_line(biases: Mapping[str, Mapping[str, Any]]) -> str:
+    """Position and self-preference rates before vs after discussion, in one sentence."""
+    parts = []
+    for name, label in (
+        ("position", "position (share of A)"),
+        ("self_preference", "self-preference"),
+    ):
+        rates = biases.get(name)
+        if rates and (rates.get("n_before") or rates.get("n_after")):
+            parts.append(
+                f"{label} {_fmt(rates.get('before'))} before -> {_fmt(rates.get('after'))} after "
+                f"(n {rates.get('n_before')} / {rates.get('n_after')})"
+            )
+    return ("Discussants' preferences: " + "; ".join(parts) + ".") if parts else ""
+
+
 def discussion_footer(block: Mapping[str, Any]) -> list[str]:
     """What the discussion outcomes did to the ranking, said plainly for the footer."""
     unresolved = f"{block['unresolved']} unresolved discussion(s) changed nothing"
@@ -112,6 +134,9 @@ def discussion_tables(block: Mapping[str, Any]) -> list[DiscussionTable]:
         "Altered / held: in discussions whose initial preferences differed, how often the "
         "model ended on a different preference than its initial one, or kept it.",
     ]
+    line = bias_line(block.get("biases") or {})
+    if line:
+        notes.append(line)
     models = DiscussionTable(
         "Discussions",
         [

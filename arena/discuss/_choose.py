@@ -85,8 +85,12 @@ def choose_leader(
 
     random: a coin seeded by (seed, battle, pair), so the same in every run;
     alternate: the pair's members in turn along the tournament's battle order
-    (`index`); a model name: that model when it is in the pair, else random.
+    (`index`); a model name: that model when it is in the pair, else random;
+    both: the battle is discussed once with each leading (the stage asks for
+    both orders), so here the pair's first member.
     """
+    if cfg.leader == "both":
+        return pair[0]
     if cfg.leader == "alternate":
         return pair[index % 2]
     if cfg.leader in pair:

@@ -88,6 +88,8 @@ def discussion_bound(
     """
     n = len(t.contestants)
     pairs = math.comb(len(d.named_discussants()), 2) if isinstance(d.discussants, dict) else 1
+    if d.leader == "both":
+        pairs *= 2  # each pair discusses each battle twice, once with each leading
     battles = len(t.questions) * n * (n - 1)
     return {
         "battles": battles,

@@ -53,7 +53,7 @@ from arena.discuss._protocol import (
 from arena.discuss._schema import TABLE
 from arena.discuss._state import DiscussionState, discussion_context, write_state
 from arena.discuss._triggers import battle_triggers
-from arena.pipeline import AllPairsPlanner, review_context, review_id
+from arena.pipeline import AllPairsPlanner, question_context, review_context, review_id
 from arena.runner import Call, CallResult, Finished, Idle, Planner, Priority, RunContext, RunStats
 from arena.scheduler import CallOutcome
 from arena.store import RunLog
@@ -375,10 +375,16 @@ class DiscussionStage(Planner):
         """(leader, follower) of each discussion of a battle."""
         logged = self._logged_pairs.get(battle.id, [])
         if self.cfg.discussants == "top2" and logged:
-            return list(logged)
+            pairs = list(logged)
+            if self.cfg.leader == "both":  # one of the two was logged when the run stopped
+                pairs += [(f, lead) for lead, f in logged if (f, lead) not in logged]
+            return pairs
         out: list[tuple[str, str]] = []
         top = self._top2() if self.cfg.discussants == "top2" else None
         for pair in discussant_pairs(self.cfg, top, (battle.model_a, battle.model_b)):
+            if self.cfg.leader == "both":  # the paper's protocol: once with each leading
+                out.extend([(pair[0], pair[1]), (pair[1], pair[0])])
+                continue
             known = [p for p in logged if set(p) == set(pair)]
             if known:
                 out.append(known[0])
@@ -416,7 +422,12 @@ class DiscussionStage(Planner):
             for pair in self._pairs(battle):
                 ids = {
                     name: review_id(
-                        battle.question.id, battle.answer_a_id, battle.answer_b_id, contexts[name]
+                        battle.question.id,
+                        battle.answer_a_id,
+                        battle.answer_b_id,
+                        # the reviews' own context: with the question's reference
+                        # and examples when the review prompt shows them
+                        question_context(self.t, battle.question, contexts[name]),
                     )
                     for name in pair
                     if name in contexts

@@ -4,6 +4,14 @@ Opinion-altering and opinion-holding (PRD paper): in a finished discussion
 whose two initial preferences differed, a discussant *altered* its opinion when
 its last readable preference differs from its initial one, and *held* it
 otherwise. Counted per model, separately as leader and as follower.
+
+Biases before vs after discussion (the paper's Figure 6), over the
+discussants' readable preferences in finished discussions, initial ones
+(before) and last ones (after):
+- position: the share of A among preferences for A or B (0.5: none);
+- self-preference: among preferences for A or B by a discussant that is a
+  contestant of the battle (only with `allow_contestants`), the share naming
+  its own answer (null when no discussant was a contestant).
 """
 
 from __future__ import annotations
@@ -79,6 +87,8 @@ class DiscussionStats:
     verdicts: dict[str, int] = field(default_factory=dict)  # agreed verdicts: A / B / tie
     triggers: dict[str, int] = field(default_factory=dict)  # finished, per trigger that fired
     models: list[ModelStance] = field(default_factory=list)
+    # {"position" | "self_preference": {"before" | "after": rate, "n_before" | "n_after": count}}
+    biases: dict[str, dict[str, float | int | None]] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         """A plain dict for JSON."""
@@ -92,7 +102,37 @@ class DiscussionStats:
             "verdicts": dict(self.verdicts),
             "triggers": dict(self.triggers),
             "models": [m.to_json() for m in self.models],
+            "biases": {k: dict(v) for k, v in self.biases.items()},
         }
+
+
+def _biases(
+    finals: dict[str, dict[str, Any]],
+    initial: dict[str, dict[str, str]],
+    last: dict[str, dict[str, str]],
+) -> dict[str, dict[str, float | int | None]]:
+    counts: Counter[str] = Counter()
+    for did, final in finals.items():
+        for speaker, before in initial[did].items():
+            after = last[did].get(speaker, before)
+            own = "A" if speaker == final["model_a"] else "B" if speaker == final["model_b"] else ""
+            for when, pref in (("before", before), ("after", after)):
+                if pref not in ("A", "B"):
+                    continue
+                counts[f"position_n_{when}"] += 1
+                counts[f"position_hit_{when}"] += pref == "A"
+                if own:
+                    counts[f"self_preference_n_{when}"] += 1
+                    counts[f"self_preference_hit_{when}"] += pref == own
+    out: dict[str, dict[str, float | int | None]] = {}
+    for name in ("position", "self_preference"):
+        block: dict[str, float | int | None] = {}
+        for when in ("before", "after"):
+            n = counts[f"{name}_n_{when}"]
+            block[when] = counts[f"{name}_hit_{when}"] / n if n else None
+            block[f"n_{when}"] = n
+        out[name] = block
+    return out
 
 
 def discussion_stats(discussions: pl.DataFrame, context: str | None = None) -> DiscussionStats:
@@ -160,6 +200,7 @@ def discussion_stats(discussions: pl.DataFrame, context: str | None = None) -> D
         for m, c in sorted(stance.items())
     ]
     return DiscussionStats(
+        biases=_biases(finals, initial, last),
         discussions=len(finals),
         agreed=outcomes["agreed"],
         unresolved=outcomes["unresolved"],

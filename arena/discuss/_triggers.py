@@ -50,6 +50,8 @@ def battle_triggers(
     - inconsistent: more than `inconsistent_share` of the reviewers who judged
       both orders give verdicts that are not mirror images of each other
       (default 0: any one such reviewer).
+    With `battles: all` every battle is selected: the triggers that fire, or
+    `("all",)` when none does.
     """
     valid = _valid(verdicts)
     fired: list[str] = []
@@ -68,6 +70,8 @@ def battle_triggers(
             flipped = sum(1 for r in both if mirror_verdict(valid[r]) != swapped[r])
             if flipped and flipped / len(both) > cfg.inconsistent_share + 1e-12:
                 fired.append(trigger)
+    if cfg.battles == "all" and not fired:
+        return ("all",)  # every battle is discussed; "all" names why when no trigger fired
     return tuple(fired)
 
 

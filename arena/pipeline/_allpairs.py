@@ -22,6 +22,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from arena.config import FILE_PROVIDER, Tournament
+from arena.examples import example_ids, render_examples
 from arena.pipeline._plan import AnswerCall, Plan, ReviewCall
 from arena.review import parse_review, render_review_prompt, verdict_scheme
 from arena.runner import (
@@ -404,6 +405,7 @@ class AllPairsPlanner(Planner):
                 call.question,
                 self.answers[call.answer_a_id],
                 self.answers[call.answer_b_id],
+                "" if t.examples is None else render_examples(t.examples, call.question),
             )
             temperature, max_tokens = t.review_settings(call.reviewer)
             return GenerateRequest(
@@ -424,6 +426,8 @@ class AllPairsPlanner(Planner):
                 answer_a_id=call.answer_a_id,
                 answer_b_id=call.answer_b_id,
             )
+            if t.examples is not None:
+                row["example_ids"] = example_ids(t.examples, call.question)
             if outcome.ok and outcome.result is not None:
                 parsed = parse_review(outcome.result.text, scheme)
                 verdict = parsed.verdict

@@ -17,6 +17,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from arena.config import Question, Tournament, declared_verdicts
+from arena.examples import example_ids
 from arena.review import uses_reference
 from arena.store import RunLog
 from arena.types import CallStatus, stable_id
@@ -209,10 +210,15 @@ def review_context(t: Tournament, reviewer: str) -> str:
 
 
 def question_context(t: Tournament, q: Question, context: str) -> str:
-    """A reviewer's context for one question: with its reference when the template shows it."""
-    if q.reference is None or not uses_reference(t.review_template):
-        return context
-    return stable_id("review-context", [context, list(q.reference)])
+    """A reviewer's context for one question: with its reference when the template shows it,
+    and with the ids of its examples and the pool's hash when `examples:` is configured."""
+    if q.reference is not None and uses_reference(t.review_template):
+        context = stable_id("review-context", [context, list(q.reference)])
+    if t.examples is not None:
+        context = stable_id(
+            "review-context", [context, t.examples.digest, example_ids(t.examples, q)]
+        )
+    return context
 
 
 def review_id(question_id: str, a_id: str, b_id: str, context: str) -> str:

@@ -97,6 +97,8 @@ TABLES: dict[str, pa.Schema] = {
             # the verdict's own share (1, 0.5, 0) and weight 1 (and in older logs).
             pa.field("p_a", pa.float64()),
             pa.field("weight", pa.float64()),
+            # The `examples:` items shown in the prompt (null without examples).
+            pa.field("example_ids", pa.list_(pa.string())),
         ]
     ),
 }

@@ -91,6 +91,7 @@ def review(i: int, **over: Any) -> dict[str, Any]:
         "verdict": "A" if i % 2 else "tie",
         "p_a": None,
         "weight": None,
+        "example_ids": None,
     }
     row.update(over)
     return row
@@ -157,6 +158,7 @@ def test_schemas_match_design() -> None:
         "verdict",
         "p_a",
         "weight",
+        "example_ids",
     ]
     assert answers.field("answer_turns").type == pa.list_(pa.string())
     for schema in (answers, reviews):
