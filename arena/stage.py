@@ -13,7 +13,7 @@ list and name no stage. A stage's YAML section stays in the config schema
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
@@ -28,6 +28,7 @@ from arena.store import RunLog
 
 __all__ = [
     "EXPECTED_SHARE",
+    "BoardInputs",
     "ModelCalls",
     "Stage",
     "StageEstimate",
@@ -113,6 +114,23 @@ class StageStatus:
     notes: list[str] = field(default_factory=list)
 
 
+@dataclass
+class BoardInputs:
+    """What the leaderboard of run directories knows when it asks the stages for blocks.
+
+    `directories` are the run directories ranked together (the shards of one
+    tournament); `order` the board's contestants best first and `ratings`
+    their Bradley-Terry ratings (models without one left out); `prepared` what
+    the stage's `leaderboard_prepare` returned.
+    """
+
+    directories: list[Path]
+    order: list[str]
+    ratings: dict[str, float]
+    seed: int
+    prepared: Any = None
+
+
 class Stage:
     """One stage of a tournament: every hook is optional.
 
@@ -130,6 +148,8 @@ class Stage:
     model_columns: ClassVar[Mapping[str, str]] = {}
     plan_key: ClassVar[str | None] = None
     plan_column: ClassVar[str | None] = None
+    # The stage's key in the leaderboard JSON (None: it adds no block there).
+    board_key: ClassVar[str | None] = None
 
     def preflight(self, t: Tournament) -> list[str]:
         """Problems with the stage's section (templates, files) that would stop a run."""
@@ -150,3 +170,23 @@ class Stage:
     def status(self, inputs: StatusInputs) -> StageStatus:
         """The stage's part of `arena status`."""
         return StageStatus()
+
+    def leaderboard_design(self, directory: Path, reviews: pl.DataFrame) -> dict[str, Any] | None:
+        """The review design the run's log records (None: every review was asked).
+
+        Returned by at most one stage, it goes under the stage's `board_key`;
+        the win rates are then balanced unless the user chose otherwise.
+        """
+        return None
+
+    def leaderboard_prepare(self, paths: Sequence[Path], options: Mapping[str, Any]) -> Any:
+        """What the stage's leaderboard options need, checked before ranking.
+
+        `options` are the leaderboard's stage options (such as `human_scores`);
+        bad input raises `arena.config.ConfigError`.
+        """
+        return None
+
+    def leaderboard_block(self, inputs: BoardInputs) -> dict[str, Any] | None:
+        """The stage's block of a run directory's leaderboard, under `board_key` (None: none)."""
+        return None

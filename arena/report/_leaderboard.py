@@ -12,7 +12,6 @@ import numpy as np
 import polars as pl
 from numpy.typing import NDArray
 
-from arena.batcheval import HumanScores, batcheval_summary, run_human_scores
 from arena.config import ConfigError
 from arena.discuss import (
     DiscussionReport,
@@ -53,10 +52,11 @@ from arena.report._inputs import (
     load_runs,
 )
 from arena.report._json import by_model, leaderboard_dict, number
-from arena.sampling import SAMPLING_TABLE
+from arena.stage import BoardInputs
+from arena.stages import all_stages
 from arena.store import RunLog
 
-__all__ = ["build_leaderboard", "rank_frame", "sampling_block", "with_answer_style"]
+__all__ = ["build_leaderboard", "rank_frame", "with_answer_style"]
 
 FloatArray = NDArray[np.float64]
 
@@ -369,7 +369,7 @@ def build_leaderboard(
         if human_file is None
         else load_reviews_file(human_file, strong_win_weight=strong_win_weight)
     )
-    human_scores = _human_scores(target, paths, human_scores_file)
+    prepared = _stage_options(target, paths, human_scores_file)
     contestants = reviewers = None
     skills: dict[str, float] = {}
     answers = scored = None
@@ -405,7 +405,7 @@ def build_leaderboard(
     run_dir = reviews_file is None and target is not None and target.is_dir()
     design = None
     if target is not None and target.is_dir():
-        design = sampling_block(target, reviews)
+        design = _design_block(target, reviews)
         if opts.balanced is None:
             opts = dataclasses.replace(opts, balanced=design is not None)
     # A run's discussions: rank with their agreed verdicts, and report both rankings.
@@ -451,15 +451,15 @@ def build_leaderboard(
                 None if tau is None else {k: number(v) for k, v in tau.items()},
             )
         if design is not None:
-            design["balanced_win_rates"] = bool(opts.balanced)
-            board.sampling = design
+            design[1]["balanced_win_rates"] = bool(opts.balanced)
+            setattr(board, design[0], design[1])
         if partial is not None:
             board.partial = partial.to_json()
             board.warnings.insert(0, partial.note())
         if ratings_only:
             return board
         if directories:  # one run directory, or the shards of one tournament together
-            board.batcheval = _batcheval_block(board, directories, opts.seed, human_scores)
+            _stage_blocks(board, directories, opts.seed, prepared)
         if by == "category":
             ranked = reviews if discussed is None else discussed.reviews
             board.by_category = _by_category(
@@ -522,60 +522,43 @@ def _judge_diagnostics_from(board: Leaderboard, plain: Leaderboard) -> None:
     )
 
 
-def _human_scores(
-    target: Path | None, paths: Sequence[str | Path], path: str | Path | None
-) -> HumanScores | None:
-    """Human BatchEval scores of a run's answers (`--human-scores`), checked before ranking."""
-    if path is None:
-        return None
-    if target is None or not target.is_dir():
-        raise LeaderboardInputError(path, "", "--human-scores needs a run directory")
+def _stage_options(
+    target: Path | None, paths: Sequence[str | Path], human_scores: str | Path | None
+) -> dict[str, Any]:
+    """Each stage's prepared leaderboard options (`--human-scores`), checked before ranking."""
+    if human_scores is not None and (target is None or not target.is_dir()):
+        raise LeaderboardInputError(human_scores, "", "--human-scores needs a run directory")
+    options = {"human_scores": human_scores}
+    prepared: dict[str, Any] = {}
     try:
-        return run_human_scores(list(paths), path)
+        for stage in all_stages():
+            prepared[stage.name] = stage.leaderboard_prepare([Path(p) for p in paths], options)
     except ConfigError as exc:
         raise LeaderboardInputError(exc.file, exc.key, exc.problem) from None
+    return prepared
 
 
-def _batcheval_block(
-    board: Leaderboard, run_dirs: list[Path], seed: int, human: HumanScores | None = None
-) -> dict[str, Any] | None:
-    """The run's BatchEval scores of the board's contestants, correlated with its BT ratings."""
+def _stage_blocks(
+    board: Leaderboard, run_dirs: list[Path], seed: int, prepared: dict[str, Any]
+) -> None:
+    """Each stage's block of the board (BatchEval scores correlated with its BT ratings)."""
     names = board.contestants
     bt = board.scores("bt")
     ratings = {names[i]: float(bt[i]) for i in range(len(names)) if not math.isnan(bt[i])}
-    block = batcheval_summary(run_dirs, ratings, seed=seed, human=human)
-    if block is None:
-        return None
-    # Models left out of the leaderboard (removed since the scores were made) are left out here.
-    rank = {names[i]: k for k, i in enumerate(board.order)}
-    block["rows"] = sorted(
-        (r for r in block["rows"] if r["model"] in rank),
-        key=lambda r: (rank[r["model"]], r["criterion"]),
-    )
-    block["against"] = "bt"
-    return block if block["rows"] else None
+    order = [names[i] for i in board.order]
+    for stage in all_stages():
+        if stage.board_key is None:
+            continue
+        inputs = BoardInputs(run_dirs, order, ratings, seed, prepared.get(stage.name))
+        block = stage.leaderboard_block(inputs)
+        if block is not None:
+            setattr(board, stage.board_key, block)
 
 
-def sampling_block(directory: Path, reviews: pl.DataFrame) -> dict[str, Any] | None:
-    """A sampled run's design, from its `sampling` table (None for a full design).
-
-    `strategy`, the `rounds` selected, `units` and `selected_review_calls` (of the
-    current log), and `ranked_review_calls`: the reviews the leaderboard counts
-    that belong to selected units.
-    """
-    if not (directory / "log").is_dir():
-        return None
-    columns = ["round", "strategy", "review_ab_id", "review_ba_id"]
-    frame = RunLog(directory).read(SAMPLING_TABLE, columns=columns)
-    if frame.height == 0:
-        return None
-    selected = pl.concat([frame["review_ab_id"], frame["review_ba_id"]])
-    ranked = int(reviews["id"].is_in(selected.implode()).sum()) if reviews.height else 0
-    strategies = frame["strategy"].unique().to_list()
-    return {
-        "strategy": strategies[0] if len(strategies) == 1 else "mixed",
-        "rounds": int(frame["round"].n_unique()),
-        "units": frame.height,
-        "selected_review_calls": 2 * frame.height,
-        "ranked_review_calls": ranked,
-    }
+def _design_block(directory: Path, reviews: pl.DataFrame) -> tuple[str, dict[str, Any]] | None:
+    """The review design a run's log records, with the stage's board key (None: a full design)."""
+    for stage in all_stages():
+        design = stage.leaderboard_design(directory, reviews)
+        if design is not None and stage.board_key is not None:
+            return stage.board_key, design
+    return None
