@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Protocol
 
 import polars as pl
 
@@ -29,6 +29,8 @@ from arena.store import RunLog
 __all__ = [
     "EXPECTED_SHARE",
     "BoardInputs",
+    "BoardReviews",
+    "BoardTable",
     "ModelCalls",
     "Stage",
     "StageEstimate",
@@ -131,6 +133,48 @@ class BoardInputs:
     prepared: Any = None
 
 
+# A model's score in each ranking, by model.
+Scores = Mapping[str, Mapping[str, float | None]]
+
+
+class BoardReviews(Protocol):
+    """The reviews a stage changes before the leaderboard ranks them (agreed discussions)."""
+
+    @property
+    def reviews(self) -> pl.DataFrame:
+        """The reviews to rank, the stage's outcomes applied."""
+
+    @property
+    def calls(self) -> pl.DataFrame:
+        """The stage's log rows (their cost counts for a reviews file)."""
+
+    def reviewers(self, base: Sequence[str] | None) -> list[str] | None:
+        """The reviewers of the changed reviews (`base` and the stage's own)."""
+
+    def block(
+        self,
+        order_with: Sequence[str],
+        scores_with: Scores,
+        order_without: Sequence[str],
+        scores_without: Scores,
+        tau_without: Mapping[str, float | None] | None,
+    ) -> dict[str, Any]:
+        """The stage's leaderboard block, from the rankings with and without its outcomes."""
+
+
+class BoardTable(Protocol):
+    """One text table of a stage's leaderboard block (terminal, Markdown, HTML)."""
+
+    @property
+    def title(self) -> str: ...
+    @property
+    def header(self) -> list[str]: ...
+    @property
+    def rows(self) -> list[list[str]]: ...
+    @property
+    def notes(self) -> list[str]: ...
+
+
 class Stage:
     """One stage of a tournament: every hook is optional.
 
@@ -150,6 +194,11 @@ class Stage:
     plan_column: ClassVar[str | None] = None
     # The stage's key in the leaderboard JSON (None: it adds no block there).
     board_key: ClassVar[str | None] = None
+    # Its tables of calls made on the run's answers, whose cost a leaderboard of
+    # the run's reviews counts beside theirs.
+    answer_cost_tables: ClassVar[tuple[str, ...]] = ()
+    # The heading of its section in the HTML report.
+    board_title: ClassVar[str] = ""
 
     def preflight(self, t: Tournament) -> list[str]:
         """Problems with the stage's section (templates, files) that would stop a run."""
@@ -190,3 +239,20 @@ class Stage:
     def leaderboard_block(self, inputs: BoardInputs) -> dict[str, Any] | None:
         """The stage's block of a run directory's leaderboard, under `board_key` (None: none)."""
         return None
+
+    def leaderboard_reviews(
+        self, directories: Sequence[Path], reviews: pl.DataFrame
+    ) -> BoardReviews | None:
+        """The run's reviews with the stage's outcomes applied (None: it changes none).
+
+        Bad or inconsistent input raises `arena.config.ConfigError`.
+        """
+        return None
+
+    def leaderboard_tables(self, block: Mapping[str, Any]) -> Sequence[BoardTable]:
+        """The stage's block as text tables, for the terminal, Markdown and HTML boards."""
+        return []
+
+    def leaderboard_footer(self, block: Mapping[str, Any]) -> list[str]:
+        """Lines under the board that say what the stage did to the ranking."""
+        return []

@@ -75,10 +75,11 @@ NOT_NEEDED = {
 }
 # Modules still loaded through files being restructured, with the import to make lazy.
 PENDING = {
-    ("leaderboard", "arena.discuss"): "arena/report/_leaderboard.py imports arena.discuss "
-    "at the top",
-    ("leaderboard", "arena.batcheval"): "arena/report/_leaderboard.py and arena/report/_inputs.py "
-    "import arena.batcheval at the top",
+    ("leaderboard", "arena.discuss"): "the leaderboard asks every stage of arena.stages for its "
+    "block, and importing a stage's hooks loads its whole package (arena/discuss/__init__.py)",
+    ("leaderboard", "arena.batcheval"): "the leaderboard asks every stage of arena.stages for "
+    "its block, and importing a stage's hooks loads its whole package "
+    "(arena/batcheval/__init__.py)",
     ("status", "arena.batcheval"): "arena/cli/_status.py imports arena.engine (which imports "
     "arena.batcheval) at the top",
     ("plan", "arena.rank"): "arena/cli/_plan.py imports arena.discuss (whose _choose imports "

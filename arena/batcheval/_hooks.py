@@ -49,6 +49,7 @@ class BatchEvalHooks(Stage):
     plan_key = "batcheval"
     plan_column = "batcheval"
     board_key = "batcheval"
+    answer_cost_tables = (TABLE,)
 
     def leaderboard_prepare(self, paths: Sequence[Path], options: Mapping[str, Any]) -> Any:
         """Human BatchEval scores of the run's answers (`--human-scores`), checked early."""

@@ -13,15 +13,6 @@ import polars as pl
 from numpy.typing import NDArray
 
 from arena.config import ConfigError
-from arena.discuss import (
-    DiscussionReport,
-    apply_discussions,
-    discussion_block,
-    discussion_report,
-    discussion_stats,
-    read_discussions,
-    read_state,
-)
 from arena.rank import (
     MIN_BATTLES,
     MIN_QUESTIONS,
@@ -52,7 +43,7 @@ from arena.report._inputs import (
     load_runs,
 )
 from arena.report._json import by_model, leaderboard_dict, number
-from arena.stage import BoardInputs
+from arena.stage import BoardInputs, BoardReviews
 from arena.stages import all_stages
 from arena.store import RunLog
 
@@ -249,32 +240,19 @@ def rank_frame(
     return board
 
 
-def _merged_discussions(
+def _stage_reviews(
     directories: Sequence[Path], reviews: pl.DataFrame
-) -> DiscussionReport | None:
-    """The discussions of several shard directories, applied to their merged reviews."""
-    if len(directories) == 1:
-        return discussion_report(directories[0], reviews)
-    states = {d: read_state(d) for d in directories}
-    present = {d: s for d, s in states.items() if s is not None}
-    if not present:
-        return None
-    first_dir, state = next(iter(present.items()))
-    for directory, other in present.items():
-        if other != state:
-            raise LeaderboardInputError(
-                directory, "", f"discussion settings differ from those of {first_dir}"
-            )
-    tables = [t for t in (read_discussions(d) for d in directories) if t is not None]
-    table = pl.concat(tables, how="diagonal_relaxed")
-    adjusted = apply_discussions(
-        reviews,
-        table,
-        outcome="add" if state.outcome == "add" else "replace",
-        weight=state.weight,
-        context=state.context,
-    )
-    return DiscussionReport(state, discussion_stats(table, state.context), adjusted, table)
+) -> tuple[str, BoardReviews] | None:
+    """The reviews with a stage's outcomes applied (a run's agreed discussions), if any,
+    with the stage's key in the leaderboard."""
+    try:
+        for stage in all_stages():
+            changed = stage.leaderboard_reviews(directories, reviews)
+            if changed is not None and stage.board_key is not None:
+                return stage.board_key, changed
+    except ConfigError as exc:
+        raise LeaderboardInputError(exc.file, exc.key, exc.problem) from None
+    return None
 
 
 def with_answer_style(reviews: pl.DataFrame, answers: pl.DataFrame) -> pl.DataFrame:
@@ -409,10 +387,13 @@ def build_leaderboard(
         if opts.balanced is None:
             opts = dataclasses.replace(opts, balanced=design is not None)
     # A run's discussions: rank with their agreed verdicts, and report both rankings.
-    discussed = None
+    discussed: BoardReviews | None = None
+    discussed_key = ""
     if reviews_file is None and target is not None and target.is_dir():
-        discussed = _merged_discussions(directories, reviews)
-    extra = None if discussed is None else discussed.discussions
+        found = _stage_reviews(directories, reviews)
+        if found is not None:
+            discussed_key, discussed = found
+    extra = None if discussed is None else discussed.calls
     try:
         board = rank_frame(
             reviews if discussed is None else discussed.reviews,
@@ -444,12 +425,12 @@ def build_leaderboard(
             )
             _judge_diagnostics_from(board, plain)
             tau = plain.kendall_tau
-            board.discussion = discussion_block(
-                discussed,
+            block = discussed.block(
                 *by_model(board),
                 *by_model(plain),
                 None if tau is None else {k: number(v) for k, v in tau.items()},
             )
+            setattr(board, discussed_key, block)
         if design is not None:
             design[1]["balanced_win_rates"] = bool(opts.balanced)
             setattr(board, design[0], design[1])
