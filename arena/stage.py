@@ -13,10 +13,10 @@ list and name no stage. A stage's YAML section stays in the config schema
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Protocol
 
 import polars as pl
 
@@ -28,6 +28,9 @@ from arena.store import RunLog
 
 __all__ = [
     "EXPECTED_SHARE",
+    "BoardInputs",
+    "BoardReviews",
+    "BoardTable",
     "ModelCalls",
     "Stage",
     "StageEstimate",
@@ -113,6 +116,65 @@ class StageStatus:
     notes: list[str] = field(default_factory=list)
 
 
+@dataclass
+class BoardInputs:
+    """What the leaderboard of run directories knows when it asks the stages for blocks.
+
+    `directories` are the run directories ranked together (the shards of one
+    tournament); `order` the board's contestants best first and `ratings`
+    their Bradley-Terry ratings (models without one left out); `prepared` what
+    the stage's `leaderboard_prepare` returned.
+    """
+
+    directories: list[Path]
+    order: list[str]
+    ratings: dict[str, float]
+    seed: int
+    prepared: Any = None
+
+
+# A model's score in each ranking, by model.
+Scores = Mapping[str, Mapping[str, float | None]]
+
+
+class BoardReviews(Protocol):
+    """The reviews a stage changes before the leaderboard ranks them (agreed discussions)."""
+
+    @property
+    def reviews(self) -> pl.DataFrame:
+        """The reviews to rank, the stage's outcomes applied."""
+
+    @property
+    def calls(self) -> pl.DataFrame:
+        """The stage's log rows (their cost counts for a reviews file)."""
+
+    def reviewers(self, base: Sequence[str] | None) -> list[str] | None:
+        """The reviewers of the changed reviews (`base` and the stage's own)."""
+
+    def block(
+        self,
+        order_with: Sequence[str],
+        scores_with: Scores,
+        order_without: Sequence[str],
+        scores_without: Scores,
+        tau_without: Mapping[str, float | None] | None,
+    ) -> dict[str, Any]:
+        """The stage's leaderboard block, from the rankings with and without its outcomes."""
+
+
+class BoardTable(Protocol):
+    """One text table of a stage's leaderboard block (terminal, Markdown, HTML)."""
+
+    @property
+    def title(self) -> str: ...
+    @property
+    def header(self) -> list[str]: ...
+    @property
+    def rows(self) -> list[list[str]]: ...
+    @property
+    def notes(self) -> list[str]: ...
+
+
 class Stage:
     """One stage of a tournament: every hook is optional.
 
@@ -130,6 +192,13 @@ class Stage:
     model_columns: ClassVar[Mapping[str, str]] = {}
     plan_key: ClassVar[str | None] = None
     plan_column: ClassVar[str | None] = None
+    # The stage's key in the leaderboard JSON (None: it adds no block there).
+    board_key: ClassVar[str | None] = None
+    # Its tables of calls made on the run's answers, whose cost a leaderboard of
+    # the run's reviews counts beside theirs.
+    answer_cost_tables: ClassVar[tuple[str, ...]] = ()
+    # The heading of its section in the HTML report.
+    board_title: ClassVar[str] = ""
 
     def preflight(self, t: Tournament) -> list[str]:
         """Problems with the stage's section (templates, files) that would stop a run."""
@@ -150,3 +219,40 @@ class Stage:
     def status(self, inputs: StatusInputs) -> StageStatus:
         """The stage's part of `arena status`."""
         return StageStatus()
+
+    def leaderboard_design(self, directory: Path, reviews: pl.DataFrame) -> dict[str, Any] | None:
+        """The review design the run's log records (None: every review was asked).
+
+        Returned by at most one stage, it goes under the stage's `board_key`;
+        the win rates are then balanced unless the user chose otherwise.
+        """
+        return None
+
+    def leaderboard_prepare(self, paths: Sequence[Path], options: Mapping[str, Any]) -> Any:
+        """What the stage's leaderboard options need, checked before ranking.
+
+        `options` are the leaderboard's stage options (such as `human_scores`);
+        bad input raises `arena.config.ConfigError`.
+        """
+        return None
+
+    def leaderboard_block(self, inputs: BoardInputs) -> dict[str, Any] | None:
+        """The stage's block of a run directory's leaderboard, under `board_key` (None: none)."""
+        return None
+
+    def leaderboard_reviews(
+        self, directories: Sequence[Path], reviews: pl.DataFrame
+    ) -> BoardReviews | None:
+        """The run's reviews with the stage's outcomes applied (None: it changes none).
+
+        Bad or inconsistent input raises `arena.config.ConfigError`.
+        """
+        return None
+
+    def leaderboard_tables(self, block: Mapping[str, Any]) -> Sequence[BoardTable]:
+        """The stage's block as text tables, for the terminal, Markdown and HTML boards."""
+        return []
+
+    def leaderboard_footer(self, block: Mapping[str, Any]) -> list[str]:
+        """Lines under the board that say what the stage did to the ranking."""
+        return []

@@ -20,7 +20,14 @@ if TYPE_CHECKING:
     from arena.runner import Planner
     from arena.stage import Stage
 
-__all__ = ["REGISTRY", "all_stages", "preflight", "review_selector", "stage_planners"]
+__all__ = [
+    "REGISTRY",
+    "all_stages",
+    "preflight",
+    "register_all_tables",
+    "review_selector",
+    "stage_planners",
+]
 
 # "module:attribute" of each stage's `Stage` object.
 REGISTRY: tuple[str, ...] = (
@@ -43,6 +50,16 @@ def all_stages() -> tuple[Stage, ...]:
             raise TypeError(f"{target} is not a Stage")
         out.append(stage)
     return tuple(out)
+
+
+def register_all_tables() -> None:
+    """Register every stage's log tables with the store (`arena.store.TABLES`).
+
+    A stage's tables are registered when its package is imported; code that
+    loops over `TABLES` (export, gc, the failure summary, status) calls this
+    first, so that no table is dropped because its package was not loaded yet.
+    """
+    all_stages()
 
 
 def preflight(t: Tournament) -> list[str]:

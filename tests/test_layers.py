@@ -44,10 +44,6 @@ STAGE_PACKAGES = {"sampling", "discuss", "batcheval"}
 # Modules outside a stage's package that still import it directly (the
 # leaderboard's stage blocks and the stage commands); the list may only shrink.
 NAMES_A_STAGE = {
-    "arena.report._leaderboard",
-    "arena.report._inputs",
-    "arena.report._render",
-    "arena.htmlreport._page",
     "arena.cli._discuss",
     "arena.cli._batcheval",
 }

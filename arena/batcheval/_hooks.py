@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
 
 import polars as pl
 
 from arena.batcheval._prompt import load_template, render_prompt
 from arena.batcheval._schema import TABLE
 from arena.batcheval._states import batches_outside, batcheval_states
+from arena.batcheval._summary import batcheval_summary, run_human_scores
 from arena.batcheval._tournament import (
     TournamentBatchEval,
     batcheval_preflight,
@@ -20,6 +23,7 @@ from arena.config import BatchEvalConfig, Tournament
 from arena.pipeline import AllPairsPlanner, AnswerCall
 from arena.stage import (
     EXPECTED_SHARE,
+    BoardInputs,
     EstimateInputs,
     ModelCalls,
     Stage,
@@ -44,6 +48,29 @@ class BatchEvalHooks(Stage):
     model_columns = {TABLE: "scorer"}
     plan_key = "batcheval"
     plan_column = "batcheval"
+    board_key = "batcheval"
+    answer_cost_tables = (TABLE,)
+
+    def leaderboard_prepare(self, paths: Sequence[Path], options: Mapping[str, Any]) -> Any:
+        """Human BatchEval scores of the run's answers (`--human-scores`), checked early."""
+        path = options.get("human_scores")
+        return None if path is None else run_human_scores(list(paths), path)
+
+    def leaderboard_block(self, inputs: BoardInputs) -> dict[str, Any] | None:
+        """The run's BatchEval scores of the board's contestants, correlated with BT ratings."""
+        block = batcheval_summary(
+            inputs.directories, inputs.ratings, seed=inputs.seed, human=inputs.prepared
+        )
+        if block is None:
+            return None
+        # Models left out of the leaderboard (removed since the scores were made) are left out.
+        rank = {name: k for k, name in enumerate(inputs.order)}
+        block["rows"] = sorted(
+            (r for r in block["rows"] if r["model"] in rank),
+            key=lambda r: (rank[r["model"]], r["criterion"]),
+        )
+        block["against"] = "bt"
+        return block if block["rows"] else None
 
     def preflight(self, t: Tournament) -> list[str]:
         return batcheval_preflight(t)

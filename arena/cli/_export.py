@@ -14,6 +14,7 @@ import arena
 from arena.cli._common import fail
 from arena.cli._exit import Command
 from arena.report import check_one_tournament, latest_rows
+from arena.stages import register_all_tables
 from arena.store import TABLES
 
 __all__ = ["export_cmd", "export_tables"]
@@ -33,6 +34,7 @@ def export_tables(directory: Path | Sequence[Path], target: Path) -> dict[str, i
     logs = [arena.open_log(d) for d in directories]
     target.mkdir(parents=True, exist_ok=True)
     written: dict[str, int] = {}
+    register_all_tables()
     for table in sorted(TABLES):
         present = [log for log in logs if _has_rows(log.log_dir, table)]
         if not present:

@@ -3,18 +3,97 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
+import polars as pl
+
 from arena.config import ConfigError, DiscussionConfig, Tournament
+from arena.discuss._board import (
+    DiscussionTable,
+    discussion_block,
+    discussion_footer,
+    discussion_tables,
+)
 from arena.discuss._counts import discussion_counts
+from arena.discuss._outcome import apply_discussions
 from arena.discuss._prompt import load_templates
+from arena.discuss._rundir import DiscussionReport, discussion_report, read_discussions
 from arena.discuss._schema import TABLE
 from arena.discuss._stage import DiscussionStage
 from arena.discuss._state import discussion_context, read_state
+from arena.discuss._stats import discussion_stats
 from arena.pipeline import AllPairsPlanner, Plan
-from arena.stage import EstimateInputs, Stage, StageEstimate, StageStatus, StatusInputs
+from arena.stage import (
+    EstimateInputs,
+    Scores,
+    Stage,
+    StageEstimate,
+    StageStatus,
+    StatusInputs,
+)
 
 __all__ = ["DISCUSSION_STAGE", "DiscussionHooks"]
+
+
+@dataclass
+class DiscussedBoard:
+    """A run's reviews with the agreed discussion verdicts applied, for the leaderboard."""
+
+    report: DiscussionReport
+
+    @property
+    def reviews(self) -> pl.DataFrame:
+        return self.report.reviews
+
+    @property
+    def calls(self) -> pl.DataFrame:
+        return self.report.discussions
+
+    def reviewers(self, base: Sequence[str] | None) -> list[str] | None:
+        return self.report.reviewers(base)
+
+    def block(
+        self,
+        order_with: Sequence[str],
+        scores_with: Scores,
+        order_without: Sequence[str],
+        scores_without: Scores,
+        tau_without: Mapping[str, float | None] | None,
+    ) -> dict[str, Any]:
+        return discussion_block(
+            self.report, order_with, scores_with, order_without, scores_without, tau_without
+        )
+
+
+def merged_discussions(
+    directories: Sequence[Path], reviews: pl.DataFrame
+) -> DiscussionReport | None:
+    """The discussions of several shard directories, applied to their merged reviews."""
+    if len(directories) == 1:
+        return discussion_report(directories[0], reviews)
+    states = {d: read_state(d) for d in directories}
+    present = {d: s for d, s in states.items() if s is not None}
+    if not present:
+        return None
+    first_dir, state = next(iter(present.items()))
+    for directory, other in present.items():
+        if other != state:
+            raise ConfigError(
+                directory, "", f"discussion settings differ from those of {first_dir}"
+            )
+    tables = [t for t in (read_discussions(d) for d in directories) if t is not None]
+    table = pl.concat(tables, how="diagonal_relaxed")
+    adjusted = apply_discussions(
+        reviews,
+        table,
+        outcome="add" if state.outcome == "add" else "replace",
+        weight=state.weight,
+        context=state.context,
+    )
+    return DiscussionReport(state, discussion_stats(table, state.context), adjusted, table)
 
 
 class DiscussionHooks(Stage):
@@ -24,6 +103,20 @@ class DiscussionHooks(Stage):
     tables = (TABLE,)
     model_columns = {TABLE: "speaker"}
     plan_key = "discussion"
+    board_key = "discussion"
+    board_title = "PeerDiscussion"
+
+    def leaderboard_reviews(
+        self, directories: Sequence[Path], reviews: pl.DataFrame
+    ) -> DiscussedBoard | None:
+        report = merged_discussions(directories, reviews)
+        return None if report is None else DiscussedBoard(report)
+
+    def leaderboard_tables(self, block: Mapping[str, Any]) -> list[DiscussionTable]:
+        return discussion_tables(block)
+
+    def leaderboard_footer(self, block: Mapping[str, Any]) -> list[str]:
+        return discussion_footer(block)
 
     def preflight(self, t: Tournament) -> list[str]:
         try:

@@ -15,11 +15,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from html import escape
 from typing import Any
 
-from arena.discuss import discussion_tables
 from arena.htmlreport._data import ReportData
 from arena.htmlreport._svg import Series, heatmap, interval_chart, line_chart, trajectory_chart
 from arena.rank import ranking_trajectory, weighted_pairwise
 from arena.report import category_rows
+from arena.stages import all_stages
 
 __all__ = ["render_report"]
 
@@ -537,15 +537,18 @@ def _baseline(data: ReportData) -> str:
 
 
 def _discussion(data: ReportData) -> str:
-    block = data.board.discussion
-    if block is None:
-        return ""
-    out = ['<section id="discussion"><h2>PeerDiscussion</h2>']
-    for t in discussion_tables(block):
-        out.append(f"<h3>{_e(t.title)}</h3>")
-        out.append(_table("", t.header, t.rows))
-        out += [_p(n) for n in t.notes]
-    out.append("</section>")
+    """The sections of the stages whose blocks are text tables (PeerDiscussion)."""
+    out = []
+    for stage in all_stages():
+        block = None if stage.board_key is None else getattr(data.board, stage.board_key, None)
+        if block is None or not stage.board_title:
+            continue
+        out.append(f'<section id="{_e(stage.board_key or "")}"><h2>{_e(stage.board_title)}</h2>')
+        for t in stage.leaderboard_tables(block):
+            out.append(f"<h3>{_e(t.title)}</h3>")
+            out.append(_table("", t.header, t.rows))
+            out += [_p(n) for n in t.notes]
+        out.append("</section>")
     return "".join(out)
 
 

@@ -25,6 +25,7 @@ import polars as pl
 
 from arena.nightly._history import HISTORY_TABLE
 from arena.nightly._planfile import KEYS, read_plan
+from arena.stages import register_all_tables
 from arena.store import TABLES, RunLog, rewrite_tables
 from arena.types import CallStatus
 
@@ -124,6 +125,7 @@ def collect_garbage(
         stale = _stale_mask(frame, plan, table)
         return frame.filter(~stale), frame.filter(stale)
 
+    register_all_tables()
     done = rewrite_tables(
         folder, sorted(TABLES), split, removed=None if drop else _archiver(folder)
     )

@@ -22,6 +22,7 @@ import polars as pl
 
 from arena.nightly._history import HISTORY_TABLE, read_history, snapshot_ids
 from arena.nightly._views import HistoryView
+from arena.stages import register_all_tables
 from arena.store import TABLES, RunLog
 
 __all__ = [
@@ -94,6 +95,7 @@ def failures_by_reason(directory: str | os.PathLike[str], since: float) -> list[
         return []
     log = RunLog(directory)
     groups: dict[tuple[str, str, str, str], dict[str, Any]] = {}
+    register_all_tables()
     for table, schema in TABLES.items():
         names = set(schema.names)
         caller = next((c for c in _CALLER_COLUMNS if c in names), None)

@@ -10,6 +10,7 @@ import polars as pl
 
 from arena.nightly._planfile import KEYS
 from arena.stage import StageStatus
+from arena.stages import register_all_tables
 from arena.store import TABLES, RunLog
 
 __all__ = [
@@ -151,6 +152,7 @@ def status_report(
     for name, st in stages.items():
         if st.outside is not None:
             report.outside_plan[name] = st.outside
+    register_all_tables()
     for table in sorted(set(TABLES) - set(tables)):
         report.other_tables.extend(_other_table(log, table))
     other_spend = sum(float(r["spent_usd"]) for r in report.other_tables)

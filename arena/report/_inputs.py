@@ -18,7 +18,6 @@ from typing import Any
 
 import polars as pl
 
-from arena.batcheval import TABLE as BATCHEVAL_TABLE
 from arena.config import ConfigError
 from arena.formats import (
     JUDGMENT_COLUMNS,
@@ -32,6 +31,7 @@ from arena.formats import (
 from arena.nightly import current_rows
 from arena.rank import STYLE_FEATURES, answer_style
 from arena.shard import recorded_shard
+from arena.stages import all_stages
 from arena.store import RunLog
 
 __all__ = [
@@ -490,7 +490,11 @@ def load_run(directory: str | Path, *, ranking_only: bool = False, style: bool =
         texts = (*COST_COLUMNS, "answer_turns") if ranking_only and style else costs
         reviews = current_rows(root, "reviews", log.read("reviews", columns=wanted))
         answers: pl.DataFrame | None = log.read("answers", columns=texts)
-        batcheval: pl.DataFrame | None = log.read(BATCHEVAL_TABLE, columns=costs)
+        # The stages' calls on the answers (BatchEval), for their cost.
+        scored = [log.read(t, columns=costs) for s in all_stages() for t in s.answer_cost_tables]
+        batcheval: pl.DataFrame | None = (
+            pl.concat(scored, how="diagonal_relaxed") if scored else None
+        )
     else:
         reviews = pl.DataFrame(
             schema={c: pl.String for c in (*IMPORT_COLUMNS, "verdict", "status")}

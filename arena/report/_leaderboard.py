@@ -12,17 +12,7 @@ import numpy as np
 import polars as pl
 from numpy.typing import NDArray
 
-from arena.batcheval import HumanScores, batcheval_summary, run_human_scores
 from arena.config import ConfigError
-from arena.discuss import (
-    DiscussionReport,
-    apply_discussions,
-    discussion_block,
-    discussion_report,
-    discussion_stats,
-    read_discussions,
-    read_state,
-)
 from arena.rank import (
     MIN_BATTLES,
     MIN_QUESTIONS,
@@ -53,10 +43,11 @@ from arena.report._inputs import (
     load_runs,
 )
 from arena.report._json import by_model, leaderboard_dict, number
-from arena.sampling import SAMPLING_TABLE
+from arena.stage import BoardInputs, BoardReviews
+from arena.stages import all_stages
 from arena.store import RunLog
 
-__all__ = ["build_leaderboard", "rank_frame", "sampling_block", "with_answer_style"]
+__all__ = ["build_leaderboard", "rank_frame", "with_answer_style"]
 
 FloatArray = NDArray[np.float64]
 
@@ -249,32 +240,19 @@ def rank_frame(
     return board
 
 
-def _merged_discussions(
+def _stage_reviews(
     directories: Sequence[Path], reviews: pl.DataFrame
-) -> DiscussionReport | None:
-    """The discussions of several shard directories, applied to their merged reviews."""
-    if len(directories) == 1:
-        return discussion_report(directories[0], reviews)
-    states = {d: read_state(d) for d in directories}
-    present = {d: s for d, s in states.items() if s is not None}
-    if not present:
-        return None
-    first_dir, state = next(iter(present.items()))
-    for directory, other in present.items():
-        if other != state:
-            raise LeaderboardInputError(
-                directory, "", f"discussion settings differ from those of {first_dir}"
-            )
-    tables = [t for t in (read_discussions(d) for d in directories) if t is not None]
-    table = pl.concat(tables, how="diagonal_relaxed")
-    adjusted = apply_discussions(
-        reviews,
-        table,
-        outcome="add" if state.outcome == "add" else "replace",
-        weight=state.weight,
-        context=state.context,
-    )
-    return DiscussionReport(state, discussion_stats(table, state.context), adjusted, table)
+) -> tuple[str, BoardReviews] | None:
+    """The reviews with a stage's outcomes applied (a run's agreed discussions), if any,
+    with the stage's key in the leaderboard."""
+    try:
+        for stage in all_stages():
+            changed = stage.leaderboard_reviews(directories, reviews)
+            if changed is not None and stage.board_key is not None:
+                return stage.board_key, changed
+    except ConfigError as exc:
+        raise LeaderboardInputError(exc.file, exc.key, exc.problem) from None
+    return None
 
 
 def with_answer_style(reviews: pl.DataFrame, answers: pl.DataFrame) -> pl.DataFrame:
@@ -369,7 +347,7 @@ def build_leaderboard(
         if human_file is None
         else load_reviews_file(human_file, strong_win_weight=strong_win_weight)
     )
-    human_scores = _human_scores(target, paths, human_scores_file)
+    prepared = _stage_options(target, paths, human_scores_file)
     contestants = reviewers = None
     skills: dict[str, float] = {}
     answers = scored = None
@@ -405,17 +383,20 @@ def build_leaderboard(
     run_dir = reviews_file is None and target is not None and target.is_dir()
     design = None
     if target is not None and target.is_dir():
-        design = sampling_block(target, reviews)
+        design = _design_block(target, reviews)
         if opts.balanced is None:
             opts = dataclasses.replace(opts, balanced=design is not None)
-        if design is not None and design.get("baseline") and opts.baseline is None:
+        if design is not None and design[1].get("baseline") and opts.baseline is None:
             # A baseline run leads with the win rate against its baseline, no flag needed.
-            opts = dataclasses.replace(opts, baseline=design["baseline"])
+            opts = dataclasses.replace(opts, baseline=design[1]["baseline"])
     # A run's discussions: rank with their agreed verdicts, and report both rankings.
-    discussed = None
+    discussed: BoardReviews | None = None
+    discussed_key = ""
     if reviews_file is None and target is not None and target.is_dir():
-        discussed = _merged_discussions(directories, reviews)
-    extra = None if discussed is None else discussed.discussions
+        found = _stage_reviews(directories, reviews)
+        if found is not None:
+            discussed_key, discussed = found
+    extra = None if discussed is None else discussed.calls
     try:
         board = rank_frame(
             reviews if discussed is None else discussed.reviews,
@@ -447,16 +428,16 @@ def build_leaderboard(
             )
             _judge_diagnostics_from(board, plain)
             tau = plain.kendall_tau
-            board.discussion = discussion_block(
-                discussed,
+            block = discussed.block(
                 *by_model(board),
                 *by_model(plain),
                 None if tau is None else {k: number(v) for k, v in tau.items()},
             )
+            setattr(board, discussed_key, block)
         if design is not None:
-            design["balanced_win_rates"] = bool(opts.balanced)
-            board.sampling = design
-            if design.get("baseline") == board.baseline and board.vs_baseline is not None:
+            design[1]["balanced_win_rates"] = bool(opts.balanced)
+            setattr(board, design[0], design[1])
+            if design[1].get("baseline") == board.baseline and board.vs_baseline is not None:
                 # The baseline design's headline: best win rate against the baseline first.
                 board.vs_baseline = sorted(
                     board.vs_baseline,
@@ -468,7 +449,7 @@ def build_leaderboard(
         if ratings_only:
             return board
         if directories:  # one run directory, or the shards of one tournament together
-            board.batcheval = _batcheval_block(board, directories, opts.seed, human_scores)
+            _stage_blocks(board, directories, opts.seed, prepared)
         if by == "category":
             ranked = reviews if discussed is None else discussed.reviews
             board.by_category = _by_category(
@@ -531,68 +512,43 @@ def _judge_diagnostics_from(board: Leaderboard, plain: Leaderboard) -> None:
     )
 
 
-def _human_scores(
-    target: Path | None, paths: Sequence[str | Path], path: str | Path | None
-) -> HumanScores | None:
-    """Human BatchEval scores of a run's answers (`--human-scores`), checked before ranking."""
-    if path is None:
-        return None
-    if target is None or not target.is_dir():
-        raise LeaderboardInputError(path, "", "--human-scores needs a run directory")
+def _stage_options(
+    target: Path | None, paths: Sequence[str | Path], human_scores: str | Path | None
+) -> dict[str, Any]:
+    """Each stage's prepared leaderboard options (`--human-scores`), checked before ranking."""
+    if human_scores is not None and (target is None or not target.is_dir()):
+        raise LeaderboardInputError(human_scores, "", "--human-scores needs a run directory")
+    options = {"human_scores": human_scores}
+    prepared: dict[str, Any] = {}
     try:
-        return run_human_scores(list(paths), path)
+        for stage in all_stages():
+            prepared[stage.name] = stage.leaderboard_prepare([Path(p) for p in paths], options)
     except ConfigError as exc:
         raise LeaderboardInputError(exc.file, exc.key, exc.problem) from None
+    return prepared
 
 
-def _batcheval_block(
-    board: Leaderboard, run_dirs: list[Path], seed: int, human: HumanScores | None = None
-) -> dict[str, Any] | None:
-    """The run's BatchEval scores of the board's contestants, correlated with its BT ratings."""
+def _stage_blocks(
+    board: Leaderboard, run_dirs: list[Path], seed: int, prepared: dict[str, Any]
+) -> None:
+    """Each stage's block of the board (BatchEval scores correlated with its BT ratings)."""
     names = board.contestants
     bt = board.scores("bt")
     ratings = {names[i]: float(bt[i]) for i in range(len(names)) if not math.isnan(bt[i])}
-    block = batcheval_summary(run_dirs, ratings, seed=seed, human=human)
-    if block is None:
-        return None
-    # Models left out of the leaderboard (removed since the scores were made) are left out here.
-    rank = {names[i]: k for k, i in enumerate(board.order)}
-    block["rows"] = sorted(
-        (r for r in block["rows"] if r["model"] in rank),
-        key=lambda r: (rank[r["model"]], r["criterion"]),
-    )
-    block["against"] = "bt"
-    return block if block["rows"] else None
+    order = [names[i] for i in board.order]
+    for stage in all_stages():
+        if stage.board_key is None:
+            continue
+        inputs = BoardInputs(run_dirs, order, ratings, seed, prepared.get(stage.name))
+        block = stage.leaderboard_block(inputs)
+        if block is not None:
+            setattr(board, stage.board_key, block)
 
 
-def sampling_block(directory: Path, reviews: pl.DataFrame) -> dict[str, Any] | None:
-    """A sampled run's design, from its `sampling` table (None for a full design).
-
-    `strategy`, the `rounds` selected, `units` and `selected_review_calls` (of the
-    current log), and `ranked_review_calls`: the reviews the leaderboard counts
-    that belong to selected units.
-    """
-    if not (directory / "log").is_dir():
-        return None
-    columns = ["round", "strategy", "review_ab_id", "review_ba_id", "model_a", "model_b"]
-    frame = RunLog(directory).read(SAMPLING_TABLE, columns=columns)
-    if frame.height == 0:
-        return None
-    selected = pl.concat([frame["review_ab_id"], frame["review_ba_id"]])
-    ranked = int(reviews["id"].is_in(selected.implode()).sum()) if reviews.height else 0
-    strategies = frame["strategy"].unique().to_list()
-    out: dict[str, Any] = {
-        "strategy": strategies[0] if len(strategies) == 1 else "mixed",
-        "rounds": int(frame["round"].n_unique()),
-        "units": frame.height,
-        "selected_review_calls": 2 * frame.height,
-        "ranked_review_calls": ranked,
-    }
-    if out["strategy"] == "baseline":
-        # The baseline design: the one model in every selected unit.
-        common = set(frame["model_a"].to_list()) | set(frame["model_b"].to_list())
-        for a, b in frame.select("model_a", "model_b").iter_rows():
-            common &= {a, b}
-        if len(common) == 1:
-            out["baseline"] = common.pop()
-    return out
+def _design_block(directory: Path, reviews: pl.DataFrame) -> tuple[str, dict[str, Any]] | None:
+    """The review design a run's log records, with the stage's board key (None: a full design)."""
+    for stage in all_stages():
+        design = stage.leaderboard_design(directory, reviews)
+        if design is not None and stage.board_key is not None:
+            return stage.board_key, design
+    return None

@@ -19,7 +19,6 @@ from rich import box
 from rich.console import Console, JustifyMethod
 from rich.table import Table
 
-from arena.discuss import discussion_footer, discussion_tables
 from arena.rank import (
     ELO_BOOTSTRAP_ORDERS,
     ELO_BOOTSTRAP_STEPS,
@@ -31,6 +30,8 @@ from arena.rank import (
 from arena.report._board import STYLE_RANKING, Leaderboard
 from arena.report._categories import category_rows
 from arena.report._json import leaderboard_dict
+from arena.stage import Stage
+from arena.stages import all_stages
 
 __all__ = ["render_json", "render_markdown", "render_table"]
 
@@ -452,10 +453,9 @@ def _sections(board: Leaderboard) -> tuple[list[str], list[_Section], list[str]]
                 [f"Rank correlation with the human win rates: {corr}."],
             )
         )
-    if board.discussion is not None:  # docs/discussion.md
+    for block, stage in _stage_blocks(board):  # docs/discussion.md
         sections += [
-            _Section(d.title, d.header, d.rows, d.notes)
-            for d in discussion_tables(board.discussion)
+            _Section(d.title, d.header, d.rows, d.notes) for d in stage.leaderboard_tables(block)
         ]
     if board.batcheval is not None:  # docs/batcheval.md
         sections += _batcheval_sections(board.batcheval)
@@ -474,10 +474,20 @@ def _sections(board: Leaderboard) -> tuple[list[str], list[_Section], list[str]]
         )
     if board.cost_usd is not None:
         footer.append(f"Total cost: ${board.cost_usd:.4f}")
-    if board.discussion is not None:
-        footer.extend(discussion_footer(board.discussion))
+    for block, stage in _stage_blocks(board):
+        footer.extend(stage.leaderboard_footer(block))
     footer.extend(f"Warning: {w}" for w in board.warnings)
     return intro, sections, footer
+
+
+def _stage_blocks(board: Leaderboard) -> list[tuple[dict[str, Any], Stage]]:
+    """Each stage's block on the board, with the stage (registry order)."""
+    out = []
+    for stage in all_stages():
+        block = None if stage.board_key is None else getattr(board, stage.board_key, None)
+        if block is not None:
+            out.append((block, stage))
+    return out
 
 
 def _batcheval_sections(block: dict[str, Any]) -> list[_Section]:

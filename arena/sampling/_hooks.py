@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
 from arena.config import Tournament
 from arena.pipeline import Plan
 from arena.sampling._placement import PlacementSelector, placement_selector
 from arena.sampling._planner import SAMPLING_TABLE, BaselineSelector, DesignSelector
 from arena.sampling._status import design_status
 from arena.stage import EstimateInputs, Stage, StageEstimate, StageStatus, StatusInputs
+from arena.store import RunLog
 
 __all__ = ["SAMPLING_STAGE", "SamplingHooks"]
 
@@ -18,6 +24,7 @@ class SamplingHooks(Stage):
     name = "sampling"
     tables = (SAMPLING_TABLE,)
     plan_key = "sampling"
+    board_key = "sampling"
 
     def selector(self, t: Tournament, plan: Plan) -> DesignSelector | PlacementSelector | None:
         strategy = t.config.sampling.strategy
@@ -72,6 +79,38 @@ class SamplingHooks(Stage):
             "never makes."
         )
         return StageStatus(block=sampled, notes=[note])
+
+    def leaderboard_design(self, directory: Path, reviews: pl.DataFrame) -> dict[str, Any] | None:
+        """A sampled run's design, from its `sampling` table (None for a full design).
+
+        `strategy`, the `rounds` selected, `units` and `selected_review_calls` (of
+        the current log), and `ranked_review_calls`: the reviews the leaderboard
+        counts that belong to selected units.
+        """
+        if not (directory / "log").is_dir():
+            return None
+        columns = ["round", "strategy", "review_ab_id", "review_ba_id", "model_a", "model_b"]
+        frame = RunLog(directory).read(SAMPLING_TABLE, columns=columns)
+        if frame.height == 0:
+            return None
+        selected = pl.concat([frame["review_ab_id"], frame["review_ba_id"]])
+        ranked = int(reviews["id"].is_in(selected.implode()).sum()) if reviews.height else 0
+        strategies = frame["strategy"].unique().to_list()
+        out: dict[str, Any] = {
+            "strategy": strategies[0] if len(strategies) == 1 else "mixed",
+            "rounds": int(frame["round"].n_unique()),
+            "units": frame.height,
+            "selected_review_calls": 2 * frame.height,
+            "ranked_review_calls": ranked,
+        }
+        if out["strategy"] == "baseline":
+            # The baseline design: the one model in every selected unit.
+            common = set(frame["model_a"].to_list()) | set(frame["model_b"].to_list())
+            for a, b in frame.select("model_a", "model_b").iter_rows():
+                common &= {a, b}
+            if len(common) == 1:
+                out["baseline"] = common.pop()
+        return out
 
 
 SAMPLING_STAGE = SamplingHooks()

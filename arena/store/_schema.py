@@ -223,7 +223,7 @@ class _Compiled:
                 self.exact[f.name] = float
             elif pa.types.is_boolean(f.type):
                 self.exact[f.name] = bool
-        self.polars: pl.Schema = pl.from_arrow(schema.empty_table()).schema  # type: ignore[union-attr]
+        self.polars: pl.Schema = pl.from_arrow(pa.Table.from_batches([], schema=schema)).schema  # type: ignore[union-attr]
 
 
 _COMPILED: dict[str, _Compiled] = {}
