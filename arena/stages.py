@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from arena.stage import Stage
 
 __all__ = [
+    "COMMANDS",
     "REGISTRY",
     "all_stages",
     "preflight",
@@ -35,6 +36,13 @@ REGISTRY: tuple[str, ...] = (
     "arena.discuss:DISCUSSION_STAGE",
     "arena.batcheval:BATCHEVAL_STAGE",
 )
+# A stage's own command, in its package: command name -> "module:attribute".
+# `arena.cli` lists them beside its own and imports one only when it runs; a
+# stage package's `_cli` module belongs to the cli layer (tests/test_layers.py).
+COMMANDS: dict[str, str] = {
+    "discuss": "arena.discuss._cli:discuss_cmd",
+    "batcheval": "arena.batcheval._cli:batcheval_cmd",
+}
 
 
 @cache

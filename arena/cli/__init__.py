@@ -16,6 +16,7 @@ import click
 from arena.cli._exit import Exit
 from arena.cli._exit import exit_now_interrupted as _exit_now_interrupted
 from arena.cli._exit import exit_program as _exit_program
+from arena.stages import COMMANDS as STAGE_COMMANDS
 
 # command name -> "module:attribute"
 COMMANDS: dict[str, str] = {
@@ -24,8 +25,6 @@ COMMANDS: dict[str, str] = {
     "leaderboard": "arena.cli._leaderboard:leaderboard",
     "status": "arena.cli._status:status_cmd",
     "retry-failed": "arena.cli._retry:retry_failed_cmd",
-    "discuss": "arena.cli._discuss:discuss_cmd",
-    "batcheval": "arena.cli._batcheval:batcheval_cmd",
     "fake-server": "arena.cli._fake_server:fake_server_cmd",
     "report": "arena.cli._report:report_cmd",
     "view": "arena.cli._view:view_cmd",
@@ -33,6 +32,7 @@ COMMANDS: dict[str, str] = {
     "gc": "arena.cli._gc:gc_cmd",
     "check": "arena.cli._check:check_cmd",
 }
+COMMANDS.update(STAGE_COMMANDS)  # the stages' own commands, registered in arena.stages
 # command name -> the first sentence of its help (tests keep them equal).
 SUMMARIES: dict[str, str] = {
     "run": "Run or resume the tournament in FILE.",
