@@ -23,7 +23,7 @@ from dataclasses import asdict, dataclass, field
 from enum import Enum, IntEnum
 from typing import Any, Literal
 
-from arena.scheduler import CallOutcome, Scheduler
+from arena.scheduler import CallOutcome, Scheduler, batch_custom_id
 from arena.store import LogWriter, RunLog, StorageError, failure_reason, usage_columns
 from arena.types import CallStatus, GenerateRequest, Limits
 
@@ -565,7 +565,12 @@ class Runner:
         priority = call.priority
         logged = 0  # outcomes already counted by a checkpoint row
         while request is not None:
-            outcome = await self.scheduler.call(call.provider, request, priority=priority)
+            outcome = await self.scheduler.call(
+                call.provider,
+                request,
+                priority=priority,
+                custom_id=batch_custom_id(call.id, request),
+            )
             self.stats.retries += max(0, outcome.attempts - 1)
             if not outcome.final:
                 self.stats.unlogged(call.stage, outcome, call.provider, model)

@@ -1,5 +1,11 @@
 """The one place that waits: per-provider governors, retries, backoff and the budget."""
 
+from arena.scheduler._batching import (
+    BATCH_TABLE,
+    BatchDispatcher,
+    BatchSettings,
+    batch_custom_id,
+)
 from arena.scheduler._budget import Budget, PriceTable, TokenPrices
 from arena.scheduler._governor import Governor, GovernorClosed, Permit
 from arena.scheduler._prices import (
@@ -17,6 +23,10 @@ from arena.scheduler._prices import (
 from arena.scheduler._scheduler import CallOutcome, OutcomeStatus, Scheduler
 
 __all__ = [
+    "BATCH_TABLE",
+    "BatchDispatcher",
+    "BatchSettings",
+    "batch_custom_id",
     "Budget",
     "CallOutcome",
     "DEFAULT_PRICES_FILE",
