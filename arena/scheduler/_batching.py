@@ -169,8 +169,10 @@ class BatchDispatcher:
             return
         now = time.time()
         for intent in self._intents:
-            if intent.job_id is None or any(c in self._waiting for c in intent.custom_ids):
-                continue
+            if intent.job_id is None or any(
+                c in self._waiting and not self._waiting[c].done() for c in intent.custom_ids
+            ):
+                continue  # a result not in yet: a later run adopts the job again
             await self._log(intent, "collected", now)
 
     # -- submitting --------------------------------------------------------
@@ -208,7 +210,9 @@ class BatchDispatcher:
         tags = job_tags(self.tournament, self.run_id, ids, arena_intent=intent_id)
         intent = _Intent(intent_id, provider, model, ids, tags, time.time())
         try:
-            await self._log(intent, "intent", intent.created_at)  # durable before the provider sees it
+            await self._log(
+                intent, "intent", intent.created_at
+            )  # durable before the provider sees it
             job = await self.clients[provider].submit(requests, tags)
             intent.job_id = job.id
             self.jobs_submitted += 1

@@ -366,7 +366,9 @@ class Scheduler:
         prompt_tokens = estimate_tokens(request.prompt_chars())
         worst = Usage(prompt_tokens, request.max_tokens)
         worst_cost = (
-            self._prices.cost(price_model, worst, batch=True) if price_model in self._prices else 0.0
+            self._prices.cost(price_model, worst, batch=True)
+            if price_model in self._prices
+            else 0.0
         )
 
         def outcome(
@@ -379,8 +381,16 @@ class Scheduler:
         ) -> CallOutcome:
             elapsed = max(0.0, self._clock() - start)
             return CallOutcome(
-                status, result, error, kind, 1 if status in ("ok", "failed") else 0,
-                elapsed, cost, started_at, started_at + elapsed, used,
+                status,
+                result,
+                error,
+                kind,
+                1 if status in ("ok", "failed") else 0,
+                elapsed,
+                cost,
+                started_at,
+                started_at + elapsed,
+                used,
             )
 
         refusal = self._refusal(state)
