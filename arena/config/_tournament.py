@@ -82,7 +82,7 @@ class Tournament:
         return replace(self, questions=self.questions[:n])
 
     def batched(self) -> Tournament:
-        """The same tournament with every provider that has a batch API in batch mode (`--batch`)."""
+        """This tournament with every provider that has a batch API in batch mode (`--batch`)."""
         providers = {
             name: p
             if p.batch_mode() is not None or p.type not in BATCH_PROVIDER_TYPES

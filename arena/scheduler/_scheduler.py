@@ -377,7 +377,7 @@ class Scheduler:
             kind: ErrorKind | None = None,
             result: GenerateResult | None = None,
             cost: float = 0.0,
-            used: Usage = Usage(0, 0),
+            used: Usage = _NO_USAGE,
         ) -> CallOutcome:
             elapsed = max(0.0, self._clock() - start)
             return CallOutcome(
@@ -581,6 +581,9 @@ class Scheduler:
         self._halted = reason
         for state in self._states.values():
             state.governor.close(reason)
+
+
+_NO_USAGE = Usage(0, 0)
 
 
 class _Internal(ProviderError):

@@ -1,4 +1,4 @@
-"""Batch mode over the fake server: jobs at batch prices, adoption after kill -9, no double billing."""
+"""Batch mode over the fake server: batch prices, adoption after kill -9, no double billing."""
 
 from __future__ import annotations
 
@@ -202,7 +202,6 @@ def kill_at_random(path: Path, out: Path, rng: random.Random, kills: int, most: 
     """
     hits = 0
     for _ in range(kills):
-        start = _journal_rows(out)  # an earlier run's journals, compacted when this one opens
         target = rng.randint(0, most)
         proc = subprocess.Popen(
             [sys.executable, "-m", "arena", "run", str(path), "--json"],
