@@ -25,7 +25,7 @@ from typing import Any, Literal
 
 from arena.scheduler import CallOutcome, Scheduler, batch_custom_id
 from arena.store import LogWriter, RunLog, StorageError, failure_reason, usage_columns
-from arena.types import CallStatus, GenerateRequest, Limits
+from arena.types import CallStatus, GenerateRequest, Limits, Usage
 
 __all__ = [
     "Call",
@@ -228,6 +228,8 @@ class RunSummary:
     replaced_chars: int = 0
     # A sampled design (arena.sampling): strategy, budget, calls spent, rounds.
     sampling: dict[str, Any] | None = None
+    # Tokens billed in this run: in (cache read and write of it), out (reasoning of it).
+    tokens: dict[str, int] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -235,6 +237,17 @@ class RunSummary:
     def error_lines(self) -> list[str]:
         """The errors as lines for people."""
         return error_lines(self.errors)
+
+
+def token_totals(usage: Usage) -> dict[str, int]:
+    """A run's token totals as `RunSummary.tokens` (counts a provider did not report: 0)."""
+    return {
+        "in": usage.input_tokens,
+        "cache_read": usage.cache_read_tokens or 0,
+        "cache_write": usage.cache_write_tokens or 0,
+        "out": usage.output_tokens,
+        "reasoning": usage.reasoning_tokens or 0,
+    }
 
 
 def error_lines(errors: Sequence[dict[str, Any]]) -> list[str]:
@@ -259,11 +272,16 @@ class RunStats:
         self.progress = progress
         self.stages: dict[str, StageStats] = {}
         self.full_report: set[str] = set()  # stages whose summary lists every count
+        self.usage = Usage(0, 0)  # tokens billed so far
         self._errors: dict[tuple[str | None, str | None, str], dict[str, Any]] = {}
         self.retries = 0  # attempts beyond the first, over every request
         bind = getattr(progress, "bind_stats", None)
         if bind is not None:  # a progress display that shows more than done / total
             bind(self)
+
+    def billed(self, usage: Usage) -> None:
+        """Tokens an outcome was billed for (final or not)."""
+        self.usage = self.usage + usage
 
     def stage(self, name: str) -> StageStats:
         """The counts of a stage (created empty on first use)."""
@@ -365,6 +383,7 @@ class RunStats:
             errors=self.errors,
             internal_errors=scheduler.internal_errors,
             stopped_by_errors=scheduler.stopped_by_errors,
+            tokens=token_totals(self.usage),
         )
         out.pending = out.planned - out.skipped - out.completed - out.failed - out.invalid
         for name, s in self.stages.items():
@@ -572,6 +591,7 @@ class Runner:
                 custom_id=batch_custom_id(call.id, request),
             )
             self.stats.retries += max(0, outcome.attempts - 1)
+            self.stats.billed(outcome.usage)
             if not outcome.final:
                 self.stats.unlogged(call.stage, outcome, call.provider, model)
                 if outcomes and call.stopped is not None and len(outcomes) > logged:

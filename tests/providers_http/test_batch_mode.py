@@ -147,6 +147,10 @@ def test_batch_mode_runs_every_call_as_jobs_at_batch_prices(
     expected = (alpha["tokens_in"] * 50.0 + alpha["tokens_out"] * 100.0) / 1e6
     assert alpha["cost_usd"].to_list() == pytest.approx(expected.to_list())
     assert summary["spent_usd"] <= plan["total"]["est_cost_usd"]
+    # The summary's token totals are the logged calls' (cache and reasoning counts too).
+    assert summary["tokens"]["in"] == calls["tokens_in"].sum()
+    assert summary["tokens"]["out"] == calls["tokens_out"].sum()
+    assert set(summary["tokens"]) == {"in", "cache_read", "cache_write", "out", "reasoning"}
 
 
 def _ids_of(out: Path, model: str) -> list[str]:
