@@ -47,6 +47,7 @@ __all__ = [
     "Runner",
     "StageStats",
     "default_window",
+    "token_totals",
 ]
 
 ProgressFn = Callable[[str, int, int], None]
@@ -584,12 +585,16 @@ class Runner:
         priority = call.priority
         logged = 0  # outcomes already counted by a checkpoint row
         while request is not None:
-            outcome = await self.scheduler.call(
-                call.provider,
-                request,
-                priority=priority,
-                custom_id=batch_custom_id(call.id, request),
-            )
+            batch = self.scheduler.batch
+            if batch is not None and batch.batched(call.provider):  # as a line of a batch job
+                outcome = await self.scheduler.call(
+                    call.provider,
+                    request,
+                    priority=priority,
+                    custom_id=batch_custom_id(call.id, request),
+                )
+            else:
+                outcome = await self.scheduler.call(call.provider, request, priority=priority)
             self.stats.retries += max(0, outcome.attempts - 1)
             self.stats.billed(outcome.usage)
             if not outcome.final:
