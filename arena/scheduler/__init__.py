@@ -5,6 +5,7 @@ from arena.scheduler._batching import (
     BatchDispatcher,
     BatchSettings,
     batch_custom_id,
+    jobs_in_flight,
 )
 from arena.scheduler._budget import Budget, PriceTable, TokenPrices
 from arena.scheduler._governor import Governor, GovernorClosed, Permit
@@ -39,6 +40,7 @@ __all__ = [
     "TokenPrices",
     "as_table",
     "batch_custom_id",
+    "jobs_in_flight",
     "library_price",
     "load_price_configs",
     "load_price_file",

@@ -44,6 +44,7 @@ __all__ = [
     "BatchDispatcher",
     "BatchSettings",
     "batch_custom_id",
+    "jobs_in_flight",
 ]
 
 BATCH_TABLE = "batch_jobs"
@@ -358,3 +359,21 @@ class BatchDispatcher:
                 "run_id": self.run_id,
             },
         )
+
+
+def jobs_in_flight(log: RunLog, now: float | None = None) -> list[dict[str, Any]]:
+    """The batch jobs of a log not yet collected (`arena status`), oldest first, with their age."""
+    now = time.time() if now is None else now
+    rows = log.read(BATCH_TABLE).sort("created_at").iter_rows(named=True)
+    return [
+        {
+            "provider": row["provider"],
+            "model": row["model"],
+            "job_id": row["job_id"],
+            "state": row["state"],
+            "requests": len(json.loads(row["custom_ids"])),
+            "age_seconds": max(0.0, now - row["created_at"]),
+        }
+        for row in rows
+        if row["state"] in ("intent", "submitted")
+    ]

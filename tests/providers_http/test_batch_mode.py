@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import random
@@ -151,6 +152,34 @@ def test_batch_mode_runs_every_call_as_jobs_at_batch_prices(
     assert summary["tokens"]["in"] == calls["tokens_in"].sum()
     assert summary["tokens"]["out"] == calls["tokens_out"].sum()
     assert set(summary["tokens"]) == {"in", "cache_read", "cache_write", "out", "reasoning"}
+    # `arena status` lists jobs in flight: none now, one after a submitted row is logged.
+    status = CliRunner(env=_env()).invoke(main, ["status", str(tmp_path / "out"), "--json"])
+    assert json.loads(status.stdout)["batch_jobs"] == []
+    asyncio.run(_log_job_in_flight(tmp_path / "out"))
+    status = CliRunner(env=_env()).invoke(main, ["status", str(tmp_path / "out"), "--json"])
+    (job,) = json.loads(status.stdout)["batch_jobs"]
+    assert job["job_id"] == "batch_x" and job["requests"] == 2 and job["age_seconds"] >= 600
+    text = CliRunner(env=_env()).invoke(main, ["status", str(tmp_path / "out")]).output
+    assert "batch jobs in flight: 1 (2 requests), oldest 10." in text
+
+
+async def _log_job_in_flight(out: Path) -> None:
+    async with RunLog(out).writer() as writer:
+        await writer.write(
+            BATCH_TABLE,
+            {
+                "id": "intent1",
+                "provider": "p_openai",
+                "model": "alpha",
+                "state": "submitted",
+                "job_id": "batch_x",
+                "custom_ids": json.dumps(["a", "b"]),
+                "tags": "{}",
+                "created_at": time.time() - 610,
+                "updated_at": time.time(),
+                "run_id": "r",
+            },
+        )
 
 
 def _ids_of(out: Path, model: str) -> list[str]:
