@@ -7,7 +7,8 @@ grew by a random number of rows, some of them between a job's intent row and
 its job id (during submission), then resumed to the end. The fake server's
 clock is moved forward in the background (POST /fake/clock), so jobs spread
 over ten minutes of server time finish in seconds. Prints JSON: the kills,
-those that hit a run with an intent logged but no job id yet, the requests
+those that hit a run while the journal held an intent row without a job id
+(an upper bound of kills during submission: an earlier void intent counts too), the requests
 the server billed, the calls in the log (distinct), and whether the reviews
 and the leaderboard equal an uninterrupted run's.
 
@@ -201,7 +202,7 @@ def main() -> None:
                 {
                     "kills": args.kills,
                     "kills_hitting_a_run": hits,
-                    "kills_during_submission": during_submission,
+                    "kills_with_an_intent_not_yet_submitted": during_submission,
                     "resume_exit_code": final.returncode,
                     "billed_requests": counts.get("billed", 0),
                     "batch_lines": sum(counts.get(f"{t}.batch.lines", 0) for t in TYPES),
