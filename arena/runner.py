@@ -23,9 +23,9 @@ from dataclasses import asdict, dataclass, field
 from enum import Enum, IntEnum
 from typing import Any, Literal
 
-from arena.scheduler import CallOutcome, Scheduler
+from arena.scheduler import CallOutcome, Scheduler, batch_custom_id
 from arena.store import LogWriter, RunLog, StorageError, failure_reason, usage_columns
-from arena.types import CallStatus, GenerateRequest, Limits
+from arena.types import CallStatus, GenerateRequest, Limits, Usage
 
 __all__ = [
     "Call",
@@ -47,6 +47,7 @@ __all__ = [
     "Runner",
     "StageStats",
     "default_window",
+    "token_totals",
 ]
 
 ProgressFn = Callable[[str, int, int], None]
@@ -228,6 +229,8 @@ class RunSummary:
     replaced_chars: int = 0
     # A sampled design (arena.sampling): strategy, budget, calls spent, rounds.
     sampling: dict[str, Any] | None = None
+    # Tokens billed in this run: in (cache read and write of it), out (reasoning of it).
+    tokens: dict[str, int] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -235,6 +238,17 @@ class RunSummary:
     def error_lines(self) -> list[str]:
         """The errors as lines for people."""
         return error_lines(self.errors)
+
+
+def token_totals(usage: Usage) -> dict[str, int]:
+    """A run's token totals as `RunSummary.tokens` (counts a provider did not report: 0)."""
+    return {
+        "in": usage.input_tokens,
+        "cache_read": usage.cache_read_tokens or 0,
+        "cache_write": usage.cache_write_tokens or 0,
+        "out": usage.output_tokens,
+        "reasoning": usage.reasoning_tokens or 0,
+    }
 
 
 def error_lines(errors: Sequence[dict[str, Any]]) -> list[str]:
@@ -259,11 +273,16 @@ class RunStats:
         self.progress = progress
         self.stages: dict[str, StageStats] = {}
         self.full_report: set[str] = set()  # stages whose summary lists every count
+        self.usage = Usage(0, 0)  # tokens billed so far
         self._errors: dict[tuple[str | None, str | None, str], dict[str, Any]] = {}
         self.retries = 0  # attempts beyond the first, over every request
         bind = getattr(progress, "bind_stats", None)
         if bind is not None:  # a progress display that shows more than done / total
             bind(self)
+
+    def billed(self, usage: Usage) -> None:
+        """Tokens an outcome was billed for (final or not)."""
+        self.usage = self.usage + usage
 
     def stage(self, name: str) -> StageStats:
         """The counts of a stage (created empty on first use)."""
@@ -365,6 +384,7 @@ class RunStats:
             errors=self.errors,
             internal_errors=scheduler.internal_errors,
             stopped_by_errors=scheduler.stopped_by_errors,
+            tokens=token_totals(self.usage),
         )
         out.pending = out.planned - out.skipped - out.completed - out.failed - out.invalid
         for name, s in self.stages.items():
@@ -565,8 +585,18 @@ class Runner:
         priority = call.priority
         logged = 0  # outcomes already counted by a checkpoint row
         while request is not None:
-            outcome = await self.scheduler.call(call.provider, request, priority=priority)
+            batch = self.scheduler.batch
+            if batch is not None and batch.batched(call.provider):  # as a line of a batch job
+                outcome = await self.scheduler.call(
+                    call.provider,
+                    request,
+                    priority=priority,
+                    custom_id=batch_custom_id(call.id, request),
+                )
+            else:
+                outcome = await self.scheduler.call(call.provider, request, priority=priority)
             self.stats.retries += max(0, outcome.attempts - 1)
+            self.stats.billed(outcome.usage)
             if not outcome.final:
                 self.stats.unlogged(call.stage, outcome, call.provider, model)
                 if outcomes and call.stopped is not None and len(outcomes) > logged:

@@ -18,8 +18,8 @@ from pathlib import Path
 from arena.config import ProviderConfig, RetryConfig, Tournament
 from arena.providers import Provider, create_provider
 from arena.runner import Planner, ProgressFn, Runner, RunSummary, default_window
-from arena.scheduler import PriceTable, Scheduler, price_table
-from arena.store import RunLog, StorageError
+from arena.scheduler import BatchDispatcher, BatchSettings, PriceTable, Scheduler, price_table
+from arena.store import LogWriter, RunLog, StorageError
 
 __all__ = ["RunSetup", "make_providers", "run_planners", "tournament_setup"]
 
@@ -40,6 +40,7 @@ class RunSetup:
     retry: RetryConfig
     prices: PriceTable | None = None
     tournament_budget_usd: float | None = None
+    tournament: str = ""  # the tag batch jobs carry
 
 
 def make_providers(t: Tournament) -> dict[str, Provider]:
@@ -65,6 +66,7 @@ def tournament_setup(t: Tournament) -> RunSetup:
         retry=t.config.retry,
         prices=price_table(t),
         tournament_budget_usd=t.config.budget_usd,
+        tournament=t.config.name,
     )
 
 
@@ -117,7 +119,13 @@ async def run_planners(
                     progress=progress,
                     run_id=run_id,
                 )
-                summary = await runner.run()
+                dispatcher = _dispatcher(setup, providers, writer, log, runner.run_id)
+                scheduler.batch = dispatcher
+                try:
+                    summary = await runner.run()
+                finally:
+                    if dispatcher is not None:
+                        await dispatcher.close(completed=runner.storage_error is None)
                 if raise_storage_errors and runner.storage_error is not None:
                     raise runner.storage_error
         except StorageError as exc:
@@ -128,3 +136,27 @@ async def run_planners(
     finally:
         for p in providers.values():
             await p.close()
+
+
+def _dispatcher(
+    setup: RunSetup,
+    providers: Mapping[str, Provider],
+    writer: LogWriter,
+    log: RunLog,
+    run_id: str,
+) -> BatchDispatcher | None:
+    """The batch dispatcher of the providers in batch mode (None: none is)."""
+    settings: dict[str, BatchSettings] = {}
+    clients = {}
+    for name, provider in providers.items():
+        mode = setup.provider_configs[name].batch_mode()
+        make = getattr(provider, "batch_client", None)
+        if mode is None or make is None:
+            continue
+        settings[name] = BatchSettings(mode.max_requests, mode.max_wait, mode.poll_seconds)
+        clients[name] = make()
+    if not clients:
+        return None
+    return BatchDispatcher(
+        clients, settings, writer, log, tournament=setup.tournament, run_id=run_id
+    )

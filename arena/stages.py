@@ -66,7 +66,9 @@ def register_all_tables() -> None:
     A stage's tables are registered when its package is imported; code that
     loops over `TABLES` (export, gc, the failure summary, status) calls this
     first, so that no table is dropped because its package was not loaded yet.
+    The scheduler's `batch_jobs` table (batch mode) is registered the same way.
     """
+    importlib.import_module("arena.scheduler")
     all_stages()
 
 

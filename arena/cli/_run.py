@@ -141,6 +141,12 @@ def exit_code(summary: RunSummary, signals: list[int]) -> Exit:
     "(each shard in its own --out directory; rank them together with "
     "`arena leaderboard DIR1 DIR2 ...`).",
 )
+@click.option(
+    "--batch",
+    is_flag=True,
+    help="Send the calls of every openai, anthropic and gemini provider as batch jobs "
+    "(batch prices, results within hours; resumable: docs/cost.md).",
+)
 @json_summary_option
 @budget_option
 @grace_option
@@ -151,6 +157,7 @@ def run_cmd(
     out: Path | None,
     limit: int | None,
     shard_text: str | None,
+    batch: bool,
     as_json: bool,
     budget: float | None,
     grace: float,
@@ -176,6 +183,8 @@ def run_cmd(
     t = load_or_exit(file, out)
     if limit is not None:
         t = t.limited(limit)
+    if batch:
+        t = t.batched()
     for line in t.answer_file_problems():
         click.echo(f"arena: warning: {line}", err=True)
     # A shard directory continues its shard; another --shard there is refused (ConfigError).

@@ -77,6 +77,14 @@ def status_cmd(
     # Piped or logged output has no width: do not squeeze the columns into 80.
     Console(width=None if sys.stdout.isatty() else 160).print(table)
     click.echo(describe_tokens(data["tokens"]))
+    jobs = data.get("batch_jobs") or []
+    if jobs:
+        oldest = max(j["age_seconds"] for j in jobs)
+        requests = sum(j["requests"] for j in jobs)
+        click.echo(
+            f"batch jobs in flight: {len(jobs)} ({requests} requests), "
+            f"oldest {oldest / 60:.1f} min (a run adopts and collects them)"
+        )
     for stage, rows in report.outside_plan.items():
         if rows["stale"] or rows["unused"]:
             click.echo(

@@ -30,6 +30,20 @@ class LimitsConfig(_Strict):
         return Limits(max_concurrency=self.max_concurrency, rpm=self.rpm, tpm=self.tpm)
 
 
+class BatchModeConfig(_Strict):
+    """A provider's batch mode (docs/cost.md): calls go out as batch jobs at batch prices."""
+
+    # Most requests in one job (the API's own limit applies too).
+    max_requests: int = Field(default=10_000, ge=1)
+    # Seconds to gather a stage's requests before a job goes out.
+    max_wait: float = Field(default=1.0, ge=0)
+    # Seconds between looks at a job in flight.
+    poll_seconds: float = Field(default=30.0, gt=0)
+
+
+BATCH_PROVIDER_TYPES = frozenset({"openai", "anthropic", "gemini"})
+
+
 class ProviderConfig(_Strict):
     """One named provider entry."""
 
@@ -41,6 +55,23 @@ class ProviderConfig(_Strict):
     # `type: replay`: the recorded judgments it answers review requests with
     # (relative to the YAML; any format `arena leaderboard --reviews` reads).
     judgments: str | list[str] | None = None
+    # Batch mode: `true` or `{max_requests, max_wait, poll_seconds}` (openai, anthropic, gemini).
+    batch: bool | BatchModeConfig = False
+
+    def batch_mode(self) -> BatchModeConfig | None:
+        """The provider's batch settings, None when it calls directly."""
+        if isinstance(self.batch, BatchModeConfig):
+            return self.batch
+        return BatchModeConfig() if self.batch else None
+
+    @model_validator(mode="after")
+    def _batch_type(self) -> ProviderConfig:
+        if self.batch_mode() is not None and self.type not in BATCH_PROVIDER_TYPES:
+            raise ValueError(
+                f"batch: provider type {self.type!r} has no batch API "
+                f"(batch mode needs one of {', '.join(sorted(BATCH_PROVIDER_TYPES))})"
+            )
+        return self
 
 
 ReasoningEffort = Literal["none", "minimal", "low", "medium", "high", "xhigh", "max"]

@@ -10,7 +10,7 @@ from typing import Any
 
 from arena.config._examples import ExamplePool
 from arena.config._registry import FILE_PROVIDER, SIM_TYPE
-from arena.config._schema import ModelConfig, ProviderConfig, TournamentConfig
+from arena.config._schema import BATCH_PROVIDER_TYPES, ModelConfig, ProviderConfig, TournamentConfig
 from arena.config._sim import _LATER_SIM_PARAMS, SIM_RUN_ONLY, SimParams
 from arena.formats import AnswerFile, Question
 
@@ -83,6 +83,16 @@ class Tournament:
     def limited(self, n: int) -> Tournament:
         """The same tournament on its first `n` questions (`arena run --limit N`)."""
         return replace(self, questions=self.questions[:n])
+
+    def batched(self) -> Tournament:
+        """This tournament with every provider that has a batch API in batch mode (`--batch`)."""
+        providers = {
+            name: p
+            if p.batch_mode() is not None or p.type not in BATCH_PROVIDER_TYPES
+            else p.model_copy(update={"batch": True})
+            for name, p in self.config.providers.items()
+        }
+        return replace(self, config=self.config.model_copy(update={"providers": providers}))
 
     def answer_file_problems(self) -> list[str]:
         """One line per contestant whose file lacks a usable answer to some question."""

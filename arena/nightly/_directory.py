@@ -16,6 +16,7 @@ from arena.nightly._record import iso_time, read_last_run
 from arena.nightly._runs import load_for_directory, recorded_config
 from arena.nightly._status import StatusReport, status_report
 from arena.pipeline import Plan, build_plan
+from arena.scheduler import jobs_in_flight
 from arena.stage import StatusInputs
 from arena.stages import all_stages
 from arena.store import TABLES, RunLog, failure_reasons, merge_reasons, token_totals
@@ -100,6 +101,7 @@ def directory_status(
     data["missing_parts"] = log.missing_parts()
     data["last_run"] = read_last_run(directory)
     data["tokens"] = token_totals(log)
+    data["batch_jobs"] = jobs_in_flight(log)  # batch mode: jobs submitted, not yet collected
     data["freshness"] = _freshness(directory, max_age_seconds)
     notes = [line for st in stages.values() for line in st.notes]
     return DirectoryStatus(directory, source, report, data, notes)

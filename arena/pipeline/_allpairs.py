@@ -21,10 +21,16 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from arena.config import FILE_PROVIDER, Tournament
+from arena.config import FILE_PROVIDER, REVIEW_TEMPLATES, Tournament
 from arena.examples import example_ids, render_examples
 from arena.pipeline._plan import AnswerCall, Plan, ReviewCall
-from arena.review import parse_review, render_review_prompt, verdict_scheme
+from arena.review import (
+    parse_review,
+    render_review_prompt,
+    render_review_with_breaks,
+    review_cache_key,
+    verdict_scheme,
+)
 from arena.runner import (
     Call,
     CallResult,
@@ -400,19 +406,33 @@ class AllPairsPlanner(Planner):
 
         def request() -> GenerateRequest:
             # Rendered only now, when the call starts: no prompt waits in memory.
-            prompt = render_review_prompt(
-                t.review_template,
-                call.question,
-                self.answers[call.answer_a_id],
-                self.answers[call.answer_b_id],
-                "" if t.examples is None else render_examples(t.examples, call.question),
-            )
             temperature, max_tokens = t.review_settings(call.reviewer)
+            answer_a, answer_b = self.answers[call.answer_a_id], self.answers[call.answer_b_id]
+            examples = "" if t.examples is None else render_examples(t.examples, call.question)
+            if examples or t.review_template_path != REVIEW_TEMPLATES["cache_friendly"]:
+                # (with examples, the prompt's shared prefix is the examples block: no hints)
+                prompt = render_review_prompt(
+                    t.review_template, call.question, answer_a, answer_b, examples
+                )
+                return GenerateRequest(
+                    model=t.provider_model_id(call.reviewer),
+                    messages=(Message("user", prompt),),
+                    temperature=temperature,
+                    max_tokens=max_tokens,
+                )
+            # The cache-friendly layout: cache hints after the question and after
+            # answer A (Anthropic breakpoints; writes cost 1.25x, so not for the
+            # default layout, whose shared prefix is short), one cache key per question.
+            prompt, breaks = render_review_with_breaks(
+                t.review_template, call.question, answer_a, answer_b
+            )
             return GenerateRequest(
                 model=t.provider_model_id(call.reviewer),
                 messages=(Message("user", prompt),),
                 temperature=temperature,
                 max_tokens=max_tokens,
+                cache_breaks=breaks,
+                cache_key=review_cache_key(call.question.id),
             )
 
         def finish(outcomes: Sequence[CallOutcome], run_id: str) -> Finished:

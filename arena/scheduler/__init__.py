@@ -1,5 +1,12 @@
 """The one place that waits: per-provider governors, retries, backoff and the budget."""
 
+from arena.scheduler._batching import (
+    BATCH_TABLE,
+    BatchDispatcher,
+    BatchSettings,
+    batch_custom_id,
+    jobs_in_flight,
+)
 from arena.scheduler._budget import Budget, PriceTable, TokenPrices
 from arena.scheduler._governor import Governor, GovernorClosed, Permit
 from arena.scheduler._prices import (
@@ -17,6 +24,9 @@ from arena.scheduler._prices import (
 from arena.scheduler._scheduler import CallOutcome, OutcomeStatus, Scheduler
 
 __all__ = [
+    "BATCH_TABLE",
+    "BatchDispatcher",
+    "BatchSettings",
     "Budget",
     "CallOutcome",
     "DEFAULT_PRICES_FILE",
@@ -29,6 +39,8 @@ __all__ = [
     "Scheduler",
     "TokenPrices",
     "as_table",
+    "batch_custom_id",
+    "jobs_in_flight",
     "library_price",
     "load_price_configs",
     "load_price_file",

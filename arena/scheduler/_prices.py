@@ -204,8 +204,18 @@ def resolve_prices(t: Tournament, path: Path = DEFAULT_PRICES_FILE) -> dict[str,
 
 
 def price_table(t: Tournament, path: Path = DEFAULT_PRICES_FILE) -> PriceTable:
-    """The tournament's prices (see `resolve_prices`) as the scheduler's table."""
-    return as_table(resolve_prices(t, path))
+    """The tournament's prices (see `resolve_prices`) as the scheduler's table.
+
+    The models of providers in batch mode are priced at the batch API's prices.
+    """
+    table = as_table(resolve_prices(t, path))
+    batched = [
+        name
+        for m in t.config.models
+        if t.config.providers[t.provider_of(m)].batch_mode() is not None
+        for name in (m, t.provider_model_id(m))
+    ]
+    return table.batched(batched) if batched else table
 
 
 def as_table(prices: Mapping[str, ModelPrice]) -> PriceTable:

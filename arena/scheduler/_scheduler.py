@@ -27,6 +27,7 @@ from typing import Literal
 from arena.config import RetryConfig
 from arena.providers import Provider
 from arena.providers._remote import valid_text
+from arena.scheduler._batching import BatchDispatcher
 from arena.scheduler._budget import Budget, PriceTable
 from arena.scheduler._governor import Clock, Governor, GovernorClosed, Permit, Sleep
 from arena.types import (
@@ -153,6 +154,8 @@ class Scheduler:
         # Lone surrogates (invalid Unicode) in provider texts, replaced with U+FFFD.
         self.replaced_chars = 0
         self._attempting: set[asyncio.Task[object]] = set()  # tasks inside generate()
+        # Batch mode (docs/cost.md): requests with a custom id to these providers go out as jobs.
+        self.batch: BatchDispatcher | None = None
         self._states = {
             name: _ProviderState(
                 name,
@@ -248,12 +251,17 @@ class Scheduler:
         *,
         model_key: str | None = None,
         priority: int = 0,
+        custom_id: str | None = None,
     ) -> CallOutcome:
         """Run one completion to an outcome: ok, failed, deferred, stopped or budget.
 
         While the provider's governor makes calls wait, a higher `priority`
         (`arena.runner.Priority`) is admitted first, equal ones in arrival order.
+        With a `custom_id`, a provider in batch mode answers it from a batch job
+        (`BatchDispatcher`); a request a job did not execute is `deferred`.
         """
+        if custom_id is not None and self.batch is not None and self.batch.batched(provider_name):
+            return await self._batch_call(provider_name, request, model_key, custom_id)
         state = self._state(provider_name)
         governor = state.governor
         retry = self._retry
@@ -345,6 +353,72 @@ class Scheduler:
             if attempts >= retry.max_attempts:
                 return finish("failed", str(error), error.kind)
             await governor.sleep(self._rng.uniform(0.0, self._backoff_cap(attempts)))
+
+    async def _batch_call(
+        self, provider_name: str, request: GenerateRequest, model_key: str | None, custom_id: str
+    ) -> CallOutcome:
+        """One request answered by a batch job, priced at the batch API's prices."""
+        assert self.batch is not None
+        state = self._state(provider_name)
+        started_at = time.time()
+        start = self._clock()
+        price_model = self._price_model(request, model_key)
+        prompt_tokens = estimate_tokens(request.prompt_chars())
+        worst = Usage(prompt_tokens, request.max_tokens)
+        worst_cost = (
+            self._prices.cost(price_model, worst, batch=True)
+            if price_model in self._prices
+            else 0.0
+        )
+
+        def outcome(
+            status: OutcomeStatus,
+            error: str | None = None,
+            kind: ErrorKind | None = None,
+            result: GenerateResult | None = None,
+            cost: float = 0.0,
+            used: Usage = _NO_USAGE,
+        ) -> CallOutcome:
+            elapsed = max(0.0, self._clock() - start)
+            return CallOutcome(
+                status,
+                result,
+                error,
+                kind,
+                1 if status in ("ok", "failed") else 0,
+                elapsed,
+                cost,
+                started_at,
+                started_at + elapsed,
+                used,
+            )
+
+        refusal = self._refusal(state)
+        if refusal is not None:
+            return outcome(*refusal)
+        if not self._budget.try_reserve(worst_cost):
+            message = self._budget_message(worst_cost)
+            self._halt("budget")
+            return outcome("budget", message)
+        cost = 0.0
+        try:
+            got = await self.batch.request(provider_name, custom_id, request)
+            used = got.usage if got is not None else Usage(0, 0)
+            if got is not None and used.total:
+                cost = self._prices.cost(price_model, used, batch=True)
+        finally:
+            self._budget.settle(worst_cost, cost)
+        if got is None:
+            return outcome("deferred", "not executed by its batch job (cancelled or expired)")
+        if got.result is not None:
+            try:
+                result = self._valid(state, got.result)
+            except ProviderError as exc:
+                return outcome("failed", str(exc), exc.kind, cost=cost, used=used)
+            return outcome("ok", result=result, cost=cost, used=used)
+        error = got.error
+        assert error is not None
+        return outcome("failed", str(error), error.kind, cost=cost, used=used)
 
     async def _attempt(
         self,
@@ -507,6 +581,9 @@ class Scheduler:
         self._halted = reason
         for state in self._states.values():
             state.governor.close(reason)
+
+
+_NO_USAGE = Usage(0, 0)
 
 
 class _Internal(ProviderError):

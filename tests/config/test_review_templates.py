@@ -4,13 +4,17 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 import yaml
 from click.testing import CliRunner
 
 from arena.cli import main
 from arena.config import DEFAULT_REVIEW_TEMPLATE, REVIEW_TEMPLATES, load_tournament
 from arena.pipeline import build_plan
+from arena.providers.sim import SimProvider
+from arena.review import review_cache_key
 from arena.store import RunLog
+from arena.types import GenerateRequest, GenerateResult
 from tests.conftest import small_tournament
 
 
@@ -41,3 +45,34 @@ def test_cache_friendly_template_runs_with_the_same_verdict_parsing(tmp_path: Pa
     verdicts = reviews["verdict"].to_list()
     assert reviews.height > 0 and verdicts.count("invalid") == 0
     assert set(verdicts) <= {"A", "B", "tie"}
+
+
+def test_cache_friendly_reviews_carry_cache_hints_and_default_ones_none(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    seen: list[GenerateRequest] = []
+    generate = SimProvider.generate
+
+    async def recording(self: SimProvider, request: GenerateRequest) -> GenerateResult:
+        seen.append(request)
+        return await generate(self, request)
+
+    monkeypatch.setattr(SimProvider, "generate", recording)
+    for name in ("default", "cache_friendly"):
+        root = tmp_path / name
+        root.mkdir()
+        path = _with_template(small_tournament(root), name)
+        seen.clear()
+        assert CliRunner().invoke(main, ["run", str(path)]).exit_code == 0
+        reviews = [r for r in seen if "[[A]]" in r.messages[-1].content]
+        assert reviews
+        if name == "default":
+            assert all(r.cache_breaks == () and r.cache_key is None for r in reviews)
+            continue
+        t = load_tournament(path)
+        for r in reviews:
+            prompt = r.messages[-1].content
+            (q,) = [q for q in t.questions if r.cache_key == review_cache_key(q.id)]
+            assert r.cache_breaks and all(0 < b <= len(prompt) for b in r.cache_breaks)
+            # The question comes before the first break: the prefix shared per question.
+            assert q.turns[0] in prompt[: r.cache_breaks[0]]
