@@ -585,7 +585,8 @@ class Runner:
         priority = call.priority
         logged = 0  # outcomes already counted by a checkpoint row
         while request is not None:
-            batch = self.scheduler.batch
+            # Batch mode, where the scheduler has it (a stand-in scheduler may not).
+            batch = getattr(self.scheduler, "batch", None)
             if batch is not None and batch.batched(call.provider):  # as a line of a batch job
                 outcome = await self.scheduler.call(
                     call.provider,

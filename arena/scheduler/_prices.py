@@ -211,7 +211,7 @@ def price_table(t: Tournament, path: Path = DEFAULT_PRICES_FILE) -> PriceTable:
     table = as_table(resolve_prices(t, path))
     batched = [
         name
-        for m in t.config.models
+        for m in t.used_models()  # models answering from a file have no provider
         if t.config.providers[t.provider_of(m)].batch_mode() is not None
         for name in (m, t.provider_model_id(m))
     ]
