@@ -32,6 +32,7 @@ __all__ = [
     "BoardReviews",
     "BoardTable",
     "ModelCalls",
+    "Scores",
     "Stage",
     "StageEstimate",
     "StageStatus",

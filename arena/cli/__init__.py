@@ -16,7 +16,7 @@ import click
 from arena.cli._exit import Exit
 from arena.cli._exit import exit_now_interrupted as _exit_now_interrupted
 from arena.cli._exit import exit_program as _exit_program
-from arena.stages import COMMANDS as STAGE_COMMANDS
+from arena.stages import COMMANDS as _STAGE_COMMANDS
 
 # command name -> "module:attribute"
 COMMANDS: dict[str, str] = {
@@ -32,7 +32,7 @@ COMMANDS: dict[str, str] = {
     "gc": "arena.cli._gc:gc_cmd",
     "check": "arena.cli._check:check_cmd",
 }
-COMMANDS.update(STAGE_COMMANDS)  # the stages' own commands, registered in arena.stages
+COMMANDS.update(_STAGE_COMMANDS)  # the stages' own commands, registered in arena.stages
 # command name -> the first sentence of its help (tests keep them equal).
 SUMMARIES: dict[str, str] = {
     "run": "Run or resume the tournament in FILE.",
