@@ -29,6 +29,7 @@ from arena.batcheval import (
     run_standalone,
     scores_frame,
 )
+from arena.batcheval._prompt import check_pool
 from arena.cli._common import Exit, Interrupts, budget_option, fail, signal_exit
 from arena.cli._exit import Command
 from arena.config import BatchEvalConfig, ConfigError
@@ -195,7 +196,13 @@ def _override(
         cfg = BatchEvalConfig.model_validate(data)
     except ValueError as exc:
         fail(f"{setup.path}: batcheval: {exc}")
-    return dataclasses.replace(setup, config=cfg, template=load_template(cfg, setup.path))
+    if setup.examples is not None:
+        try:
+            check_pool(setup.examples, cfg)
+        except ConfigError as exc:
+            fail(str(exc))
+    template = load_template(cfg, setup.path, examples=setup.examples is not None)
+    return dataclasses.replace(setup, config=cfg, template=template)
 
 
 def _check_human(human: HumanScores, samples: tuple[Sample, ...]) -> None:

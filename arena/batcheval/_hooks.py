@@ -82,7 +82,7 @@ class BatchEvalHooks(Stage):
         t, cfg = inputs.t, inputs.t.config.batcheval
         if cfg is None:
             return StageEstimate()
-        template = load_template(cfg, t.path)
+        template = load_template(cfg, t.path, examples=t.batcheval_examples is not None)
         answers = inputs.plan.answers
         batches = batcheval_states(t, [(a.id, a.question, a.model) for a in answers], inputs.log)
         tokens = batch_tokens(t, cfg, template, answers)
