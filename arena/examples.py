@@ -232,11 +232,11 @@ def label_copy(pool: ExamplePool, criterion: str, ref: SampleRef) -> float | Non
 
 
 # "Sample3" in an item's text becomes "Sample no. 3": no parser reads it as a sample.
-_SAMPLE_WORD_RE = re.compile(r"(?i)\b(sample)(?=\s*#?\s*\d)")
+_SAMPLE_WORD_RE = re.compile(r"(?i)\b(sample)\s*#?\s*(?=\d)")
 
 
 def _neutral(text: str) -> str:
-    return _SAMPLE_WORD_RE.sub(r"\1 no.", text.strip())
+    return _SAMPLE_WORD_RE.sub(r"\1 no. ", text.strip())
 
 
 def _letters(n: int) -> str:
