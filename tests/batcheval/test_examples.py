@@ -386,3 +386,81 @@ def test_the_plan_counts_the_examples_tokens(tmp_path: Path) -> None:
     longest = sorted(t.batcheval_examples.scored, key=lambda e: -len(e.context))[:2]
     block = render_batch_examples(longest, 1, 3)
     assert shown["helpfulness"][0] >= plain["helpfulness"][0] + 2 * (len(block) // 4 - 2)
+
+
+def _leaky(tmp: Path, n: int = 12) -> tuple[Path, Path, Path]:
+    """Samples whose pool holds near copies scored like them (leakage label copy finds)."""
+    words = [
+        "apples",
+        "bridges",
+        "comets",
+        "deserts",
+        "engines",
+        "forests",
+        "glaciers",
+        "harbours",
+        "islands",
+        "jungles",
+        "kettles",
+        "lanterns",
+    ]
+    human = [1 + (i * 7) % 5 for i in range(n)]
+    rows = [
+        {"id": f"s{i}", "text": f"Reply {i}.", "context": f"What about {words[i]} today?"}
+        for i in range(n)
+    ]
+    pool = [
+        {
+            "id": f"p{i}-{j}",
+            "context": f"Something about {words[i]} ({j})",
+            "text": f"Another reply {j}.",
+            "criterion": "helpfulness",
+            "score": human[i],
+        }
+        for i in range(n)
+        for j in range(2)
+    ]
+    (tmp / "h.jsonl").write_text(
+        "\n".join(json.dumps({"id": f"s{i}", "score": human[i]}) for i in range(n)) + "\n"
+    )
+    _, config = _write(tmp, {"k": 2, "select": "retrieved"}, rows=pool)
+    (tmp / "s.jsonl").write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    return tmp / "s.jsonl", config, tmp / "h.jsonl"
+
+
+def test_human_reports_the_label_copy_baseline_next_to_the_scorer(tmp_path: Path) -> None:
+    samples, config, human = _leaky(tmp_path)
+    report = _report(_invoke(samples, config, "--human", str(human)))
+    [copied] = report["human_label_copy"]
+    assert copied["criterion"] == "helpfulness" and copied["scorer"] == "label copy"
+    assert copied["k"] == 2 and copied["n"] == 12
+    # the pool holds near copies scored like the samples: copying labels is perfect
+    assert copied["pearson"] == pytest.approx(1.0) and copied["spearman"] == pytest.approx(1.0)
+    assert copied["pearson_ci"] is not None
+    [llm] = report["human"]
+    assert llm["scorer"] == "all scorers" and llm["n"] == 12
+    table = CliRunner().invoke(
+        main,
+        [
+            "batcheval",
+            str(samples),
+            "--config",
+            str(config),
+            "--out",
+            str(tmp_path / "out"),
+            "--human",
+            str(human),
+        ],
+        env={"COLUMNS": "200"},
+    )
+    assert table.exit_code == 0, table.output
+    assert "label copy (k=2, no LLM)" in table.stdout
+
+
+def test_without_examples_there_is_no_label_copy(tmp_path: Path) -> None:
+    samples, config, human = _leaky(tmp_path)
+    cfg = yaml.safe_load(config.read_text())
+    del cfg["examples"]
+    config.write_text(yaml.safe_dump(cfg))
+    report = _report(_invoke(samples, config, "--human", str(human)))
+    assert report["human_label_copy"] is None and report["human"]
