@@ -44,6 +44,7 @@ from arena.examples import SampleRef, label_copy
 
 __all__ = [
     "ALL_SCORERS",
+    "LABEL_COPY",
     "HumanScores",
     "human_agreement",
     "human_by_round",

@@ -41,6 +41,7 @@ from arena.types import (
 )
 
 __all__ = [
+    "EXAMPLES_MARKER",
     "Draws",
     "SIGNATURE_RE",
     "SignedText",
