@@ -464,3 +464,36 @@ def test_without_examples_there_is_no_label_copy(tmp_path: Path) -> None:
     config.write_text(yaml.safe_dump(cfg))
     report = _report(_invoke(samples, config, "--human", str(human)))
     assert report["human_label_copy"] is None and report["human"]
+
+
+def test_one_pool_for_both_and_each_kind_re_runs_only_its_calls(tmp_path: Path) -> None:
+    path = _tournament(tmp_path, k=1)
+    cfg = yaml.safe_load(path.read_text())
+    cfg["examples"]["apply_to"] = ["reviews", "batcheval"]
+    path.write_text(yaml.safe_dump(cfg))
+    pool = tmp_path / "pool.jsonl"
+    review = {"question": "Elsewhere?", "answer_a": "a", "answer_b": "b", "verdict": "A"}
+    with pool.open("a") as f:
+        f.write(json.dumps({"id": "r1", "question_id": "z1", **review}) + "\n")
+    t = load_tournament(path)
+    assert t.examples is t.batcheval_examples and t.examples is not None
+    first = asyncio.run(run_tournament(t))
+    assert first.failed == 0
+    log = RunLog(tmp_path / "out")
+    assert log.read("reviews")["example_ids"].to_list()[0] == ["r1"]
+
+    def rerun() -> tuple[dict[str, int], dict[str, int]]:
+        s = asyncio.run(run_tournament(load_tournament(path)))
+        return s.by_stage["reviews"], s.by_stage["batcheval"]
+
+    with pool.open("a") as f:  # a new scored item: the batches re-run, the reviews do not
+        scored = {"context": "Far?", "text": "New.", "criterion": "helpfulness", "score": 1}
+        f.write(json.dumps({"id": "x9", **scored}) + "\n")
+    reviews, batches = rerun()
+    assert set(reviews) == {"skipped"}
+    assert batches["completed"] + batches["invalid"] == 3 and batches["skipped"] == 0
+    with pool.open("a") as f:  # a new review item: the reviews re-run, the batches do not
+        f.write(json.dumps({"id": "r2", "question_id": "z2", **review}) + "\n")
+    reviews, batches = rerun()
+    assert "skipped" not in reviews and reviews["completed"] == 4 * 6 * 3
+    assert (batches["skipped"], batches["completed"]) == (3, 0)
