@@ -13,8 +13,7 @@ from typing import Any
 
 import polars as pl
 
-from arena.batcheval._aggregate import running_means
-from arena.batcheval._compose import compose_round
+from arena.batcheval._compose import compose_round, ordering_scores
 from arena.batcheval._prompt import load_template
 from arena.batcheval._samples import Sample
 from arena.batcheval._schema import TABLE
@@ -143,7 +142,8 @@ def _replay(
             round_index,
             batch_size=cfg.batch_size,
             strategy=cfg.strategy,
-            means=running_means(history),
+            means=ordering_scores(history, cfg.composition),
+            composition=cfg.composition,
             seed=(seed, criterion.name, scorer.name),
         )
         scored: list[tuple[str, float | None]] = []
