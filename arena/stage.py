@@ -159,8 +159,13 @@ class BoardReviews(Protocol):
         order_without: Sequence[str],
         scores_without: Scores,
         tau_without: Mapping[str, float | None] | None,
+        *,
+        human: pl.DataFrame | None = None,
+        seed: int = 0,
     ) -> dict[str, Any]:
-        """The stage's leaderboard block, from the rankings with and without its outcomes."""
+        """The stage's leaderboard block, from the rankings with and without its outcomes;
+        `human`: the leaderboard's human labels (`--human`), when given, with the seed of
+        the leaderboard's bootstrap."""
 
 
 class BoardTable(Protocol):

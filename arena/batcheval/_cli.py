@@ -29,6 +29,8 @@ from arena.batcheval import (
     run_standalone,
     scores_frame,
 )
+from arena.batcheval._human import label_copy_agreement
+from arena.batcheval._prompt import check_pool
 from arena.cli._common import Exit, Interrupts, budget_option, fail, signal_exit
 from arena.cli._exit import Command
 from arena.config import BatchEvalConfig, ConfigError
@@ -85,6 +87,10 @@ def _report(
     frame = scores_frame(summary.scores)
     agreement = None if human is None else human_agreement(frame, human, seed=setup.seed)
     by_round = None if human is None else human_by_round(frame, human, seed=setup.seed)
+    copied = None
+    if human is not None and setup.examples is not None:
+        refs = {s.id: (s.question_id, s.context, s.text) for s in samples}
+        copied = label_copy_agreement(refs, human, setup.examples, seed=setup.seed)
     return {
         "name": setup.name,
         "output": str(setup.output_dir),
@@ -109,6 +115,7 @@ def _report(
         "results": [s.to_json() for s in summary.scores],
         "human": agreement,
         "human_rounds": by_round,
+        "human_label_copy": copied,
     }
 
 
@@ -139,14 +146,17 @@ def _cell(value: float | None, interval: list[float] | None) -> str:
     return f"{value:.3f} [{interval[0]:.3f}, {interval[1]:.3f}]"
 
 
-def _human_table(rows: list[dict[str, Any]]) -> Table:
+def _human_table(rows: list[dict[str, Any]], copied: list[dict[str, Any]] | None) -> Table:
     table = Table(title="Agreement with human scores (per sample; 95% bootstrap intervals)")
     for col in ("criterion", "scorer", "n", "pearson", "spearman"):
         table.add_column(col, justify="left" if col in ("criterion", "scorer") else "right")
-    for r in rows:
+    for r in sorted(rows + (copied or []), key=lambda r: r["criterion"]):
+        scorer = r["scorer"]
+        if "k" in r:  # the label-copy baseline of `examples:`
+            scorer = f"{scorer} (k={r['k']}, no LLM)"
         table.add_row(
             r["criterion"],
-            r["scorer"],
+            scorer,
             str(r["n"]),
             _cell(r["pearson"], r["pearson_ci"]),
             _cell(r["spearman"], r["spearman_ci"]),
@@ -195,7 +205,13 @@ def _override(
         cfg = BatchEvalConfig.model_validate(data)
     except ValueError as exc:
         fail(f"{setup.path}: batcheval: {exc}")
-    return dataclasses.replace(setup, config=cfg, template=load_template(cfg, setup.path))
+    if setup.examples is not None:
+        try:
+            check_pool(setup.examples, cfg)
+        except ConfigError as exc:
+            fail(str(exc))
+    template = load_template(cfg, setup.path, examples=setup.examples is not None)
+    return dataclasses.replace(setup, config=cfg, template=template)
 
 
 def _check_human(human: HumanScores, samples: tuple[Sample, ...]) -> None:
@@ -239,7 +255,8 @@ def _check_human(human: HumanScores, samples: tuple[Sample, ...]) -> None:
     help="Human scores (JSONL or CSV rows: id, criterion, score): report the per-sample "
     "Pearson and Spearman correlation of the BatchEval scores with them, per criterion, "
     "with bootstrap intervals, and round by round (each round alone, and the mean "
-    "up to it).",
+    "up to it). With `examples:` applying to BatchEval, also the label-copy baseline (each "
+    "sample scored by the mean human score of its k nearest pool items, no LLM).",
 )
 @click.option(
     "--stages",
@@ -310,7 +327,7 @@ def batcheval_cmd(
     else:
         Console().print(_table(report))
         if report["human"] is not None:
-            Console().print(_human_table(report["human"]))
+            Console().print(_human_table(report["human"], report["human_label_copy"]))
         if report["human_rounds"]:
             Console().print(_rounds_table(report["human_rounds"]))
     click.echo(

@@ -19,7 +19,8 @@ from arena.batcheval._tournament import (
     batcheval_stage,
     tournament_samples,
 )
-from arena.config import BatchEvalConfig, Tournament
+from arena.config import BatchEvalConfig, ExamplePool, Tournament
+from arena.examples import render_batch_examples
 from arena.pipeline import AllPairsPlanner, AnswerCall
 from arena.stage import (
     EXPECTED_SHARE,
@@ -82,10 +83,10 @@ class BatchEvalHooks(Stage):
         t, cfg = inputs.t, inputs.t.config.batcheval
         if cfg is None:
             return StageEstimate()
-        template = load_template(cfg, t.path)
+        template = load_template(cfg, t.path, examples=t.batcheval_examples is not None)
         answers = inputs.plan.answers
         batches = batcheval_states(t, [(a.id, a.question, a.model) for a in answers], inputs.log)
-        tokens = batch_tokens(t, cfg, template, answers)
+        tokens = batch_tokens(t, cfg, template, answers, t.batcheval_examples)
         calls: list[ModelCalls] = []
         for scorer, criterion, state in batches.select("scorer", "criterion", "state").iter_rows():
             if state in ("done", "invalid"):  # logged with a result: not asked again
@@ -130,12 +131,17 @@ class BatchEvalHooks(Stage):
 
 
 def batch_tokens(
-    t: Tournament, cfg: BatchEvalConfig, template: str, answers: Sequence[AnswerCall]
+    t: Tournament,
+    cfg: BatchEvalConfig,
+    template: str,
+    answers: Sequence[AnswerCall],
+    pool: ExamplePool | None = None,
 ) -> dict[str, tuple[int, int]]:
     """Upper-bound (input, output) tokens of one batch call per criterion, its re-ask included.
 
     A batch holds at most ceil(n / batches) samples, each at most the largest
-    answer: its question and the contestant's max_tokens per turn.
+    answer: its question and the contestant's max_tokens per turn; with
+    `examples:`, the k longest items of the criterion.
     """
     if not answers:
         return {c.name: (0, 0) for c in cfg.criteria}
@@ -148,13 +154,15 @@ def batch_tokens(
         shown = tournament_samples([(a.id, a.question, a.model)], {a.id: [""] * turns})
         chars = len(render_prompt(template, first, shown)) - empty
         sample = max(sample, estimate_tokens(chars) + t.model(a.model).max_tokens * turns)
-    return {
-        c.name: (
-            2 * (estimate_tokens(len(render_prompt(template, c, []))) + size * sample),
-            2 * cfg.max_tokens,
-        )
-        for c in cfg.criteria
-    }
+    k = 0 if pool is None else pool.config.k
+    out: dict[str, tuple[int, int]] = {}
+    for c in cfg.criteria:
+        items = [] if pool is None else [e for e in pool.scored if e.criterion == c.name]
+        longest = sorted(items, key=lambda e: -(len(e.text) + len(e.context)))[:k]
+        examples = len(render_batch_examples(longest, c.scale.low, c.scale.high))
+        prompt = estimate_tokens(len(render_prompt(template, c, [])) + examples)
+        out[c.name] = (2 * (prompt + size * sample), 2 * cfg.max_tokens)
+    return out
 
 
 BATCHEVAL_STAGE = BatchEvalHooks()

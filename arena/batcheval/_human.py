@@ -18,6 +18,12 @@ there are several. Intervals are percentile bootstrap intervals over samples
 `human_by_round` shows how the agreement builds up over the rounds: per
 criterion and round r, the correlation of round r's scores alone, and of the
 mean over rounds 1..r (the final score a run of r rounds would have given).
+
+`label_copy_agreement` is the no-LLM baseline of the `examples:` section: each
+sample scored by the mean human score of its k nearest pool items (TF-IDF of
+the context, the prompts' exclusions), correlated with the human scores the
+same way. A scorer that shows examples should beat it; if it does not, what
+looks like a gain from the examples may be copied labels (leakage).
 """
 
 from __future__ import annotations
@@ -33,13 +39,16 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from arena.config import ConfigError, read_jsonl_objects
+from arena.config import ConfigError, ExamplePool, read_jsonl_objects
+from arena.examples import SampleRef, label_copy
 
 __all__ = [
     "ALL_SCORERS",
+    "LABEL_COPY",
     "HumanScores",
     "human_agreement",
     "human_by_round",
+    "label_copy_agreement",
     "load_human_scores",
 ]
 
@@ -267,4 +276,43 @@ def human_by_round(
                         **_agreement(model, human.scores[criterion], n_boot, level, seed),
                     }
                 )
+    return out
+
+
+LABEL_COPY = "label copy"
+
+
+def label_copy_agreement(
+    samples: Mapping[str, SampleRef],
+    human: HumanScores,
+    pool: ExamplePool,
+    *,
+    n_boot: int = 1000,
+    level: float = 0.95,
+    seed: int = 0,
+) -> list[dict[str, Any]]:
+    """Per criterion: the label-copy baseline's Pearson and Spearman against human scores.
+
+    `samples`: key (as `human.key_of` gives it) -> (question id, context, text).
+    Each row: `criterion`, `scorer` ("label copy"), `k`, `n`, `pearson`,
+    `pearson_ci`, `spearman`, `spearman_ci`; `n` counts the samples with a
+    human score and at least one eligible pool item.
+    """
+    out: list[dict[str, Any]] = []
+    for criterion in sorted(human.scores):
+        copied: dict[str, float] = {}
+        for key, ref in samples.items():
+            if key not in human.scores[criterion]:
+                continue
+            value = label_copy(pool, criterion, ref)
+            if value is not None:
+                copied[key] = value
+        out.append(
+            {
+                "criterion": criterion,
+                "scorer": LABEL_COPY,
+                "k": pool.config.k,
+                **_agreement(copied, human.scores[criterion], n_boot, level, seed),
+            }
+        )
     return out

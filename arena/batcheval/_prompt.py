@@ -13,18 +13,26 @@ template's "decimal number(s)" into "whole number(s)" and its
 `{score_format}` into `{integer_score_format}` (`Integer Scores: [Sample1:
 <score>, ...]`). With the default `scores: decimal` the template is returned
 as written, so its prompts and batch ids are those of earlier runs.
+
+`{examples}` is where the `examples:` section's scored items go (empty
+without the section). The shipped templates do not hold it: with examples
+configured (`load_template(..., examples=True)`) it is put right before
+`{samples}`, and without them they render exactly the prompts of earlier
+runs. A user template must hold it when examples are configured.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from pathlib import Path
 
 from arena.batcheval._samples import Sample
-from arena.config import CONFIGS_DIR, BatchEvalConfig, ConfigError, CriterionConfig
+from arena.config import CONFIGS_DIR, BatchEvalConfig, ConfigError, CriterionConfig, ExamplePool
 
 __all__ = [
     "DEFAULT_TEMPLATES",
+    "check_pool",
     "PROCEDURE_PLACEHOLDERS",
     "REQUIRED_PLACEHOLDERS",
     "integer_score_format",
@@ -33,6 +41,7 @@ __all__ = [
     "render_prompt",
     "sample_format",
     "score_format",
+    "with_batch_examples",
 ]
 
 DEFAULT_TEMPLATES: dict[str, Path] = {
@@ -61,8 +70,19 @@ def integer_template(template: str) -> str:
     return template
 
 
-def load_template(cfg: BatchEvalConfig, config_file: Path) -> str:
-    """The prompt template of a batcheval section (relative paths from the YAML's folder)."""
+def with_batch_examples(template: str) -> str:
+    """A template with the `{examples}` placeholder (before `{samples}` when it has none)."""
+    if "{examples}" in template:
+        return template
+    return template.replace("{samples}", "{examples}\n\n{samples}", 1)
+
+
+def load_template(cfg: BatchEvalConfig, config_file: Path, *, examples: bool = False) -> str:
+    """The prompt template of a batcheval section (relative paths from the YAML's folder).
+
+    `examples`: the `examples:` section applies to BatchEval, so the template
+    gets the `{examples}` placeholder (a user template must hold it).
+    """
     if cfg.template is None:
         path = DEFAULT_TEMPLATES[cfg.procedure]
     else:
@@ -79,7 +99,42 @@ def load_template(cfg: BatchEvalConfig, config_file: Path) -> str:
                 "batcheval.template",
                 f"template {path} lacks the placeholder {placeholder}",
             )
+    if examples:
+        if cfg.template is not None and "{examples}" not in template:
+            raise ConfigError(
+                config_file,
+                "batcheval.template",
+                f"template {path} lacks the placeholder {{examples}}, which the "
+                "`examples:` section needs",
+            )
+        template = with_batch_examples(template)
     return integer_template(template) if cfg.scores == "integer" else template
+
+
+def check_pool(pool: ExamplePool, cfg: BatchEvalConfig) -> None:
+    """The pool's scored items fit the section: known criteria, scores on their scales, and
+    items for every criterion; ConfigError naming the pool file, the line and the field."""
+    path = pool.path or Path(pool.config.pool)
+    criteria = {c.name: c for c in cfg.criteria}
+    for e in pool.scored:
+        criterion = criteria.get(e.criterion)
+        if criterion is None:
+            raise ConfigError(
+                path,
+                f"line {e.line}: criterion",
+                f"unknown criterion '{e.criterion}' (known: {', '.join(criteria)})",
+            )
+        low, high = criterion.scale.low, criterion.scale.high
+        if not low <= e.score <= high:
+            raise ConfigError(
+                path,
+                f"line {e.line}: score",
+                f"{e.score:g} is outside the scale of '{e.criterion}' ({low:g} to {high:g})",
+            )
+    have = {e.criterion for e in pool.scored}
+    for name in criteria:
+        if name not in have:
+            raise ConfigError(path, "", f"no scored item of criterion '{name}' in the pool")
 
 
 def score_format(n: int) -> str:
@@ -115,10 +170,17 @@ def _sample_block(k: int, sample: Sample) -> str:
     return f"[The start of Sample{k}]\n{body}\n[The end of Sample{k}]"
 
 
-def render_prompt(template: str, criterion: CriterionConfig, samples: Sequence[Sample]) -> str:
-    """Fill the template for one batch (plain replacement; samples go in last)."""
+_LAST_RE = re.compile(r"\{(examples|samples)\}")
+
+
+def render_prompt(
+    template: str, criterion: CriterionConfig, samples: Sequence[Sample], examples: str = ""
+) -> str:
+    """Fill the template for one batch (plain replacement; examples and samples go in last,
+    in one pass, so that no text of theirs is taken for a placeholder)."""
     blocks = "\n\n".join(_sample_block(k, s) for k, s in enumerate(samples, 1))
-    return (
+    last = {"examples": examples, "samples": blocks}
+    filled = (
         template.replace("{n}", str(len(samples)))
         .replace("{criterion}", criterion.name)
         .replace("{description}", criterion.description.strip())
@@ -128,5 +190,5 @@ def render_prompt(template: str, criterion: CriterionConfig, samples: Sequence[S
         .replace("{score_format}", score_format(len(samples)))
         .replace("{integer_score_format}", integer_score_format(len(samples)))
         .replace("{sample_format}", sample_format(len(samples)))
-        .replace("{samples}", blocks)
     )
+    return _LAST_RE.sub(lambda m: last[m.group(1)], filled)

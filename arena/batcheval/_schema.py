@@ -33,6 +33,8 @@ TABLE_SCHEMA = pa.schema(
         pa.field("reasked", pa.bool_()),
         pa.field("model", pa.string()),  # in a tournament: the contestant that wrote it
         pa.field("question_id", pa.string()),
+        # The `examples:` items the batch's prompt showed (null without examples).
+        pa.field("example_ids", pa.list_(pa.string())),
     ]
 )
 

@@ -30,7 +30,8 @@ from arena.batcheval._parse import one_generation, parse_scores
 from arena.batcheval._prompt import render_prompt
 from arena.batcheval._samples import Sample
 from arena.batcheval._schema import TABLE
-from arena.config import BatchEvalConfig, CriterionConfig
+from arena.config import BatchEvalConfig, CriterionConfig, ExamplePool, ScoredExample
+from arena.examples import choose_batch_examples, render_batch_examples
 from arena.runner import (
     Call,
     CallResult,
@@ -50,6 +51,7 @@ __all__ = [
     "SampleScore",
     "Scorer",
     "StageSummary",
+    "make_batch",
 ]
 
 ProgressFn = Callable[[str, int, int], None]
@@ -76,6 +78,14 @@ class Batch:
     criterion: CriterionConfig
     scorer: Scorer
     samples: tuple[Sample, ...]
+    # The `examples:` items its prompt shows (none without the section).
+    examples: tuple[ScoredExample, ...] = ()
+
+    def prompt(self, template: str) -> str:
+        """The batch's prompt."""
+        scale = self.criterion.scale
+        shown = render_batch_examples(self.examples, scale.low, scale.high)
+        return render_prompt(template, self.criterion, self.samples, shown)
 
     def row_id(self, sample: Sample) -> str:
         """The log row id of one sample's score in this batch."""
@@ -153,20 +163,46 @@ def batch_id(
     samples: Sequence[Sample],
     template: str,
     cfg: BatchEvalConfig,
+    examples: tuple[Sequence[str], str] | None = None,
 ) -> str:
-    """Id of a batch call: changes when anything its prompt or its answer depends on does."""
-    return stable_id(
-        "batch",
-        {
-            "round": round_index,
-            "criterion": criterion.model_dump(),
-            "scorer": dict(scorer.fingerprint),
-            "samples": [[s.id, s.fingerprint()] for s in samples],
-            "template": template,
-            "temperature": cfg.temperature,
-            "max_tokens": cfg.max_tokens,
-        },
-    )
+    """Id of a batch call: changes when anything its prompt or its answer depends on does.
+
+    `examples`: the ids of the `examples:` items the prompt shows and the hash
+    of the pool's scored items (absent without the section: ids of earlier runs).
+    """
+    parts: dict[str, Any] = {
+        "round": round_index,
+        "criterion": criterion.model_dump(),
+        "scorer": dict(scorer.fingerprint),
+        "samples": [[s.id, s.fingerprint()] for s in samples],
+        "template": template,
+        "temperature": cfg.temperature,
+        "max_tokens": cfg.max_tokens,
+    }
+    if examples is not None:
+        parts["examples"] = [list(examples[0]), examples[1]]
+    return stable_id("batch", parts)
+
+
+def make_batch(
+    round_index: int,
+    index: int,
+    criterion: CriterionConfig,
+    scorer: Scorer,
+    samples: tuple[Sample, ...],
+    template: str,
+    cfg: BatchEvalConfig,
+    pool: ExamplePool | None = None,
+) -> Batch:
+    """One batch of a round, with the examples its prompt shows and its id."""
+    shown: tuple[ScoredExample, ...] = ()
+    examples: tuple[Sequence[str], str] | None = None
+    if pool is not None:
+        refs = [(s.question_id, s.context, s.text) for s in samples]
+        shown = choose_batch_examples(pool, criterion.name, refs)
+        examples = ([e.id for e in shown], pool.scored_digest)
+    bid = batch_id(round_index, criterion, scorer, samples, template, cfg, examples)
+    return Batch(bid, round_index, index, criterion, scorer, samples, shown)
 
 
 def _split(total: int, n: int) -> list[int]:
@@ -209,8 +245,10 @@ class BatchEvalPlanner(Planner):
         seed: object,
         samples: Sequence[Sample] | None = None,
         logged: pl.DataFrame | None = None,
+        examples: ExamplePool | None = None,
     ) -> None:
         self.cfg = cfg
+        self.examples = examples
         self.template = template
         self.scorers = list(scorers)
         self.seed = seed
@@ -346,10 +384,17 @@ class BatchEvalPlanner(Planner):
             pair.batches, pair.results = [], {}
             for i, ids in enumerate(composition):
                 samples = tuple(self.samples[sid] for sid in ids)
-                bid = batch_id(
-                    pair.round, pair.criterion, pair.scorer, samples, self.template, self.cfg
+                batch = make_batch(
+                    pair.round,
+                    i,
+                    pair.criterion,
+                    pair.scorer,
+                    samples,
+                    self.template,
+                    self.cfg,
+                    self.examples,
                 )
-                batch = Batch(bid, pair.round, i, pair.criterion, pair.scorer, samples)
+                bid = batch.id
                 pair.batches.append(batch)
                 row_ids = [batch.row_id(s) for s in samples]
                 if all(rid in self.logged for rid in row_ids):
@@ -407,7 +452,7 @@ class BatchEvalPlanner(Planner):
         def request() -> GenerateRequest:
             return GenerateRequest(
                 model=batch.scorer.model_id,
-                messages=(Message("user", render_prompt(self.template, crit, batch.samples)),),
+                messages=(Message("user", batch.prompt(self.template)),),
                 temperature=self.cfg.temperature,
                 max_tokens=self.cfg.max_tokens,
             )
@@ -468,7 +513,7 @@ class BatchEvalPlanner(Planner):
         def request() -> GenerateRequest:
             return GenerateRequest(
                 model=batch.scorer.model_id,
-                messages=(Message("user", render_prompt(self.template, crit, batch.samples)),),
+                messages=(Message("user", batch.prompt(self.template)),),
                 temperature=self.cfg.temperature,
                 max_tokens=self.cfg.max_tokens,
             )
@@ -569,6 +614,9 @@ class BatchEvalPlanner(Planner):
                     "reasked": len(texts) > 1,
                     "model": sample.model,
                     "question_id": sample.question_id,
+                    "example_ids": (
+                        None if self.examples is None else [e.id for e in batch.examples]
+                    ),
                 }
             )
         return Finished(status, tuple(rows))

@@ -1,8 +1,11 @@
 """`arena batcheval`: score any samples with a BatchEval config, outside a tournament.
 
 The config file is either a BatchEval file (`providers`, `models`, `batcheval`,
-optional `name`, `seed`, `retry`, `output`) or a tournament YAML with a
-`batcheval:` section (its questions and contestants are then not used).
+optional `name`, `seed`, `retry`, `output`, `examples`) or a tournament YAML
+with a `batcheval:` section (its questions and contestants are then not used;
+its `examples:` section is used when its `apply_to` lists batcheval). In a
+BatchEval file, `examples:` applies to BatchEval unless `apply_to` says
+otherwise.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from arena.batcheval._prompt import load_template
+from arena.batcheval._prompt import check_pool, load_template
 from arena.batcheval._samples import Sample
 from arena.batcheval._schema import SCORES_FILE, TABLE
 from arena.batcheval._scores import write_scores
@@ -23,10 +26,13 @@ from arena.batcheval._stage import BatchEvalPlanner, ProgressFn, Scorer, StageSu
 from arena.config import (
     BatchEvalConfig,
     ConfigError,
+    ExamplePool,
+    ExamplesConfig,
     ModelConfig,
     ProviderConfig,
     RetryConfig,
     check_models,
+    load_example_pool,
     model_fingerprint,
     parse_config,
     read_yaml,
@@ -52,6 +58,7 @@ class BatchEvalFileConfig(BaseModel):
     retry: RetryConfig = Field(default_factory=RetryConfig)
     seed: int = 0
     output: str | None = None
+    examples: ExamplesConfig | None = None  # scored items shown in the batch prompts
 
 
 @dataclass(frozen=True)
@@ -67,6 +74,7 @@ class BatchEvalSetup:
     retry: RetryConfig
     seed: int
     output_dir: Path
+    examples: ExamplePool | None = None  # the `examples:` pool, when it applies to BatchEval
 
     def provider_of(self, name: str) -> str:
         """A scorer's provider entry (loading refused scorers without one)."""
@@ -104,6 +112,13 @@ def _parse_file(data: dict[str, Any], path: Path) -> BatchEvalFileConfig:
     for i, scorer in enumerate(cfg.batcheval.scorers):
         if scorer not in cfg.models:
             raise ConfigError(path, f"batcheval.scorers[{i}]", f"undefined model '{scorer}'")
+    if cfg.examples is not None:
+        if "apply_to" not in cfg.examples.model_fields_set:
+            cfg.examples = cfg.examples.model_copy(update={"apply_to": ["batcheval"]})
+        elif "batcheval" not in cfg.examples.apply_to:
+            raise ConfigError(
+                path, "examples.apply_to", "a BatchEval file's examples must apply to batcheval"
+            )
     return cfg
 
 
@@ -124,21 +139,31 @@ def load_setup(path: str | Path, output: str | Path | None = None) -> BatchEvalS
             batcheval=tournament.batcheval,
             retry=tournament.retry,
             seed=tournament.seed,
+            examples=(
+                tournament.examples
+                if tournament.examples is not None and "batcheval" in tournament.examples.apply_to
+                else None
+            ),
         )
         default_out = Path("runs") / f"{tournament.name}-batcheval"
     else:
         file_cfg = _parse_file(data, p)
         default_out = Path(file_cfg.output or Path("runs") / file_cfg.name)
+    pool = None
+    if file_cfg.examples is not None:
+        pool = load_example_pool(file_cfg.examples, p, file_cfg.seed)
+        check_pool(pool, file_cfg.batcheval)
     return BatchEvalSetup(
         path=p,
         name=file_cfg.name,
         config=file_cfg.batcheval,
-        template=load_template(file_cfg.batcheval, p),
+        template=load_template(file_cfg.batcheval, p, examples=pool is not None),
         providers=file_cfg.providers,
         models=file_cfg.models,
         retry=file_cfg.retry,
         seed=file_cfg.seed,
         output_dir=Path(output) if output is not None else default_out,
+        examples=pool,
     )
 
 
@@ -176,6 +201,7 @@ async def run_standalone(
         seed=setup.seed,
         samples=samples,
         logged=log.read(TABLE, columns=["status", "score"]),
+        examples=setup.examples,
     )
     run = await run_planners(
         [planner],

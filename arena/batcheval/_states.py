@@ -13,14 +13,13 @@ from typing import Any
 
 import polars as pl
 
-from arena.batcheval._aggregate import running_means
-from arena.batcheval._compose import compose_round
+from arena.batcheval._compose import compose_round, ordering_scores
 from arena.batcheval._prompt import load_template
 from arena.batcheval._samples import Sample
 from arena.batcheval._schema import TABLE
-from arena.batcheval._stage import Batch, Scorer, batch_id
+from arena.batcheval._stage import Scorer, make_batch
 from arena.batcheval._tournament import AnswerRef, tournament_samples
-from arena.config import BatchEvalConfig, CriterionConfig, Tournament
+from arena.config import BatchEvalConfig, CriterionConfig, ExamplePool, Tournament
 from arena.store import RunLog
 
 __all__ = ["BATCHEVAL_SCHEMA", "batcheval_states", "batches_outside"]
@@ -76,7 +75,8 @@ def batcheval_states(
     samples = tournament_samples(expected, turns)
     # The stage starts once every answer it scores is logged.
     ready = bool(samples) and len(samples) == len(expected)
-    template = load_template(cfg, t.path) if ready else ""
+    pool = t.batcheval_examples
+    template = load_template(cfg, t.path, examples=pool is not None) if ready else ""
     rows: dict[str, tuple[str, float | None]] = {}
     slots: dict[tuple[str, str, int, int], set[str]] = {}
     if logged.height:
@@ -92,7 +92,9 @@ def batcheval_states(
                 name, t.provider_of(name), t.provider_model_id(name), t.model_fingerprint(name)
             )
             found = (
-                _replay(cfg, template, criterion, scorer, samples, rows, seed=t.config.seed)
+                _replay(
+                    cfg, template, criterion, scorer, samples, rows, seed=t.config.seed, pool=pool
+                )
                 if ready
                 else {}
             )
@@ -125,6 +127,7 @@ def _replay(
     rows: Mapping[str, tuple[str, float | None]],
     *,
     seed: object,
+    pool: ExamplePool | None = None,
 ) -> dict[tuple[int, int], tuple[str, str | None]]:
     """(round, batch index) -> (batch id, logged state or None) of the rounds built so far.
 
@@ -139,15 +142,16 @@ def _replay(
             round_index,
             batch_size=cfg.batch_size,
             strategy=cfg.strategy,
-            means=running_means(history),
+            means=ordering_scores(history, cfg.composition),
+            composition=cfg.composition,
             seed=(seed, criterion.name, scorer.name),
         )
         scored: list[tuple[str, float | None]] = []
         complete = True
         for index, ids in enumerate(composition):
             members = tuple(by_id[sid] for sid in ids)
-            bid = batch_id(round_index, criterion, scorer, members, template, cfg)
-            batch = Batch(bid, round_index, index, criterion, scorer, members)
+            batch = make_batch(round_index, index, criterion, scorer, members, template, cfg, pool)
+            bid = batch.id
             logged = [rows.get(batch.row_id(s)) for s in members]
             statuses = [row[0] if row is not None else None for row in logged]
             state: str | None = None

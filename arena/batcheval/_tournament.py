@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 
-from arena.batcheval._prompt import load_template
+from arena.batcheval._prompt import check_pool, load_template
 from arena.batcheval._samples import Sample
 from arena.batcheval._schema import SCORES_FILE
 from arena.batcheval._scores import write_scores
@@ -26,11 +26,14 @@ AnswerRef = tuple[str, Question, str]  # (answer id, question, contestant)
 
 
 def batcheval_preflight(t: Tournament) -> list[str]:
-    """Problems with the tournament's batcheval section (its template), before any call."""
+    """Problems with the tournament's batcheval section (its template, its examples'
+    criteria and scales), before any call."""
     if t.config.batcheval is None:
         return []
     try:
-        load_template(t.config.batcheval, t.path)
+        load_template(t.config.batcheval, t.path, examples=t.batcheval_examples is not None)
+        if t.batcheval_examples is not None:
+            check_pool(t.batcheval_examples, t.config.batcheval)
     except ConfigError as exc:
         return [str(exc)]
     return []
@@ -72,7 +75,14 @@ class TournamentBatchEval(BatchEvalPlanner):
             Scorer(n, t.provider_of(n), t.provider_model_id(n), t.model_fingerprint(n))
             for n in cfg.scorers
         ]
-        super().__init__(cfg, load_template(cfg, t.path), scorers, seed=t.config.seed)
+        pool = t.batcheval_examples
+        super().__init__(
+            cfg,
+            load_template(cfg, t.path, examples=pool is not None),
+            scorers,
+            seed=t.config.seed,
+            examples=pool,
+        )
         self.t = t
         self.base = base
         self.gave_up = False

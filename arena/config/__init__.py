@@ -14,7 +14,13 @@ from __future__ import annotations
 
 from arena.config._base import MAX_TOKENS, path_safe_name
 from arena.config._errors import ConfigError
-from arena.config._examples import EXAMPLE_VERDICTS, Example, ExamplePool, load_example_pool
+from arena.config._examples import (
+    EXAMPLE_VERDICTS,
+    Example,
+    ExamplePool,
+    ScoredExample,
+    load_example_pool,
+)
 from arena.config._load import (
     CONFIGS_DIR,
     DEFAULT_REVIEW_TEMPLATE,
@@ -92,6 +98,7 @@ __all__ = [
     "Example",
     "ExamplePool",
     "ExamplesConfig",
+    "ScoredExample",
     "load_example_pool",
     "FILE_PROVIDER",
     "FREE_TYPES",

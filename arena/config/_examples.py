@@ -1,19 +1,40 @@
-"""The `examples:` pool, loaded and checked (selection and rendering: arena.examples)."""
+"""The `examples:` pool, loaded and checked (selection and rendering: arena.examples).
+
+One JSONL pool may hold two kinds of human-judged items, told apart by their
+fields: review items (`id, question_id, question, answer_a, answer_b,
+verdict`) for review prompts, and scored items (`id, question_id` (optional),
+`context, text, criterion, score`) for BatchEval prompts. Each kind has its own
+hash, so editing the items of one kind changes the call ids of that kind only.
+"""
 
 from __future__ import annotations
 
 import hashlib
 import json
+import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from arena.config._errors import ConfigError
 from arena.config._sections import ExamplesConfig
 
-__all__ = ["EXAMPLE_VERDICTS", "Example", "ExamplePool", "load_example_pool"]
+__all__ = [
+    "EXAMPLE_VERDICTS",
+    "Example",
+    "ExamplePool",
+    "ScoredExample",
+    "load_example_pool",
+]
 
 # A pool item's verdict, in the words the prompt shows it with.
 EXAMPLE_VERDICTS = {"A": "answer A is better", "B": "answer B is better", "tie": "a tie"}
+
+_REVIEW_FIELDS = ("id", "question_id", "question", "answer_a", "answer_b", "verdict")
+_SCORED_FIELDS = ("id", "context", "text", "criterion", "score")
+# A row with any of these fields is a scored (BatchEval) item.
+_SCORED_MARKS = frozenset({"context", "text", "criterion", "score"})
 
 
 @dataclass(frozen=True)
@@ -28,16 +49,85 @@ class Example:
     verdict: str
 
 
+@dataclass(frozen=True)
+class ScoredExample:
+    """One human-scored BatchEval item of the pool: a text, its context and its score."""
+
+    id: str
+    question_id: str | None
+    context: str
+    text: str
+    criterion: str
+    score: float
+    line: int = field(default=0, compare=False)  # its line in the pool file, for messages
+
+
 @dataclass(eq=False)
 class ExamplePool:
     """The pool and the section's settings; `chosen` caches each question's choice."""
 
     config: ExamplesConfig
     items: tuple[Example, ...]
-    digest: str  # sha256 of the pool file's bytes
+    digest: str  # sha256 of the review items (what review ids depend on)
     seed: int = 0
     chosen: dict[str, tuple[Example, ...]] = field(default_factory=dict)
-    index: dict[str, object] = field(default_factory=dict)  # the TF-IDF model, once fitted
+    index: dict[str, object] = field(default_factory=dict)  # TF-IDF models, once fitted
+    scored: tuple[ScoredExample, ...] = ()
+    scored_digest: str = ""  # sha256 of the scored items (what batch ids depend on)
+    path: Path | None = None  # the pool file
+    # The scored items chosen for a batch: (criterion, the batch's samples) -> items.
+    scored_chosen: dict[
+        tuple[str, tuple[tuple[str | None, str | None, str], ...]], tuple[ScoredExample, ...]
+    ] = field(default_factory=dict)
+
+    def applies_to(self, target: str) -> bool:
+        """Whether the section's `apply_to` lists `target` (`reviews`, `batcheval`)."""
+        return target in self.config.apply_to
+
+
+def _digest(rows: Sequence[dict[str, Any]]) -> str:
+    blob = "\n".join(json.dumps(r, sort_keys=True, ensure_ascii=False) for r in rows)
+    return hashlib.sha256(blob.encode()).hexdigest()
+
+
+def _text(path: Path, where: str, row: dict[str, Any], key: str) -> str:
+    value = row.get(key)
+    if value is None:
+        raise ConfigError(path, f"{where}: {key}", "missing")
+    if isinstance(value, dict | list | bool):
+        raise ConfigError(path, f"{where}: {key}", f"must be a string, got {value!r}")
+    return str(value)
+
+
+def _review_item(path: Path, where: str, row: dict[str, Any]) -> Example:
+    for key in _REVIEW_FIELDS:
+        _text(path, where, row, key)
+    if str(row["verdict"]) not in EXAMPLE_VERDICTS:
+        raise ConfigError(path, f"{where}: verdict", f"{row['verdict']!r} is not one of A, B, tie")
+    return Example(*(str(row[key]) for key in _REVIEW_FIELDS))
+
+
+def _scored_item(path: Path, where: str, n: int, row: dict[str, Any]) -> ScoredExample:
+    for key in _SCORED_FIELDS:
+        if key != "score":
+            _text(path, where, row, key)
+    raw = row.get("score")
+    if raw is None:
+        raise ConfigError(path, f"{where}: score", "missing")
+    if isinstance(raw, bool) or not isinstance(raw, int | float) or not math.isfinite(raw):
+        raise ConfigError(path, f"{where}: score", f"not a finite number: {raw!r}")
+    if not str(row["text"]).strip():
+        raise ConfigError(path, f"{where}: text", "empty")
+    qid = row.get("question_id")
+    return ScoredExample(
+        id=str(row["id"]),
+        question_id=None if qid in (None, "") else str(qid),
+        context=str(row["context"]),
+        text=str(row["text"]),
+        criterion=str(row["criterion"]),
+        score=float(raw),
+        line=n,
+    )
 
 
 def load_example_pool(cfg: ExamplesConfig, yaml_path: Path, seed: int = 0) -> ExamplePool:
@@ -49,6 +139,8 @@ def load_example_pool(cfg: ExamplesConfig, yaml_path: Path, seed: int = 0) -> Ex
         raise ConfigError(yaml_path, "examples.pool", f"pool file not found: {path}")
     data = path.read_bytes()
     items: list[Example] = []
+    scored: list[ScoredExample] = []
+    rows: dict[str, list[dict[str, Any]]] = {"review": [], "scored": []}
     seen: set[str] = set()
     for n, line in enumerate(data.decode("utf-8", errors="replace").splitlines(), 1):
         if not line.strip():
@@ -60,25 +152,41 @@ def load_example_pool(cfg: ExamplesConfig, yaml_path: Path, seed: int = 0) -> Ex
             raise ConfigError(path, where, f"not JSON: {exc.msg}") from None
         if not isinstance(row, dict):
             raise ConfigError(path, where, "not a JSON object")
-        for key in ("id", "question_id", "question", "answer_a", "answer_b", "verdict"):
-            if key not in row or row[key] is None:
-                raise ConfigError(path, f"{where}: {key}", "missing")
-        if str(row["verdict"]) not in EXAMPLE_VERDICTS:
-            raise ConfigError(
-                path, f"{where}: verdict", f"{row['verdict']!r} is not one of A, B, tie"
-            )
-        item = Example(
-            str(row["id"]),
-            str(row["question_id"]),
-            str(row["question"]),
-            str(row["answer_a"]),
-            str(row["answer_b"]),
-            str(row["verdict"]),
-        )
-        if item.id in seen:
-            raise ConfigError(path, f"{where}: id", f"duplicate id {item.id!r}")
-        seen.add(item.id)
-        items.append(item)
-    if not items:
+        if _SCORED_MARKS & row.keys():
+            one = _scored_item(path, where, n, row)
+            scored.append(one)
+            rows["scored"].append(row)
+            item_id = one.id
+        else:
+            two = _review_item(path, where, row)
+            items.append(two)
+            rows["review"].append(row)
+            item_id = two.id
+        if item_id in seen:
+            raise ConfigError(path, f"{where}: id", f"duplicate id {item_id!r}")
+        seen.add(item_id)
+    if not items and not scored:
         raise ConfigError(path, "", "the pool holds no example")
-    return ExamplePool(cfg, tuple(items), hashlib.sha256(data).hexdigest(), seed)
+    if "reviews" in cfg.apply_to and not items:
+        raise ConfigError(
+            path,
+            "",
+            "the pool holds no review item (id, question_id, question, answer_a, answer_b, "
+            "verdict), which `apply_to: reviews` needs",
+        )
+    if "batcheval" in cfg.apply_to and not scored:
+        raise ConfigError(
+            path,
+            "",
+            "the pool holds no scored item (id, context, text, criterion, score), which "
+            "`apply_to: batcheval` needs",
+        )
+    return ExamplePool(
+        cfg,
+        tuple(items),
+        _digest(rows["review"]),
+        seed,
+        scored=tuple(scored),
+        scored_digest=_digest(rows["scored"]),
+        path=path,
+    )

@@ -166,7 +166,14 @@ def load_tournament(path: str | Path, output: str | Path | None = None) -> Tourn
     pool = None
     if cfg.examples is not None:
         builtin = tpath == DEFAULT_REVIEW_TEMPLATE or tpath in REVIEW_TEMPLATES.values()
-        if not builtin and "{examples}" not in template:
+        reviews = "reviews" in cfg.examples.apply_to
+        if "batcheval" in cfg.examples.apply_to and cfg.batcheval is None:
+            raise ConfigError(
+                p,
+                "examples.apply_to",
+                "lists batcheval, but the tournament has no `batcheval:` section",
+            )
+        if reviews and not builtin and "{examples}" not in template:
             raise ConfigError(
                 p,
                 "review.template",
@@ -182,5 +189,6 @@ def load_tournament(path: str | Path, output: str | Path | None = None) -> Tourn
         review_template_path=tpath,
         output_dir=out,
         answer_files=answer_files,
-        examples=pool,
+        examples=pool if pool is not None and pool.applies_to("reviews") else None,
+        batcheval_examples=pool if pool is not None and pool.applies_to("batcheval") else None,
     )

@@ -195,7 +195,7 @@ class DiscussionConfig(_Strict):
 # --- Few-shot scored examples (the DSTC11 paper): the optional `examples:` section --
 
 
-ExamplesTarget = Literal["reviews"]
+ExamplesTarget = Literal["reviews", "batcheval"]
 
 
 def _default_targets() -> list[ExamplesTarget]:
@@ -203,9 +203,13 @@ def _default_targets() -> list[ExamplesTarget]:
 
 
 class ExamplesConfig(_Strict):
-    """The `examples:` section: k human-judged items of a pool shown in each review prompt."""
+    """The `examples:` section: k human-judged items of a pool shown in each review or
+    BatchEval prompt (`apply_to`)."""
 
-    pool: str  # JSONL: id, question_id, question, answer_a, answer_b, verdict (A | B | tie)
+    # JSONL. Review items: id, question_id, question, answer_a, answer_b, verdict
+    # (A | B | tie); BatchEval items: id, question_id (optional), context, text,
+    # criterion, score. One pool may hold both kinds.
+    pool: str
     k: int = Field(default=2, ge=1)
     select: Literal["fixed", "retrieved"] = "fixed"  # retrieved: nearest by TF-IDF
     exclude: Literal["same-question", "fold"] = "same-question"

@@ -43,9 +43,14 @@ class SimParams(_Strict):
     # and a batch's spread anchoring the scale (a lone sample drifts most).
     fresh_look: bool = True
     batch_anchoring: bool = True
+    # The `examples:` section's gain, off unless set: a review or BatchEval prompt
+    # that shows human-judged examples is judged with its noise (judge_noise;
+    # score_noise and score_drift) divided by 1 + example_gain. A knob for
+    # plumbing checks (benchmarks/bench_examples.py), not a model of real judges.
+    example_gain: float = Field(default=0.0, ge=0)
 
 
 # Sim settings that do not change what a call returns: not part of any id.
 SIM_RUN_ONLY = frozenset({"latency_mean", "latency_sd", "failure_rate"})
 # Sim parameters added after logs were first written (default 0: no effect).
-_LATER_SIM_PARAMS = frozenset({"answer_words_spread", "length_bias"})
+_LATER_SIM_PARAMS = frozenset({"answer_words_spread", "length_bias", "example_gain"})

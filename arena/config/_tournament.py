@@ -30,8 +30,11 @@ class Tournament:
     # (K, N) when this is shard K of N (`arena run --shard K/N`, see arena.shard):
     # `questions` then holds only that shard's questions.
     shard: tuple[int, int] | None = None
-    # The `examples:` pool, loaded and checked; None without the section.
+    # The `examples:` pool, loaded and checked, when it applies to reviews
+    # (`apply_to` lists them); None otherwise.
     examples: ExamplePool | None = None
+    # The same pool when it applies to the BatchEval stage; None otherwise.
+    batcheval_examples: ExamplePool | None = None
 
     @property
     def name(self) -> str:

@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from arena.discuss._accuracy import accuracy_line
 from arena.discuss._rundir import DiscussionReport
 
 __all__ = [
@@ -137,6 +138,8 @@ def discussion_tables(block: Mapping[str, Any]) -> list[DiscussionTable]:
     line = bias_line(block.get("biases") or {})
     if line:
         notes.append(line)
+    if block.get("human_accuracy"):
+        notes.append(accuracy_line(block["human_accuracy"]) + ".")
     models = DiscussionTable(
         "Discussions",
         [

@@ -11,6 +11,7 @@ from typing import Any
 import polars as pl
 
 from arena.config import ConfigError, DiscussionConfig, Tournament
+from arena.discuss._accuracy import discussion_accuracy
 from arena.discuss._board import (
     DiscussionTable,
     discussion_block,
@@ -62,10 +63,19 @@ class DiscussedBoard:
         order_without: Sequence[str],
         scores_without: Scores,
         tau_without: Mapping[str, float | None] | None,
+        *,
+        human: pl.DataFrame | None = None,
+        seed: int = 0,
     ) -> dict[str, Any]:
-        return discussion_block(
+        block = discussion_block(
             self.report, order_with, scores_with, order_without, scores_without, tau_without
         )
+        if human is not None:
+            # as `arena discuss --human`: the discussions of the run's settings only
+            block["human_accuracy"] = discussion_accuracy(
+                self.report.discussions, human, context=self.report.state.context, seed=seed
+            )
+        return block
 
 
 def merged_discussions(

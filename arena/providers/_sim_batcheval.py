@@ -27,7 +27,11 @@ scores with 1.25 times the noise). A three-stage prompt (it asks for a
 the sim models no gain or loss of the comparison stage. A prompt that asks
 for whole numbers (`Integer Scores: [...]`, "a whole number") gets integer
 scores: the same perceived quality rounded to the nearest point of the scale,
-which loses the finer steps a decimal score keeps. This module must not
+which loses the finer steps a decimal score keeps. A prompt that shows
+`examples:` items (`[The start of Example A]` blocks) is scored with its noise
+and drift divided by `1 + example_gain`; the gain is 0 unless a `sim:` block
+sets it, so by default examples change the prompt and nothing of the scores'
+quality (the sim models no gain from them). This module must not
 import `arena.providers.sim` (which imports it), so it keeps its own copy of
 the signature pattern; tests check that the two agree.
 """
@@ -49,6 +53,7 @@ INTEGER_MARKER = "Integer Scores: [Sample1:"
 ONE_STAGE_MARKER = "Score of Sample1: <score>"
 _RANKING_ASKED_RE = re.compile(r'"Ranking:')
 _WHOLE_RE = re.compile(r"\bwhole numbers?\b")
+_EXAMPLE_RE = re.compile(r"\[The start of Example [A-Z]+\]")
 _SAMPLE_RE = re.compile(r"\[The start of Sample(\d+)\]\n(.*?)\n\[The end of Sample\1\]", re.S)
 _SIGNATURE_RE = re.compile(r"⟦sim author=(?P<author>[^ ⟧]+) q=(?P<q>-?[0-9.]+)⟧")
 _NUM = r"[-+]?\d+(?:\.\d+)?"
@@ -128,13 +133,17 @@ def score_batch(
     label = "Integer Scores" if INTEGER_MARKER in prompt else "Float Scores"
     fmt = _fmt_int if integer else _fmt
     noise = params.score_noise * (1.0 if two_stage else _ONE_STAGE_NOISE)
+    gain = 1.0
+    if params.example_gain > 0 and _EXAMPLE_RE.search(prompt) is not None:
+        gain = 1.0 + params.example_gain  # the knob: examples sharpen the scorer
+    noise /= gain
     rng = _rng(seed, "batcheval", model, key, attempt)
     scores: list[float] = []
     seen = [q + noise * rng.gauss(0.0, 1.0) for q in qualities]
     mean = sum(seen) / n
     spread = math.sqrt(sum((x - mean) ** 2 for x in seen) / n)
     anchored = min(1.0, spread / _POPULATION_SD) if params.batch_anchoring else 0.0
-    drift = params.score_drift * (1.0 - anchored) * rng.gauss(0.0, 1.0)
+    drift = params.score_drift * (1.0 - anchored) * rng.gauss(0.0, 1.0) / gain
     for x in seen:
         perceived = x - params.batch_context * mean + drift
         value = low + (high - low) / (1.0 + math.exp(-perceived / _WIDTH))

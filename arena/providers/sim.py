@@ -41,6 +41,7 @@ from arena.types import (
 )
 
 __all__ = [
+    "EXAMPLES_MARKER",
     "Draws",
     "SIGNATURE_RE",
     "SignedText",
@@ -56,6 +57,9 @@ __all__ = [
 SIGNATURE_RE = re.compile(r"⟦sim author=(?P<author>[^ ⟧]+) q=(?P<q>-?[0-9.]+)⟧")
 
 _SIG_PREFIX = "⟦sim author="
+# How a review prompt with `examples:` items begins its examples block
+# (arena.examples.render_examples); only `example_gain` reads it.
+EXAMPLES_MARKER = "Examples judged by people"
 
 _WORDS = (
     "the answer considers context evidence detail reason example step result "
@@ -330,7 +334,10 @@ class SimProvider(Provider):
             diff += params.self_preference
         elif author_b == reviewer:
             diff -= params.self_preference
-        diff += params.judge_noise * rng.gauss(0.0, 1.0)
+        noise = params.judge_noise
+        if params.example_gain > 0 and EXAMPLES_MARKER in prompt:
+            noise /= 1.0 + params.example_gain  # the knob: examples sharpen the reviewer
+        diff += noise * rng.gauss(0.0, 1.0)
         if rng.random() < params.malformed_rate:
             return "Both answers have merits and weaknesses; it is hard to say."
         if abs(diff) < params.tie_band:

@@ -432,6 +432,8 @@ def build_leaderboard(
                 *by_model(board),
                 *by_model(plain),
                 None if tau is None else {k: number(v) for k, v in tau.items()},
+                human=human,
+                seed=opts.seed,
             )
             setattr(board, discussed_key, block)
         if design is not None:

@@ -190,3 +190,26 @@ def test_leaderboard_of_shards_holds_every_shards_batcheval_scores(tmp_path: Pat
     assert alone.exit_code == 0, alone.output
     rows = json.loads(alone.stdout)["batcheval"]["rows"]
     assert sum(r["answers"] for r in rows if r["criterion"] == "accuracy") < 36
+
+
+@pytest.mark.parametrize("composition", ["previous-round", "running-mean"])
+def test_status_finds_every_round_done_whatever_the_composition(
+    tmp_path: Path, composition: str
+) -> None:
+    # regression: `arena status` replayed the rounds ordered by the running mean
+    # whatever the composition, so with the default (previous-round) the batches
+    # of round 3 on were counted stale although the stage had logged them all
+    section = {
+        "scorers": ["m0"],
+        "criteria": [{"name": "h", "description": "H?", "scale": {"low": 1, "high": 5}}],
+        "batch_size": 3,
+        "rounds": 4,
+        "composition": composition,
+    }
+    path = small_tournament(tmp_path, models=3, questions=4, extra={"batcheval": section})
+    summary = asyncio.run(run_tournament(load_tournament(path)))
+    assert summary.by_stage["batcheval"]["planned"] == 16
+    result = CliRunner().invoke(main, ["status", str(tmp_path / "out"), "--json"])
+    assert result.exit_code == 0, result.output
+    block = json.loads(result.stdout)["batcheval"]
+    assert (block["done"] + block["invalid"], block["stale"], block["pending"]) == (16, 0, 0)

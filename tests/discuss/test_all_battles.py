@@ -107,6 +107,19 @@ def test_all_battles_both_leaders_and_accuracy_against_human_labels(tmp_path: Pa
     board = runner.invoke(main, ["leaderboard", str(out)])
     assert board.exit_code == 0, board.output
     assert "position (share of A)" in board.output
+    assert "human_accuracy" not in block  # no --human: no accuracy
+
+    # with --human, the leaderboard's discussion block has the same accuracy figures
+    options = LeaderboardOptions(bootstrap=0, seed=3)  # the tournament's seed, as `discuss`
+    labelled = leaderboard_dict(build_leaderboard(out, human_file=human, options=options))
+    board_acc = labelled["discussion"]["human_accuracy"]
+    assert board_acc == acc
+    cli = runner.invoke(main, ["leaderboard", str(out), "--human", str(human), "--format", "json"])
+    assert cli.exit_code == 0, cli.output
+    assert json.loads(cli.stdout)["discussion"]["human_accuracy"]["labelled"] == 36
+    shown = runner.invoke(main, ["leaderboard", str(out), "--human", str(human)])
+    assert shown.exit_code == 0, shown.output
+    assert "accuracy vs human labels (36 labelled discussions" in " ".join(shown.output.split())
 
 
 def test_human_file_errors_name_the_file_before_any_call(tmp_path: Path) -> None:
