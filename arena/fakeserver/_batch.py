@@ -55,9 +55,15 @@ class LineRunner(Protocol):
     def count(self, *names: str) -> None: ...
 
     async def execute(
-        self, dialect: Dialect, key: str, model: str, greq: GenerateRequest, body: Any
+        self,
+        dialect: Dialect,
+        key: str,
+        model: str,
+        greq: GenerateRequest,
+        body: Any,
+        at: float | None = None,
     ) -> tuple[int, dict[str, Any]]:
-        """Answer one request (a batch line): status and the API's body."""
+        """Answer one request (a batch line) as of `at`: status and the API's body."""
         ...
 
 
@@ -117,7 +123,7 @@ async def advance(server: LineRunner, job: Job) -> None:
         due = job.created + cfg.delay_seconds * (i + 1) / n
         if due > now or due > expiry or (job.cancel_at is not None and due > job.cancel_at):
             break
-        await _run_line(server, job, line)
+        await _run_line(server, job, line, due)
     pending = [line for line in job.lines if line.state == PENDING]
     if not pending:
         job.state = "ended"
@@ -135,7 +141,8 @@ async def advance(server: LineRunner, job: Job) -> None:
     server.count(f"{job.api}.batch.{job.state}")
 
 
-async def _run_line(server: LineRunner, job: Job, line: Line) -> None:
+async def _run_line(server: LineRunner, job: Job, line: Line, due: float) -> None:
+    """Do one line as of its due time (its moment in the job's spread: the cache's clock)."""
     dialect = DIALECTS[job.api]
     if line.request is None:
         line.state, line.status = ERRORED, 400
@@ -153,7 +160,9 @@ async def _run_line(server: LineRunner, job: Job, line: Line) -> None:
         line.response = dialect.error_body(500, "The server had an error processing this request.")
         return
     server.count(f"{job.api}.batch.lines")
-    status, body = await server.execute(dialect, job.key, line.model, line.request, line.body)
+    status, body = await server.execute(
+        dialect, job.key, line.model, line.request, line.body, due
+    )
     line.status, line.response = status, body
     line.state = SUCCEEDED if status == 200 else ERRORED
 

@@ -11,6 +11,7 @@ chooses which reviews to make (a sampled design) is a `ReviewSelector`.
 
 from __future__ import annotations
 
+import heapq
 import time
 from abc import ABC, abstractmethod
 from collections import defaultdict, deque
@@ -134,7 +135,11 @@ class AllPairsPlanner(Planner):
         # pending. No review is held as an object before it is asked for.
         self._cursor = 0
         self._skip: NDArray[np.bool_] = np.zeros(0, dtype=bool)
-        self._ready: deque[int] = deque()
+        # Ready reviews go out in plan order (question, model A, model B, reviewer), however
+        # they became ready (answers arriving in any order, a selector's rounds): each
+        # reviewer's calls then come grouped by question and first answer, one after the
+        # other, the order in which its prompts share a cached prefix (docs/cost.md).
+        self._ready: list[int] = []  # a heap of plan indices
         self._waiting: dict[str, list[int]] = defaultdict(list)
         self._parked = 0
         self._mine: dict[str, AnswerCall | ReviewCall] = {}
@@ -242,7 +247,7 @@ class AllPairsPlanner(Planner):
                     self._waiting[answer].append(index)
                     self._parked += 1
                 return  # its answer will not be made in this run: the review stays pending
-        self._ready.append(index)
+        heapq.heappush(self._ready, index)
 
     def next_call(self) -> Call | Idle:
         if self._records:
@@ -262,7 +267,7 @@ class AllPairsPlanner(Planner):
             if not self._skip[index]:
                 self._place(index)
         if self._ready:
-            index = self._ready.popleft()
+            index = heapq.heappop(self._ready)
             r = self.plan.reviews[index]
             self._mine[r.id] = r
             self._open += 1

@@ -1,0 +1,153 @@
+"""The order calls go out in, against the fake server's prompt cache.
+
+A cached prefix lives 5 minutes; a batch job's lines are done spread over
+the job's time, so lines sharing a prefix must sit side by side in the job.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from arena.config import ProviderConfig
+from arena.fakeserver import FakeServer, FakeServerConfig
+from arena.providers import create_provider
+from arena.scheduler import BatchDispatcher, BatchSettings
+from arena.store import RunLog
+from arena.types import GenerateRequest, Message
+from tests.providers_http.conftest import KEY_ENV, KEYS, base_url
+
+pytestmark = pytest.mark.filterwarnings(
+    "ignore:Inheritance class AiohttpClientSession:DeprecationWarning"
+)
+
+GROUPS, PER_GROUP = 5, 4
+# Each group's shared part: 1,500 tokens as the simulator counts them, over the 1,024 minimum.
+PREFIXES = [f"group {g} " + "word " * 1500 for g in range(GROUPS)]
+
+
+def _server(delay: float) -> FakeServer:
+    return FakeServer(FakeServerConfig.model_validate({"seed": 4, "batch": {"delay_seconds": delay}}))
+
+
+class _Clock:
+    """Moves the server's clock forward in the background, so jobs end without waiting."""
+
+    def __init__(self, server: FakeServer, step: float) -> None:
+        self.url, self.step = server.url + "/fake/clock", step
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        while not self.stop.wait(0.02):
+            body = json.dumps({"advance": self.step}).encode()
+            req = urllib.request.Request(
+                self.url, body, headers={"Content-Type": "application/json"}
+            )
+            urllib.request.urlopen(req, timeout=5).read()
+
+    def __enter__(self) -> _Clock:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop.set()
+        self.thread.join()
+
+
+def _interleaved() -> list[tuple[str, GenerateRequest]]:
+    """Requests of five prefix groups, one of each group in turn (g0, g1, ..., g4, g0, ...)."""
+    out = []
+    for i in range(PER_GROUP):
+        for g in range(GROUPS):
+            text = PREFIXES[g] + f"then the part of request {i}"
+            request = GenerateRequest(model="m1", messages=(Message("user", text),), max_tokens=20)
+            out.append((f"g{g}-r{i}", request))
+    return out
+
+
+async def _run_job(server: FakeServer, tmp: Path, monkeypatch: pytest.MonkeyPatch) -> int:
+    """The requests through a batch dispatcher (one job); the cache hits among them."""
+    monkeypatch.setenv(KEY_ENV["openai"], KEYS["openai"])
+    config = ProviderConfig(
+        type="openai", base_url=base_url(server, "openai"), api_key_env=KEY_ENV["openai"]
+    )
+    provider = create_provider("p_openai", config, {}, 0)
+    client = getattr(provider, "batch_client")()  # noqa: B009 - an SDK provider's method
+    log = RunLog(tmp)
+    settings = BatchSettings(max_requests=100, max_wait=0.05, poll_seconds=0.02)
+    try:
+        async with log.writer() as writer:
+            dispatcher = BatchDispatcher(
+                {"p_openai": client}, {"p_openai": settings}, writer, log, tournament="t", run_id="r"
+            )
+            results = await asyncio.gather(
+                *(dispatcher.request("p_openai", cid, req) for cid, req in _interleaved())
+            )
+            await dispatcher.close(completed=True)
+    finally:
+        await provider.close()
+    assert all(r is not None and r.ok for r in results)
+    return sum(1 for r in results if r is not None and r.usage.cache_read_tokens)
+
+
+def test_a_batch_job_puts_lines_sharing_a_prefix_side_by_side(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # 20 lines over 2,000 s: 100 s apart. Sent in turn, a group's lines would be
+    # 500 s apart, past the 300 s lifetime: no hit at all. Side by side, every
+    # line but each group's first reads its group's prefix.
+    with _server(delay=2000.0) as server, _Clock(server, 400.0):
+        hits = asyncio.run(_run_job(server, tmp_path, monkeypatch))
+        counts = server.stats()["counts"]
+    assert hits == GROUPS * (PER_GROUP - 1)
+    assert counts["cache.hits"] == GROUPS * (PER_GROUP - 1)
+
+
+def test_batch_lines_meet_the_cache_at_their_own_moment_in_the_job(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Two lines with one prefix, done 600 s apart in their job: the first's entry
+    # has expired when the second is done, though both are collected at one look.
+    monkeypatch.setenv(KEY_ENV["openai"], KEYS["openai"])
+    with _server(delay=1200.0) as server:
+        config = ProviderConfig(
+            type="openai", base_url=base_url(server, "openai"), api_key_env=KEY_ENV["openai"]
+        )
+        provider = create_provider("p_openai", config, {}, 0)
+        client = getattr(provider, "batch_client")()  # noqa: B009 - an SDK provider's method
+        requests = [
+            (
+                f"r{i}",
+                GenerateRequest(
+                    model="m1",
+                    messages=(Message("user", PREFIXES[0] + f"part {i}"),),
+                    max_tokens=20,
+                ),
+            )
+            for i in range(2)
+        ]
+
+        async def run() -> list[int]:
+            try:
+                job = await client.submit(requests, {"arena_tournament": "t"})
+                body = json.dumps({"advance": 1300.0}).encode()
+                req = urllib.request.Request(
+                    server.url + "/fake/clock", body, headers={"Content-Type": "application/json"}
+                )
+                await asyncio.to_thread(lambda: urllib.request.urlopen(req, timeout=5).read())
+                job = await client.get(job.id)
+                results = await client.results(job)
+                assert all(r.ok for r in results)
+                return [r.usage.cache_read_tokens or 0 for r in results]
+            finally:
+                await provider.close()
+
+        reads = asyncio.run(run())
+    assert reads == [0, 0]
