@@ -14,7 +14,7 @@ from __future__ import annotations
 import heapq
 import time
 from abc import ABC, abstractmethod
-from collections import defaultdict, deque
+from collections import Counter, defaultdict, deque
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -150,6 +150,11 @@ class AllPairsPlanner(Planner):
         self._records: deque[Call] = deque()
         self._records_open: set[str] = set()
         self._after: dict[int, str] = {}  # review index -> the record its round waits on
+        # A selector's reviews per (question, first answer, reviewer): the prompts that
+        # share a prefix through their first answer. A prefix no other review shares is
+        # not marked for the cache (an Anthropic cache write costs 1.25x, and nothing
+        # would read it back).
+        self._first_uses: Counter[tuple[int, int, int]] = Counter()
 
     @property
     def settled(self) -> bool:
@@ -222,7 +227,10 @@ class AllPairsPlanner(Planner):
         """Queue a selector's round: its record first, then its reviews (waiting on the record)."""
         if round_.record is not None:
             self._records.append(round_.record)
+        codes = self.plan.reviews.codes
         for index in round_.reviews:
+            q, a, _b, r = codes[index].tolist()
+            self._first_uses[(q, a, r)] += 1
             if round_.record is not None:
                 self._after[index] = round_.record.id
             self._place(index)
@@ -271,7 +279,7 @@ class AllPairsPlanner(Planner):
             r = self.plan.reviews[index]
             self._mine[r.id] = r
             self._open += 1
-            made = self._review_call(r)
+            made = self._review_call(r, self._prefix_shared(index))
             waits_on = self._after.pop(index, None)
             return made if waits_on is None else replace(made, after=(*made.after, waits_on))
         return Idle.LATER if self._open or self._records_open else Idle.DONE
@@ -404,7 +412,14 @@ class AllPairsPlanner(Planner):
 
     # -- reviews -----------------------------------------------------------------
 
-    def _review_call(self, call: ReviewCall) -> Call:
+    def _prefix_shared(self, index: int) -> bool:
+        """Whether another review of this run shows the same first answer to the same reviewer."""
+        if self.selector is None:  # every ordered pair: each answer is first N - 1 times
+            return len(self.plan.reviews.models) > 2
+        q, a, _b, r = self.plan.reviews.codes[index].tolist()
+        return self._first_uses[(q, a, r)] > 1
+
+    def _review_call(self, call: ReviewCall, prefix_shared: bool = True) -> Call:
         t = self.t
         provider = t.provider_of(call.reviewer)
         scheme = self.verdicts
@@ -431,6 +446,8 @@ class AllPairsPlanner(Planner):
             prompt, breaks = render_review_with_breaks(
                 t.review_template, call.question, answer_a, answer_b
             )
+            if not prefix_shared:  # no break after answer A: a write nobody would read
+                breaks = breaks[:-1]
             return GenerateRequest(
                 model=t.provider_model_id(call.reviewer),
                 messages=(Message("user", prompt),),

@@ -8,20 +8,24 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import threading
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
+import polars as pl
 import pytest
+from click.testing import CliRunner
 
+from arena.cli import main
 from arena.config import ProviderConfig
 from arena.fakeserver import FakeServer, FakeServerConfig
 from arena.providers import create_provider
 from arena.scheduler import BatchDispatcher, BatchSettings
 from arena.store import RunLog
 from arena.types import GenerateRequest, Message
-from tests.providers_http.conftest import KEY_ENV, KEYS, base_url
+from tests.providers_http.conftest import KEY_ENV, KEYS, TYPES, base_url, write_tournament
 
 pytestmark = pytest.mark.filterwarnings(
     "ignore:Inheritance class AiohttpClientSession:DeprecationWarning"
@@ -151,3 +155,30 @@ def test_batch_lines_meet_the_cache_at_their_own_moment_in_the_job(
 
         reads = asyncio.run(run())
     assert reads == [0, 0]
+
+
+def test_a_sampled_design_marks_answer_a_for_the_cache_only_when_another_review_shares_it(
+    tmp_path: Path, server: FakeServer
+) -> None:
+    # Long answers (the prefix through answer A passes 1,024 tokens), Anthropic's
+    # rules: a marked prefix is written at 1.25x. Half of the units: some first
+    # answers are shown to their reviewer once, some twice.
+    models = {"long_a": "p_anthropic", "long_b": "p_anthropic", "long_c": "p_anthropic"}
+    extra = {
+        "models": {m: {"provider": p, "max_tokens": 2000} for m, p in models.items()},
+        "review": {"max_tokens": 200, "template": "cache_friendly"},
+        "sampling": {"strategy": "uniform", "budget": 0.5},
+    }
+    path = write_tournament(tmp_path, server, models=models, questions=6, extra=extra)
+    env = dict(os.environ)
+    env.update({KEY_ENV[t]: KEYS[t] for t in TYPES})
+    result = CliRunner(env=env).invoke(main, ["run", str(path)])
+    assert result.exit_code == 0, result.output
+    reviews = RunLog(tmp_path / "out").read("reviews")
+    uses = reviews.group_by("question_id", "model_a", "reviewer").agg(
+        pl.len().alias("n"), pl.col("tokens_cache_write").sum().alias("written")
+    )
+    once, shared = uses.filter(pl.col("n") == 1), uses.filter(pl.col("n") > 1)
+    assert once.height > 0 and shared.height > 0
+    assert once["written"].sum() == 0  # nothing written that no review reads back
+    assert shared["written"].sum() > 0
