@@ -182,3 +182,18 @@ def test_a_sampled_design_marks_answer_a_for_the_cache_only_when_another_review_
     assert once.height > 0 and shared.height > 0
     assert once["written"].sum() == 0  # nothing written that no review reads back
     assert shared["written"].sum() > 0
+    # The run's summary line gives the tokens billed, cache reads and writes apart.
+    calls = pl.concat(
+        [
+            RunLog(tmp_path / "out").read(table).select(
+                "tokens_in", "tokens_cache_read", "tokens_cache_write", "tokens_out"
+            )
+            for table in ("answers", "reviews")
+        ]
+    ).sum()
+    tin, read, written, out = calls.row(0)
+    assert read > 0 and written > 0
+    assert (
+        f"tokens in {tin} (cache read {read}, write {written}), out {out} (reasoning 0)"
+        in result.output
+    )
