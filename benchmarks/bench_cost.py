@@ -56,6 +56,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.request
 from pathlib import Path
@@ -89,6 +90,8 @@ MODELS: dict[str, tuple[str, float]] = {
 # average 7.4 characters with their space).
 ANSWER_WORDS = 450
 LONG_REVIEW_EXTRA_TOKENS = 300
+BATCH_JOB_SECONDS = 1800.0
+CLOCK_STEP_SECONDS = 60.0  # moved forward every 20 ms during a batch run: 3,000x
 
 WAYS: dict[str, dict[str, Any]] = {
     "full": {"template": None, "batch": False, "sampling": None},
@@ -103,6 +106,9 @@ def _server_config(seed: int) -> dict[str, Any]:
     return {
         "seed": seed,
         "keys": list(KEYS.values()),
+        # A job's lines are done spread over 30 minutes of the server's clock (each
+        # meets the 5-minute cache at its own moment); the clock runs fast in batch runs.
+        "batch": {"delay_seconds": BATCH_JOB_SECONDS},
         "models": {
             m: {
                 "skill": skill,
@@ -131,6 +137,15 @@ class Server:
         assert self.proc.stdout is not None
         line = self.proc.stdout.readline()
         self.url = line.split("listening on", 1)[1].strip()
+
+    def advance(self, seconds: float) -> None:
+        """Move the server's clock forward."""
+        req = urllib.request.Request(
+            self.url + "/fake/clock",
+            json.dumps({"advance": seconds}).encode(),
+            headers={"Content-Type": "application/json"},
+        )
+        urllib.request.urlopen(req, timeout=30).read()
 
     def stats(self) -> dict[str, Any]:
         with urllib.request.urlopen(self.url + "/fake/stats", timeout=30) as r:
@@ -227,6 +242,13 @@ def _order(out: Path) -> list[str]:
     return [r["model"] for r in sorted(rows, key=lambda r: -float(r["bt"]))]
 
 
+def _clock(server: Server, stop: threading.Event, moved: list[float]) -> None:
+    """Batch jobs end in seconds: the server's clock runs fast while a batch run lasts."""
+    while not stop.wait(0.02):
+        server.advance(CLOCK_STEP_SECONDS)
+        moved[0] += CLOCK_STEP_SECONDS
+
+
 def _run_way(root: Path, name: str, questions: int, seed: int) -> dict[str, Any]:
     way = WAYS[name]
     root.mkdir(parents=True)
@@ -236,8 +258,16 @@ def _run_way(root: Path, name: str, questions: int, seed: int) -> dict[str, Any]
         command = [sys.executable, "-m", "arena", "run", str(path), "--json"]
         if way["batch"]:
             command.append("--batch")
+        stop = threading.Event()
+        moved = [0.0]
+        clock = threading.Thread(target=_clock, args=(server, stop, moved), daemon=True)
+        if way["batch"]:
+            clock.start()
         start = time.perf_counter()
-        done = subprocess.run(command, capture_output=True, text=True, env=_env())
+        try:
+            done = subprocess.run(command, capture_output=True, text=True, env=_env())
+        finally:
+            stop.set()
         seconds = time.perf_counter() - start
         if done.returncode != 0:
             raise SystemExit(f"{name}: arena run exited {done.returncode}: {done.stderr[-2000:]}")
@@ -245,7 +275,15 @@ def _run_way(root: Path, name: str, questions: int, seed: int) -> dict[str, Any]
     finally:
         server.close()
     out = path.parent / "out"
-    return {"calls": _calls(out), "order": _order(out), "seconds": seconds, "counts": counts}
+    jobs = RunLog(out).read("batch_jobs") if way["batch"] else None
+    return {
+        "calls": _calls(out),
+        "order": _order(out),
+        "seconds": seconds,
+        "counts": counts,
+        "jobs": 0 if jobs is None else jobs.height,
+        "server_hours": (moved[0] + seconds) / 3600 if way["batch"] else None,
+    }
 
 
 def _output_price(model: str) -> tuple[float, float]:
@@ -255,9 +293,7 @@ def _output_price(model: str) -> tuple[float, float]:
     return price.output / 1e6, price.batch.output / 1e6
 
 
-def _summary(
-    results: dict[str, dict[str, Any]], scale: float
-) -> dict[str, Any]:
+def _summary(results: dict[str, dict[str, Any]], scale: float) -> dict[str, Any]:
     def cost(df: pl.DataFrame) -> float:
         return float(df["cost_usd"].sum() or 0.0) * scale
 
@@ -310,6 +346,10 @@ def _summary(
     }
     out["calls"] = {name: r["calls"]["id"].n_unique() for name, r in results.items()}
     out["seconds"] = {name: round(r["seconds"], 1) for name, r in results.items()}
+    out["batch_jobs"] = {name: r["jobs"] for name, r in results.items() if WAYS[name]["batch"]}
+    out["batch_hours_at_30_min_a_job"] = {
+        name: round(r["server_hours"], 2) for name, r in results.items() if WAYS[name]["batch"]
+    }
     out["order_full"] = results["full"]["order"]
     if "all" in results:
         full_order = results["full"]["order"]
@@ -333,9 +373,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         for name in names:
             results[name] = _run_way(Path(tmp) / name, name, args.questions, args.seed)
-            print(
-                f"{name}: {results[name]['seconds']:.0f} s", file=sys.stderr, flush=True
-            )
+            print(f"{name}: {results[name]['seconds']:.0f} s", file=sys.stderr, flush=True)
     summary = _summary(results, FULL_QUESTIONS / args.questions)
     summary = {"questions_run": args.questions, "scale": FULL_QUESTIONS / args.questions, **summary}
     print(json.dumps(summary, indent=2))

@@ -160,9 +160,7 @@ async def _run_line(server: LineRunner, job: Job, line: Line, due: float) -> Non
         line.response = dialect.error_body(500, "The server had an error processing this request.")
         return
     server.count(f"{job.api}.batch.lines")
-    status, body = await server.execute(
-        dialect, job.key, line.model, line.request, line.body, due
-    )
+    status, body = await server.execute(dialect, job.key, line.model, line.request, line.body, due)
     line.status, line.response = status, body
     line.state = SUCCEEDED if status == 200 else ERRORED
 

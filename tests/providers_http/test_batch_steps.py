@@ -108,7 +108,9 @@ def test_rounds_and_turns_go_out_as_successive_batch_jobs(
         },
         "batcheval": {
             "scorers": ["gamma"],
-            "criteria": [{"name": "help", "description": "Is it helpful?", "scale": {"low": 1, "high": 3}}],
+            "criteria": [
+                {"name": "help", "description": "Is it helpful?", "scale": {"low": 1, "high": 3}}
+            ],
             "batch_size": 3,
             "rounds": 3,
         },

@@ -11,7 +11,6 @@ import json
 import os
 import threading
 import urllib.request
-from collections.abc import Iterator
 from pathlib import Path
 
 import polars as pl
@@ -37,7 +36,9 @@ PREFIXES = [f"group {g} " + "word " * 1500 for g in range(GROUPS)]
 
 
 def _server(delay: float) -> FakeServer:
-    return FakeServer(FakeServerConfig.model_validate({"seed": 4, "batch": {"delay_seconds": delay}}))
+    return FakeServer(
+        FakeServerConfig.model_validate({"seed": 4, "batch": {"delay_seconds": delay}})
+    )
 
 
 class _Clock:
@@ -89,7 +90,12 @@ async def _run_job(server: FakeServer, tmp: Path, monkeypatch: pytest.MonkeyPatc
     try:
         async with log.writer() as writer:
             dispatcher = BatchDispatcher(
-                {"p_openai": client}, {"p_openai": settings}, writer, log, tournament="t", run_id="r"
+                {"p_openai": client},
+                {"p_openai": settings},
+                writer,
+                log,
+                tournament="t",
+                run_id="r",
             )
             results = await asyncio.gather(
                 *(dispatcher.request("p_openai", cid, req) for cid, req in _interleaved())
@@ -185,9 +191,9 @@ def test_a_sampled_design_marks_answer_a_for_the_cache_only_when_another_review_
     # The run's summary line gives the tokens billed, cache reads and writes apart.
     calls = pl.concat(
         [
-            RunLog(tmp_path / "out").read(table).select(
-                "tokens_in", "tokens_cache_read", "tokens_cache_write", "tokens_out"
-            )
+            RunLog(tmp_path / "out")
+            .read(table)
+            .select("tokens_in", "tokens_cache_read", "tokens_cache_write", "tokens_out")
             for table in ("answers", "reviews")
         ]
     ).sum()
