@@ -3,7 +3,9 @@
 A job holds its lines (custom id, request) and moves on the server's clock:
 its lines are done evenly spread over `batch.delay_seconds` after submission,
 each when someone looks at the job (retrieve, list, results), through the
-same simulator, prompt cache and counters as a direct request. A share of
+same simulator, prompt cache and counters as a direct request (the cache
+as of the line's due time: lines far apart in a long job miss each other's
+entries). A share of
 lines fails on its own (`batch.line_failure`); lines not done within
 `batch.expire_seconds` expire with the job; a cancelled job's lines not yet
 done are cancelled. Tags: OpenAI keeps a batch's `metadata` and Gemini its
