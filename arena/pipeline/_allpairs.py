@@ -150,11 +150,12 @@ class AllPairsPlanner(Planner):
         self._records: deque[Call] = deque()
         self._records_open: set[str] = set()
         self._after: dict[int, str] = {}  # review index -> the record its round waits on
-        # A selector's reviews per (question, first answer, reviewer): the prompts that
-        # share a prefix through their first answer. A prefix no other review shares is
-        # not marked for the cache (an Anthropic cache write costs 1.25x, and nothing
-        # would read it back).
-        self._first_uses: Counter[tuple[int, int, int]] = Counter()
+        # A selector's reviews whose prefix through answer A no other review of their
+        # round shares (same question, first answer and reviewer): not marked for the
+        # cache, as an Anthropic write costs 1.25x and nothing would read it back (a
+        # later round goes out after this one's results, in batch mode a job later,
+        # long after the 5-minute entry expired).
+        self._lone_prefix: set[int] = set()
 
     @property
     def settled(self) -> bool:
@@ -228,9 +229,10 @@ class AllPairsPlanner(Planner):
         if round_.record is not None:
             self._records.append(round_.record)
         codes = self.plan.reviews.codes
+        firsts = Counter(tuple(codes[index, [0, 1, 3]].tolist()) for index in round_.reviews)
         for index in round_.reviews:
-            q, a, _b, r = codes[index].tolist()
-            self._first_uses[(q, a, r)] += 1
+            if firsts[tuple(codes[index, [0, 1, 3]].tolist())] == 1:
+                self._lone_prefix.add(index)
             if round_.record is not None:
                 self._after[index] = round_.record.id
             self._place(index)
@@ -280,6 +282,7 @@ class AllPairsPlanner(Planner):
             self._mine[r.id] = r
             self._open += 1
             made = self._review_call(r, self._prefix_shared(index))
+            self._lone_prefix.discard(index)
             waits_on = self._after.pop(index, None)
             return made if waits_on is None else replace(made, after=(*made.after, waits_on))
         return Idle.LATER if self._open or self._records_open else Idle.DONE
@@ -413,11 +416,10 @@ class AllPairsPlanner(Planner):
     # -- reviews -----------------------------------------------------------------
 
     def _prefix_shared(self, index: int) -> bool:
-        """Whether another review of this run shows the same first answer to the same reviewer."""
+        """Whether another review going out with it shows the same first answer to its reviewer."""
         if self.selector is None:  # every ordered pair: each answer is first N - 1 times
             return len(self.plan.reviews.models) > 2
-        q, a, _b, r = self.plan.reviews.codes[index].tolist()
-        return self._first_uses[(q, a, r)] > 1
+        return index not in self._lone_prefix
 
     def _review_call(self, call: ReviewCall, prefix_shared: bool = True) -> Call:
         t = self.t

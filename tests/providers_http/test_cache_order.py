@@ -11,6 +11,7 @@ import json
 import os
 import threading
 import urllib.request
+from collections import defaultdict
 from pathlib import Path
 
 import polars as pl
@@ -18,10 +19,13 @@ import pytest
 from click.testing import CliRunner
 
 from arena.cli import main
-from arena.config import ProviderConfig
+from arena.config import ProviderConfig, load_tournament
 from arena.fakeserver import FakeServer, FakeServerConfig
+from arena.pipeline import AllPairsPlanner, Plan, ReviewSelector, Round, Selection, build_plan
 from arena.providers import create_provider
+from arena.runner import CallResult, RunContext
 from arena.scheduler import BatchDispatcher, BatchSettings
+from arena.session import run_planners, tournament_setup
 from arena.store import RunLog
 from arena.types import GenerateRequest, Message
 from tests.providers_http.conftest import KEY_ENV, KEYS, TYPES, base_url, write_tournament
@@ -203,3 +207,57 @@ def test_a_sampled_design_marks_answer_a_for_the_cache_only_when_another_review_
         f"tokens in {tin} (cache read {read}, write {written}), out {out} (reasoning 0)"
         in result.output
     )
+
+
+class _Rounds(ReviewSelector):
+    """Fixed rounds, each after the previous round's results (as an adaptive design's)."""
+
+    def __init__(self, rounds: list[list[int]]) -> None:
+        self.rounds = rounds
+        self.open: set[str] = set()
+        self.plan: Plan | None = None
+
+    def start(self, ctx: RunContext) -> Selection:
+        return Selection(sum(len(r) for r in self.rounds), 0, [self._next()])
+
+    def on_result(self, result: CallResult) -> list[Round]:
+        self.open.discard(result.call.id)
+        if result.call.table == "reviews" and not self.open and self.rounds:
+            return [self._next()]
+        return []
+
+    def _next(self) -> Round:
+        indices = self.rounds.pop(0)
+        assert self.plan is not None
+        self.open = {self.plan.reviews.id_at(i) for i in indices}
+        return Round(indices)
+
+
+def test_a_prefix_shown_again_only_in_a_later_round_is_not_marked(
+    tmp_path: Path, server: FakeServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(KEY_ENV["anthropic"], KEYS["anthropic"])
+    models = {"long_a": "p_anthropic", "long_b": "p_anthropic", "long_c": "p_anthropic"}
+    extra = {
+        "models": {m: {"provider": p, "max_tokens": 2000} for m, p in models.items()},
+        "review": {"max_tokens": 200, "template": "cache_friendly"},
+    }
+    t = load_tournament(write_tournament(tmp_path, server, models=models, questions=1, extra=extra))
+    plan = build_plan(t)
+    by_key: dict[tuple[str, str, str], list[int]] = defaultdict(list)
+    for i, r in enumerate(plan.reviews):
+        by_key[(r.model_a, r.reviewer, r.model_b)].append(i)
+    # long_a first, judged by long_b: against long_b in round 1, long_c in round 2
+    # (one prefix, two rounds: each review alone in its round); then long_b first,
+    # judged by long_c, against both in round 3 (one prefix, twice in one round).
+    once, again = by_key[("long_a", "long_b", "long_b")], by_key[("long_a", "long_b", "long_c")]
+    pair = by_key[("long_b", "long_c", "long_a")] + by_key[("long_b", "long_c", "long_c")]
+    selector = _Rounds([once, again, pair])
+    selector.plan = plan
+    asyncio.run(run_planners([AllPairsPlanner(t, plan, selector)], tournament_setup(t)))
+    reviews = RunLog(tmp_path / "out").read("reviews").sort("started_at")
+    assert reviews.height == 4
+    written = reviews["tokens_cache_write"].to_list()
+    assert written[:2] == [0, 0]  # alone in their rounds: no break after answer A
+    assert sum(written[2:]) > 0  # shared within the round: written once, read once
+    assert reviews["tokens_cache_read"].to_list()[3] > 0
