@@ -78,6 +78,7 @@ import yaml
 from scipy.stats import kendalltau
 
 from arena.scheduler._prices import library_price
+from arena.stages import register_all_tables
 from arena.store import RunLog
 
 FULL_QUESTIONS = 80
@@ -284,6 +285,7 @@ def _run_way(root: Path, name: str, questions: int, seed: int) -> dict[str, Any]
     finally:
         server.close()
     out = path.parent / "out"
+    register_all_tables()
     log = RunLog(out)
     jobs = log.read("batch_jobs") if way["batch"] else None
     # Steps that wait for the one before: the answers, then the reviews (one step) or
