@@ -23,6 +23,12 @@ def _queries() -> list[str]:
     return re.findall(r"```sql\n(.*?)```", section, re.S)
 
 
+def _sql(query: str) -> pl.DataFrame:
+    relation = duckdb.sql(query)
+    assert relation is not None
+    return relation.pl()
+
+
 def test_the_invoice_queries_sum_every_billed_row(tmp_path: Path) -> None:
     path = small_tournament(tmp_path, models=3, questions=3, extra={"prices": PRICES})
     assert CliRunner().invoke(main, ["run", str(path)]).exit_code == 0
@@ -35,16 +41,16 @@ def test_the_invoice_queries_sum_every_billed_row(tmp_path: Path) -> None:
         ]
     )
     by_provider, by_model = _queries()
-    rows = duckdb.sql(by_provider.replace("runs/NAME/", f"{out}/")).pl()
+    rows = _sql(by_provider.replace("runs/NAME/", f"{out}/"))
     assert rows["usd"].sum() == round(log.spent_usd(), 4) > 0
     assert rows["tokens_in"].sum() == calls["tokens_in"].sum()
     assert rows["tokens_out"].sum() == calls["tokens_out"].sum()
-    models = duckdb.sql(by_model.replace("runs/NAME/", f"{out}/")).pl()
+    models = _sql(by_model.replace("runs/NAME/", f"{out}/"))
     assert set(models["model"]) == set(PRICES)
     assert abs(models["usd"].sum() - log.spent_usd()) < 1e-3
     answers = log.read_all("answers").group_by("model").agg(pl.col("tokens_out").sum())
     reviews = log.read_all("reviews").group_by("reviewer").agg(pl.col("tokens_out").sum())
     for model, out_tokens in models.select("model", "tokens_out").iter_rows():
-        expected = answers.filter(pl.col("model") == model)["tokens_out"].sum()
-        expected += reviews.filter(pl.col("reviewer") == model)["tokens_out"].sum()
+        expected = int(answers.filter(pl.col("model") == model)["tokens_out"].sum())
+        expected += int(reviews.filter(pl.col("reviewer") == model)["tokens_out"].sum())
         assert out_tokens == expected
