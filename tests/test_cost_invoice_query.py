@@ -26,7 +26,8 @@ def _queries() -> list[str]:
 def _sql(query: str) -> pl.DataFrame:
     relation = duckdb.sql(query)
     assert relation is not None
-    return relation.pl()
+    frame: pl.DataFrame = relation.pl()
+    return frame
 
 
 def test_the_invoice_queries_sum_every_billed_row(tmp_path: Path) -> None:
@@ -47,7 +48,7 @@ def test_the_invoice_queries_sum_every_billed_row(tmp_path: Path) -> None:
     assert rows["tokens_out"].sum() == calls["tokens_out"].sum()
     models = _sql(by_model.replace("runs/NAME/", f"{out}/"))
     assert set(models["model"]) == set(PRICES)
-    assert abs(models["usd"].sum() - log.spent_usd()) < 1e-3
+    assert abs(float(models["usd"].sum()) - log.spent_usd()) < 1e-3
     answers = log.read_all("answers").group_by("model").agg(pl.col("tokens_out").sum())
     reviews = log.read_all("reviews").group_by("reviewer").agg(pl.col("tokens_out").sum())
     for model, out_tokens in models.select("model", "tokens_out").iter_rows():
