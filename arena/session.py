@@ -20,6 +20,7 @@ from arena.providers import Provider, create_provider
 from arena.runner import Planner, ProgressFn, Runner, RunSummary, default_window
 from arena.scheduler import BatchDispatcher, BatchSettings, PriceTable, Scheduler, price_table
 from arena.store import LogWriter, RunLog, StorageError
+from arena.types import Limits
 
 __all__ = ["RunSetup", "make_providers", "run_planners", "tournament_setup"]
 
@@ -115,7 +116,7 @@ async def run_planners(
                     scheduler,
                     writer,
                     log,
-                    window=window if window is not None else default_window(limits),
+                    window=window if window is not None else _window(setup, providers, limits),
                     progress=progress,
                     run_id=run_id,
                 )
@@ -136,6 +137,23 @@ async def run_planners(
     finally:
         for p in providers.values():
             await p.close()
+
+
+def _window(
+    setup: RunSetup, providers: Mapping[str, Provider], limits: Mapping[str, Limits]
+) -> int:
+    """The runner's window: `default_window`, plus room for a whole job of each batch provider.
+
+    A call in batch mode waits for its job, so the window bounds a job's size:
+    without the room, a 72,000-review run would go out as a hundred jobs of a
+    few hundred requests, one after the other (each up to 24 hours).
+    """
+    room = 0
+    for name, provider in providers.items():
+        mode = setup.provider_configs[name].batch_mode()
+        if mode is not None and getattr(provider, "batch_client", None) is not None:
+            room += mode.max_requests
+    return default_window(limits) + room
 
 
 def _dispatcher(

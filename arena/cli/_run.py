@@ -217,11 +217,20 @@ def run_cmd(
     line = (
         f"{t.name}: planned {summary.planned}, skipped {summary.skipped}, "
         f"completed {summary.completed}, invalid {summary.invalid}, "
-        f"failed {summary.failed}, pending {summary.pending} "
+        f"failed {summary.failed}, pending {summary.pending}; {tokens_text(summary.tokens)} "
         f"({summary.wall_seconds:.1f}s) -> {t.output_dir}"
     )
     notes = [done.history] if done.history is not None else []
     report_and_exit(report, as_json, line, summary.errors, code, notes)
+
+
+def tokens_text(tokens: dict[str, int]) -> str:
+    """A run's billed tokens for its summary line: in (cache read, write), out (reasoning)."""
+    return (
+        f"tokens in {tokens.get('in', 0)} (cache read {tokens.get('cache_read', 0)}, "
+        f"write {tokens.get('cache_write', 0)}), out {tokens.get('out', 0)} "
+        f"(reasoning {tokens.get('reasoning', 0)})"
+    )
 
 
 def storage_report(summary: RunSummary) -> dict[str, Any]:

@@ -3,7 +3,9 @@
 A job holds its lines (custom id, request) and moves on the server's clock:
 its lines are done evenly spread over `batch.delay_seconds` after submission,
 each when someone looks at the job (retrieve, list, results), through the
-same simulator, prompt cache and counters as a direct request. A share of
+same simulator, prompt cache and counters as a direct request (the cache
+as of the line's due time: lines far apart in a long job miss each other's
+entries). A share of
 lines fails on its own (`batch.line_failure`); lines not done within
 `batch.expire_seconds` expire with the job; a cancelled job's lines not yet
 done are cancelled. Tags: OpenAI keeps a batch's `metadata` and Gemini its
@@ -55,9 +57,15 @@ class LineRunner(Protocol):
     def count(self, *names: str) -> None: ...
 
     async def execute(
-        self, dialect: Dialect, key: str, model: str, greq: GenerateRequest, body: Any
+        self,
+        dialect: Dialect,
+        key: str,
+        model: str,
+        greq: GenerateRequest,
+        body: Any,
+        at: float | None = None,
     ) -> tuple[int, dict[str, Any]]:
-        """Answer one request (a batch line): status and the API's body."""
+        """Answer one request (a batch line) as of `at`: status and the API's body."""
         ...
 
 
@@ -117,7 +125,7 @@ async def advance(server: LineRunner, job: Job) -> None:
         due = job.created + cfg.delay_seconds * (i + 1) / n
         if due > now or due > expiry or (job.cancel_at is not None and due > job.cancel_at):
             break
-        await _run_line(server, job, line)
+        await _run_line(server, job, line, due)
     pending = [line for line in job.lines if line.state == PENDING]
     if not pending:
         job.state = "ended"
@@ -135,7 +143,8 @@ async def advance(server: LineRunner, job: Job) -> None:
     server.count(f"{job.api}.batch.{job.state}")
 
 
-async def _run_line(server: LineRunner, job: Job, line: Line) -> None:
+async def _run_line(server: LineRunner, job: Job, line: Line, due: float) -> None:
+    """Do one line as of its due time (its moment in the job's spread: the cache's clock)."""
     dialect = DIALECTS[job.api]
     if line.request is None:
         line.state, line.status = ERRORED, 400
@@ -153,7 +162,7 @@ async def _run_line(server: LineRunner, job: Job, line: Line) -> None:
         line.response = dialect.error_body(500, "The server had an error processing this request.")
         return
     server.count(f"{job.api}.batch.lines")
-    status, body = await server.execute(dialect, job.key, line.model, line.request, line.body)
+    status, body = await server.execute(dialect, job.key, line.model, line.request, line.body, due)
     line.status, line.response = status, body
     line.state = SUCCEEDED if status == 200 else ERRORED
 

@@ -66,9 +66,19 @@ class PrefixCache:
         """Forget every entry."""
         self._expiry.clear()
 
-    def use(self, rules: CacheRules, scope: str, segments: Sequence[Segment]) -> CacheUse:
-        """Look the prompt up and store its prefixes; the tokens read and written."""
-        now = self.clock()
+    def use(
+        self,
+        rules: CacheRules,
+        scope: str,
+        segments: Sequence[Segment],
+        at: float | None = None,
+    ) -> CacheUse:
+        """Look the prompt up and store its prefixes; the tokens read and written.
+
+        `at`: when the request is served (default: the clock now), for a batch
+        line done at its own moment of the job's spread.
+        """
+        now = self.clock() if at is None else at
         text = "".join(t for t, _ in segments)
         if rules.explicit:
             ends: list[int] = []

@@ -123,22 +123,35 @@ class FakeProviderServer:
         self._count(*names)
 
     async def execute(
-        self, dialect: Dialect, key: str, model: str, greq: GenerateRequest, body: Any
+        self,
+        dialect: Dialect,
+        key: str,
+        model: str,
+        greq: GenerateRequest,
+        body: Any,
+        at: float | None = None,
     ) -> tuple[int, dict[str, Any]]:
-        """One batch line: counted as a request, answered by the simulator and the cache."""
+        """One batch line: counted as a request, answered by the simulator and the cache
+        (as of `at`, the line's moment in its job; default: now)."""
         self._count(f"{dialect.name}.requests", "requests")
         if not self._known_model(model):
             message = f"The model `{model}` does not exist or you do not have access to it."
             return 404, dialect.error_body(404, message)
         try:
-            text, usage, finished = await self._simulate(dialect, key, model, greq, body)
+            text, usage, finished = await self._simulate(dialect, key, model, greq, body, at)
         except ProviderError as exc:
             return exc.status or 500, dialect.error_body(exc.status or 500, exc.message)
         self._count("billed", f"{dialect.name}.billed")
         return 200, dialect.success_body(model, text, usage, finished)
 
     async def _simulate(
-        self, dialect: Dialect, key: str, model: str, greq: GenerateRequest, body: Any
+        self,
+        dialect: Dialect,
+        key: str,
+        model: str,
+        greq: GenerateRequest,
+        body: Any,
+        at: float | None = None,
     ) -> tuple[str, Usage, bool]:
         """The simulator's answer (cut at max_tokens) with its prompt-cache use."""
         result = await self.sim.generate(greq)
@@ -147,10 +160,17 @@ class FakeProviderServer:
             text = text[: greq.max_tokens * 4]
             usage = Usage(usage.input_tokens, greq.max_tokens)
             finished = False
-        return text, self._cached_usage(dialect, key, model, greq, body, usage), finished
+        return text, self._cached_usage(dialect, key, model, greq, body, usage, at), finished
 
     def _cached_usage(
-        self, dialect: Dialect, key: str, model: str, greq: GenerateRequest, body: Any, usage: Usage
+        self,
+        dialect: Dialect,
+        key: str,
+        model: str,
+        greq: GenerateRequest,
+        body: Any,
+        usage: Usage,
+        at: float | None = None,
     ) -> Usage:
         """`usage` with the tokens the prompt cache served and stored (when it is on)."""
         settings = self.config.cache
@@ -160,7 +180,7 @@ class FakeProviderServer:
         if settings.min_tokens is not None:
             rules = replace(rules, min_tokens=settings.min_tokens)
         scope = f"{dialect.name}\x1f{key}\x1f{model}"
-        use = self.cache.use(rules, scope, dialect.cache_segments(greq, body))
+        use = self.cache.use(rules, scope, dialect.cache_segments(greq, body), at)
         read = min(use.read, usage.input_tokens)
         written = min(use.written, usage.input_tokens - read)
         if read:

@@ -11,9 +11,10 @@ chooses which reviews to make (a sampled design) is a `ReviewSelector`.
 
 from __future__ import annotations
 
+import heapq
 import time
 from abc import ABC, abstractmethod
-from collections import defaultdict, deque
+from collections import Counter, defaultdict, deque
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -134,7 +135,11 @@ class AllPairsPlanner(Planner):
         # pending. No review is held as an object before it is asked for.
         self._cursor = 0
         self._skip: NDArray[np.bool_] = np.zeros(0, dtype=bool)
-        self._ready: deque[int] = deque()
+        # Ready reviews go out in plan order (question, model A, model B, reviewer), however
+        # they became ready (answers arriving in any order, a selector's rounds): each
+        # reviewer's calls then come grouped by question and first answer, one after the
+        # other, the order in which its prompts share a cached prefix (docs/cost.md).
+        self._ready: list[int] = []  # a heap of plan indices
         self._waiting: dict[str, list[int]] = defaultdict(list)
         self._parked = 0
         self._mine: dict[str, AnswerCall | ReviewCall] = {}
@@ -145,6 +150,12 @@ class AllPairsPlanner(Planner):
         self._records: deque[Call] = deque()
         self._records_open: set[str] = set()
         self._after: dict[int, str] = {}  # review index -> the record its round waits on
+        # A selector's reviews whose prefix through answer A no other review of their
+        # round shares (same question, first answer and reviewer): not marked for the
+        # cache, as an Anthropic write costs 1.25x and nothing would read it back (a
+        # later round goes out after this one's results, in batch mode a job later,
+        # long after the 5-minute entry expired).
+        self._lone_prefix: set[int] = set()
 
     @property
     def settled(self) -> bool:
@@ -217,7 +228,11 @@ class AllPairsPlanner(Planner):
         """Queue a selector's round: its record first, then its reviews (waiting on the record)."""
         if round_.record is not None:
             self._records.append(round_.record)
+        codes = self.plan.reviews.codes
+        firsts = Counter(tuple(codes[index, [0, 1, 3]].tolist()) for index in round_.reviews)
         for index in round_.reviews:
+            if firsts[tuple(codes[index, [0, 1, 3]].tolist())] == 1:
+                self._lone_prefix.add(index)
             if round_.record is not None:
                 self._after[index] = round_.record.id
             self._place(index)
@@ -242,7 +257,7 @@ class AllPairsPlanner(Planner):
                     self._waiting[answer].append(index)
                     self._parked += 1
                 return  # its answer will not be made in this run: the review stays pending
-        self._ready.append(index)
+        heapq.heappush(self._ready, index)
 
     def next_call(self) -> Call | Idle:
         if self._records:
@@ -262,11 +277,12 @@ class AllPairsPlanner(Planner):
             if not self._skip[index]:
                 self._place(index)
         if self._ready:
-            index = self._ready.popleft()
+            index = heapq.heappop(self._ready)
             r = self.plan.reviews[index]
             self._mine[r.id] = r
             self._open += 1
-            made = self._review_call(r)
+            made = self._review_call(r, self._prefix_shared(index))
+            self._lone_prefix.discard(index)
             waits_on = self._after.pop(index, None)
             return made if waits_on is None else replace(made, after=(*made.after, waits_on))
         return Idle.LATER if self._open or self._records_open else Idle.DONE
@@ -399,7 +415,13 @@ class AllPairsPlanner(Planner):
 
     # -- reviews -----------------------------------------------------------------
 
-    def _review_call(self, call: ReviewCall) -> Call:
+    def _prefix_shared(self, index: int) -> bool:
+        """Whether another review going out with it shows the same first answer to its reviewer."""
+        if self.selector is None:  # every ordered pair: each answer is first N - 1 times
+            return len(self.plan.reviews.models) > 2
+        return index not in self._lone_prefix
+
+    def _review_call(self, call: ReviewCall, prefix_shared: bool = True) -> Call:
         t = self.t
         provider = t.provider_of(call.reviewer)
         scheme = self.verdicts
@@ -426,6 +448,8 @@ class AllPairsPlanner(Planner):
             prompt, breaks = render_review_with_breaks(
                 t.review_template, call.question, answer_a, answer_b
             )
+            if not prefix_shared:  # no break after answer A: a write nobody would read
+                breaks = breaks[:-1]
             return GenerateRequest(
                 model=t.provider_model_id(call.reviewer),
                 messages=(Message("user", prompt),),

@@ -97,6 +97,11 @@ def batch_custom_id(call_id: str, request: GenerateRequest) -> str:
     return f"{call_id}-{hashlib.sha256(blob).hexdigest()[:10]}"[:64]
 
 
+def _prompt_order(request: GenerateRequest) -> tuple[str, ...]:
+    """A sort key that puts requests sharing a prompt prefix next to each other."""
+    return (request.system or "", *(m.content for m in request.messages))
+
+
 @dataclass
 class _Intent:
     id: str
@@ -196,6 +201,9 @@ class BatchDispatcher:
             handle.cancel()
         requests = self._queues.pop(key, [])
         if requests:
+            # Prompts sharing a prefix side by side: the provider works through a job's
+            # lines over minutes or hours, and a cached prefix lives about 5 minutes.
+            requests.sort(key=lambda item: _prompt_order(item[1]))
             self._spawn(self._submit(key[0], key[1], requests))
 
     def _spawn(self, coro: Any) -> None:

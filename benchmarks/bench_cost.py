@@ -1,0 +1,396 @@
+"""What a peer tournament costs at list prices, lever by lever: caching, batch, sampling.
+
+A tournament of 10 models on the fake server's three APIs (`arena
+fake-server` in a subprocess): gpt-4.1, gpt-4.1-mini, gpt-4o-mini and
+gpt-4.1-nano on its OpenAI API, claude-opus-4-5, claude-sonnet-4-5 and
+claude-haiku-4-5 on its Anthropic API, gemini-2.5-pro, gemini-2.5-flash and
+gemini-2.5-flash-lite on its Gemini API, each priced at genai-prices' list,
+cache and batch prices. Every model answers every question (answers of
+about 800 tokens, 700 to 900, so that a review's prefix through its first
+answer, about 1,050 tokens with the `cache_friendly` instructions, passes the
+providers' 1,024-token caching minimum) and reviews every ordered pair. The
+same tournament runs five ways, each in its own output directory on a fresh
+server:
+
+- `full`: today's way: the default review template, one request per call,
+  every pair (the APIs still apply their automatic caches, as OpenAI and
+  Gemini do for every client; Anthropic caches only what a request marks).
+- `cached`: the `cache_friendly` template (cache breakpoints and a
+  per-question cache key), the same calls.
+- `batch`: the default template, every call in batch jobs (`arena run --batch`).
+- `adaptive`: the default template, `sampling: {strategy: adaptive, budget: 0.1}`.
+- `all`: every lever: `cache_friendly`, batch mode and the 10% adaptive design.
+
+Prints JSON: the cost of each (USD, summed over every row of the log, scaled
+to the 80-question tournament when fewer questions ran), the ratio of each
+to `cost_full`, the same per API, the answers' share of each, the cache hit
+rate per API (share of review requests that read from the cache, and the
+cached share of their input tokens), the calls made, the batch jobs and the
+steps a batch run waits through (each a job round trip), and
+`tau_all_vs_full` (Kendall tau of the Bradley-Terry order of `all` against
+`full`'s).
+
+What is scaled, and why: through the fake server a run makes 40-90 calls a
+second on two shared cores; the 72,000 reviews of the 80-question
+tournament, five ways, would take hours. By default 8 of the 80 questions
+run (each run is the 80-question tournament's first 8 questions, with its
+per-question shape: 10 answers, 900 reviews) and the costs are multiplied by
+80 / 8. That is exact for `full`, `cached` and `batch`: every question's
+calls are alike, and no cache entry is shared across questions. The 10%
+adaptive design has the 80-question design's units per question, but a
+tenth as many units in all, so its ranking (`tau_all_vs_full`) is noisier
+than the 80-question design's would be. `--questions 80` runs the whole
+tournament (several hours on two cores).
+
+Batch jobs: the server does a job's lines spread over 30 minutes of its
+clock, each line meeting the 5-minute cache at its own moment, and the
+bench runs the server's clock 3,000 times fast during a batch run, so a job
+ends in well under a second and the cache sees a 30-minute job.
+
+What the fake server does not model: the simulator's reviews are short
+(about 15 tokens of output) where a real judge writes 100-500 tokens. Output
+is never cached and costs 4-8 times input, so with real judges the cache
+saves a smaller share of the bill; `long_review_output` reprices every
+figure as if each review had written 300 more output tokens. Direct calls
+are answered at once, so all of a run's calls sharing a prefix come within
+the cache's 5 minutes (docs/cost.md: the order of calls).
+
+    python benchmarks/bench_cost.py [--questions 8] [--seed 1]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+import yaml
+from scipy.stats import kendalltau
+
+from arena.scheduler._prices import library_price
+from arena.stages import register_all_tables
+from arena.store import RunLog
+
+FULL_QUESTIONS = 80
+TYPES = ("openai", "anthropic", "gemini")
+KEYS = {t: f"bench-cost-{t}" for t in TYPES}
+ENV = {t: f"BENCH_COST_{t.upper()}_KEY" for t in TYPES}
+# name: (API, skill); the better models rank higher, as a real board would roughly have it.
+MODELS: dict[str, tuple[str, float]] = {
+    "claude-opus-4-5": ("anthropic", 1.6),
+    "gpt-4.1": ("openai", 1.3),
+    "gemini-2.5-pro": ("gemini", 1.1),
+    "claude-sonnet-4-5": ("anthropic", 0.9),
+    "gemini-2.5-flash": ("gemini", 0.5),
+    "gpt-4.1-mini": ("openai", 0.3),
+    "claude-haiku-4-5": ("anthropic", 0.1),
+    "gpt-4o-mini": ("openai", -0.3),
+    "gemini-2.5-flash-lite": ("gemini", -0.6),
+    "gpt-4.1-nano": ("openai", -1.0),
+}
+# About 700 tokens an answer (four characters a token; the filler words
+# average 7.4 characters with their space).
+ANSWER_WORDS = 450
+LONG_REVIEW_EXTRA_TOKENS = 300
+BATCH_JOB_SECONDS = 1800.0
+CLOCK_STEP_SECONDS = 60.0  # moved forward every 20 ms during a batch run: 3,000x
+
+WAYS: dict[str, dict[str, Any]] = {
+    "full": {"template": None, "batch": False, "sampling": None},
+    "cached": {"template": "cache_friendly", "batch": False, "sampling": None},
+    "batch": {"template": None, "batch": True, "sampling": None},
+    "adaptive": {"template": None, "batch": False, "sampling": 0.1},
+    "all": {"template": "cache_friendly", "batch": True, "sampling": 0.1},
+}
+
+
+def _server_config(seed: int) -> dict[str, Any]:
+    return {
+        "seed": seed,
+        "keys": list(KEYS.values()),
+        # A job's lines are done spread over 30 minutes of the server's clock (each
+        # meets the 5-minute cache at its own moment); the clock runs fast in batch runs.
+        "batch": {"delay_seconds": BATCH_JOB_SECONDS},
+        "models": {
+            m: {
+                "skill": skill,
+                "answer_words": ANSWER_WORDS,
+                "answer_words_spread": 0.06,
+                "judge_noise": 0.8,
+                "position_bias": 0.2,
+            }
+            for m, (_, skill) in MODELS.items()
+        },
+    }
+
+
+class Server:
+    """`arena fake-server` in a subprocess on a free port."""
+
+    def __init__(self, root: Path, seed: int) -> None:
+        cfg = root / "fake.yaml"
+        cfg.write_text(yaml.safe_dump(_server_config(seed)))
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "arena", "fake-server", "--port", "0", "--config", str(cfg)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+        )
+        assert self.proc.stdout is not None
+        line = self.proc.stdout.readline()
+        self.url = line.split("listening on", 1)[1].strip()
+
+    def advance(self, seconds: float) -> None:
+        """Move the server's clock forward."""
+        req = urllib.request.Request(
+            self.url + "/fake/clock",
+            json.dumps({"advance": seconds}).encode(),
+            headers={"Content-Type": "application/json"},
+        )
+        urllib.request.urlopen(req, timeout=30).read()
+
+    def stats(self) -> dict[str, Any]:
+        with urllib.request.urlopen(self.url + "/fake/stats", timeout=30) as r:
+            return dict(json.loads(r.read()))
+
+    def close(self) -> None:
+        self.proc.send_signal(signal.SIGINT)
+        try:
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+
+
+def _tournament(root: Path, url: str, questions: int, way: dict[str, Any]) -> Path:
+    root.mkdir(parents=True)
+    (root / "q.jsonl").write_text(
+        "".join(
+            json.dumps(
+                {
+                    "id": f"q{i:03d}",
+                    "text": f"Question {i}: explain, with the reasoning step by step, "
+                    f"how one would approach problem number {i} of the benchmark set.",
+                }
+            )
+            + "\n"
+            for i in range(questions)
+        )
+    )
+    providers: dict[str, Any] = {}
+    for t in TYPES:
+        entry: dict[str, Any] = {
+            "type": t,
+            "base_url": url + "/v1" if t == "openai" else url,
+            "api_key_env": ENV[t],
+            "timeout": 60,
+            "limits": {"max_concurrency": 32},
+        }
+        if way["batch"]:
+            entry["batch"] = {"max_requests": 10_000, "max_wait": 0.5, "poll_seconds": 0.2}
+        providers[f"p_{t}"] = entry
+    cfg: dict[str, Any] = {
+        "name": "bench-cost",
+        "seed": 3,
+        "questions": "q.jsonl",
+        "output": str(root / "out"),
+        "providers": providers,
+        "models": {m: {"provider": f"p_{t}", "max_tokens": 1200} for m, (t, _) in MODELS.items()},
+        "contestants": list(MODELS),
+        "review": {"max_tokens": 200},
+    }
+    if way["template"] is not None:
+        cfg["review"]["template"] = way["template"]
+    if way["sampling"] is not None:
+        cfg["sampling"] = {"strategy": "adaptive", "budget": way["sampling"]}
+    path = root / "t.yaml"
+    path.write_text(yaml.safe_dump(cfg, sort_keys=False))
+    return path
+
+
+def _env() -> dict[str, str]:
+    env = dict(os.environ)
+    env.update({ENV[t]: KEYS[t] for t in TYPES})
+    return env
+
+
+def _calls(out: Path) -> pl.DataFrame:
+    log = RunLog(out)
+    cols = [
+        "id",
+        "provider",
+        "status",
+        "tokens_in",
+        "tokens_out",
+        "tokens_cache_read",
+        "tokens_cache_write",
+        "cost_usd",
+    ]
+    answers = log.read_all("answers").select(*cols, pl.col("model"), pl.lit("answers").alias("t"))
+    reviews = log.read_all("reviews").select(
+        *cols, pl.col("reviewer").alias("model"), pl.lit("reviews").alias("t")
+    )
+    return pl.concat([answers, reviews])
+
+
+def _order(out: Path) -> list[str]:
+    done = subprocess.run(
+        [sys.executable, "-m", "arena", "leaderboard", str(out), "--format", "json"],
+        capture_output=True,
+        check=True,
+        env=_env(),
+    )
+    rows = json.loads(done.stdout)["models"]
+    return [r["model"] for r in sorted(rows, key=lambda r: -float(r["bt"]))]
+
+
+def _clock(server: Server, stop: threading.Event) -> None:
+    """Batch jobs end in seconds: the server's clock runs fast while a batch run lasts."""
+    while not stop.wait(0.02):
+        server.advance(CLOCK_STEP_SECONDS)
+
+
+def _run_way(root: Path, name: str, questions: int, seed: int) -> dict[str, Any]:
+    way = WAYS[name]
+    root.mkdir(parents=True)
+    server = Server(root, seed)
+    try:
+        path = _tournament(root / "run", server.url, questions, way)
+        command = [sys.executable, "-m", "arena", "run", str(path), "--json"]
+        if way["batch"]:
+            command.append("--batch")
+        stop = threading.Event()
+        clock = threading.Thread(target=_clock, args=(server, stop), daemon=True)
+        if way["batch"]:
+            clock.start()
+        start = time.perf_counter()
+        try:
+            done = subprocess.run(command, capture_output=True, text=True, env=_env())
+        finally:
+            stop.set()
+        seconds = time.perf_counter() - start
+        if done.returncode != 0:
+            raise SystemExit(f"{name}: arena run exited {done.returncode}: {done.stderr[-2000:]}")
+        counts = server.stats()["counts"]
+    finally:
+        server.close()
+    out = path.parent / "out"
+    register_all_tables()
+    log = RunLog(out)
+    jobs = log.read("batch_jobs") if way["batch"] else None
+    # Steps that wait for the one before: the answers, then the reviews (one step) or
+    # each round of the sampled design.
+    rounds = log.read("sampling")["round"].n_unique() if way["sampling"] else 1
+    return {
+        "calls": _calls(out),
+        "order": _order(out),
+        "seconds": seconds,
+        "counts": counts,
+        "jobs": 0 if jobs is None else jobs.height,
+        "steps": 1 + rounds,
+    }
+
+
+def _output_price(model: str) -> tuple[float, float]:
+    """A model's output price per token: plain and at its batch price."""
+    price = library_price(model, MODELS[model][0], None)
+    assert price is not None and price.batch is not None
+    return price.output / 1e6, price.batch.output / 1e6
+
+
+def _summary(results: dict[str, dict[str, Any]], scale: float) -> dict[str, Any]:
+    def cost(df: pl.DataFrame) -> float:
+        return float(df["cost_usd"].sum() or 0.0) * scale
+
+    def long_cost(name: str, df: pl.DataFrame) -> float:
+        reviews = df.filter(pl.col("t") == "reviews").group_by("model").len()
+        extra = 0.0
+        for model, n in reviews.iter_rows():
+            plain, batch = _output_price(model)
+            extra += n * LONG_REVIEW_EXTRA_TOKENS * (batch if WAYS[name]["batch"] else plain)
+        return cost(df) + extra * scale
+
+    full = cost(results["full"]["calls"])
+    out: dict[str, Any] = {}
+    for name, r in results.items():
+        out[f"cost_{name}"] = round(cost(r["calls"]), 2)
+    for name, r in results.items():
+        out[f"ratio_{name}"] = round(cost(r["calls"]) / full, 4)
+    per_api: dict[str, dict[str, float]] = {}
+    for api in TYPES:
+        base = cost(results["full"]["calls"].filter(pl.col("provider") == f"p_{api}"))
+        per_api[api] = {
+            name: round(cost(r["calls"].filter(pl.col("provider") == f"p_{api}")) / base, 4)
+            for name, r in results.items()
+        }
+    out["ratio_per_api"] = per_api
+    out["answers_share"] = {
+        name: round(cost(r["calls"].filter(pl.col("t") == "answers")) / cost(r["calls"]), 4)
+        for name, r in results.items()
+    }
+    hits: dict[str, dict[str, dict[str, float]]] = {}
+    for name, r in results.items():
+        reviews = r["calls"].filter((pl.col("t") == "reviews") & (pl.col("tokens_in") > 0))
+        hits[name] = {}
+        for api in TYPES:
+            part = reviews.filter(pl.col("provider") == f"p_{api}")
+            n = max(part.height, 1)
+            hits[name][api] = {
+                "hit_rate": round(float((part["tokens_cache_read"].fill_null(0) > 0).sum()) / n, 4),
+                "cached_input_share": round(
+                    float(part["tokens_cache_read"].fill_null(0).sum())
+                    / max(float(part["tokens_in"].sum()), 1.0),
+                    4,
+                ),
+            }
+    out["cache"] = hits
+    full_long = long_cost("full", results["full"]["calls"])
+    out["long_review_output"] = {
+        f"ratio_{name}": round(long_cost(name, r["calls"]) / full_long, 4)
+        for name, r in results.items()
+    }
+    out["calls"] = {name: r["calls"]["id"].n_unique() for name, r in results.items()}
+    out["seconds"] = {name: round(r["seconds"], 1) for name, r in results.items()}
+    out["batch_jobs"] = {name: r["jobs"] for name, r in results.items() if WAYS[name]["batch"]}
+    out["batch_steps"] = {name: r["steps"] for name, r in results.items() if WAYS[name]["batch"]}
+    out["order_full"] = results["full"]["order"]
+    if "all" in results:
+        full_order = results["full"]["order"]
+        rank_all = {m: i for i, m in enumerate(results["all"]["order"])}
+        tau = kendalltau(range(len(full_order)), [rank_all[m] for m in full_order]).statistic
+        out["tau_all_vs_full"] = round(float(tau), 4)
+        out["order_all"] = results["all"]["order"]
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--questions", type=int, default=8)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--ways", default=",".join(WAYS), help="which ways to run (comma list)")
+    args = parser.parse_args()
+    names = [w for w in args.ways.split(",") if w]
+    if "full" not in names:
+        names.insert(0, "full")
+    results: dict[str, dict[str, Any]] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for name in names:
+            results[name] = _run_way(Path(tmp) / name, name, args.questions, args.seed)
+            print(f"{name}: {results[name]['seconds']:.0f} s", file=sys.stderr, flush=True)
+    summary = _summary(results, FULL_QUESTIONS / args.questions)
+    summary = {"questions_run": args.questions, "scale": FULL_QUESTIONS / args.questions, **summary}
+    print(json.dumps(summary, indent=2))
+
+
+if __name__ == "__main__":
+    main()
