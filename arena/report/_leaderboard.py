@@ -43,6 +43,7 @@ from arena.report._inputs import (
     load_runs,
 )
 from arena.report._json import by_model, leaderboard_dict, number
+from arena.report._order import sort_by_id
 from arena.stage import BoardInputs, BoardReviews
 from arena.stages import all_stages
 from arena.store import RunLog
@@ -173,7 +174,7 @@ def rank_frame(
         # Canonical order before the seeded Elo shuffles and bootstrap draws: the
         # log holds rows in completion order, which differs between a resumed
         # and an uninterrupted run of the same tournament.
-        reviews = reviews.sort("id", nulls_last=True, maintain_order=True)
+        reviews = sort_by_id(reviews, nulls_last=True)
     if answers is not None:
         reviews = with_answer_style(reviews, answers)
     rs = encode_reviews(
@@ -267,21 +268,24 @@ def with_answer_style(reviews: pl.DataFrame, answers: pl.DataFrame) -> pl.DataFr
     if not {"id", "answer_turns"} <= set(answers.columns) or answers.height == 0:
         return reviews
     text = answers["answer_turns"].list.join("\n\n")
-    style = answer_style(text).with_columns(answers["id"].cast(pl.String).alias("_answer"))
-    style = style.unique("_answer", keep="last", maintain_order=True)
+    style = answer_style(text)
+    # Each answer id's last row of the answers table (a retried answer's latest).
+    last = (
+        pl.DataFrame({"_answer": answers["id"].cast(pl.String)})
+        .with_row_index("_style")
+        .unique("_answer", keep="last", maintain_order=True)
+    )
     out = reviews.drop([c for c in reviews.columns if _is_style_column(c)])
+    added: list[pl.Series] = []
     for side in ("a", "b"):
-        renamed = style.rename({name: f"{name}_{side}" for name in STYLE_FEATURES})
-        out = out.join(
-            renamed,
-            left_on=pl.col(f"answer_{side}_id").cast(pl.String),
-            right_on="_answer",
-            how="left",
-            maintain_order="left",
-        )
-        if "_answer" in out.columns:
-            out = out.drop("_answer")
-    return out
+        # The row of each review's answer (null: unknown), found on the ids alone; the
+        # reviews' other columns are not copied (a million rows of them).
+        where = pl.DataFrame({"_answer": reviews[f"answer_{side}_id"].cast(pl.String)}).join(
+            last, on="_answer", how="left", maintain_order="left"
+        )["_style"]
+        picked = style.select(pl.all().gather(where))  # a null row where `where` is null
+        added += [picked[name].alias(f"{name}_{side}") for name in STYLE_FEATURES]
+    return out.with_columns(added)
 
 
 def _is_style_column(name: str) -> bool:

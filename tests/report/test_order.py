@@ -1,0 +1,85 @@
+"""The id order ranking reads reviews in: the same as polars' text sort, found faster."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from arena.nightly import PLAN_SCHEMA, current_rows, write_plan
+from arena.report._order import sort_by_id, text_order
+
+
+def _frame(ids: Sequence[str | None]) -> pl.DataFrame:
+    return pl.DataFrame(
+        {"id": ids, "row": list(range(len(ids)))}, schema_overrides={"id": pl.String}
+    )
+
+
+def _ids(n: int, alphabet: str, prefix: str, seed: int, longest: int = 12) -> list[str]:
+    rng = random.Random(seed)
+    return [
+        prefix + "".join(rng.choice(alphabet) for _ in range(rng.randint(0, longest)))
+        for _ in range(n)
+    ]
+
+
+@pytest.mark.parametrize(
+    ("alphabet", "prefix", "longest"),
+    [
+        ("0123456789abcdef", "r-", 24),  # a log's ids, some repeated
+        ("ab\u00e9z\x01\x00", "", 12),  # any text: non-ASCII, NUL bytes, prefixes of others
+        ("ab", "review-000", 6),  # a long prefix every id shares, few distinct bytes after
+        ("xyz", "", 70),  # ids longer than 64 bytes: sorted as text
+    ],
+)
+def test_sort_by_id_gives_the_text_sort(alphabet: str, prefix: str, longest: int) -> None:
+    ids = _ids(25_000, alphabet, prefix, seed=len(alphabet), longest=longest)
+    ids += ids[:500] + [prefix, prefix + "a", prefix + "a\x00"]  # ties keep their row order
+    frame = _frame(ids)
+    expected = frame.sort("id", maintain_order=True)
+    got = sort_by_id(frame)
+    assert got.equals(expected)
+    assert sort_by_id(frame, nulls_last=True).equals(expected)
+    order = text_order(frame["id"])
+    if longest <= 64:
+        assert order is not None and order.tolist() == expected["row"].to_list()
+    else:
+        assert order is None
+
+
+def test_sort_by_id_with_nulls_and_without_ids() -> None:
+    ids: list[str | None] = [*_ids(20_000, "abc", "q", seed=3), None, None]
+    frame = _frame(ids)
+    assert text_order(frame["id"]) is None
+    assert sort_by_id(frame).equals(frame.sort("id", maintain_order=True))
+    last = sort_by_id(frame, nulls_last=True)
+    assert last.equals(frame.sort("id", maintain_order=True, nulls_last=True))
+    assert last["id"][-1] is None
+    plain = pl.DataFrame({"question_id": ["b", "a"]})
+    assert sort_by_id(plain) is plain
+
+
+def test_a_sorted_frame_is_not_sorted_again() -> None:
+    frame = sort_by_id(_frame(_ids(20_000, "0123456789abcdef", "r-", seed=5)))
+    assert frame["id"].flags["SORTED_ASC"]
+    assert sort_by_id(frame) is frame
+
+
+def test_current_rows_keeps_the_planned_rows_in_their_order(tmp_path: Path) -> None:
+    planned = [f"r-{i}" for i in range(6)]
+    plan = pl.DataFrame(
+        {name: [None] * 7 for name in PLAN_SCHEMA.names()}, schema=PLAN_SCHEMA
+    ).with_columns(
+        pl.Series("id", [*planned, "a-0"]), pl.Series("stage", ["reviews"] * 6 + ["answers"])
+    )
+    write_plan(tmp_path, plan)
+    everything = pl.DataFrame({"id": ["r-4", "r-1", "r-0"], "v": [4, 1, 0]})
+    assert current_rows(tmp_path, "reviews", everything) is everything  # all planned: as is
+    mixed = pl.DataFrame({"id": ["r-5", "gone", "r-2", "a-0", "r-3"], "v": [5, 9, 2, 7, 3]})
+    kept = current_rows(tmp_path, "reviews", mixed)
+    assert kept.to_dict(as_series=False) == {"id": ["r-5", "r-2", "r-3"], "v": [5, 2, 3]}
+    assert current_rows(tmp_path / "none", "reviews", mixed) is mixed  # no plan: every row
