@@ -180,6 +180,7 @@ def rank_frame(
     rs = encode_reviews(
         reviews, contestants=contestants, reviewers=reviewers, exclude_self=opts.exclude_self
     )
+    del reviews  # the sorted, styled copy: the ranking reads `rs` (a million rows' columns)
     if opts.anchor is not None and opts.anchor not in rs.contestants:
         known = ", ".join(rs.contestants) or "none"
         raise ValueError(f"--anchor {opts.anchor!r} is not a contestant (contestants: {known})")
