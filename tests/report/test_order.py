@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import polars as pl
 import pytest
@@ -83,3 +84,58 @@ def test_current_rows_keeps_the_planned_rows_in_their_order(tmp_path: Path) -> N
     kept = current_rows(tmp_path, "reviews", mixed)
     assert kept.to_dict(as_series=False) == {"id": ["r-5", "r-2", "r-3"], "v": [5, 2, 3]}
     assert current_rows(tmp_path / "none", "reviews", mixed) is mixed  # no plan: every row
+
+
+def test_the_leaderboard_keeps_no_copy_of_the_reviews_while_it_ranks(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Once coded, the reviews' frames (as read, sorted, with their answers' style) are
+    # freed before the ranking: a million reviews' columns do not add to its peak.
+    import gc
+    import weakref
+
+    from click.testing import CliRunner
+
+    import arena.report._leaderboard as board_module
+    from arena.cli import main
+    from arena.report import build_leaderboard
+    from tests.conftest import small_tournament
+
+    config = small_tournament(tmp_path, models=3, questions=4)
+    assert (
+        CliRunner().invoke(main, ["run", str(config), "--out", str(tmp_path / "out")]).exit_code
+        == 0
+    )
+    frames: list[weakref.ref[pl.DataFrame]] = []
+    real_load, real_encode, real_rank = (
+        getattr(board_module, name) for name in ("load_runs", "encode_reviews", "rank_reviews")
+    )
+
+    def load(*args: Any, **kwargs: Any) -> Any:
+        run = real_load(*args, **kwargs)
+        frames.append(weakref.ref(run.reviews))
+        return run
+
+    def encode(reviews: pl.DataFrame, **kwargs: Any) -> Any:
+        frames.append(weakref.ref(reviews))
+        return real_encode(reviews, **kwargs)
+
+    alive: list[tuple[bool, ...]] = []
+
+    def rank(*args: Any, **kwargs: Any) -> Any:
+        gc.collect()
+        alive.append(tuple(ref() is not None for ref in frames))
+        return real_rank(*args, **kwargs)
+
+    monkeypatch.setattr(board_module, "load_runs", load)
+    monkeypatch.setattr(board_module, "encode_reviews", encode)
+    monkeypatch.setattr(board_module, "rank_reviews", rank)
+    board = build_leaderboard(tmp_path / "out")
+    assert alive == [(False, False)]  # (as read and sorted, as coded with its style)
+    assert board.order
+    # --by category ranks the reviews again per category: the frame as read is kept
+    # (the styled copy still goes).
+    frames.clear()
+    alive.clear()
+    build_leaderboard(tmp_path / "out", by="category")
+    assert alive[0] == (True, False)
