@@ -1,7 +1,10 @@
 """The stages of a tournament beside answers and reviews: the one list, in run order.
 
-Each line names a stage's `Stage` object (`arena.stage`) in its own package,
-imported on first use. The engine, `arena plan`, `arena status` and the
+Each line names a stage's `Stage` object (`arena.stage`) in its package's
+`_hooks` module, imported on first use: a command that asks every stage for
+its part (the leaderboard, `arena plan`, `arena status`) loads the hooks and
+what they use, not the whole package (its standalone command, its prompts'
+other tools). The engine, `arena plan`, `arena status` and the
 nightly code iterate `all_stages()`; none of them names a stage. Adding a
 stage is a package of its own and one line here. Order matters: planners run
 in this order after the all-pairs planner, and `arena plan` / `arena status`
@@ -30,11 +33,11 @@ __all__ = [
     "stage_planners",
 ]
 
-# "module:attribute" of each stage's `Stage` object.
+# "module:attribute" of each stage's `Stage` object (its package's hooks module).
 REGISTRY: tuple[str, ...] = (
-    "arena.sampling:SAMPLING_STAGE",
-    "arena.discuss:DISCUSSION_STAGE",
-    "arena.batcheval:BATCHEVAL_STAGE",
+    "arena.sampling._hooks:SAMPLING_STAGE",
+    "arena.discuss._hooks:DISCUSSION_STAGE",
+    "arena.batcheval._hooks:BATCHEVAL_STAGE",
 )
 # A stage's own command, in its package: command name -> "module:attribute".
 # `arena.cli` lists them beside its own and imports one only when it runs; a
@@ -47,7 +50,7 @@ COMMANDS: dict[str, str] = {
 
 @cache
 def all_stages() -> tuple[Stage, ...]:
-    """Every registered stage (importing its package registers its log tables)."""
+    """Every registered stage (importing its hooks registers its log tables)."""
     from arena.stage import Stage
 
     out: list[Stage] = []

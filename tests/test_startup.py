@@ -59,8 +59,14 @@ def test_package_attributes_load_on_first_use() -> None:
 # What each everyday command on a small run must not load (issue: commands feel
 # instant). numba and scipy: the NumPy passes of arena.rank serve small logs;
 # pandas: pyarrow's `Schema.empty_table()` loads it (1.3 s), the store builds
-# empty tables without it; statsmodels, the discussion, BatchEval and HTML report packages: no plain
-# leaderboard, status or plan uses them.
+# empty tables without it; statsmodels and the HTML report: no plain leaderboard,
+# status or plan uses them. The stage packages: `arena.stages` imports each
+# stage's hooks (`<package>._hooks`) and a package's `__init__` loads its other
+# modules on first use, so a command that asks every stage for its part does not
+# load the stage's own command (`_standalone`: the runner of `arena discuss` /
+# `arena batcheval`, with the scheduler and providers setup) or the rest.
+# arena.rank: `arena plan` estimates calls; it ranks nothing (the stages that
+# rank reviews mid-run import arena.rank when they do).
 NOT_NEEDED = {
     "leaderboard": (
         "numba",
@@ -68,8 +74,8 @@ NOT_NEEDED = {
         "statsmodels",
         "networkx",
         "pandas",
-        "arena.discuss",
-        "arena.batcheval",
+        "arena.discuss._standalone",
+        "arena.batcheval._standalone",
         "arena.htmlreport",
     ),
     "status": (
@@ -79,7 +85,9 @@ NOT_NEEDED = {
         "networkx",
         "pandas",
         "arena.htmlreport",
-        "arena.batcheval",
+        "arena.engine",
+        "arena.discuss._standalone",
+        "arena.batcheval._standalone",
     ),
     "plan": (
         "numba",
@@ -89,19 +97,9 @@ NOT_NEEDED = {
         "pandas",
         "arena.htmlreport",
         "arena.rank",
+        "arena.discuss._standalone",
+        "arena.batcheval._standalone",
     ),
-}
-# Modules still loaded through files being restructured, with the import to make lazy.
-PENDING = {
-    ("leaderboard", "arena.discuss"): "the leaderboard asks every stage of arena.stages for its "
-    "block, and importing a stage's hooks loads its whole package (arena/discuss/__init__.py)",
-    ("leaderboard", "arena.batcheval"): "the leaderboard asks every stage of arena.stages for "
-    "its block, and importing a stage's hooks loads its whole package "
-    "(arena/batcheval/__init__.py)",
-    ("status", "arena.batcheval"): "arena/cli/_status.py imports arena.engine (which imports "
-    "arena.batcheval) at the top",
-    ("plan", "arena.rank"): "arena/cli/_plan.py imports arena.discuss (whose _choose imports "
-    "arena.rank) at the top",
 }
 
 
@@ -134,13 +132,11 @@ def small_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
 
 
 def _cases() -> list[Any]:
-    cases = []
-    for command, modules in NOT_NEEDED.items():
-        for module in modules:
-            reason = PENDING.get((command, module))
-            marks = [pytest.mark.xfail(strict=True, reason=reason)] if reason else []
-            cases.append(pytest.param(command, module, marks=marks, id=f"{command}-{module}"))
-    return cases
+    return [
+        pytest.param(command, module, id=f"{command}-{module}")
+        for command, modules in NOT_NEEDED.items()
+        for module in modules
+    ]
 
 
 @pytest.mark.parametrize(("command", "module"), _cases())
@@ -183,3 +179,50 @@ def test_small_leaderboard_ranks_on_the_numpy_passes(small_run: tuple[Path, Path
     for ours, theirs in zip(plain["models"], compiled["models"], strict=True):
         for key in ("bt", "elo", "win_rate", "weighted_win_rate", "bt_ci_low", "bt_ci_high"):
             assert ours[key] == pytest.approx(theirs[key], abs=1e-6), key
+
+
+@pytest.mark.parametrize("package", ["arena.discuss", "arena.batcheval"])
+def test_stage_package_loads_its_names_on_first_use(package: str) -> None:
+    # Importing the package registers its log table and loads nothing else of it;
+    # each public name then comes from its module, the same object, on first use.
+    probe = (
+        "import importlib, sys\n"
+        f"pkg = importlib.import_module({package!r})\n"
+        "from arena.store import TABLES\n"
+        f"loaded = sorted(m for m in sys.modules if m.startswith({package!r} + '.'))\n"
+        "print(loaded, pkg.TABLE in TABLES)\n"
+        "for name in pkg.__all__:\n"
+        "    value = getattr(pkg, name)\n"
+        "    home = getattr(value, '__module__', None)\n"
+        "    if isinstance(home, str) and home.startswith('arena.') and name in vars(\n"
+        "        sys.modules[home]):\n"
+        "        assert vars(sys.modules[home])[name] is value, name\n"
+        "print(sorted(set(pkg.__all__) - set(dir(pkg))))\n"
+        "try:\n"
+        "    pkg.no_such_name\n"
+        "except AttributeError as exc:\n"
+        "    print(exc)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True
+    ).stdout.splitlines()
+    assert out[0] == f"['{package}._schema'] True"
+    assert out[1] == "[]"
+    assert out[2] == f"module '{package}' has no attribute 'no_such_name'"
+
+
+def test_every_stage_loads_from_its_hooks_alone() -> None:
+    # The registry's stages come without their packages' standalone commands.
+    probe = (
+        "import sys\n"
+        "from arena.stages import all_stages\n"
+        "print([type(s).__module__ for s in all_stages()])\n"
+        "print(sorted(m for m in sys.modules if m.endswith(('._standalone', '._cli'))))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True
+    ).stdout.splitlines()
+    assert out == [
+        "['arena.sampling._hooks', 'arena.discuss._hooks', 'arena.batcheval._hooks']",
+        "[]",
+    ]

@@ -2,71 +2,161 @@
 
 See docs/batcheval.md for the method (the paper's protocol by default, arena's
 variants as options), the YAML section and the `arena batcheval` command.
+Importing this package registers the `batcheval` log table with the store; its
+other names load on first use, from their modules (the stage itself is
+`arena.batcheval._hooks`, which `arena.stages` imports without the rest).
 """
 
-from arena.batcheval._aggregate import (
-    bootstrap_ci,
-    correlations,
-    mean_and_spread,
-    running_means,
-    win_rates,
-)
-from arena.batcheval._compose import (
-    COMPOSITION_ALIASES,
-    COMPOSITIONS,
-    STRATEGIES,
-    Composition,
-    Strategy,
-    compose_round,
-    ordering_scores,
-)
-from arena.batcheval._hooks import BATCHEVAL_STAGE, BatchEvalHooks, batch_tokens
-from arena.batcheval._human import (
-    ALL_SCORERS,
-    HumanScores,
-    human_agreement,
-    human_by_round,
-    load_human_scores,
-)
-from arena.batcheval._parse import one_generation, parse_scores
-from arena.batcheval._prompt import (
-    DEFAULT_TEMPLATES,
-    PROCEDURE_PLACEHOLDERS,
-    REQUIRED_PLACEHOLDERS,
-    integer_score_format,
-    integer_template,
-    load_template,
-    render_prompt,
-    sample_format,
-    score_format,
-)
-from arena.batcheval._samples import Sample, load_samples
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from arena.batcheval._schema import SCORES_FILE, TABLE, TABLE_SCHEMA
-from arena.batcheval._scores import SCORES_SCHEMA, read_scores, scores_frame, write_scores
-from arena.batcheval._stage import (
-    Batch,
-    BatchEvalPlanner,
-    SampleScore,
-    Scorer,
-    StageSummary,
-    batch_id,
-)
-from arena.batcheval._standalone import (
-    BatchEvalFileConfig,
-    BatchEvalSetup,
-    load_setup,
-    preflight,
-    run_standalone,
-)
-from arena.batcheval._states import BATCHEVAL_SCHEMA, batches_outside, batcheval_states
-from arena.batcheval._summary import batcheval_summary, contestant_scores, run_human_scores
-from arena.batcheval._tournament import (
-    TournamentBatchEval,
-    batcheval_preflight,
-    batcheval_stage,
-    tournament_samples,
-)
-from arena.config import BatchEvalConfig, CriterionConfig, ScaleConfig
+
+if TYPE_CHECKING:
+    from arena.batcheval._aggregate import (
+        bootstrap_ci,
+        correlations,
+        mean_and_spread,
+        running_means,
+        win_rates,
+    )
+    from arena.batcheval._compose import (
+        COMPOSITION_ALIASES,
+        COMPOSITIONS,
+        STRATEGIES,
+        Composition,
+        Strategy,
+        compose_round,
+        ordering_scores,
+    )
+    from arena.batcheval._hooks import BATCHEVAL_STAGE, BatchEvalHooks, batch_tokens
+    from arena.batcheval._human import (
+        ALL_SCORERS,
+        HumanScores,
+        human_agreement,
+        human_by_round,
+        load_human_scores,
+    )
+    from arena.batcheval._parse import one_generation, parse_scores
+    from arena.batcheval._prompt import (
+        DEFAULT_TEMPLATES,
+        PROCEDURE_PLACEHOLDERS,
+        REQUIRED_PLACEHOLDERS,
+        integer_score_format,
+        integer_template,
+        load_template,
+        render_prompt,
+        sample_format,
+        score_format,
+    )
+    from arena.batcheval._samples import Sample, load_samples
+    from arena.batcheval._scores import SCORES_SCHEMA, read_scores, scores_frame, write_scores
+    from arena.batcheval._stage import (
+        Batch,
+        BatchEvalPlanner,
+        SampleScore,
+        Scorer,
+        StageSummary,
+        batch_id,
+    )
+    from arena.batcheval._standalone import (
+        BatchEvalFileConfig,
+        BatchEvalSetup,
+        load_setup,
+        preflight,
+        run_standalone,
+    )
+    from arena.batcheval._states import BATCHEVAL_SCHEMA, batches_outside, batcheval_states
+    from arena.batcheval._summary import batcheval_summary, contestant_scores, run_human_scores
+    from arena.batcheval._tournament import (
+        TournamentBatchEval,
+        batcheval_preflight,
+        batcheval_stage,
+        tournament_samples,
+    )
+    from arena.config import BatchEvalConfig, CriterionConfig, ScaleConfig
+
+# Each public name -> its module, imported on first use (PEP 562): a command that
+# needs the stage's hooks (arena.stages) does not load the whole package.
+_LAZY: dict[str, str] = {
+    "bootstrap_ci": "arena.batcheval._aggregate",
+    "correlations": "arena.batcheval._aggregate",
+    "mean_and_spread": "arena.batcheval._aggregate",
+    "running_means": "arena.batcheval._aggregate",
+    "win_rates": "arena.batcheval._aggregate",
+    "COMPOSITIONS": "arena.batcheval._compose",
+    "COMPOSITION_ALIASES": "arena.batcheval._compose",
+    "Composition": "arena.batcheval._compose",
+    "STRATEGIES": "arena.batcheval._compose",
+    "Strategy": "arena.batcheval._compose",
+    "compose_round": "arena.batcheval._compose",
+    "ordering_scores": "arena.batcheval._compose",
+    "BATCHEVAL_STAGE": "arena.batcheval._hooks",
+    "BatchEvalHooks": "arena.batcheval._hooks",
+    "batch_tokens": "arena.batcheval._hooks",
+    "ALL_SCORERS": "arena.batcheval._human",
+    "HumanScores": "arena.batcheval._human",
+    "human_agreement": "arena.batcheval._human",
+    "human_by_round": "arena.batcheval._human",
+    "load_human_scores": "arena.batcheval._human",
+    "one_generation": "arena.batcheval._parse",
+    "parse_scores": "arena.batcheval._parse",
+    "DEFAULT_TEMPLATES": "arena.batcheval._prompt",
+    "PROCEDURE_PLACEHOLDERS": "arena.batcheval._prompt",
+    "REQUIRED_PLACEHOLDERS": "arena.batcheval._prompt",
+    "integer_score_format": "arena.batcheval._prompt",
+    "integer_template": "arena.batcheval._prompt",
+    "load_template": "arena.batcheval._prompt",
+    "render_prompt": "arena.batcheval._prompt",
+    "sample_format": "arena.batcheval._prompt",
+    "score_format": "arena.batcheval._prompt",
+    "Sample": "arena.batcheval._samples",
+    "load_samples": "arena.batcheval._samples",
+    "SCORES_SCHEMA": "arena.batcheval._scores",
+    "read_scores": "arena.batcheval._scores",
+    "scores_frame": "arena.batcheval._scores",
+    "write_scores": "arena.batcheval._scores",
+    "Batch": "arena.batcheval._stage",
+    "BatchEvalPlanner": "arena.batcheval._stage",
+    "SampleScore": "arena.batcheval._stage",
+    "Scorer": "arena.batcheval._stage",
+    "StageSummary": "arena.batcheval._stage",
+    "batch_id": "arena.batcheval._stage",
+    "BatchEvalFileConfig": "arena.batcheval._standalone",
+    "BatchEvalSetup": "arena.batcheval._standalone",
+    "load_setup": "arena.batcheval._standalone",
+    "preflight": "arena.batcheval._standalone",
+    "run_standalone": "arena.batcheval._standalone",
+    "BATCHEVAL_SCHEMA": "arena.batcheval._states",
+    "batches_outside": "arena.batcheval._states",
+    "batcheval_states": "arena.batcheval._states",
+    "batcheval_summary": "arena.batcheval._summary",
+    "contestant_scores": "arena.batcheval._summary",
+    "run_human_scores": "arena.batcheval._summary",
+    "TournamentBatchEval": "arena.batcheval._tournament",
+    "batcheval_preflight": "arena.batcheval._tournament",
+    "batcheval_stage": "arena.batcheval._tournament",
+    "tournament_samples": "arena.batcheval._tournament",
+    "BatchEvalConfig": "arena.config",
+    "CriterionConfig": "arena.config",
+    "ScaleConfig": "arena.config",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value  # later lookups skip __getattr__
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})
+
 
 __all__ = [
     "ALL_SCORERS",

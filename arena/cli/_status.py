@@ -14,7 +14,6 @@ from rich.table import Table
 from arena.cli._common import Exit, fail
 from arena.config import ConfigError
 from arena.nightly import STATES, StatusInputError, directory_status, parse_age
-from arena.runner import error_lines
 from arena.store import describe_tokens
 
 _COLUMNS = ("stage", "provider", "planned", *STATES, "spent_usd")
@@ -116,6 +115,8 @@ def status_cmd(
         click.echo(f"last {last.get('command', 'run')}: {why}, {pending} pending")
     for entry in last.get("errors", []) if last is not None else []:
         if entry.get("reason") in ("budget reached", "deferred"):
+            from arena.runner import error_lines  # the run machinery: only for these lines
+
             click.echo(f"last run: {error_lines([entry])[0]}")
     for entry in data["errors"]:
         click.echo(

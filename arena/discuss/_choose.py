@@ -10,7 +10,6 @@ import numpy as np
 import polars as pl
 
 from arena.config import DiscussionConfig
-from arena.rank import RankOptions, encode_reviews, rank_reviews
 
 __all__ = ["choose_leader", "discussant_pairs", "ranked_reviewers", "top2"]
 
@@ -23,6 +22,9 @@ def ranked_reviewers(
     Ties (and a frame without a counted review, where all weights are equal)
     are broken by the order of `reviewers`.
     """
+    # Imported here: `arena plan` and `arena status` load this module with the stage.
+    from arena.rank import RankOptions, encode_reviews, rank_reviews
+
     weights = np.full(len(reviewers), 1.0 / max(1, len(reviewers)))
     if reviews.height:
         rs = encode_reviews(reviews, contestants=contestants, reviewers=reviewers)

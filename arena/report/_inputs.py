@@ -30,6 +30,7 @@ from arena.formats import (
 )
 from arena.nightly import current_rows
 from arena.rank import STYLE_FEATURES, answer_style
+from arena.report._order import sort_by_id
 from arena.shard import recorded_shard
 from arena.stages import all_stages
 from arena.store import RunLog
@@ -524,7 +525,7 @@ def _latest(frames: Sequence[pl.DataFrame | None]) -> pl.DataFrame | None:
 def _by_id(reviews: pl.DataFrame) -> pl.DataFrame:
     """Reviews in id order: the order weighted Elo draws its random orders from is then
     the same however the rows were written or split across directories."""
-    return reviews.sort("id") if "id" in reviews.columns else reviews
+    return sort_by_id(reviews)
 
 
 @dataclass(frozen=True)

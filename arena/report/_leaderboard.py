@@ -43,6 +43,7 @@ from arena.report._inputs import (
     load_runs,
 )
 from arena.report._json import by_model, leaderboard_dict, number
+from arena.report._order import sort_by_id
 from arena.stage import BoardInputs, BoardReviews
 from arena.stages import all_stages
 from arena.store import RunLog
@@ -168,17 +169,46 @@ def rank_frame(
     ValueError for data the ranking cannot use and for an `anchor` that is not
     a contestant.
     """
+    return _rank_frame(
+        [reviews],
+        source=source,
+        options=options,
+        contestants=contestants,
+        reviewers=reviewers,
+        sim_skill=sim_skill,
+        human=human,
+        cost_usd=cost_usd,
+        answers=answers,
+    )
+
+
+def _rank_frame(
+    held: list[pl.DataFrame],
+    *,
+    source: str,
+    options: LeaderboardOptions | None = None,
+    contestants: Sequence[str] | None = None,
+    reviewers: Sequence[str] | None = None,
+    sim_skill: Mapping[str, float] | None = None,
+    human: pl.DataFrame | None = None,
+    cost_usd: float | None = None,
+    answers: pl.DataFrame | None = None,
+) -> Leaderboard:
+    """`rank_frame` of the one frame in `held`, which it takes out: once the reviews are
+    coded, a caller that kept no other reference has their memory back for the ranking."""
+    reviews = held.pop()
     opts = options or LeaderboardOptions()
     if "id" in reviews.columns:
         # Canonical order before the seeded Elo shuffles and bootstrap draws: the
         # log holds rows in completion order, which differs between a resumed
         # and an uninterrupted run of the same tournament.
-        reviews = reviews.sort("id", nulls_last=True, maintain_order=True)
+        reviews = sort_by_id(reviews, nulls_last=True)
     if answers is not None:
         reviews = with_answer_style(reviews, answers)
     rs = encode_reviews(
         reviews, contestants=contestants, reviewers=reviewers, exclude_self=opts.exclude_self
     )
+    del reviews  # the sorted, styled copy: the ranking reads `rs` (a million rows' columns)
     if opts.anchor is not None and opts.anchor not in rs.contestants:
         known = ", ".join(rs.contestants) or "none"
         raise ValueError(f"--anchor {opts.anchor!r} is not a contestant (contestants: {known})")
@@ -267,21 +297,24 @@ def with_answer_style(reviews: pl.DataFrame, answers: pl.DataFrame) -> pl.DataFr
     if not {"id", "answer_turns"} <= set(answers.columns) or answers.height == 0:
         return reviews
     text = answers["answer_turns"].list.join("\n\n")
-    style = answer_style(text).with_columns(answers["id"].cast(pl.String).alias("_answer"))
-    style = style.unique("_answer", keep="last", maintain_order=True)
+    style = answer_style(text)
+    # Each answer id's last row of the answers table (a retried answer's latest).
+    last = (
+        pl.DataFrame({"_answer": answers["id"].cast(pl.String)})
+        .with_row_index("_style")
+        .unique("_answer", keep="last", maintain_order=True)
+    )
     out = reviews.drop([c for c in reviews.columns if _is_style_column(c)])
+    added: list[pl.Series] = []
     for side in ("a", "b"):
-        renamed = style.rename({name: f"{name}_{side}" for name in STYLE_FEATURES})
-        out = out.join(
-            renamed,
-            left_on=pl.col(f"answer_{side}_id").cast(pl.String),
-            right_on="_answer",
-            how="left",
-            maintain_order="left",
-        )
-        if "_answer" in out.columns:
-            out = out.drop("_answer")
-    return out
+        # The row of each review's answer (null: unknown), found on the ids alone; the
+        # reviews' other columns are not copied (a million rows of them).
+        where = pl.DataFrame({"_answer": reviews[f"answer_{side}_id"].cast(pl.String)}).join(
+            last, on="_answer", how="left", maintain_order="left"
+        )["_style"]
+        picked = style.select(pl.all().gather(where))  # a null row where `where` is null
+        added += [picked[name].alias(f"{name}_{side}") for name in STYLE_FEATURES]
+    return out.with_columns(added)
 
 
 def _is_style_column(name: str) -> bool:
@@ -368,6 +401,7 @@ def build_leaderboard(
             run.batcheval,
         )
         reviews, source = run.reviews, ", ".join(str(d) for d in directories)
+        del run  # its reviews are `reviews` now (see the hand-over to the ranking below)
     if reviews_file is not None or (target is not None and not target.is_dir()):
         files = [Path(f) for f in reviews_file] if reviews_file is not None else [target]
         assert all(f is not None for f in files)
@@ -398,27 +432,37 @@ def build_leaderboard(
             discussed_key, discussed = found
     extra = None if discussed is None else discussed.calls
     try:
-        board = rank_frame(
-            reviews if discussed is None else discussed.reviews,
+        # A run directory: every billed attempt in its log (retried failures and
+        # superseded rows included); a file: the cost column it has. The history
+        # snapshot (ratings_only) keeps no cost: it is not read.
+        cost_usd = (
+            None
+            if ratings_only
+            else sum(RunLog(d).spent_usd() for d in directories)
+            if run_dir and target is not None
+            else _cost([reviews, answers, extra, scored])
+        )
+        # The frame to rank is handed over: unless it is ranked again (the reviews as
+        # written, beside the discussed ones) or split by category, no reference is
+        # kept, so a million reviews' columns are freed once coded, before the peak.
+        held = [reviews if discussed is None else discussed.reviews]
+        kept = reviews if discussed is not None or by == "category" else None
+        del reviews
+        board = _rank_frame(
+            held,
             source=source,
             options=opts,
             contestants=contestants,
             reviewers=reviewers if discussed is None else discussed.reviewers(reviewers),
             sim_skill=skills,
             human=human,
-            # A run directory: every billed attempt in its log (retried failures
-            # and superseded rows included); a file: the cost column it has. The
-            # history snapshot (ratings_only) keeps no cost: it is not read.
-            cost_usd=None
-            if ratings_only
-            else sum(RunLog(d).spent_usd() for d in directories)
-            if run_dir and target is not None
-            else _cost([reviews, answers, extra, scored]),
+            cost_usd=cost_usd,
             answers=answers if reviews_file is None and not ratings_only else None,
         )
         if discussed is not None and not ratings_only:
+            assert kept is not None
             plain = rank_frame(
-                reviews,
+                kept,
                 source=source,
                 options=opts,
                 contestants=contestants,
@@ -453,7 +497,8 @@ def build_leaderboard(
         if directories:  # one run directory, or the shards of one tournament together
             _stage_blocks(board, directories, opts.seed, prepared)
         if by == "category":
-            ranked = reviews if discussed is None else discussed.reviews
+            assert kept is not None
+            ranked = kept if discussed is None else discussed.reviews
             board.by_category = _by_category(
                 ranked,
                 target if run_dir else None,

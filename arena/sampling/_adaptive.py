@@ -17,14 +17,16 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import polars as pl
 from numpy.typing import NDArray
 
-from arena.rank import ReviewSet, encode_reviews, fit_log_strengths, peerrank, tally_reviews
-from arena.rank._bt import ELO_PER_NAT
 from arena.sampling._design import Grid, _coverage, _fill, balanced_units, pick_in_pair
+
+if TYPE_CHECKING:
+    from arena.rank import ReviewSet
 
 __all__ = [
     "DesignFit",
@@ -117,6 +119,10 @@ def fit_design(
     unjudged units from that pair's observed results: the intervals say how
     sure the order is that the full tournament would give.
     """
+    # Imported here: `arena plan` loads this module with the stage, and ranks nothing.
+    from arena.rank import encode_reviews, fit_log_strengths, peerrank, tally_reviews
+    from arena.rank._bt import ELO_PER_NAT
+
     rs = encode_reviews(reviews, contestants=contestants, reviewers=reviewers)
     c, n_r = len(contestants), len(reviewers)
     tallies = tally_reviews(rs, per_question=False)
@@ -317,6 +323,8 @@ def target_scores(grid: Grid, fit: DesignFit, have: IntArray) -> FloatArray:
     scores alike (the design stays near uniform), while pairs far apart, or
     already judged often, score little.
     """
+    from arena.rank._bt import ELO_PER_NAT
+
     i, j = grid.pair_members()
     c = grid.n_contestants
     theta = (fit.rating - fit.rating.mean()) / ELO_PER_NAT

@@ -36,6 +36,7 @@ import uuid
 import warnings
 from pathlib import Path
 
+import numpy as np
 import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -226,13 +227,38 @@ def read_parts(
     """
     if not paths:
         return conform(empty_frame(table), table, columns)
+    # One chunk per column: the parts come as one chunk each, and joins, sorts and
+    # gathers over a million rows in hundreds of chunks take several times longer.
+    frame: pl.DataFrame | None
     try:  # one parallel read
         frame = pl.read_parquet(paths, columns=columns)
-    except Exception:  # different schemas, or a damaged part: one at a time
+    except _SCHEMA_ERRORS:  # parts of an older format, without a newer column
+        frame = _read_older(table, paths, columns)
+    except Exception:
+        frame = None
+    if frame is None:  # other types, a damaged part, an I/O error: one at a time
         frames = [read_part(table, p, columns, repair=repair) for p in paths]
         kept = [f for f in frames if f is not None]
-        return pl.concat(kept) if kept else conform(empty_frame(table), table, columns)
-    return conform(frame, table, columns)
+        if not kept:
+            return conform(empty_frame(table), table, columns)
+        return pl.concat(kept, rechunk=True)
+    return conform(frame, table, columns).rechunk()
+
+
+# What polars raises when the parts of one read do not share their columns.
+_SCHEMA_ERRORS = (pl.exceptions.ColumnNotFoundError, pl.exceptions.SchemaError)
+
+
+def _read_older(table: str, paths: list[Path], columns: list[str] | None) -> pl.DataFrame | None:
+    """Parts that lack some of the table's columns, in one read: those read as null
+    (None when that read fails too; the parts are then read one at a time)."""
+    try:
+        scan = pl.scan_parquet(
+            paths, schema=polars_schema(table), missing_columns="insert", extra_columns="ignore"
+        )
+        return (scan if columns is None else scan.select(columns)).collect()
+    except Exception:
+        return None
 
 
 def read_part(
@@ -240,7 +266,11 @@ def read_part(
 ) -> pl.DataFrame | None:
     """One part's rows; None when its data cannot be decoded (moved aside with `repair`)."""
     try:
-        frame = pl.read_parquet(path)
+        if columns is None:
+            frame = pl.read_parquet(path)
+        else:  # only the wanted columns it has (conform adds the others)
+            present = pl.read_parquet_schema(path)
+            frame = pl.read_parquet(path, columns=[c for c in columns if c in present])
     except FileNotFoundError:
         return None  # quarantined by another reader meanwhile
     except Exception as exc:
@@ -384,8 +414,9 @@ def drop_repeats(frame: pl.DataFrame, subset: str | None = None) -> pl.DataFrame
     nothing to drop, and the exact (and, for a million rows, far slower and more
     memory-hungry) deduplication is skipped.
     """
-    hashes = frame.hash_rows() if subset is None else frame[subset].hash()
-    if not hashes.is_duplicated().any():
+    hashes = (frame.hash_rows() if subset is None else frame[subset].hash()).to_numpy()
+    ordered = np.sort(hashes)  # a repeat is two equal neighbours (a few times quicker
+    if not (ordered[1:] == ordered[:-1]).any():  # than polars' is_duplicated)
         return frame
     return frame.unique(subset=subset, keep="last", maintain_order=True)
 

@@ -46,3 +46,40 @@ def test_selected_columns_of_an_empty_table_and_unknown_columns(tmp_path: Path) 
     assert log.read("reviews", columns=["verdict"]).to_dicts() == [{"id": "r-1", "verdict": "A"}]
     with pytest.raises(ValueError, match="no column"):
         log.read("reviews", columns=["verdict", "colour"])
+
+
+def test_parts_without_a_newer_column_are_read_together_as_one_chunk(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Parts of an older log lack `p_a` and `weight`; a newer part has them. Asking for
+    # them reads every part in one read (not one part at a time), nulls where absent.
+    import arena.store._files as files
+
+    rows = [("reviews", review(i)) for i in range(4)]
+    write_rows(tmp_path, rows, compact_every=2)
+    log = RunLog(tmp_path)
+    for _, part in list_parts(log.log_dir, "reviews"):
+        pl.read_parquet(part).drop("p_a", "weight").write_parquet(part)
+    write_rows(tmp_path, [("reviews", {**review(9), "p_a": 0.75, "weight": 2.0})], compact_every=1)
+    assert len(list_parts(log.log_dir, "reviews")) == 3
+
+    def one_at_a_time(*args: object, **kwargs: object) -> object:
+        raise AssertionError("parts read one at a time")
+
+    monkeypatch.setattr(files, "read_part", one_at_a_time)
+    read = log.read("reviews", columns=["verdict", "p_a", "weight"])
+    assert read.columns == ["id", "verdict", "p_a", "weight"]
+    assert read.sort("id")["p_a"].to_list() == [None, None, None, None, 0.75]
+    assert [read[c].n_chunks() for c in read.columns] == [1, 1, 1, 1]
+
+
+def test_a_part_read_alone_reads_only_the_columns_asked_for(tmp_path: Path) -> None:
+    from arena.store._files import read_part
+
+    write_rows(tmp_path, [("answers", answer(i)) for i in range(3)], compact_every=3)
+    part = list_parts(RunLog(tmp_path).log_dir, "answers")[0][1]
+    pl.read_parquet(part).drop("tokens_reasoning").write_parquet(part)
+    frame = read_part("answers", part, ["id", "status", "tokens_reasoning"])
+    assert frame is not None
+    assert frame.columns == ["id", "status", "tokens_reasoning"]
+    assert frame["tokens_reasoning"].to_list() == [None, None, None]
