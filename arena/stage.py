@@ -16,15 +16,16 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 import polars as pl
 
-from arena.config import Tournament
-from arena.pipeline import AllPairsPlanner, Plan, ReviewSelector
-from arena.runner import Planner
-from arena.scheduler import PriceTable
-from arena.store import RunLog
+if TYPE_CHECKING:  # annotations only: the leaderboard imports this without the engine
+    from arena.config import Tournament
+    from arena.pipeline import AllPairsPlanner, Plan, ReviewSelector
+    from arena.runner import Planner
+    from arena.scheduler import PriceTable
+    from arena.store import RunLog
 
 __all__ = [
     "EXPECTED_SHARE",
