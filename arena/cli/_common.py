@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import math
 import signal
@@ -20,6 +19,8 @@ from arena.cli._record import complete, note_failure
 from arena.errors import ArenaError
 
 if TYPE_CHECKING:
+    import asyncio
+
     from arena.config import Tournament
     from arena.scheduler import Scheduler
 
@@ -109,6 +110,8 @@ class Interrupts:
 
     def install(self) -> None:
         """Handle SIGINT and SIGTERM on the running event loop."""
+        import asyncio  # here: the commands that never run the engine skip asyncio
+
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(sig, self._on_signal, sig)
@@ -138,6 +141,8 @@ class Interrupts:
             return
         scheduler.stop()
         if self._timer is None:
+            import asyncio
+
             self._timer = asyncio.get_running_loop().call_later(self.grace, self._abort)
 
     def _abort(self) -> None:
