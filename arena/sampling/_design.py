@@ -12,6 +12,7 @@ boolean mask over the grid (one byte per unit, never one object per call).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 from numpy.typing import NDArray
@@ -80,6 +81,7 @@ def pick_in_pair(
     rng: np.random.Generator,
     coverage: NDArray[np.int64] | None = None,
     share: NDArray[np.float64] | None = None,
+    shown: BoolArray | None = None,
 ) -> IntArray:
     """Choose up to `n` unselected units of one pair.
 
@@ -93,6 +95,15 @@ def pick_in_pair(
     `share` (per reviewer, summing to 1), "judged least" is measured against
     it: reviewer `r` comes first when its count over `share[r]` is lowest, so
     the pair's units follow those shares instead of an even mix.
+
+    With `shown` (cache-aware placement, `sampling: {align: cache}`), the
+    question is steered too: `shown[r, q, c]` says that reviewer `r` already
+    shows contestant `c`'s answer on question `q` in this round, and among the
+    units at the same coverage level and reviewer rank, those whose pair
+    shares the most contestants with that reviewer's units on that question
+    come first, then questions the reviewer already has in the round. The
+    picked units are marked in `shown`. `shown=None` leaves the choice as it
+    was, draw for draw.
     """
     if n <= 0:
         return np.zeros(0, dtype=np.int64)
@@ -119,7 +130,12 @@ def pick_in_pair(
         idx = np.flatnonzero(alive)
         level = cover[q[idx]]
         idx = idx[level == level.min()]
-        order = idx[np.lexsort((-key[idx], ((used + 1.0) * scale)[r[idx]]))]
+        rank = ((used + 1.0) * scale)[r[idx]]
+        if shown is None:
+            order = idx[np.lexsort((-key[idx], rank))]
+        else:
+            met, held = _sharing(grid, shown, pair, q[idx], r[idx])
+            order = idx[np.lexsort((-key[idx], -held, -met, rank))]
         seen_q: set[int] = set()
         seen_r: set[int] = set()
         for k in order.tolist():
@@ -132,6 +148,8 @@ def pick_in_pair(
             alive[k] = False
             cover[qq] += 1
             used[rr] += 1
+            if shown is not None:
+                _show(grid, shown, pair, qq, rr)
             if len(out) >= n:
                 break
     return np.array(out, dtype=np.int64)
@@ -144,13 +162,16 @@ def balanced_units(
     selected: BoolArray | None = None,
     *,
     pairs: IntArray | None = None,
+    shown: BoolArray | None = None,
 ) -> IntArray:
     """About `n` new units spread evenly over pairs, then reviewers, then questions.
 
     The pairs (all, or those in `pairs`) are filled towards equal totals
     (ties broken at random); inside a pair, reviewers take turns in a random
     order and each takes a question the pair has been judged on least. With
-    `selected`, the units already chosen are kept out and counted.
+    `selected`, the units already chosen are kept out and counted. With
+    `shown` (see `pick_in_pair`), a reviewer's question is the least covered
+    one whose answers it already shows most in this round.
     """
     chosen = np.zeros(grid.size, dtype=np.bool_) if selected is None else selected.copy()
     cover = _coverage(grid, chosen)
@@ -168,7 +189,7 @@ def balanced_units(
     per_pair = _fill(deficit + np.where(in_play, jitter, 0.0), capacity, n)
     picked: list[IntArray] = []
     for pair in np.flatnonzero(per_pair).tolist():
-        taken = _round_robin(grid, chosen, pair, int(per_pair[pair]), rng, cover)
+        taken = _round_robin(grid, chosen, pair, int(per_pair[pair]), rng, cover, shown)
         chosen[taken] = True
         picked.append(taken)
     out = np.concatenate(picked) if picked else np.zeros(0, dtype=np.int64)
@@ -204,6 +225,7 @@ def _round_robin(
     want: int,
     rng: np.random.Generator,
     cover: NDArray[np.int64],
+    shown: BoolArray | None = None,
 ) -> IntArray:
     """`want` units of one pair: reviewers in turn, least-covered questions first."""
     taken: list[int] = []
@@ -224,10 +246,43 @@ def _round_robin(
         candidates = np.flatnonzero(free)
         level = row[candidates]
         best = candidates[level == level.min()]
+        if shown is not None:
+            met, held = _sharing(grid, shown, pair, best, np.full_like(best, r))
+            fit = met * 2 + held
+            best = best[fit == fit.max()]
         q = int(rng.choice(best))
         unit = int(units[q])
         chosen[unit] = True
         row[q] += 1
         taken.append(unit)
+        if shown is not None:
+            _show(grid, shown, pair, q, r)
     cover[pair] = row
     return np.array(taken, dtype=np.int64)
+
+
+@lru_cache(maxsize=16)
+def _pair_list(n_contestants: int) -> list[tuple[int, int]]:
+    return Grid(1, n_contestants, 1).pairs
+
+
+def new_shown(grid: Grid) -> BoolArray:
+    """An empty `shown` array for one round: (reviewers, questions, contestants)."""
+    return np.zeros((grid.n_reviewers, grid.n_questions, grid.n_contestants), dtype=np.bool_)
+
+
+def _sharing(
+    grid: Grid, shown: BoolArray, pair: int, q: IntArray, r: IntArray
+) -> tuple[IntArray, IntArray]:
+    """Per candidate (q, r) of `pair`: contestants of the pair reviewer `r` already
+    shows on `q` this round (0-2), and whether it shows any answer there (0-1)."""
+    i, j = _pair_list(grid.n_contestants)[pair]
+    met = shown[r, q, i].astype(np.int64) + shown[r, q, j].astype(np.int64)
+    held = shown[r, q].any(axis=1).astype(np.int64)
+    return met, held
+
+
+def _show(grid: Grid, shown: BoolArray, pair: int, q: int, r: int) -> None:
+    i, j = _pair_list(grid.n_contestants)[pair]
+    shown[r, q, i] = True
+    shown[r, q, j] = True
