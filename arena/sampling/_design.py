@@ -277,8 +277,8 @@ def _sharing(
     """Per candidate (q, r) of `pair`: contestants of the pair reviewer `r` already
     shows on `q` this round (0-2), and whether it shows any answer there (0-1)."""
     i, j = _pair_list(grid.n_contestants)[pair]
-    met = shown[r, q, i].astype(np.int64) + shown[r, q, j].astype(np.int64)
-    held = shown[r, q].any(axis=1).astype(np.int64)
+    met: IntArray = shown[r, q, i].astype(np.int64) + shown[r, q, j].astype(np.int64)
+    held: IntArray = np.asarray(shown[r, q].any(axis=1), dtype=np.int64)
     return met, held
 
 
