@@ -26,10 +26,10 @@ from arena.rank import ReviewSet, encode_reviews, fit_log_strengths, peerrank, t
 from arena.rank._bt import ELO_PER_NAT
 from arena.sampling._design import (
     Grid,
+    Prefixes,
     _coverage,
     _fill,
     balanced_units,
-    new_shown,
     pick_in_pair,
 )
 
@@ -283,7 +283,7 @@ def choose_round(
     """
     if n <= 0:
         return np.zeros(0, dtype=np.int64)
-    shown = new_shown(grid) if align else None
+    shown = Prefixes(grid, selected) if align else None
     mask = selected.copy()
     picked: list[IntArray] = []
     even = int(round(UNIFORM_SHARE * n))
@@ -429,7 +429,7 @@ def select_round(
     empty = np.zeros(0, dtype=np.int64)
     if left <= 0:
         return RoundChoice(empty)
-    shown = new_shown(grid) if align else None
+    shown = Prefixes(grid, selected) if align else None
     if not selected.any() or not adaptive:
         units = balanced_units(grid, min(left, seed_units), rng, selected, shown=shown)
         return RoundChoice(units)

@@ -17,7 +17,7 @@ from functools import lru_cache
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["Grid", "balanced_units"]
+__all__ = ["Grid", "Prefixes", "balanced_units"]
 
 IntArray = NDArray[np.int64]
 BoolArray = NDArray[np.bool_]
@@ -81,7 +81,7 @@ def pick_in_pair(
     rng: np.random.Generator,
     coverage: NDArray[np.int64] | None = None,
     share: NDArray[np.float64] | None = None,
-    shown: BoolArray | None = None,
+    shown: Prefixes | None = None,
 ) -> IntArray:
     """Choose up to `n` unselected units of one pair.
 
@@ -97,13 +97,14 @@ def pick_in_pair(
     the pair's units follow those shares instead of an even mix.
 
     With `shown` (cache-aware placement, `sampling: {align: cache}`), the
-    question is steered too: `shown[r, q, c]` says that reviewer `r` already
-    shows contestant `c`'s answer on question `q` in this round, and among the
-    units at the same coverage level and reviewer rank, those whose pair
-    shares the most contestants with that reviewer's units on that question
-    come first, then questions the reviewer already has in the round. The
-    picked units are marked in `shown`. `shown=None` leaves the choice as it
-    was, draw for draw.
+    question is steered too: among the units at the same coverage level and
+    reviewer rank, those whose pair shares the most contestants with the
+    reviewer's units on that question in this round come first (each shared
+    contestant is a prompt prefix read again), then questions on which the
+    pair's two answers have been used least (so each contestant's units stay
+    spread over the questions), then questions the reviewer already has in
+    the round. The picked units are recorded in `shown`. `shown=None` leaves
+    the choice as it was, draw for draw.
     """
     if n <= 0:
         return np.zeros(0, dtype=np.int64)
@@ -134,8 +135,8 @@ def pick_in_pair(
         if shown is None:
             order = idx[np.lexsort((-key[idx], rank))]
         else:
-            met, held = _sharing(grid, shown, pair, q[idx], r[idx])
-            order = idx[np.lexsort((-key[idx], -held, -met, rank))]
+            met, load, held = shown.sharing(pair, q[idx], r[idx])
+            order = idx[np.lexsort((-key[idx], -held, load, -met, rank))]
         seen_q: set[int] = set()
         seen_r: set[int] = set()
         for k in order.tolist():
@@ -149,7 +150,7 @@ def pick_in_pair(
             cover[qq] += 1
             used[rr] += 1
             if shown is not None:
-                _show(grid, shown, pair, qq, rr)
+                shown.add(pair, qq, rr)
             if len(out) >= n:
                 break
     return np.array(out, dtype=np.int64)
@@ -162,7 +163,7 @@ def balanced_units(
     selected: BoolArray | None = None,
     *,
     pairs: IntArray | None = None,
-    shown: BoolArray | None = None,
+    shown: Prefixes | None = None,
 ) -> IntArray:
     """About `n` new units spread evenly over pairs, then reviewers, then questions.
 
@@ -170,8 +171,8 @@ def balanced_units(
     (ties broken at random); inside a pair, reviewers take turns in a random
     order and each takes a question the pair has been judged on least. With
     `selected`, the units already chosen are kept out and counted. With
-    `shown` (see `pick_in_pair`), a reviewer's question is the least covered
-    one whose answers it already shows most in this round.
+    `shown` (see `pick_in_pair`), a reviewer's question is, among the least
+    covered ones, the one whose answers it already shows most in this round.
     """
     chosen = np.zeros(grid.size, dtype=np.bool_) if selected is None else selected.copy()
     cover = _coverage(grid, chosen)
@@ -225,7 +226,7 @@ def _round_robin(
     want: int,
     rng: np.random.Generator,
     cover: NDArray[np.int64],
-    shown: BoolArray | None = None,
+    shown: Prefixes | None = None,
 ) -> IntArray:
     """`want` units of one pair: reviewers in turn, least-covered questions first."""
     taken: list[int] = []
@@ -247,16 +248,17 @@ def _round_robin(
         level = row[candidates]
         best = candidates[level == level.min()]
         if shown is not None:
-            met, held = _sharing(grid, shown, pair, best, np.full_like(best, r))
-            fit = met * 2 + held
-            best = best[fit == fit.max()]
+            met, load, held = shown.sharing(pair, best, np.full_like(best, r))
+            first = np.lexsort((-held, load, -met))[0]
+            same = (met == met[first]) & (load == load[first]) & (held == held[first])
+            best = best[same]
         q = int(rng.choice(best))
         unit = int(units[q])
         chosen[unit] = True
         row[q] += 1
         taken.append(unit)
         if shown is not None:
-            _show(grid, shown, pair, q, r)
+            shown.add(pair, q, r)
     cover[pair] = row
     return np.array(taken, dtype=np.int64)
 
@@ -266,23 +268,42 @@ def _pair_list(n_contestants: int) -> list[tuple[int, int]]:
     return Grid(1, n_contestants, 1).pairs
 
 
-def new_shown(grid: Grid) -> BoolArray:
-    """An empty `shown` array for one round: (reviewers, questions, contestants)."""
-    return np.zeros((grid.n_reviewers, grid.n_questions, grid.n_contestants), dtype=np.bool_)
+class Prefixes:
+    """What a round shows each reviewer, for cache-aware placement (`align: cache`).
 
+    `shown[r, q, c]`: reviewer `r` has a unit on question `q` with contestant
+    `c` in this round, so a review with `c`'s answer first has a prompt prefix
+    (instructions, question, that answer) already sent. `load[q, c]`: units
+    so far (earlier rounds included) that use contestant `c`'s answer to `q`.
+    """
 
-def _sharing(
-    grid: Grid, shown: BoolArray, pair: int, q: IntArray, r: IntArray
-) -> tuple[IntArray, IntArray]:
-    """Per candidate (q, r) of `pair`: contestants of the pair reviewer `r` already
-    shows on `q` this round (0-2), and whether it shows any answer there (0-1)."""
-    i, j = _pair_list(grid.n_contestants)[pair]
-    met: IntArray = shown[r, q, i].astype(np.int64) + shown[r, q, j].astype(np.int64)
-    held: IntArray = np.asarray(shown[r, q].any(axis=1), dtype=np.int64)
-    return met, held
+    def __init__(self, grid: Grid, selected: BoolArray | None = None) -> None:
+        self.grid = grid
+        self.pairs = _pair_list(grid.n_contestants)
+        self.shown = np.zeros(
+            (grid.n_reviewers, grid.n_questions, grid.n_contestants), dtype=np.bool_
+        )
+        self.load = np.zeros((grid.n_questions, grid.n_contestants), dtype=np.int64)
+        if selected is not None and selected.any():
+            q, p, _ = grid.split(np.flatnonzero(selected))
+            i, j = grid.pair_members()
+            np.add.at(self.load, (q, i[p]), 1)
+            np.add.at(self.load, (q, j[p]), 1)
 
+    def sharing(self, pair: int, q: IntArray, r: IntArray) -> tuple[IntArray, IntArray, IntArray]:
+        """Per candidate (q, r) of `pair`: contestants of the pair reviewer `r`
+        already shows on `q` (0-2), the two answers' load, and whether `r`
+        shows any answer on `q` (0-1)."""
+        i, j = self.pairs[pair]
+        met: IntArray = self.shown[r, q, i].astype(np.int64) + self.shown[r, q, j].astype(np.int64)
+        load: IntArray = self.load[q, i] + self.load[q, j]
+        held: IntArray = np.asarray(self.shown[r, q].any(axis=1), dtype=np.int64)
+        return met, load, held
 
-def _show(grid: Grid, shown: BoolArray, pair: int, q: int, r: int) -> None:
-    i, j = _pair_list(grid.n_contestants)[pair]
-    shown[r, q, i] = True
-    shown[r, q, j] = True
+    def add(self, pair: int, q: int, r: int) -> None:
+        """Record a picked unit."""
+        i, j = self.pairs[pair]
+        self.shown[r, q, i] = True
+        self.shown[r, q, j] = True
+        self.load[q, i] += 1
+        self.load[q, j] += 1
