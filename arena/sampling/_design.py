@@ -102,8 +102,7 @@ def pick_in_pair(
     reviewer's units on that question in this round come first (each shared
     contestant is a prompt prefix read again), then questions on which the
     pair's two answers have been used least (so each contestant's units stay
-    spread over the questions), then questions the reviewer already has in
-    the round. The picked units are recorded in `shown`. `shown=None` leaves
+    spread over the questions). The picked units are recorded in `shown`. `shown=None` leaves
     the choice as it was, draw for draw.
     """
     if n <= 0:
@@ -135,8 +134,8 @@ def pick_in_pair(
         if shown is None:
             order = idx[np.lexsort((-key[idx], rank))]
         else:
-            met, load, held = shown.sharing(pair, q[idx], r[idx])
-            order = idx[np.lexsort((-key[idx], -held, load, -met, rank))]
+            met, load = shown.sharing(pair, q[idx], r[idx])
+            order = idx[np.lexsort((-key[idx], load, -met, rank))]
         seen_q: set[int] = set()
         seen_r: set[int] = set()
         for k in order.tolist():
@@ -248,10 +247,9 @@ def _round_robin(
         level = row[candidates]
         best = candidates[level == level.min()]
         if shown is not None:
-            met, load, held = shown.sharing(pair, best, np.full_like(best, r))
-            first = np.lexsort((-held, load, -met))[0]
-            same = (met == met[first]) & (load == load[first]) & (held == held[first])
-            best = best[same]
+            met, load = shown.sharing(pair, best, np.full_like(best, r))
+            first = np.lexsort((load, -met))[0]
+            best = best[(met == met[first]) & (load == load[first])]
         q = int(rng.choice(best))
         unit = int(units[q])
         chosen[unit] = True
@@ -290,15 +288,13 @@ class Prefixes:
             np.add.at(self.load, (q, i[p]), 1)
             np.add.at(self.load, (q, j[p]), 1)
 
-    def sharing(self, pair: int, q: IntArray, r: IntArray) -> tuple[IntArray, IntArray, IntArray]:
+    def sharing(self, pair: int, q: IntArray, r: IntArray) -> tuple[IntArray, IntArray]:
         """Per candidate (q, r) of `pair`: contestants of the pair reviewer `r`
-        already shows on `q` (0-2), the two answers' load, and whether `r`
-        shows any answer on `q` (0-1)."""
+        already shows on `q` (0-2), and the load of the pair's two answers to `q`."""
         i, j = self.pairs[pair]
         met: IntArray = self.shown[r, q, i].astype(np.int64) + self.shown[r, q, j].astype(np.int64)
         load: IntArray = self.load[q, i] + self.load[q, j]
-        held: IntArray = np.asarray(self.shown[r, q].any(axis=1), dtype=np.int64)
-        return met, load, held
+        return met, load
 
     def add(self, pair: int, q: int, r: int) -> None:
         """Record a picked unit."""
