@@ -9,7 +9,7 @@ cache and batch prices. Every model answers every question (answers of
 about 800 tokens, 700 to 900, so that a review's prefix through its first
 answer, about 1,050 tokens with the `cache_friendly` instructions, passes the
 providers' 1,024-token caching minimum) and reviews every ordered pair. The
-same tournament runs five ways, each in its own output directory on a fresh
+same tournament runs six ways, each in its own output directory on a fresh
 server:
 
 - `full`: today's way: the default review template, one request per call,
@@ -35,7 +35,7 @@ steps a batch run waits through (each a job round trip), and
 
 What is scaled, and why: through the fake server a run makes 40-90 calls a
 second on two shared cores; the 72,000 reviews of the 80-question
-tournament, five ways, would take hours. By default 8 of the 80 questions
+tournament, six ways, would take hours. By default 8 of the 80 questions
 run (each run is the 80-question tournament's first 8 questions, with its
 per-question shape: 10 answers, 900 reviews) and the costs are multiplied by
 80 / 8. That is exact for `full`, `cached` and `batch`: every question's
