@@ -9,7 +9,7 @@ cache and batch prices. Every model answers every question (answers of
 about 800 tokens, 700 to 900, so that a review's prefix through its first
 answer, about 1,050 tokens with the `cache_friendly` instructions, passes the
 providers' 1,024-token caching minimum) and reviews every ordered pair. The
-same tournament runs five ways, each in its own output directory on a fresh
+same tournament runs six ways, each in its own output directory on a fresh
 server:
 
 - `full`: today's way: the default review template, one request per call,
@@ -20,6 +20,9 @@ server:
 - `batch`: the default template, every call in batch jobs (`arena run --batch`).
 - `adaptive`: the default template, `sampling: {strategy: adaptive, budget: 0.1}`.
 - `all`: every lever: `cache_friendly`, batch mode and the 10% adaptive design.
+- `aligned`: `all` with `sampling: {align: cache}`: the same units per pair,
+  each round's units placed so that a reviewer's units sharing a contestant
+  land on one question (docs/sampling.md).
 
 Prints JSON: the cost of each (USD, summed over every row of the log, scaled
 to the 80-question tournament when fewer questions ran), the ratio of each
@@ -28,11 +31,11 @@ rate per API (share of review requests that read from the cache, and the
 cached share of their input tokens), the calls made, the batch jobs and the
 steps a batch run waits through (each a job round trip), and
 `tau_all_vs_full` (Kendall tau of the Bradley-Terry order of `all` against
-`full`'s).
+`full`'s; `tau_aligned_vs_full` likewise).
 
 What is scaled, and why: through the fake server a run makes 40-90 calls a
 second on two shared cores; the 72,000 reviews of the 80-question
-tournament, five ways, would take hours. By default 8 of the 80 questions
+tournament, six ways, would take hours. By default 8 of the 80 questions
 run (each run is the 80-question tournament's first 8 questions, with its
 per-question shape: 10 answers, 900 reviews) and the costs are multiplied by
 80 / 8. That is exact for `full`, `cached` and `batch`: every question's
@@ -111,6 +114,7 @@ WAYS: dict[str, dict[str, Any]] = {
     "batch": {"template": None, "batch": True, "sampling": None},
     "adaptive": {"template": None, "batch": False, "sampling": 0.1},
     "all": {"template": "cache_friendly", "batch": True, "sampling": 0.1},
+    "aligned": {"template": "cache_friendly", "batch": True, "sampling": 0.1, "align": "cache"},
 }
 
 
@@ -213,6 +217,8 @@ def _tournament(root: Path, url: str, questions: int, way: dict[str, Any]) -> Pa
         cfg["review"]["template"] = way["template"]
     if way["sampling"] is not None:
         cfg["sampling"] = {"strategy": "adaptive", "budget": way["sampling"]}
+        if way.get("align"):
+            cfg["sampling"]["align"] = way["align"]
     path = root / "t.yaml"
     path.write_text(yaml.safe_dump(cfg, sort_keys=False))
     return path
@@ -364,12 +370,14 @@ def _summary(results: dict[str, dict[str, Any]], scale: float) -> dict[str, Any]
     out["batch_jobs"] = {name: r["jobs"] for name, r in results.items() if WAYS[name]["batch"]}
     out["batch_steps"] = {name: r["steps"] for name, r in results.items() if WAYS[name]["batch"]}
     out["order_full"] = results["full"]["order"]
-    if "all" in results:
-        full_order = results["full"]["order"]
-        rank_all = {m: i for i, m in enumerate(results["all"]["order"])}
-        tau = kendalltau(range(len(full_order)), [rank_all[m] for m in full_order]).statistic
-        out["tau_all_vs_full"] = round(float(tau), 4)
-        out["order_all"] = results["all"]["order"]
+    full_order = results["full"]["order"]
+    for name in ("all", "aligned"):
+        if name not in results:
+            continue
+        rank = {m: i for i, m in enumerate(results[name]["order"])}
+        tau = kendalltau(range(len(full_order)), [rank[m] for m in full_order]).statistic
+        out[f"tau_{name}_vs_full"] = round(float(tau), 4)
+        out[f"order_{name}"] = results[name]["order"]
     return out
 
 

@@ -31,6 +31,13 @@ Two engines:
 `--designs tuning` runs the designs the rule's constants were chosen on;
 the default set (`report`) is disjoint from them, and its seeds start at
 1000 (tuning used seeds below 100).
+
+`--align` (replica engine) compares `adaptive` with `adaptive` under
+`align: cache` instead of `uniform` with `adaptive`: the same tau columns,
+the paired difference aligned minus plain, and per strategy
+`shared_prefix`: the share of review calls whose prefix (question,
+reviewer, first answer) an earlier review of the same round already showed
+(what a prompt cache could serve, rounds being a batch job apart).
 """
 
 from __future__ import annotations
@@ -209,11 +216,14 @@ class Replica:
         out: NDArray[np.float64] = fit_bradley_terry(pairs).rating
         return out
 
-    def sample(self, strategy: str, budget: float) -> NDArray[np.int64]:
-        """The units a sampled run selects, round by round as `SampledPlanner` does."""
+    def sample(self, strategy: str, budget: float, *, align: bool = False) -> NDArray[np.int64]:
+        """The units a sampled run selects, round by round as `SampledPlanner` does.
+
+        `self.rounds` keeps each round's units."""
         full_calls = 2 * self.grid.size
         b = sampling_budget(SamplingConfig(strategy=strategy, budget=budget), full_calls)
         selected = np.zeros(self.grid.size, dtype=np.bool_)
+        self.rounds: list[NDArray[np.int64]] = []
         round_ = 0
         while True:
             left = b.units - int(selected.sum())
@@ -230,33 +240,66 @@ class Replica:
                 adaptive=strategy == "adaptive",
                 rng=np.random.default_rng([self.seed, round_, 0x5A3B]),
                 fit_seed=self.seed * 1_000 + round_,
+                align=align,
             )
             if choice.units.size == 0:
                 return np.flatnonzero(selected)
             selected[choice.units] = True
+            self.rounds.append(choice.units)
             round_ += 1
+
+    def shared_prefix(self) -> float:
+        """Share of the last sample's review calls whose prefix an earlier call of its round showed.
+
+        Per round, reviewer and question, the units' pairs show each of their
+        contestants' answers first in one review each; `2 units - distinct
+        contestants` of those reviews find their prefix already shown.
+        """
+        shared = calls = 0
+        for units in self.rounds:
+            q, p, r = self.grid.split(units)
+            cell = q * self.grid.n_reviewers + r
+            seen = np.unique(
+                np.concatenate(
+                    [
+                        cell * self.grid.n_contestants + self.pi[p],
+                        cell * self.grid.n_contestants + self.pj[p],
+                    ]
+                )
+            )
+            calls += 2 * units.size
+            shared += 2 * units.size - seen.size
+        return shared / max(calls, 1)
 
 
 def tau(a: NDArray[np.float64], b: NDArray[np.float64]) -> float:
     return float(stats.kendalltau(a, b).statistic)
 
 
-def replica_job(job: tuple[str, int, tuple[float, ...]]) -> dict[str, Any]:
+# (name in the table, strategy, align) of each comparison.
+COMPARE = {
+    False: (("uniform", "uniform", False), ("adaptive", "adaptive", False)),
+    True: (("adaptive", "adaptive", False), ("aligned", "adaptive", True)),
+}
+
+
+def replica_job(job: tuple[str, int, tuple[float, ...], bool]) -> dict[str, Any]:
     """One design and seed: the full run and both strategies at every budget."""
-    name, seed, budgets = job
+    name, seed, budgets, align = job
     design = {**TUNING, **REPORT}[name](seed)
     sim = Replica(design, seed)
     truth = np.asarray(design.skill)
     full = sim.rating(np.arange(sim.grid.size), balanced=False)
     out: dict[str, Any] = {"design": name, "seed": seed, "full_tau_true": tau(full, truth)}
     for budget in budgets:
-        for strategy in ("uniform", "adaptive"):
-            units = sim.sample(strategy, budget)
+        for label, strategy, aligned in COMPARE[align]:
+            units = sim.sample(strategy, budget, align=aligned)
             rating = sim.rating(units, balanced=True)
-            out[f"{strategy}@{budget}"] = {
+            out[f"{label}@{budget}"] = {
                 "tau_full": tau(rating, full),
                 "tau_true": tau(rating, truth),
                 "share": units.size / sim.grid.size,
+                "shared_prefix": sim.shared_prefix(),
             }
     return out
 
@@ -318,8 +361,8 @@ def arena_bt(path: Path) -> NDArray[np.float64]:
     return np.array([bt[name] for name in sorted(bt)])
 
 
-def arena_job(job: tuple[str, int, tuple[float, ...]]) -> dict[str, Any]:
-    name, seed, budgets = job
+def arena_job(job: tuple[str, int, tuple[float, ...], bool]) -> dict[str, Any]:
+    name, seed, budgets, _ = job
     design = REPORT[name](seed)
     truth = np.asarray(design.skill)
     with tempfile.TemporaryDirectory() as tmp:
@@ -360,7 +403,10 @@ def paired(diffs: list[float]) -> dict[str, Any]:
     }
 
 
-def table(rows: list[dict[str, Any]], budgets: tuple[float, ...]) -> dict[str, Any]:
+def table(
+    rows: list[dict[str, Any]], budgets: tuple[float, ...], *, align: bool = False
+) -> dict[str, Any]:
+    base, other = (label for label, _, _ in COMPARE[align])
     out: dict[str, Any] = {}
     for name in dict.fromkeys(r["design"] for r in rows):
         mine = [r for r in rows if r["design"] == name]
@@ -369,17 +415,21 @@ def table(rows: list[dict[str, Any]], budgets: tuple[float, ...]) -> dict[str, A
             "full_tau_true": round(float(np.mean([r["full_tau_true"] for r in mine])), 4),
         }
         for budget in budgets:
-            u = [r[f"uniform@{budget}"] for r in mine]
-            a = [r[f"adaptive@{budget}"] for r in mine]
+            u = [r[f"{base}@{budget}"] for r in mine]
+            a = [r[f"{other}@{budget}"] for r in mine]
             pairs = list(zip(u, a, strict=True))
             entry[str(budget)] = {
-                "uniform_tau_full": round(float(np.mean([x["tau_full"] for x in u])), 4),
-                "adaptive_tau_full": round(float(np.mean([x["tau_full"] for x in a])), 4),
+                f"{base}_tau_full": round(float(np.mean([x["tau_full"] for x in u])), 4),
+                f"{other}_tau_full": round(float(np.mean([x["tau_full"] for x in a])), 4),
                 "diff_tau_full": paired([y["tau_full"] - x["tau_full"] for x, y in pairs]),
-                "uniform_tau_true": round(float(np.mean([x["tau_true"] for x in u])), 4),
-                "adaptive_tau_true": round(float(np.mean([x["tau_true"] for x in a])), 4),
+                f"{base}_tau_true": round(float(np.mean([x["tau_true"] for x in u])), 4),
+                f"{other}_tau_true": round(float(np.mean([x["tau_true"] for x in a])), 4),
                 "diff_tau_true": paired([y["tau_true"] - x["tau_true"] for x, y in pairs]),
             }
+            if align:
+                for label, runs in ((base, u), (other, a)):
+                    share = float(np.mean([x.get("shared_prefix", 0.0) for x in runs]))
+                    entry[str(budget)][f"{label}_shared_prefix"] = round(share, 4)
         out[name] = entry
     return out
 
@@ -392,7 +442,12 @@ def main() -> None:
     parser.add_argument("--budgets", type=float, nargs="+", default=list(BUDGETS))
     parser.add_argument("--workers", type=int, default=1)
     parser.add_argument("--engine", choices=("replica", "arena"), default="replica")
+    parser.add_argument(
+        "--align", action="store_true", help="adaptive with align: cache against plain adaptive"
+    )
     args = parser.parse_args()
+    if args.align and args.engine != "replica":
+        parser.error("--align runs on the replica engine")
     names: list[str] = []
     for d in args.designs:
         names += list(TUNING) if d == "tuning" else list(REPORT) if d == "report" else [d]
@@ -400,7 +455,7 @@ def main() -> None:
         names = [n for n in names if n in REPORT][:1] if args.designs == ["report"] else names
     budgets = tuple(args.budgets)
     seeds = range(args.first_seed, args.first_seed + args.seeds)
-    jobs = [(name, seed, budgets) for name in names for seed in seeds]
+    jobs = [(name, seed, budgets, args.align) for name in names for seed in seeds]
     work = replica_job if args.engine == "replica" else arena_job
     start = time.perf_counter()
     rows: list[dict[str, Any]] = []
@@ -418,7 +473,8 @@ def main() -> None:
         "budgets": list(budgets),
         "seeds": [seeds.start, seeds.stop - 1],
         "wall_s": round(time.perf_counter() - start, 1),
-        "designs": table(rows, budgets),
+        "compare": "aligned - adaptive" if args.align else "adaptive - uniform",
+        "designs": table(rows, budgets, align=args.align),
     }
     print(json.dumps(result))
 

@@ -231,6 +231,10 @@ class SamplingConfig(_Strict):
     rounds: int = Field(default=5, ge=1, le=100)
     seed_share: float = Field(default=0.3, gt=0, le=1)
     stop_when_separated: bool = False
+    # Sampled only: `cache` places each round's units so that a reviewer's
+    # units sharing a contestant land on the same question (shared cached
+    # prefixes); the units per pair are unchanged. `none` keeps the default.
+    align: Literal["none", "cache"] = "none"
 
     @field_validator("budget")
     @classmethod
@@ -260,6 +264,8 @@ class SamplingConfig(_Strict):
             raise ValueError("strategy baseline needs `baseline: MODEL` (a contestant)")
         if self.strategy != "baseline" and self.baseline is not None:
             raise ValueError("only strategy baseline takes a baseline model")
+        if self.align != "none" and self.strategy not in ("uniform", "adaptive"):
+            raise ValueError("only a sampled strategy (uniform, adaptive) takes align")
         return self
 
 

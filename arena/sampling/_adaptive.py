@@ -23,7 +23,14 @@ import numpy as np
 import polars as pl
 from numpy.typing import NDArray
 
-from arena.sampling._design import Grid, _coverage, _fill, balanced_units, pick_in_pair
+from arena.sampling._design import (
+    Grid,
+    Prefixes,
+    _coverage,
+    _fill,
+    balanced_units,
+    pick_in_pair,
+)
 
 if TYPE_CHECKING:
     from arena.rank import ReviewSet
@@ -265,6 +272,8 @@ def choose_round(
     fit: DesignFit,
     n: int,
     rng: np.random.Generator,
+    *,
+    align: bool = False,
 ) -> IntArray:
     """The next round's `n` units (indices into the grid), given the fit so far.
 
@@ -273,14 +282,19 @@ def choose_round(
     questions); the rest goes to the pairs whose next units most reduce the
     expected number of misordered pairs (`target_scores`), in `TARGET_STEPS`
     steps. Inside a pair, reviewers are drawn towards `reviewer_shares`.
+    With `align` (`sampling: {align: cache}`), the units each pair gets are
+    the same, but their questions are steered so that a reviewer's units in
+    the round that share a contestant land on the same question (one cached
+    prefix read by several reviews; see `pick_in_pair`).
     """
     if n <= 0:
         return np.zeros(0, dtype=np.int64)
+    shown = Prefixes(grid, selected) if align else None
     mask = selected.copy()
     picked: list[IntArray] = []
     even = int(round(UNIFORM_SHARE * n))
     if even > 0:
-        units = balanced_units(grid, even, rng, mask)
+        units = balanced_units(grid, even, rng, mask, shown=shown)
         mask[units] = True
         picked.append(units)
     left = n - sum(int(x.size) for x in picked)
@@ -297,7 +311,15 @@ def choose_round(
         alloc = allocate(target_scores(grid, fit, have), capacity, want)
         for pair in np.flatnonzero(alloc).tolist():
             units = pick_in_pair(
-                grid, mask, pair, int(alloc[pair]), reviewer_weight, rng, coverage, shares[pair]
+                grid,
+                mask,
+                pair,
+                int(alloc[pair]),
+                reviewer_weight,
+                rng,
+                coverage,
+                shares[pair],
+                shown=shown,
             )
             mask[units] = True
             picked.append(units)
@@ -399,6 +421,7 @@ def select_round(
     rng: np.random.Generator,
     fit_seed: int,
     stop_when_separated: bool = False,
+    align: bool = False,
 ) -> RoundChoice:
     """The next round of a design: a pure function of the reviews so far.
 
@@ -408,23 +431,29 @@ def select_round(
     `seed_units`; pairs not yet covered (a model added since) get a balanced
     seed round of their own; otherwise the reviews are refitted and
     `choose_round` picks `round_units`. Deterministic given `rng` and `fit_seed`.
+    `align` steers every round's questions towards shared cache prefixes
+    (`choose_round`); the units per pair do not change.
     """
     empty = np.zeros(0, dtype=np.int64)
     if left <= 0:
         return RoundChoice(empty)
+    shown = Prefixes(grid, selected) if align else None
     if not selected.any() or not adaptive:
-        return RoundChoice(balanced_units(grid, min(left, seed_units), rng, selected))
+        units = balanced_units(grid, min(left, seed_units), rng, selected, shown=shown)
+        return RoundChoice(units)
     _, p, _ = grid.split(np.flatnonzero(selected))
     covered = np.bincount(p, minlength=grid.n_pairs) > 0
     if not covered.all():
         share = seed_units * int((~covered).sum()) / grid.n_pairs
         want = min(left, max(1, math.ceil(share)))
-        units = balanced_units(grid, want, rng, selected, pairs=np.flatnonzero(~covered))
+        units = balanced_units(
+            grid, want, rng, selected, pairs=np.flatnonzero(~covered), shown=shown
+        )
         return RoundChoice(units)
     separation = fit_design(reviews, contestants, reviewers, seed=fit_seed)
     if stop_when_separated and separation.all_separated():
         return RoundChoice(empty, separation=separation, stopped=True)
     per_pair = grid.n_questions * grid.n_reviewers
     fit = fit_design(reviews, contestants, reviewers, seed=fit_seed, full_units_per_pair=per_pair)
-    units = choose_round(grid, selected, fit, min(left, round_units), rng)
+    units = choose_round(grid, selected, fit, min(left, round_units), rng, align=align)
     return RoundChoice(units, fit=fit, separation=separation)

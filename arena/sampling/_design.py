@@ -12,11 +12,12 @@ boolean mask over the grid (one byte per unit, never one object per call).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["Grid", "balanced_units"]
+__all__ = ["Grid", "Prefixes", "balanced_units"]
 
 IntArray = NDArray[np.int64]
 BoolArray = NDArray[np.bool_]
@@ -80,6 +81,7 @@ def pick_in_pair(
     rng: np.random.Generator,
     coverage: NDArray[np.int64] | None = None,
     share: NDArray[np.float64] | None = None,
+    shown: Prefixes | None = None,
 ) -> IntArray:
     """Choose up to `n` unselected units of one pair.
 
@@ -93,6 +95,15 @@ def pick_in_pair(
     `share` (per reviewer, summing to 1), "judged least" is measured against
     it: reviewer `r` comes first when its count over `share[r]` is lowest, so
     the pair's units follow those shares instead of an even mix.
+
+    With `shown` (cache-aware placement, `sampling: {align: cache}`), the
+    question is steered too: among the units at the same coverage level and
+    reviewer rank, those whose pair shares the most contestants with the
+    reviewer's units on that question in this round come first (each shared
+    contestant is a prompt prefix read again), then questions on which the
+    pair's two answers have been used least (so each contestant's units stay
+    spread over the questions). The picked units are recorded in `shown`. `shown=None` leaves
+    the choice as it was, draw for draw.
     """
     if n <= 0:
         return np.zeros(0, dtype=np.int64)
@@ -119,7 +130,12 @@ def pick_in_pair(
         idx = np.flatnonzero(alive)
         level = cover[q[idx]]
         idx = idx[level == level.min()]
-        order = idx[np.lexsort((-key[idx], ((used + 1.0) * scale)[r[idx]]))]
+        rank = ((used + 1.0) * scale)[r[idx]]
+        if shown is None:
+            order = idx[np.lexsort((-key[idx], rank))]
+        else:
+            met, load = shown.sharing(pair, q[idx], r[idx])
+            order = idx[np.lexsort((-key[idx], load, -met, rank))]
         seen_q: set[int] = set()
         seen_r: set[int] = set()
         for k in order.tolist():
@@ -132,6 +148,8 @@ def pick_in_pair(
             alive[k] = False
             cover[qq] += 1
             used[rr] += 1
+            if shown is not None:
+                shown.add(pair, qq, rr)
             if len(out) >= n:
                 break
     return np.array(out, dtype=np.int64)
@@ -144,13 +162,16 @@ def balanced_units(
     selected: BoolArray | None = None,
     *,
     pairs: IntArray | None = None,
+    shown: Prefixes | None = None,
 ) -> IntArray:
     """About `n` new units spread evenly over pairs, then reviewers, then questions.
 
     The pairs (all, or those in `pairs`) are filled towards equal totals
     (ties broken at random); inside a pair, reviewers take turns in a random
     order and each takes a question the pair has been judged on least. With
-    `selected`, the units already chosen are kept out and counted.
+    `selected`, the units already chosen are kept out and counted. With
+    `shown` (see `pick_in_pair`), a reviewer's question is, among the least
+    covered ones, the one whose answers it already shows most in this round.
     """
     chosen = np.zeros(grid.size, dtype=np.bool_) if selected is None else selected.copy()
     cover = _coverage(grid, chosen)
@@ -168,7 +189,7 @@ def balanced_units(
     per_pair = _fill(deficit + np.where(in_play, jitter, 0.0), capacity, n)
     picked: list[IntArray] = []
     for pair in np.flatnonzero(per_pair).tolist():
-        taken = _round_robin(grid, chosen, pair, int(per_pair[pair]), rng, cover)
+        taken = _round_robin(grid, chosen, pair, int(per_pair[pair]), rng, cover, shown)
         chosen[taken] = True
         picked.append(taken)
     out = np.concatenate(picked) if picked else np.zeros(0, dtype=np.int64)
@@ -204,6 +225,7 @@ def _round_robin(
     want: int,
     rng: np.random.Generator,
     cover: NDArray[np.int64],
+    shown: Prefixes | None = None,
 ) -> IntArray:
     """`want` units of one pair: reviewers in turn, least-covered questions first."""
     taken: list[int] = []
@@ -224,10 +246,60 @@ def _round_robin(
         candidates = np.flatnonzero(free)
         level = row[candidates]
         best = candidates[level == level.min()]
+        if shown is not None:
+            met, load = shown.sharing(pair, best, np.full_like(best, r))
+            first = np.lexsort((load, -met))[0]
+            best = best[(met == met[first]) & (load == load[first])]
         q = int(rng.choice(best))
         unit = int(units[q])
         chosen[unit] = True
         row[q] += 1
         taken.append(unit)
+        if shown is not None:
+            shown.add(pair, q, r)
     cover[pair] = row
     return np.array(taken, dtype=np.int64)
+
+
+@lru_cache(maxsize=16)
+def _pair_list(n_contestants: int) -> list[tuple[int, int]]:
+    return Grid(1, n_contestants, 1).pairs
+
+
+class Prefixes:
+    """What a round shows each reviewer, for cache-aware placement (`align: cache`).
+
+    `shown[r, q, c]`: reviewer `r` has a unit on question `q` with contestant
+    `c` in this round, so a review with `c`'s answer first has a prompt prefix
+    (instructions, question, that answer) already sent. `load[q, c]`: units
+    so far (earlier rounds included) that use contestant `c`'s answer to `q`.
+    """
+
+    def __init__(self, grid: Grid, selected: BoolArray | None = None) -> None:
+        self.grid = grid
+        self.pairs = _pair_list(grid.n_contestants)
+        self.shown = np.zeros(
+            (grid.n_reviewers, grid.n_questions, grid.n_contestants), dtype=np.bool_
+        )
+        self.load = np.zeros((grid.n_questions, grid.n_contestants), dtype=np.int64)
+        if selected is not None and selected.any():
+            q, p, _ = grid.split(np.flatnonzero(selected))
+            i, j = grid.pair_members()
+            np.add.at(self.load, (q, i[p]), 1)
+            np.add.at(self.load, (q, j[p]), 1)
+
+    def sharing(self, pair: int, q: IntArray, r: IntArray) -> tuple[IntArray, IntArray]:
+        """Per candidate (q, r) of `pair`: contestants of the pair reviewer `r`
+        already shows on `q` (0-2), and the load of the pair's two answers to `q`."""
+        i, j = self.pairs[pair]
+        met: IntArray = self.shown[r, q, i].astype(np.int64) + self.shown[r, q, j].astype(np.int64)
+        load: IntArray = self.load[q, i] + self.load[q, j]
+        return met, load
+
+    def add(self, pair: int, q: int, r: int) -> None:
+        """Record a picked unit."""
+        i, j = self.pairs[pair]
+        self.shown[r, q, i] = True
+        self.shown[r, q, j] = True
+        self.load[q, i] += 1
+        self.load[q, j] += 1

@@ -275,6 +275,7 @@ class DesignSelector(ReviewSelector):
             rng=self._rng(round_),
             fit_seed=self.t.config.seed * 1_000 + round_,
             stop_when_separated=self.cfg.stop_when_separated,
+            align=self.cfg.align == "cache",
         )
         if choice.separation is not None:
             self.separation_fit = choice.separation
