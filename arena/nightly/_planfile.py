@@ -68,9 +68,7 @@ def plan_frame(t: Tournament, plan: Plan) -> pl.DataFrame:
     return pl.concat(list(plan_chunks(t, plan)))
 
 
-def plan_chunks(
-    t: Tournament, plan: Plan, rows: int = PLAN_CHUNK_ROWS
-) -> Iterator[pl.DataFrame]:
+def plan_chunks(t: Tournament, plan: Plan, rows: int = PLAN_CHUNK_ROWS) -> Iterator[pl.DataFrame]:
     """`plan_frame` in slices of at most `rows` reviews, in order: the answers, then the
     reviews; each slice holds one stage."""
     if rows < 1:
@@ -165,9 +163,7 @@ class PlanWriter:
 
     def write(self, chunk: pl.DataFrame) -> None:
         """Append a slice of the plan's frame."""
-        self._writer.write_table(
-            chunk.select(PLAN_SCHEMA.names()).to_arrow().cast(_arrow_schema())
-        )
+        self._writer.write_table(chunk.select(PLAN_SCHEMA.names()).to_arrow().cast(_arrow_schema()))
 
     def __enter__(self) -> PlanWriter:
         return self

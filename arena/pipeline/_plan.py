@@ -26,7 +26,9 @@ __all__ = [
     "AnswerCall",
     "Plan",
     "ReviewCall",
+    "PackedIds",
     "ReviewCalls",
+    "ReviewGrid",
     "answer_id",
     "build_plan",
     "load_done",
@@ -58,12 +60,157 @@ class ReviewCall:
     answer_b_id: str
 
 
+# The two hex digits of each byte value, as ASCII codes.
+_HEX = np.array([list(f"{i:02x}".encode()) for i in range(256)], dtype=np.uint8)
+_ID_PREFIX = b"r-"
+_DIGEST_BYTES = 12
+
+
+class PackedIds:
+    """Review ids (`r-` + 24 hex digits) kept as their 12 digest bytes, read as `S26`.
+
+    Indexing and slicing give what an `S26` array of the ids would: one id as
+    bytes, several as an `S26` array (made only for those asked for).
+    """
+
+    dtype = np.dtype("S26")
+
+    def __init__(self, digests: NDArray[np.uint8]) -> None:
+        if digests.ndim != 2 or digests.shape[1] != _DIGEST_BYTES:
+            raise ValueError(f"review id digests must be (n, 12) bytes, got {digests.shape}")
+        self.digests = digests
+
+    @classmethod
+    def empty(cls) -> PackedIds:
+        return cls(np.empty((0, _DIGEST_BYTES), dtype=np.uint8))
+
+    @classmethod
+    def pack(cls, ids: NDArray[np.bytes_] | Sequence[str] | Sequence[bytes]) -> PackedIds:
+        """Pack ids `r-` + 24 lowercase hex digits (ValueError for any other id)."""
+        raw = np.asarray(ids, dtype="S26")
+        if raw.size == 0:
+            return cls.empty()
+        chars = raw.view(np.uint8).reshape(-1, 26)
+        prefix = np.frombuffer(_ID_PREFIX, dtype=np.uint8)
+        digits = chars[:, 2:]
+        nibble = np.where(digits >= ord("a"), digits - (ord("a") - 10), digits - ord("0"))
+        valid = (chars[:, :2] == prefix).all(axis=1) & (
+            ((digits >= ord("0")) & (digits <= ord("9")))
+            | ((digits >= ord("a")) & (digits <= ord("f")))
+        ).all(axis=1)
+        if not valid.all():
+            bad = raw[int(np.flatnonzero(~valid)[0])]
+            raise ValueError(f"not a review id (r- and 24 hex digits): {bad!r}")
+        packed = (nibble[:, 0::2] << 4) | nibble[:, 1::2]
+        return cls(packed.astype(np.uint8))
+
+    @property
+    def shape(self) -> tuple[int]:
+        return (int(self.digests.shape[0]),)
+
+    def __len__(self) -> int:
+        return int(self.digests.shape[0])
+
+    def _unpack(self, digests: NDArray[np.uint8]) -> NDArray[np.bytes_]:
+        out = np.empty((digests.shape[0], 26), dtype=np.uint8)
+        out[:, :2] = np.frombuffer(_ID_PREFIX, dtype=np.uint8)
+        out[:, 2:] = _HEX[digests].reshape(digests.shape[0], 2 * _DIGEST_BYTES)
+        return out.view("S26").reshape(digests.shape[0])
+
+    @overload
+    def __getitem__(self, index: int | np.integer[Any]) -> bytes: ...
+
+    @overload
+    def __getitem__(self, index: slice | NDArray[np.integer[Any]]) -> NDArray[np.bytes_]: ...
+
+    def __getitem__(
+        self, index: int | np.integer[Any] | slice | NDArray[np.integer[Any]]
+    ) -> bytes | NDArray[np.bytes_]:
+        if isinstance(index, int | np.integer):
+            return self.text(int(index)).encode("ascii")
+        return self._unpack(self.digests[index])
+
+    def text(self, index: int) -> str:
+        """One id as text."""
+        digest: bytes = self.digests[index].tobytes()
+        return "r-" + digest.hex()
+
+    def take(self, indices: NDArray[np.int64]) -> PackedIds:
+        """The ids at `indices`, still packed."""
+        return PackedIds(self.digests[indices])
+
+    def __iter__(self) -> Iterator[bytes]:
+        for start in range(0, len(self), 4096):
+            yield from self._unpack(self.digests[start : start + 4096]).tolist()
+
+    def __array__(self, dtype: Any = None, copy: bool | None = None) -> NDArray[Any]:
+        ids = self._unpack(self.digests)
+        return ids if dtype is None else ids.astype(dtype)
+
+    def tolist(self) -> list[bytes]:
+        return list(self)
+
+
+class ReviewGrid:
+    """The codes (question, model A, model B, reviewer) of a whole plan's reviews, from the
+    index alone: questions outermost, then the ordered pairs, then the reviewers.
+
+    Indexing gives what the `(n, 4)` int32 array would (rows made when asked for).
+    """
+
+    dtype = np.dtype(np.int32)
+
+    def __init__(self, questions: int, pairs: NDArray[np.int32], reviewers: int) -> None:
+        self.n_questions = questions
+        self.pairs = pairs  # (p, 2): model A, model B
+        self.n_reviewers = reviewers
+        self.per_question = len(pairs) * reviewers
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return (self.n_questions * self.per_question, 4)
+
+    def __len__(self) -> int:
+        return self.n_questions * self.per_question
+
+    def rows(self, index: NDArray[np.int64]) -> NDArray[np.int32]:
+        """The codes of the reviews at `index` (any shape), as `index.shape + (4,)`."""
+        n = len(self)
+        if index.size and (int(index.min()) < -n or int(index.max()) >= n):
+            raise IndexError(f"review index out of range for {n} reviews")
+        at = np.where(index < 0, index + n, index).astype(np.int64)
+        question, within = np.divmod(at, self.per_question)
+        pair, reviewer = np.divmod(within, self.n_reviewers)
+        out = np.empty((*at.shape, 4), dtype=np.int32)
+        out[..., 0] = question
+        out[..., 1] = self.pairs[pair, 0]
+        out[..., 2] = self.pairs[pair, 1]
+        out[..., 3] = reviewer
+        return out
+
+    def __getitem__(self, key: Any) -> NDArray[np.int32]:
+        rows, rest = (key[0], key[1:]) if isinstance(key, tuple) else (key, ())
+        if isinstance(rows, slice):
+            index = np.arange(*rows.indices(len(self)), dtype=np.int64)
+        else:
+            index = np.asarray(rows, dtype=np.int64)
+        out = self.rows(index)
+        return out[(Ellipsis, *rest)] if rest else out
+
+    def __array__(self, dtype: Any = None, copy: bool | None = None) -> NDArray[Any]:
+        out = self.rows(np.arange(len(self), dtype=np.int64))
+        return out if dtype is None else out.astype(dtype)
+
+
 class ReviewCalls(Sequence[ReviewCall]):
     """The reviews of a plan held as columns: a `ReviewCall` is made only when asked for.
 
     Per review: question, model A, model B and reviewer as small integer codes
-    and the id as 26 ASCII bytes, about 40 bytes in all (a `ReviewCall` with
-    its strings takes ten times that). Iterating yields the calls in plan order.
+    (`codes`, (n, 4)) and the id (`ids`, 26 ASCII bytes `r-` + 24 hex digits).
+    A whole plan's codes follow from the index (`ReviewGrid`: no bytes per
+    review) and its ids are kept as their 12 digest bytes (`PackedIds`), so a
+    review costs 12 bytes until it is asked for (a `ReviewCall` with its
+    strings takes thirty times that). Iterating yields the calls in plan order.
     """
 
     def __init__(
@@ -72,15 +219,17 @@ class ReviewCalls(Sequence[ReviewCall]):
         models: tuple[str, ...],
         reviewers: tuple[str, ...],
         answer_ids: tuple[tuple[str, ...], ...],
-        codes: NDArray[np.int32],
-        ids: NDArray[np.bytes_],
+        codes: NDArray[np.int32] | ReviewGrid,
+        ids: NDArray[np.bytes_] | PackedIds,
     ) -> None:
         self.questions = questions
         self.models = models
         self.reviewers = reviewers
         self.answer_ids = answer_ids  # [question][model]
         self.codes = codes  # (n, 4): question, model_a, model_b, reviewer
-        self.ids = ids
+        self.ids = ids if isinstance(ids, PackedIds) else PackedIds.pack(ids)
+        if len(self.codes) != len(self.ids):
+            raise ValueError(f"{len(self.codes)} review codes for {len(self.ids)} ids")
 
     def __len__(self) -> int:
         return int(self.ids.shape[0])
@@ -126,7 +275,7 @@ class ReviewCalls(Sequence[ReviewCall]):
     @classmethod
     def empty(cls) -> ReviewCalls:
         """No reviews."""
-        return cls((), (), (), (), np.empty((0, 4), dtype=np.int32), np.empty(0, dtype="S26"))
+        return cls((), (), (), (), np.empty((0, 4), dtype=np.int32), PackedIds.empty())
 
     def take(self, indices: Sequence[int] | NDArray[np.int64]) -> ReviewCalls:
         """The reviews at `indices` (in that order), as columns."""
@@ -136,13 +285,13 @@ class ReviewCalls(Sequence[ReviewCall]):
             self.models,
             self.reviewers,
             self.answer_ids,
-            self.codes[at],
-            self.ids[at],
+            np.asarray(self.codes[at], dtype=np.int32).reshape(-1, 4),
+            self.ids.take(at),
         )
 
     def id_at(self, index: int) -> str:
         """The id of review `index` (no call built)."""
-        return str(self.ids[index].decode("ascii"))
+        return self.ids.text(index)
 
     def _call(self, index: int) -> ReviewCall:
         q, a, b, r = self.codes[index].tolist()
@@ -227,19 +376,26 @@ def review_id(question_id: str, a_id: str, b_id: str, context: str) -> str:
 
 
 def _review_ids(question_id: str, pairs: list[tuple[str, str]], contexts: list[str]) -> list[str]:
-    """`review_id` of every (answer pair, context) of one question, pairs outermost.
+    """`review_id` of every (answer pair, context) of one question, pairs outermost."""
+    digests = _review_digests(question_id, pairs, contexts)
+    step = _DIGEST_BYTES
+    return ["r-" + digests[i : i + step].hex() for i in range(0, len(digests), step)]
+
+
+def _review_digests(question_id: str, pairs: list[tuple[str, str]], contexts: list[str]) -> bytes:
+    """The 12 digest bytes of the `review_id` of every (answer pair, context) of one
+    question, pairs outermost, one after another (an id is `r-` and their hex).
 
     The same bytes `stable_id` hashes, assembled once per question: the
     question id is JSON-encoded once; answer ids and contexts are plain ASCII.
     """
     head = '{"kind": "review", "payload": [' + json.dumps(question_id) + ', "'
-    out: list[str] = []
+    out: list[bytes] = []
     for a_id, b_id in pairs:
         stem = f'{head}{a_id}", "{b_id}", "'
         for context in contexts:
-            digest = hashlib.sha256(f'{stem}{context}"]}}'.encode()).hexdigest()
-            out.append(f"r-{digest[:24]}")
-    return out
+            out.append(hashlib.sha256(f'{stem}{context}"]}}'.encode()).digest()[:_DIGEST_BYTES])
+    return b"".join(out)
 
 
 def build_plan(t: Tournament) -> Plan:
@@ -254,27 +410,25 @@ def build_plan(t: Tournament) -> Plan:
     pairs = [(a, b) for a in range(len(models)) for b in range(len(models)) if a != b]
     per_question = len(pairs) * len(reviewers)
     n = per_question * len(t.questions)
-    codes = np.empty((n, 4), dtype=np.int32)
-    if n:
-        pair_codes = np.array(pairs, dtype=np.int32)
-        codes[:, 0] = np.repeat(np.arange(len(t.questions), dtype=np.int32), per_question)
-        codes[:, 1] = np.tile(np.repeat(pair_codes[:, 0], len(reviewers)), len(t.questions))
-        codes[:, 2] = np.tile(np.repeat(pair_codes[:, 1], len(reviewers)), len(t.questions))
-        codes[:, 3] = np.tile(
-            np.arange(len(reviewers), dtype=np.int32), len(pairs) * len(t.questions)
-        )
-    ids = np.empty(n, dtype="S26")
+    codes = ReviewGrid(
+        len(t.questions), np.array(pairs, dtype=np.int32).reshape(-1, 2), len(reviewers)
+    )
+    digests = np.empty((n, _DIGEST_BYTES), dtype=np.uint8)
     answers: list[AnswerCall] = []
     answer_ids: list[tuple[str, ...]] = []
     for k, q in enumerate(t.questions):
         row = tuple(answer_id(t, m, q) for m in models)
         answer_ids.append(row)
         answers.extend(AnswerCall(row[i], q, m) for i, m in enumerate(models))
-        ids[k * per_question : (k + 1) * per_question] = _review_ids(
+        block = _review_digests(
             q.id,
             [(row[a], row[b]) for a, b in pairs],
             [question_context(t, q, c) for c in contexts],
         )
+        digests[k * per_question : (k + 1) * per_question] = np.frombuffer(
+            block, dtype=np.uint8
+        ).reshape(-1, _DIGEST_BYTES)
+    ids = PackedIds(digests)
     reviews = ReviewCalls(t.questions, models, reviewers, tuple(answer_ids), codes, ids)
     return Plan(tuple(answers), reviews)
 
