@@ -60,7 +60,7 @@ KEYS: dict[str, tuple[str, ...]] = {
 
 # Rows of the plan's frame made at once by `plan_chunks`: a million-call plan is
 # written and classified a slice at a time, never held whole as strings.
-PLAN_CHUNK_ROWS = 131_072
+PLAN_CHUNK_ROWS = 32_768
 
 
 def plan_frame(t: Tournament, plan: Plan) -> pl.DataFrame:
