@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 import polars as pl
 
 if TYPE_CHECKING:
-    import pyarrow as pa
+    import pyarrow.parquet as pq
 
     from arena.config import Tournament
     from arena.pipeline import Plan
@@ -154,28 +154,33 @@ def write_plan(
 
 
 class PlanWriter:
-    """Writes a plan's slices to one Parquet file, each as row groups (`with` closes it)."""
+    """Writes a plan's slices to one Parquet file, each as row groups (`with` closes it).
+
+    The file is opened with the first slice's Arrow schema (every slice has the
+    plan's columns and types); without any slice, an empty plan is written.
+    """
 
     def __init__(self, path: Path) -> None:
-        import pyarrow.parquet as pq
-
-        self._writer = pq.ParquetWriter(path, _arrow_schema())
+        self.path = path
+        self._writer: pq.ParquetWriter | None = None
 
     def write(self, chunk: pl.DataFrame) -> None:
         """Append a slice of the plan's frame."""
-        self._writer.write_table(chunk.select(PLAN_SCHEMA.names()).to_arrow().cast(_arrow_schema()))
+        import pyarrow.parquet as pq
+
+        table = chunk.select(PLAN_SCHEMA.names()).cast(PLAN_SCHEMA).to_arrow()
+        if self._writer is None:
+            self._writer = pq.ParquetWriter(self.path, table.schema)
+        self._writer.write_table(table)
 
     def __enter__(self) -> PlanWriter:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self._writer.close()
-
-
-def _arrow_schema() -> pa.Schema:
-    import pyarrow as pa
-
-    return pa.schema([(name, pa.large_string()) for name in PLAN_SCHEMA.names()])
+        if self._writer is not None:
+            self._writer.close()
+        elif exc[0] is None:
+            pl.DataFrame(schema=PLAN_SCHEMA).write_parquet(self.path)
 
 
 def read_plan(directory: str | os.PathLike[str]) -> pl.DataFrame | None:

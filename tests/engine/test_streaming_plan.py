@@ -14,7 +14,7 @@ import arena.pipeline._allpairs as allpairs
 from arena.config import load_tournament
 from arena.engine import run_tournament
 from arena.pipeline import ReviewCalls, answer_id, build_plan, review_context, review_id
-from arena.pipeline._plan import PackedIds, ReviewGrid, _review_ids
+from arena.pipeline._plan import GridIds, PackedIds, ReviewGrid, _review_ids
 from arena.store import RunLog
 from tests.conftest import small_tournament
 
@@ -93,14 +93,14 @@ def test_plan_file_rows_from_columns_match_the_calls(tmp_path: Path) -> None:
     assert calls.select(keys).rows() == one_by_one and fast.height == plan.size
 
 
-def test_plan_reviews_take_twelve_bytes_each_and_index_like_arrays(tmp_path: Path) -> None:
-    # A whole plan keeps only the ids' 12 digest bytes per review; its codes come from
-    # the index. Both index like the (n, 4) int32 and S26 arrays they stand for.
+def test_plan_reviews_take_no_memory_per_review_and_index_like_arrays(tmp_path: Path) -> None:
+    # A whole plan's codes come from the index and its ids are hashed when asked for;
+    # both index like the (n, 4) int32 and S26 arrays they stand for.
     t = load_tournament(small_tournament(tmp_path, models=3, questions=4))
     reviews = build_plan(t).reviews
     n = len(reviews)
-    assert isinstance(reviews.codes, ReviewGrid) and isinstance(reviews.ids, PackedIds)
-    assert reviews.ids.digests.nbytes == 12 * n
+    assert isinstance(reviews.codes, ReviewGrid) and isinstance(reviews.ids, GridIds)
+    assert not [v for v in vars(reviews.ids).values() if isinstance(v, np.ndarray) and v.size >= n]
     codes = np.asarray(reviews.codes)
     ids = np.asarray(reviews.ids)
     assert codes.shape == (n, 4) and codes.dtype == np.int32 and ids.dtype == np.dtype("S26")
@@ -121,10 +121,17 @@ def test_plan_reviews_take_twelve_bytes_each_and_index_like_arrays(tmp_path: Pat
     assert reviews.codes[-1, :3].tolist() == codes[-1, :3].tolist()
     assert np.array_equal(reviews.ids[picks], ids[picks]) and reviews.ids[-1] == ids[-1]
     assert np.array_equal(reviews.ids[3:9], ids[3:9]) and reviews.ids.tolist() == ids.tolist()
-    with pytest.raises(IndexError):
-        reviews.codes[n]
+    assert np.array_equal(reviews.ids[-5:], ids[-5:]) and np.array_equal(reviews.ids[::7], ids[::7])
+    assert np.array_equal(reviews.ids[17:60], ids[17:60]) and reviews.ids[9:9].size == 0
+    assert reviews.ids.text(-2) == ids[-2].decode() and reviews.id_at(40) == ids[40].decode()
+    for bad in (n, -n - 1):
+        with pytest.raises(IndexError):
+            reviews.codes[bad]
+        with pytest.raises(IndexError):
+            reviews.ids[bad]
     # A part of the plan (retry-failed, a selector's rounds) keeps the same calls.
     part = reviews.take(picks)
+    assert isinstance(part.ids, PackedIds) and part.ids.packed.nbytes == 12 * len(picks)
     assert [c.id for c in part] == [reviews[int(i)].id for i in picks]
     assert part == [reviews[int(i)] for i in picks]
 
@@ -153,6 +160,9 @@ def test_plan_file_written_in_slices_is_the_plan_frame(tmp_path: Path) -> None:
     write_plan(tmp_path / "b", iter(chunks))
     a, b = read_plan(tmp_path / "a"), read_plan(tmp_path / "b")
     assert a is not None and b is not None and a.equals(b) and b.equals(whole)
+    write_plan(tmp_path / "c", iter(()))  # no slice at all: an empty plan
+    empty = read_plan(tmp_path / "c")
+    assert empty is not None and empty.height == 0 and empty.schema == whole.schema
 
 
 def test_a_run_start_classified_in_slices_counts_like_the_whole_plan(
