@@ -114,21 +114,37 @@ def start_run(t: Tournament, plan: Plan, *, same_plan: bool = False) -> RunStart
 
 
 def _start_streamed(t: Tournament, plan: Plan) -> RunStart:
-    """`start_run` of a directory without archived calls, one slice of the plan at a time."""
+    """`start_run` of a directory without archived calls, one slice of the plan at a time.
+
+    As when the plan is classified whole, the plan file is written even when the log
+    cannot be read (a newer format, say): the error is raised once the file is in place.
+    """
     counts: dict[str, int] = {}
     stale: list[pl.DataFrame] = []
-    by_state = Classifier(RunLog(t.output_dir))
+    by_state: Classifier | None = None
+    failed: Exception | None = None
 
     def written() -> Iterator[pl.DataFrame]:
+        nonlocal by_state, failed
         for chunk in plan_chunks(t, plan):
             yield chunk
-            states = by_state(chunk)
+            if failed is not None:
+                continue
+            try:
+                if by_state is None:
+                    by_state = Classifier(RunLog(t.output_dir))
+                states = by_state(chunk)
+            except Exception as exc:  # noqa: BLE001 - raised after the plan file is written
+                failed = exc
+                continue
             tally = states["state"].value_counts()
             for state, n in zip(tally["state"].to_list(), tally["count"].to_list(), strict=True):
                 counts[state] = counts.get(state, 0) + int(n)
             stale.append(states.filter(pl.col("state") == "stale").select("id", "stage", "state"))
 
     write_plan(t.output_dir, written())
+    if failed is not None:
+        raise failed
     states = pl.concat(stale) if stale else pl.DataFrame(schema=_STALE_SCHEMA)
     _remember_stale(t.output_dir, states)
     return RunStart(states, counts)
