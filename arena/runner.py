@@ -547,7 +547,7 @@ class Runner:
         return None
 
     def _fill(self) -> None:
-        while len(self._in_flight) < self.window:
+        while len(self._in_flight) < self.window and not self._halted():
             call = self._pull()
             if call is None:
                 return
@@ -559,6 +559,14 @@ class Runner:
             task.add_done_callback(self._ended)
             self._in_flight.add(task)
             self.max_in_flight = max(self.max_in_flight, len(self._in_flight))
+
+    def _halted(self) -> bool:
+        """Whether the scheduler was stopped (a signal, unexpected errors, the log failing):
+        no call taken now could run, so the planners are not asked for more (their
+        calls stay pending). A budget stop is not one: each call it refuses is counted
+        (`RunStats.unlogged`)."""
+        stopped = bool(getattr(self.scheduler, "stopped", False))
+        return stopped and not getattr(self.scheduler, "budget_exhausted", False)
 
     def _ended(self, task: asyncio.Task[CallResult]) -> None:
         self._finished.append(task)

@@ -10,20 +10,25 @@ from __future__ import annotations
 
 import os
 import uuid
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import polars as pl
 
 if TYPE_CHECKING:
+    import pyarrow.parquet as pq
+
     from arena.config import Tournament
     from arena.pipeline import Plan
 
 __all__ = [
     "PLAN_FILE",
     "PLAN_SCHEMA",
+    "PlanWriter",
     "current_rows",
     "plan_changes",
+    "plan_chunks",
     "plan_frame",
     "read_plan",
     "write_plan",
@@ -53,8 +58,21 @@ KEYS: dict[str, tuple[str, ...]] = {
 }
 
 
+# Rows of the plan's frame made at once by `plan_chunks`: a million-call plan is
+# written and classified a slice at a time, never held whole as strings.
+PLAN_CHUNK_ROWS = 32_768
+
+
 def plan_frame(t: Tournament, plan: Plan) -> pl.DataFrame:
     """The plan as a frame of ids, stages, providers and logical keys."""
+    return pl.concat(list(plan_chunks(t, plan)))
+
+
+def plan_chunks(t: Tournament, plan: Plan, rows: int = PLAN_CHUNK_ROWS) -> Iterator[pl.DataFrame]:
+    """`plan_frame` in slices of at most `rows` reviews, in order: the answers, then the
+    reviews; each slice holds one stage."""
+    if rows < 1:
+        raise ValueError(f"rows must be at least 1, got {rows}")
     provider = {name: t.provider_of(name) for name in t.config.models}  # files: (file)
     n_a = len(plan.answers)
     answers = pl.DataFrame(
@@ -70,15 +88,19 @@ def plan_frame(t: Tournament, plan: Plan) -> pl.DataFrame:
         },
         schema=PLAN_SCHEMA,
     )
-    return pl.concat([answers, _review_columns(plan, provider)])
+    yield answers
+    n = len(plan.reviews)
+    for start in range(0, n, rows):
+        yield _review_columns(plan, provider, start, min(n, start + rows))
 
 
-def _review_columns(plan: Plan, provider: dict[str, str]) -> pl.DataFrame:
-    """The reviews' rows straight from the plan's columns (`arena.pipeline.ReviewCalls`:
-    integer codes and ids), without making a call object per review."""
+def _review_columns(plan: Plan, provider: dict[str, str], start: int, stop: int) -> pl.DataFrame:
+    """Rows `start:stop` of the reviews straight from the plan's columns
+    (`arena.pipeline.ReviewCalls`: integer codes and ids), without making a call
+    object per review."""
     reviews = plan.reviews
-    codes, ids = reviews.codes, reviews.ids
-    n = len(reviews)
+    codes, ids = reviews.codes[start:stop], reviews.ids[start:stop]
+    n = stop - start
     questions = pl.Series([q.id for q in reviews.questions], dtype=pl.String)
     models = pl.Series(list(reviews.models), dtype=pl.String)
     reviewers = list(reviews.reviewers)
@@ -99,14 +121,25 @@ def _review_columns(plan: Plan, provider: dict[str, str]) -> pl.DataFrame:
     )
 
 
-def write_plan(directory: str | os.PathLike[str], frame: pl.DataFrame) -> Path:
-    """Write DIR/plan.parquet atomically (temporary file, fsync, rename)."""
+def write_plan(
+    directory: str | os.PathLike[str], frame: pl.DataFrame | Iterable[pl.DataFrame]
+) -> Path:
+    """Write DIR/plan.parquet atomically (temporary file, fsync, rename).
+
+    `frame` may be the plan's frame or its slices (`plan_chunks`), written one
+    after another as row groups of the one file.
+    """
     folder = Path(directory)
     folder.mkdir(parents=True, exist_ok=True)
     target = folder / PLAN_FILE
     tmp = folder / f".{PLAN_FILE}.{uuid.uuid4().hex}.tmp"
     try:
-        frame.select(PLAN_SCHEMA.names()).write_parquet(tmp)
+        if isinstance(frame, pl.DataFrame):
+            frame.select(PLAN_SCHEMA.names()).write_parquet(tmp)
+        else:
+            with PlanWriter(tmp) as writer:
+                for chunk in frame:
+                    writer.write(chunk)
         with open(tmp, "rb") as f:
             os.fsync(f.fileno())
         os.replace(tmp, target)
@@ -118,6 +151,36 @@ def write_plan(directory: str | os.PathLike[str], frame: pl.DataFrame) -> Path:
     finally:
         os.close(fd)
     return target
+
+
+class PlanWriter:
+    """Writes a plan's slices to one Parquet file, each as row groups (`with` closes it).
+
+    The file is opened with the first slice's Arrow schema (every slice has the
+    plan's columns and types); without any slice, an empty plan is written.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._writer: pq.ParquetWriter | None = None
+
+    def write(self, chunk: pl.DataFrame) -> None:
+        """Append a slice of the plan's frame."""
+        import pyarrow.parquet as pq
+
+        table = chunk.select(PLAN_SCHEMA.names()).cast(PLAN_SCHEMA).to_arrow()
+        if self._writer is None:
+            self._writer = pq.ParquetWriter(self.path, table.schema)
+        self._writer.write_table(table)
+
+    def __enter__(self) -> PlanWriter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._writer is not None:
+            self._writer.close()
+        elif exc[0] is None:
+            pl.DataFrame(schema=PLAN_SCHEMA).write_parquet(self.path)
 
 
 def read_plan(directory: str | os.PathLike[str]) -> pl.DataFrame | None:

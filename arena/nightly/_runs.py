@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -15,7 +15,7 @@ import polars as pl
 from arena.config import ConfigError, load_tournament
 from arena.errors import ArenaInputError
 from arena.nightly._attribution import results_hash, tournament_context
-from arena.nightly._gc import restore_archived
+from arena.nightly._gc import ARCHIVE_DIR, restore_archived
 from arena.nightly._history import (
     HISTORY_TABLE,
     RATING_FIELDS,
@@ -28,11 +28,12 @@ from arena.nightly._planfile import (
     KEYS,
     PLAN_FILE,
     plan_changes,
+    plan_chunks,
     plan_frame,
     read_plan,
     write_plan,
 )
-from arena.nightly._status import classify
+from arena.nightly._status import Classifier, classify
 from arena.shard import recorded_shard, shard_tournament
 from arena.store import RunLog
 from arena.types import CallStatus
@@ -91,8 +92,14 @@ def start_run(t: Tournament, plan: Plan, *, same_plan: bool = False) -> RunStart
     """Write DIR/plan.parquet for `plan` and classify its calls against the log.
 
     With `same_plan` (`arena retry-failed`), raise PlanChanged unless DIR has
-    no plan file yet or the plan is the one the last run wrote.
+    no plan file yet or the plan is the one the last run wrote; the RunStart
+    then holds every call's state (`failed_only` picks from them). Otherwise
+    the plan is written and classified a slice at a time (`plan_chunks`) and
+    the RunStart is already compact: the counts and the stale calls, so a
+    plan of millions of calls never stands in memory as a frame of strings.
     """
+    if not same_plan and not (t.output_dir / ARCHIVE_DIR).is_dir():
+        return _start_streamed(t, plan)
     frame = plan_frame(t, plan)
     previous = read_plan(t.output_dir) if same_plan else None
     if previous is not None:
@@ -104,6 +111,46 @@ def start_run(t: Tournament, plan: Plan, *, same_plan: bool = False) -> RunStart
     states = classify(frame, RunLog(t.output_dir))
     _remember_stale(t.output_dir, states)
     return RunStart(states)
+
+
+def _start_streamed(t: Tournament, plan: Plan) -> RunStart:
+    """`start_run` of a directory without archived calls, one slice of the plan at a time.
+
+    As when the plan is classified whole, the plan file is written even when the log
+    cannot be read (a newer format, say): the error is raised once the file is in place.
+    """
+    counts: dict[str, int] = {}
+    stale: list[pl.DataFrame] = []
+    by_state: Classifier | None = None
+    failed: Exception | None = None
+
+    def written() -> Iterator[pl.DataFrame]:
+        nonlocal by_state, failed
+        for chunk in plan_chunks(t, plan):
+            yield chunk
+            if failed is not None:
+                continue
+            try:
+                if by_state is None:
+                    by_state = Classifier(RunLog(t.output_dir))
+                states = by_state(chunk)
+            except Exception as exc:  # noqa: BLE001 - raised after the plan file is written
+                failed = exc
+                continue
+            tally = states["state"].value_counts()
+            for state, n in zip(tally["state"].to_list(), tally["count"].to_list(), strict=True):
+                counts[state] = counts.get(state, 0) + int(n)
+            stale.append(states.filter(pl.col("state") == "stale").select("id", "stage", "state"))
+
+    write_plan(t.output_dir, written())
+    if failed is not None:
+        raise failed
+    states = pl.concat(stale) if stale else pl.DataFrame(schema=_STALE_SCHEMA)
+    _remember_stale(t.output_dir, states)
+    return RunStart(states, counts)
+
+
+_STALE_SCHEMA = {"id": pl.String, "stage": pl.String, "state": pl.String}
 
 
 class PlanChanged(ArenaInputError):

@@ -15,6 +15,7 @@ from arena.store import TABLES, RunLog
 
 __all__ = [
     "STATES",
+    "Classifier",
     "StatusReport",
     "classify",
     "status_report",
@@ -40,24 +41,48 @@ def classify(plan: pl.DataFrame, log: RunLog) -> pl.DataFrame:
     id made for an older config): the next run makes it again.
     pending: never logged.
     """
-    parts: list[pl.DataFrame] = []
-    for table, keys in KEYS.items():
-        calls = plan.filter(pl.col("stage") == table)
-        logged = _logged(log, table)
-        calls = calls.join(
-            logged.select("id", "status"), on="id", how="left", maintain_order="left"
-        )
-        seen = logged.select(keys).unique().with_columns(_seen=pl.lit(True))
-        calls = calls.join(seen, on=list(keys), how="left", maintain_order="left")
-        state = (
-            pl.when(pl.col("status").is_not_null())
-            .then(pl.col("status").replace_strict(_STATE_OF_STATUS, default="done"))
-            .when(pl.col("_seen").is_not_null())
-            .then(pl.lit("stale"))
-            .otherwise(pl.lit("pending"))
-        )
-        parts.append(calls.with_columns(state=state).drop("status", "_seen"))
-    return pl.concat(parts)
+    return Classifier(log)(plan)
+
+
+class Classifier:
+    """`classify` a slice of the plan at a time: the log's ids and keys are read once.
+
+    Calling it with a slice of the plan's frame (`plan_chunks`) gives the
+    slice with its `state` column, rows in order.
+    """
+
+    def __init__(self, log: RunLog) -> None:
+        self.log = log
+        self._logged: dict[str, tuple[pl.DataFrame, pl.DataFrame]] = {}
+
+    def _table(self, table: str) -> tuple[pl.DataFrame, pl.DataFrame]:
+        """The (id, status) of the logged rows of `table`, and their distinct keys."""
+        if table not in self._logged:
+            logged = _logged(self.log, table)
+            seen = logged.select(KEYS[table]).unique().with_columns(_seen=pl.lit(True))
+            self._logged[table] = (logged.select("id", "status"), seen)
+        return self._logged[table]
+
+    def __call__(self, plan: pl.DataFrame) -> pl.DataFrame:
+        parts: list[pl.DataFrame] = []
+        for table, keys in KEYS.items():
+            calls = plan.filter(pl.col("stage") == table)
+            if not calls.height:
+                continue
+            status, seen = self._table(table)
+            calls = calls.join(status, on="id", how="left", maintain_order="left")
+            calls = calls.join(seen, on=list(keys), how="left", maintain_order="left")
+            state = (
+                pl.when(pl.col("status").is_not_null())
+                .then(pl.col("status").replace_strict(_STATE_OF_STATUS, default="done"))
+                .when(pl.col("_seen").is_not_null())
+                .then(pl.lit("stale"))
+                .otherwise(pl.lit("pending"))
+            )
+            parts.append(calls.with_columns(state=state).drop("status", "_seen"))
+        if not parts:
+            return plan.clear().with_columns(state=pl.lit(None, pl.String))
+        return parts[0] if len(parts) == 1 else pl.concat(parts)
 
 
 @dataclass

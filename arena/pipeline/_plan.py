@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from abc import ABC, abstractmethod
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, overload
@@ -26,7 +27,11 @@ __all__ = [
     "AnswerCall",
     "Plan",
     "ReviewCall",
+    "GridIds",
+    "PackedIds",
     "ReviewCalls",
+    "ReviewGrid",
+    "ReviewIds",
     "answer_id",
     "build_plan",
     "load_done",
@@ -58,12 +63,263 @@ class ReviewCall:
     answer_b_id: str
 
 
+# The two hex digits of each byte value, as ASCII codes.
+_HEX = np.array([list(f"{i:02x}".encode()) for i in range(256)], dtype=np.uint8)
+_ID_PREFIX = b"r-"
+_DIGEST_BYTES = 12
+
+
+class ReviewIds(ABC):
+    """A plan's review ids (`r-` + 24 hex digits), read like an `S26` array of them.
+
+    Indexing and slicing give what the array would: one id as bytes, several
+    as an `S26` array (made only for those asked for). `PackedIds` keeps 12
+    digest bytes per id; `GridIds` (a whole plan) keeps none and hashes an id
+    when it is asked for.
+    """
+
+    dtype = np.dtype("S26")
+
+    @abstractmethod
+    def __len__(self) -> int: ...
+
+    @abstractmethod
+    def digest(self, index: int) -> bytes:
+        """The 12 digest bytes of id `index` (0 <= index < len)."""
+
+    @abstractmethod
+    def digests(self, start: int, stop: int) -> NDArray[np.uint8]:
+        """The digest bytes of ids `start:stop`, as `(stop - start, 12)`."""
+
+    @property
+    def shape(self) -> tuple[int]:
+        return (len(self),)
+
+    def _at(self, index: int | np.integer[Any]) -> int:
+        n = len(self)
+        at = int(index) + n if index < 0 else int(index)
+        if not 0 <= at < n:
+            raise IndexError(f"review index {int(index)} out of range for {n} reviews")
+        return at
+
+    def picked(self, indices: NDArray[np.integer[Any]] | Sequence[int]) -> NDArray[np.uint8]:
+        """The digest bytes of the ids at `indices`, as `(k, 12)`."""
+        at = [self._at(i) for i in np.asarray(indices, dtype=np.int64).ravel().tolist()]
+        if not at:
+            return np.empty((0, _DIGEST_BYTES), dtype=np.uint8)
+        joined = b"".join(self.digest(i) for i in at)
+        return np.frombuffer(joined, dtype=np.uint8).reshape(-1, _DIGEST_BYTES).copy()
+
+    @overload
+    def __getitem__(self, index: int | np.integer[Any]) -> bytes: ...
+
+    @overload
+    def __getitem__(self, index: slice | NDArray[np.integer[Any]]) -> NDArray[np.bytes_]: ...
+
+    def __getitem__(
+        self, index: int | np.integer[Any] | slice | NDArray[np.integer[Any]]
+    ) -> bytes | NDArray[np.bytes_]:
+        if isinstance(index, int | np.integer):
+            return self.text(int(index)).encode("ascii")
+        if isinstance(index, slice):
+            start, stop, step = index.indices(len(self))
+            if step == 1:
+                return _unpack(self.digests(start, max(start, stop)))
+            return _unpack(self.picked(range(start, stop, step)))
+        return _unpack(self.picked(index))
+
+    def text(self, index: int) -> str:
+        """One id as text."""
+        return "r-" + self.digest(self._at(index)).hex()
+
+    def take(self, indices: NDArray[np.integer[Any]] | Sequence[int]) -> PackedIds:
+        """The ids at `indices`, packed."""
+        return PackedIds(self.picked(indices))
+
+    def __iter__(self) -> Iterator[bytes]:
+        for start in range(0, len(self), 4096):
+            yield from _unpack(self.digests(start, min(len(self), start + 4096))).tolist()
+
+    def __array__(self, dtype: Any = None, copy: bool | None = None) -> NDArray[Any]:
+        ids = _unpack(self.digests(0, len(self)))
+        return ids if dtype is None else ids.astype(dtype)
+
+    def tolist(self) -> list[bytes]:
+        return list(self)
+
+
+def _unpack(digests: NDArray[np.uint8]) -> NDArray[np.bytes_]:
+    """Ids as an `S26` array from their digest bytes."""
+    out = np.empty((digests.shape[0], 26), dtype=np.uint8)
+    out[:, :2] = np.frombuffer(_ID_PREFIX, dtype=np.uint8)
+    out[:, 2:] = _HEX[digests].reshape(digests.shape[0], 2 * _DIGEST_BYTES)
+    return out.view("S26").reshape(digests.shape[0])
+
+
+class PackedIds(ReviewIds):
+    """Review ids kept as their 12 digest bytes (a part of a plan: `ReviewCalls.take`)."""
+
+    def __init__(self, digests: NDArray[np.uint8]) -> None:
+        if digests.ndim != 2 or digests.shape[1] != _DIGEST_BYTES:
+            raise ValueError(f"review id digests must be (n, 12) bytes, got {digests.shape}")
+        self.packed = digests
+
+    @classmethod
+    def empty(cls) -> PackedIds:
+        return cls(np.empty((0, _DIGEST_BYTES), dtype=np.uint8))
+
+    @classmethod
+    def pack(cls, ids: NDArray[np.bytes_] | Sequence[str] | Sequence[bytes]) -> PackedIds:
+        """Pack ids `r-` + 24 lowercase hex digits (ValueError for any other id)."""
+        raw = np.asarray(ids, dtype="S26")
+        if raw.size == 0:
+            return cls.empty()
+        chars = raw.view(np.uint8).reshape(-1, 26)
+        prefix = np.frombuffer(_ID_PREFIX, dtype=np.uint8)
+        digits = chars[:, 2:]
+        nibble = np.where(digits >= ord("a"), digits - (ord("a") - 10), digits - ord("0"))
+        valid = (chars[:, :2] == prefix).all(axis=1) & (
+            ((digits >= ord("0")) & (digits <= ord("9")))
+            | ((digits >= ord("a")) & (digits <= ord("f")))
+        ).all(axis=1)
+        if not valid.all():
+            bad = raw[int(np.flatnonzero(~valid)[0])]
+            raise ValueError(f"not a review id (r- and 24 hex digits): {bad!r}")
+        packed = (nibble[:, 0::2] << 4) | nibble[:, 1::2]
+        return cls(packed.astype(np.uint8))
+
+    def __len__(self) -> int:
+        return int(self.packed.shape[0])
+
+    def digest(self, index: int) -> bytes:
+        out: bytes = self.packed[index].tobytes()
+        return out
+
+    def digests(self, start: int, stop: int) -> NDArray[np.uint8]:
+        return self.packed[start:stop]
+
+    def picked(self, indices: NDArray[np.integer[Any]] | Sequence[int]) -> NDArray[np.uint8]:
+        at = np.asarray(indices, dtype=np.int64).ravel()
+        n = len(self)
+        if at.size and (int(at.min()) < -n or int(at.max()) >= n):
+            raise IndexError(f"review index out of range for {n} reviews")
+        return self.packed[at]
+
+
+class GridIds(ReviewIds):
+    """The ids of a whole plan's reviews, hashed when asked for: no bytes per review.
+
+    An id is the hash of its question, answers and reviewer context
+    (`review_id`); a slice hashes the questions it spans (`_review_digests`),
+    one id hashes alone (about 2 microseconds).
+    """
+
+    def __init__(
+        self,
+        grid: ReviewGrid,
+        question_ids: tuple[str, ...],
+        answer_ids: tuple[tuple[str, ...], ...],
+        contexts: tuple[tuple[str, ...], ...],
+    ) -> None:
+        self.grid = grid
+        self.question_ids = question_ids
+        self.answer_ids = answer_ids  # [question][model]
+        self.contexts = contexts  # [question][reviewer]: question_context of each reviewer
+        self._pairs: list[tuple[int, int]] = [(a, b) for a, b in grid.pairs.tolist()]
+
+    def __len__(self) -> int:
+        return len(self.grid)
+
+    def digest(self, index: int) -> bytes:
+        q, a, b, r = self.grid.row(index)
+        row = self.answer_ids[q]
+        return _digest(_head(self.question_ids[q]), row[a], row[b], self.contexts[q][r])
+
+    def digests(self, start: int, stop: int) -> NDArray[np.uint8]:
+        per = self.grid.per_question
+        if stop <= start:
+            return np.empty((0, _DIGEST_BYTES), dtype=np.uint8)
+        first, last = start // per, (stop - 1) // per
+        blocks = []
+        for q in range(first, last + 1):
+            row = self.answer_ids[q]
+            pairs = [(row[a], row[b]) for a, b in self._pairs]
+            blocks.append(_review_digests(self.question_ids[q], pairs, list(self.contexts[q])))
+        joined = np.frombuffer(b"".join(blocks), dtype=np.uint8).reshape(-1, _DIGEST_BYTES)
+        return joined[start - first * per : stop - first * per].copy()
+
+
+class ReviewGrid:
+    """The codes (question, model A, model B, reviewer) of a whole plan's reviews, from the
+    index alone: questions outermost, then the ordered pairs, then the reviewers.
+
+    Indexing gives what the `(n, 4)` int32 array would (rows made when asked for).
+    """
+
+    dtype = np.dtype(np.int32)
+
+    def __init__(self, questions: int, pairs: NDArray[np.int32], reviewers: int) -> None:
+        self.n_questions = questions
+        self.pairs = pairs  # (p, 2): model A, model B
+        self.n_reviewers = reviewers
+        self.per_question = len(pairs) * reviewers
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return (self.n_questions * self.per_question, 4)
+
+    def __len__(self) -> int:
+        return self.n_questions * self.per_question
+
+    def row(self, index: int) -> tuple[int, int, int, int]:
+        """The codes of review `index` (0 <= index < len), as plain ints."""
+        question, within = divmod(index, self.per_question)
+        pair, reviewer = divmod(within, self.n_reviewers)
+        a, b = self.pairs[pair].tolist()
+        return question, a, b, reviewer
+
+    def rows(self, index: NDArray[np.int64]) -> NDArray[np.int32]:
+        """The codes of the reviews at `index` (any shape), as `index.shape + (4,)`."""
+        n = len(self)
+        if index.size and (int(index.min()) < -n or int(index.max()) >= n):
+            raise IndexError(f"review index out of range for {n} reviews")
+        at = np.where(index < 0, index + n, index).astype(np.int64)
+        question, within = np.divmod(at, self.per_question)
+        pair, reviewer = np.divmod(within, self.n_reviewers)
+        out = np.empty((*at.shape, 4), dtype=np.int32)
+        out[..., 0] = question
+        out[..., 1] = self.pairs[pair, 0]
+        out[..., 2] = self.pairs[pair, 1]
+        out[..., 3] = reviewer
+        return out
+
+    def __getitem__(self, key: Any) -> NDArray[np.int32]:
+        rows, rest = (key[0], key[1:]) if isinstance(key, tuple) else (key, ())
+        n = len(self)
+        if isinstance(rows, int | np.integer) and -n <= rows < n:  # one review: no arrays
+            out = np.array(self.row(int(rows) + n if rows < 0 else int(rows)), dtype=np.int32)
+            return out[rest] if rest else out
+        if isinstance(rows, slice):
+            index = np.arange(*rows.indices(len(self)), dtype=np.int64)
+        else:
+            index = np.asarray(rows, dtype=np.int64)
+        out = self.rows(index)
+        return out[(Ellipsis, *rest)] if rest else out
+
+    def __array__(self, dtype: Any = None, copy: bool | None = None) -> NDArray[Any]:
+        out = self.rows(np.arange(len(self), dtype=np.int64))
+        return out if dtype is None else out.astype(dtype)
+
+
 class ReviewCalls(Sequence[ReviewCall]):
     """The reviews of a plan held as columns: a `ReviewCall` is made only when asked for.
 
     Per review: question, model A, model B and reviewer as small integer codes
-    and the id as 26 ASCII bytes, about 40 bytes in all (a `ReviewCall` with
-    its strings takes ten times that). Iterating yields the calls in plan order.
+    (`codes`, (n, 4)) and the id (`ids`, 26 ASCII bytes `r-` + 24 hex digits).
+    A whole plan's codes follow from the index (`ReviewGrid`) and its ids are
+    hashed when asked for (`GridIds`), so its reviews take no memory per
+    review; a part of a plan (`take`) keeps its codes and its ids' 12 digest
+    bytes (`PackedIds`). Iterating yields the calls in plan order.
     """
 
     def __init__(
@@ -72,15 +328,17 @@ class ReviewCalls(Sequence[ReviewCall]):
         models: tuple[str, ...],
         reviewers: tuple[str, ...],
         answer_ids: tuple[tuple[str, ...], ...],
-        codes: NDArray[np.int32],
-        ids: NDArray[np.bytes_],
+        codes: NDArray[np.int32] | ReviewGrid,
+        ids: NDArray[np.bytes_] | ReviewIds,
     ) -> None:
         self.questions = questions
         self.models = models
         self.reviewers = reviewers
         self.answer_ids = answer_ids  # [question][model]
         self.codes = codes  # (n, 4): question, model_a, model_b, reviewer
-        self.ids = ids
+        self.ids = ids if isinstance(ids, ReviewIds) else PackedIds.pack(ids)
+        if len(self.codes) != len(self.ids):
+            raise ValueError(f"{len(self.codes)} review codes for {len(self.ids)} ids")
 
     def __len__(self) -> int:
         return int(self.ids.shape[0])
@@ -126,7 +384,7 @@ class ReviewCalls(Sequence[ReviewCall]):
     @classmethod
     def empty(cls) -> ReviewCalls:
         """No reviews."""
-        return cls((), (), (), (), np.empty((0, 4), dtype=np.int32), np.empty(0, dtype="S26"))
+        return cls((), (), (), (), np.empty((0, 4), dtype=np.int32), PackedIds.empty())
 
     def take(self, indices: Sequence[int] | NDArray[np.int64]) -> ReviewCalls:
         """The reviews at `indices` (in that order), as columns."""
@@ -136,13 +394,13 @@ class ReviewCalls(Sequence[ReviewCall]):
             self.models,
             self.reviewers,
             self.answer_ids,
-            self.codes[at],
-            self.ids[at],
+            np.asarray(self.codes[at], dtype=np.int32).reshape(-1, 4),
+            self.ids.take(at),
         )
 
     def id_at(self, index: int) -> str:
         """The id of review `index` (no call built)."""
-        return str(self.ids[index].decode("ascii"))
+        return self.ids.text(index)
 
     def _call(self, index: int) -> ReviewCall:
         q, a, b, r = self.codes[index].tolist()
@@ -227,19 +485,36 @@ def review_id(question_id: str, a_id: str, b_id: str, context: str) -> str:
 
 
 def _review_ids(question_id: str, pairs: list[tuple[str, str]], contexts: list[str]) -> list[str]:
-    """`review_id` of every (answer pair, context) of one question, pairs outermost.
+    """`review_id` of every (answer pair, context) of one question, pairs outermost."""
+    digests = _review_digests(question_id, pairs, contexts)
+    step = _DIGEST_BYTES
+    return ["r-" + digests[i : i + step].hex() for i in range(0, len(digests), step)]
 
-    The same bytes `stable_id` hashes, assembled once per question: the
-    question id is JSON-encoded once; answer ids and contexts are plain ASCII.
+
+def _review_digests(question_id: str, pairs: list[tuple[str, str]], contexts: list[str]) -> bytes:
+    """The 12 digest bytes of the `review_id` of every (answer pair, context) of one
+    question, pairs outermost, one after another (an id is `r-` and their hex).
+
+    The same bytes `stable_id` hashes, assembled once per question (see `_digest`).
     """
-    head = '{"kind": "review", "payload": [' + json.dumps(question_id) + ', "'
-    out: list[str] = []
+    head = _head(question_id)
+    sha256 = hashlib.sha256
+    out: list[bytes] = []
     for a_id, b_id in pairs:
         stem = f'{head}{a_id}", "{b_id}", "'
-        for context in contexts:
-            digest = hashlib.sha256(f'{stem}{context}"]}}'.encode()).hexdigest()
-            out.append(f"r-{digest[:24]}")
-    return out
+        out.extend(sha256(f'{stem}{context}"]}}'.encode()).digest()[:12] for context in contexts)
+    return b"".join(out)
+
+
+def _head(question_id: str) -> str:
+    """The start of what `review_id` hashes for a question (its id JSON-encoded)."""
+    return '{"kind": "review", "payload": [' + json.dumps(question_id) + ', "'
+
+
+def _digest(head: str, a_id: str, b_id: str, context: str) -> bytes:
+    """The 12 digest bytes of a review id: the same bytes `stable_id` hashes (answer
+    ids and contexts are plain ASCII), assembled from the question's `_head`."""
+    return hashlib.sha256(f'{head}{a_id}", "{b_id}", "{context}"]}}'.encode()).digest()[:12]
 
 
 def build_plan(t: Tournament) -> Plan:
@@ -252,29 +527,20 @@ def build_plan(t: Tournament) -> Plan:
     reviewers = tuple(t.reviewers)
     contexts = [review_context(t, r) for r in reviewers]
     pairs = [(a, b) for a in range(len(models)) for b in range(len(models)) if a != b]
-    per_question = len(pairs) * len(reviewers)
-    n = per_question * len(t.questions)
-    codes = np.empty((n, 4), dtype=np.int32)
-    if n:
-        pair_codes = np.array(pairs, dtype=np.int32)
-        codes[:, 0] = np.repeat(np.arange(len(t.questions), dtype=np.int32), per_question)
-        codes[:, 1] = np.tile(np.repeat(pair_codes[:, 0], len(reviewers)), len(t.questions))
-        codes[:, 2] = np.tile(np.repeat(pair_codes[:, 1], len(reviewers)), len(t.questions))
-        codes[:, 3] = np.tile(
-            np.arange(len(reviewers), dtype=np.int32), len(pairs) * len(t.questions)
-        )
-    ids = np.empty(n, dtype="S26")
+    codes = ReviewGrid(
+        len(t.questions), np.array(pairs, dtype=np.int32).reshape(-1, 2), len(reviewers)
+    )
     answers: list[AnswerCall] = []
     answer_ids: list[tuple[str, ...]] = []
-    for k, q in enumerate(t.questions):
+    question_contexts: list[tuple[str, ...]] = []
+    for q in t.questions:
         row = tuple(answer_id(t, m, q) for m in models)
         answer_ids.append(row)
         answers.extend(AnswerCall(row[i], q, m) for i, m in enumerate(models))
-        ids[k * per_question : (k + 1) * per_question] = _review_ids(
-            q.id,
-            [(row[a], row[b]) for a, b in pairs],
-            [question_context(t, q, c) for c in contexts],
-        )
+        question_contexts.append(tuple(question_context(t, q, c) for c in contexts))
+    ids = GridIds(
+        codes, tuple(q.id for q in t.questions), tuple(answer_ids), tuple(question_contexts)
+    )
     reviews = ReviewCalls(t.questions, models, reviewers, tuple(answer_ids), codes, ids)
     return Plan(tuple(answers), reviews)
 

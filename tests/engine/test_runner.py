@@ -20,6 +20,7 @@ from arena.runner import (
     Priority,
     RunContext,
     Runner,
+    RunSummary,
     default_window,
 )
 from arena.scheduler import CallOutcome, Scheduler
@@ -245,3 +246,37 @@ def test_run_tournament_takes_a_window(tmp_path: Path) -> None:
     t = load_tournament(small_tournament(tmp_path, models=3, questions=3))
     summary = asyncio.run(run_tournament(t, window=1))
     assert summary.pending == 0 and summary.completed == build_plan(t).size
+
+
+class Stopping(Counting):
+    """Stops the scheduler (as a signal does) during its `at`-th call."""
+
+    def __init__(self, at: int) -> None:
+        super().__init__()
+        self.at = at
+        self.scheduler: Scheduler | None = None
+
+    async def generate(self, request: GenerateRequest) -> GenerateResult:
+        if len(self.prompts) + 1 == self.at and self.scheduler is not None:
+            self.scheduler.stop()
+        return await super().generate(request)
+
+
+def test_a_stopped_run_takes_no_more_calls_from_its_planners(tmp_path: Path) -> None:
+    # Ctrl-C on a big run: the calls in flight end, and the run ends without building
+    # (and refusing one by one) every call its planners still had; they stay pending.
+    provider = Stopping(at=5)
+    scheduler = Scheduler({"p": provider}, {}, RetryConfig(max_attempts=1))
+    provider.scheduler = scheduler
+    planner = Fixed([_call(f"c{i}", f"prompt {i}") for i in range(1000)])
+    log = RunLog(tmp_path)
+
+    async def go() -> RunSummary:
+        async with log.writer() as writer:
+            return await Runner([planner], scheduler, writer, log, window=4).run()
+
+    summary = asyncio.run(go())
+    assert 1 <= summary.completed <= 8 and summary.failed == 0
+    assert summary.pending == 1000 - summary.completed
+    assert len(planner.calls) >= 1000 - 8  # never asked for
+    assert log.read("answers").height == summary.completed
