@@ -10,9 +10,9 @@ that needs one function (the report's `current_rows`) does not load them all.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from arena.lazy import lazy_attributes as _lazy_attributes
 from arena.nightly._history import (
     HISTORY_SCHEMA,
     HISTORY_TABLE,
@@ -173,17 +173,7 @@ _LAZY: dict[str, str] = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY))
+__getattr__, __dir__ = _lazy_attributes(__name__, globals(), _LAZY)
 
 
 __all__ = [
