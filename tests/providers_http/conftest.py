@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import threading
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -141,3 +143,28 @@ def set_keys(monkeypatch: pytest.MonkeyPatch) -> None:
     """Every provider type's key in the environment."""
     for t in TYPES:
         monkeypatch.setenv(KEY_ENV[t], KEYS[t])
+
+
+class FakeClock:
+    """Moves the server's clock forward in the background (jobs progress, nobody waits)."""
+
+    def __init__(self, server: FakeServer, step: float) -> None:
+        self.url, self.step = server.url + "/fake/clock", step
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        while not self.stop.wait(0.02):
+            body = json.dumps({"advance": self.step}).encode()
+            req = urllib.request.Request(
+                self.url, body, headers={"Content-Type": "application/json"}
+            )
+            urllib.request.urlopen(req, timeout=5).read()
+
+    def __enter__(self) -> FakeClock:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop.set()
+        self.thread.join()

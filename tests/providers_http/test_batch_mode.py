@@ -9,9 +9,7 @@ import random
 import signal
 import subprocess
 import sys
-import threading
 import time
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -24,7 +22,14 @@ from arena.cli import main
 from arena.fakeserver import FakeServer, FakeServerConfig
 from arena.scheduler import BATCH_TABLE
 from arena.store import RunLog
-from tests.providers_http.conftest import KEY_ENV, KEYS, TYPES, base_url, write_tournament
+from tests.providers_http.conftest import (
+    KEY_ENV,
+    KEYS,
+    TYPES,
+    FakeClock,
+    base_url,
+    write_tournament,
+)
 
 pytestmark = pytest.mark.filterwarnings(
     "ignore:Inheritance class AiohttpClientSession:DeprecationWarning"
@@ -58,31 +63,6 @@ def fresh() -> Iterator[FakeServer]:
     """A server of our own: its counters see only this test's requests."""
     with FakeServer(_config(0.0)) as s:
         yield s
-
-
-class _Clock:
-    """Moves the server's clock forward in the background (jobs progress, nobody waits)."""
-
-    def __init__(self, server: FakeServer, step: float) -> None:
-        self.url, self.step = server.url + "/fake/clock", step
-        self.stop = threading.Event()
-        self.thread = threading.Thread(target=self._run, daemon=True)
-
-    def _run(self) -> None:
-        while not self.stop.wait(0.02):
-            body = json.dumps({"advance": self.step}).encode()
-            req = urllib.request.Request(
-                self.url, body, headers={"Content-Type": "application/json"}
-            )
-            urllib.request.urlopen(req, timeout=5).read()
-
-    def __enter__(self) -> _Clock:
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop.set()
-        self.thread.join()
 
 
 def _providers(server: FakeServer, batch: Any) -> dict[str, dict[str, Any]]:
@@ -258,12 +238,12 @@ def test_kill_9_during_batch_runs_then_resume_bills_each_request_once(tmp_path: 
     ref_dir, kill_dir = tmp_path / "ref", tmp_path / "kill"
     ref_dir.mkdir()
     kill_dir.mkdir()
-    with FakeServer(_config(600.0)) as ref_server, _Clock(ref_server, 5.0):
+    with FakeServer(_config(600.0)) as ref_server, FakeClock(ref_server, 5.0):
         ref = write_tournament(
             ref_dir, ref_server, models=MODELS, providers=_providers(ref_server, BATCH)
         )
         _run(ref)
-    with FakeServer(_config(600.0)) as server, _Clock(server, 5.0):
+    with FakeServer(_config(600.0)) as server, FakeClock(server, 5.0):
         path = write_tournament(
             kill_dir, server, models=MODELS, providers=_providers(server, BATCH)
         )

@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import threading
 import urllib.request
 from collections import defaultdict
 from pathlib import Path
@@ -28,7 +27,14 @@ from arena.scheduler import BatchDispatcher, BatchSettings
 from arena.session import run_planners, tournament_setup
 from arena.store import RunLog
 from arena.types import GenerateRequest, Message
-from tests.providers_http.conftest import KEY_ENV, KEYS, TYPES, base_url, write_tournament
+from tests.providers_http.conftest import (
+    KEY_ENV,
+    KEYS,
+    TYPES,
+    FakeClock,
+    base_url,
+    write_tournament,
+)
 
 pytestmark = pytest.mark.filterwarnings(
     "ignore:Inheritance class AiohttpClientSession:DeprecationWarning"
@@ -43,31 +49,6 @@ def _server(delay: float) -> FakeServer:
     return FakeServer(
         FakeServerConfig.model_validate({"seed": 4, "batch": {"delay_seconds": delay}})
     )
-
-
-class _Clock:
-    """Moves the server's clock forward in the background, so jobs end without waiting."""
-
-    def __init__(self, server: FakeServer, step: float) -> None:
-        self.url, self.step = server.url + "/fake/clock", step
-        self.stop = threading.Event()
-        self.thread = threading.Thread(target=self._run, daemon=True)
-
-    def _run(self) -> None:
-        while not self.stop.wait(0.02):
-            body = json.dumps({"advance": self.step}).encode()
-            req = urllib.request.Request(
-                self.url, body, headers={"Content-Type": "application/json"}
-            )
-            urllib.request.urlopen(req, timeout=5).read()
-
-    def __enter__(self) -> _Clock:
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop.set()
-        self.thread.join()
 
 
 def _interleaved() -> list[tuple[str, GenerateRequest]]:
@@ -117,7 +98,7 @@ def test_a_batch_job_puts_lines_sharing_a_prefix_side_by_side(
     # 20 lines over 2,000 s: 100 s apart. Sent in turn, a group's lines would be
     # 500 s apart, past the 300 s lifetime: no hit at all. Side by side, every
     # line but each group's first reads its group's prefix.
-    with _server(delay=2000.0) as server, _Clock(server, 400.0):
+    with _server(delay=2000.0) as server, FakeClock(server, 400.0):
         hits = asyncio.run(_run_job(server, tmp_path, monkeypatch))
         counts = server.stats()["counts"]
     assert hits == GROUPS * (PER_GROUP - 1)
