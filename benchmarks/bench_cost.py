@@ -381,12 +381,99 @@ def _summary(results: dict[str, dict[str, Any]], scale: float) -> dict[str, Any]
     return out
 
 
+def _sim_tournament(root: Path, questions: int, seed: int, way: dict[str, Any]) -> Path:
+    """The benchmark's tournament on the embedded simulator (`type: sim`), for the ranking."""
+    root.mkdir(parents=True)
+    (root / "q.jsonl").write_text(
+        "".join(json.dumps({"id": f"q{i:03d}", "text": f"Question {i}."}) + "\n" for i in range(questions))
+    )
+    server = _server_config(seed)["models"]
+    models = {
+        m: {
+            "provider": "sim",
+            # Answers' length does not enter a verdict (no length bias): short ones run faster.
+            "sim": {k: v for k, v in server[m].items() if not k.startswith("answer_words")},
+        }
+        for m in MODELS
+    }
+    cfg: dict[str, Any] = {
+        "name": "bench-cost-ranking",
+        "seed": seed,
+        "questions": "q.jsonl",
+        "output": str(root / "out"),
+        "providers": {"sim": {"type": "sim"}},
+        "models": models,
+        "contestants": list(MODELS),
+        "review": {},
+    }
+    if way["template"] is not None:
+        cfg["review"]["template"] = way["template"]
+    if way["sampling"] is not None:
+        cfg["sampling"] = {"strategy": "adaptive", "budget": way["sampling"]}
+        if way.get("align"):
+            cfg["sampling"]["align"] = way["align"]
+    path = root / "t.yaml"
+    path.write_text(yaml.safe_dump(cfg, sort_keys=False))
+    return path
+
+
+def _ranking_at_shape(questions: int, seeds: list[int]) -> dict[str, Any]:
+    """Kendall tau of `all` and `aligned` against `full` at `questions` questions.
+
+    Batch mode and the prompt cache change what a call costs, not its verdict;
+    the ranking depends on the design alone. So the 80-question designs run on
+    the embedded simulator (the fake server's models and reviewer settings, the
+    same templates and sampling), directly, which takes minutes where the
+    fake server would take hours.
+    """
+    out: dict[str, Any] = {"questions": questions, "seeds": seeds}
+    taus: dict[str, list[float]] = {"all": [], "aligned": []}
+    truth: dict[str, list[float]] = {"full": [], "all": [], "aligned": []}
+    true_order = sorted(MODELS, key=lambda m: -MODELS[m][1])
+    with tempfile.TemporaryDirectory() as tmp:
+        for seed in seeds:
+            orders: dict[str, list[str]] = {}
+            for name in ("full", "all", "aligned"):
+                path = _sim_tournament(Path(tmp) / f"{name}-{seed}", questions, seed, WAYS[name])
+                command = [sys.executable, "-m", "arena", "run", str(path), "--json"]
+                done = subprocess.run(command, capture_output=True, text=True, env=_env())
+                if done.returncode != 0:
+                    raise SystemExit(f"sim {name}: arena run exited {done.returncode}: {done.stderr[-2000:]}")
+                orders[name] = _order(path.parent / "out")
+            full = orders["full"]
+            for name in ("full", "all", "aligned"):
+                rank = {m: i for i, m in enumerate(orders[name])}
+                tau_true = kendalltau(range(len(true_order)), [rank[m] for m in true_order])
+                truth[name].append(round(float(tau_true.statistic), 4))
+                if name != "full":
+                    tau = kendalltau(range(len(full)), [rank[m] for m in full]).statistic
+                    taus[name].append(round(float(tau), 4))
+            print(f"ranking at {questions} questions, seed {seed}: {taus}", file=sys.stderr, flush=True)
+    for name, values in taus.items():
+        out[f"tau_{name}_vs_full"] = values
+        out[f"tau_{name}_vs_full_mean"] = round(float(sum(values) / len(values)), 4)
+    out["tau_vs_true"] = truth
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--questions", type=int, default=8)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--ways", default=",".join(WAYS), help="which ways to run (comma list)")
+    parser.add_argument(
+        "--ranking-questions",
+        type=int,
+        default=0,
+        help="also rank full, all and aligned designs of this many questions on the simulator",
+    )
+    parser.add_argument("--ranking-seeds", type=int, default=3)
+    parser.add_argument("--ranking-only", action="store_true", help="skip the cost runs")
     args = parser.parse_args()
+    if args.ranking_only:
+        seeds = list(range(args.seed, args.seed + args.ranking_seeds))
+        print(json.dumps(_ranking_at_shape(args.ranking_questions or FULL_QUESTIONS, seeds), indent=2))
+        return
     names = [w for w in args.ways.split(",") if w]
     if "full" not in names:
         names.insert(0, "full")
@@ -397,6 +484,9 @@ def main() -> None:
             print(f"{name}: {results[name]['seconds']:.0f} s", file=sys.stderr, flush=True)
     summary = _summary(results, FULL_QUESTIONS / args.questions)
     summary = {"questions_run": args.questions, "scale": FULL_QUESTIONS / args.questions, **summary}
+    if args.ranking_questions:
+        seeds = list(range(args.seed, args.seed + args.ranking_seeds))
+        summary["ranking_at_shape"] = _ranking_at_shape(args.ranking_questions, seeds)
     print(json.dumps(summary, indent=2))
 
 
