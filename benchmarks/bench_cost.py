@@ -284,6 +284,8 @@ def _run_way(root: Path, name: str, questions: int, seed: int) -> dict[str, Any]
             done = subprocess.run(command, capture_output=True, text=True, env=_env())
         finally:
             stop.set()
+            if clock.is_alive():
+                clock.join()  # its last advance ends before the server closes
         seconds = time.perf_counter() - start
         if done.returncode != 0:
             raise SystemExit(f"{name}: arena run exited {done.returncode}: {done.stderr[-2000:]}")
