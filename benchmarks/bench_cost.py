@@ -342,6 +342,16 @@ def _summary(results: dict[str, dict[str, Any]], scale: float) -> dict[str, Any]
             for name, r in results.items()
         }
     out["ratio_per_api"] = per_api
+    # Per model (its answers and its reviews): what a tournament of models with
+    # one model's cache rules would see; the minimum cached prefix is per model.
+    per_model: dict[str, dict[str, float]] = {}
+    for model in MODELS:
+        base = cost(results["full"]["calls"].filter(pl.col("model") == model))
+        per_model[model] = {
+            name: round(cost(r["calls"].filter(pl.col("model") == model)) / base, 4)
+            for name, r in results.items()
+        }
+    out["ratio_per_model"] = per_model
     out["answers_share"] = {
         name: round(cost(r["calls"].filter(pl.col("t") == "answers")) / cost(r["calls"]), 4)
         for name, r in results.items()
