@@ -7,10 +7,14 @@ claude-haiku-4-5 on its Anthropic API, gemini-2.5-pro, gemini-2.5-flash and
 gemini-2.5-flash-lite on its Gemini API, each priced at genai-prices' list,
 cache and batch prices. Every model answers every question (answers of
 about 800 tokens, 700 to 900, so that a review's prefix through its first
-answer, about 1,050 tokens with the `cache_friendly` instructions, passes the
-providers' 1,024-token caching minimum) and reviews every ordered pair. The
-same tournament runs six ways, each in its own output directory on a fresh
-server:
+answer, about 1,050 tokens with the `cache_friendly` instructions, passes
+the 1,024-token caching minimum of OpenAI's models and Claude Sonnet 4.5)
+and reviews every ordered pair. The fake server applies each model's own
+documented minimum (docs/cost.md): Claude Opus 4.5 and Haiku 4.5 cache
+nothing under 4,096 tokens and the Gemini 2.5 models nothing under 2,048, so
+at this shape their reviews are never cached; `ratio_per_model` shows what
+each model's own rules give. The same tournament runs six ways, each in its
+own output directory on a fresh server:
 
 - `full`: today's way: the default review template, one request per call,
   every pair (the APIs still apply their automatic caches, as OpenAI and
@@ -26,7 +30,7 @@ server:
 
 Prints JSON: the cost of each (USD, summed over every row of the log, scaled
 to the 80-question tournament when fewer questions ran), the ratio of each
-to `cost_full`, the same per API, the answers' share of each, the cache hit
+to `cost_full`, the same per API and per model, the answers' share of each, the cache hit
 rate per API (share of review requests that read from the cache, and the
 cached share of their input tokens), the calls made, the batch jobs and the
 steps a batch run waits through (each a job round trip), and
@@ -58,7 +62,15 @@ figure as if each review had written 300 more output tokens. Direct calls
 are answered at once, so all of a run's calls sharing a prefix come within
 the cache's 5 minutes (docs/cost.md: the order of calls).
 
-    python benchmarks/bench_cost.py [--questions 8] [--seed 1]
+The ranking at the real shape: `--ranking-questions 80` also runs `full`,
+`all` and `aligned` with all 80 questions on the embedded simulator (`type:
+sim`, the fake server's model and reviewer settings, the same templates and
+sampling; batch mode and the cache change a call's price, never its
+verdict) and reports `ranking_at_shape`: Kendall tau of each against `full`
+and against the true skill order, per seed (`--ranking-seeds`, from
+`--seed`); `--ranking-only` skips the cost runs. About 3 minutes a seed.
+
+    python benchmarks/bench_cost.py [--questions 8] [--seed 1] [--ranking-questions 80]
 """
 
 from __future__ import annotations
@@ -397,7 +409,10 @@ def _sim_tournament(root: Path, questions: int, seed: int, way: dict[str, Any]) 
     """The benchmark's tournament on the embedded simulator (`type: sim`), for the ranking."""
     root.mkdir(parents=True)
     (root / "q.jsonl").write_text(
-        "".join(json.dumps({"id": f"q{i:03d}", "text": f"Question {i}."}) + "\n" for i in range(questions))
+        "".join(
+            json.dumps({"id": f"q{i:03d}", "text": f"Question {i}."}) + "\n"
+            for i in range(questions)
+        )
     )
     server = _server_config(seed)["models"]
     models = {
@@ -450,7 +465,9 @@ def _ranking_at_shape(questions: int, seeds: list[int]) -> dict[str, Any]:
                 command = [sys.executable, "-m", "arena", "run", str(path), "--json"]
                 done = subprocess.run(command, capture_output=True, text=True, env=_env())
                 if done.returncode != 0:
-                    raise SystemExit(f"sim {name}: arena run exited {done.returncode}: {done.stderr[-2000:]}")
+                    raise SystemExit(
+                        f"sim {name}: arena run exited {done.returncode}: {done.stderr[-2000:]}"
+                    )
                 orders[name] = _order(path.parent / "out")
             full = orders["full"]
             for name in ("full", "all", "aligned"):
@@ -460,7 +477,11 @@ def _ranking_at_shape(questions: int, seeds: list[int]) -> dict[str, Any]:
                 if name != "full":
                     tau = kendalltau(range(len(full)), [rank[m] for m in full]).statistic
                     taus[name].append(round(float(tau), 4))
-            print(f"ranking at {questions} questions, seed {seed}: {taus}", file=sys.stderr, flush=True)
+            print(
+                f"ranking at {questions} questions, seed {seed}: {taus}",
+                file=sys.stderr,
+                flush=True,
+            )
     for name, values in taus.items():
         out[f"tau_{name}_vs_full"] = values
         out[f"tau_{name}_vs_full_mean"] = round(float(sum(values) / len(values)), 4)
@@ -484,7 +505,9 @@ def main() -> None:
     args = parser.parse_args()
     if args.ranking_only:
         seeds = list(range(args.seed, args.seed + args.ranking_seeds))
-        print(json.dumps(_ranking_at_shape(args.ranking_questions or FULL_QUESTIONS, seeds), indent=2))
+        print(
+            json.dumps(_ranking_at_shape(args.ranking_questions or FULL_QUESTIONS, seeds), indent=2)
+        )
         return
     names = [w for w in args.ways.split(",") if w]
     if "full" not in names:

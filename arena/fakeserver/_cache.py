@@ -66,7 +66,6 @@ RULES: dict[str, CacheRules] = {
 }
 
 
-
 def min_tokens_for(api: str, model: str) -> int:
     """The shortest prefix `model` caches on `api` (the provider's documented minimum)."""
     name = model.lower()
