@@ -7,10 +7,14 @@ claude-haiku-4-5 on its Anthropic API, gemini-2.5-pro, gemini-2.5-flash and
 gemini-2.5-flash-lite on its Gemini API, each priced at genai-prices' list,
 cache and batch prices. Every model answers every question (answers of
 about 800 tokens, 700 to 900, so that a review's prefix through its first
-answer, about 1,050 tokens with the `cache_friendly` instructions, passes the
-providers' 1,024-token caching minimum) and reviews every ordered pair. The
-same tournament runs six ways, each in its own output directory on a fresh
-server:
+answer, about 1,050 tokens with the `cache_friendly` instructions, passes
+the 1,024-token caching minimum of OpenAI's models and Claude Sonnet 4.5)
+and reviews every ordered pair. The fake server applies each model's own
+documented minimum (docs/cost.md): Claude Opus 4.5 and Haiku 4.5 cache
+nothing under 4,096 tokens and the Gemini 2.5 models nothing under 2,048, so
+at this shape their reviews are never cached; `ratio_per_model` shows what
+each model's own rules give. The same tournament runs six ways, each in its
+own output directory on a fresh server:
 
 - `full`: today's way: the default review template, one request per call,
   every pair (the APIs still apply their automatic caches, as OpenAI and
@@ -26,7 +30,7 @@ server:
 
 Prints JSON: the cost of each (USD, summed over every row of the log, scaled
 to the 80-question tournament when fewer questions ran), the ratio of each
-to `cost_full`, the same per API, the answers' share of each, the cache hit
+to `cost_full`, the same per API and per model, the answers' share of each, the cache hit
 rate per API (share of review requests that read from the cache, and the
 cached share of their input tokens), the calls made, the batch jobs and the
 steps a batch run waits through (each a job round trip), and
@@ -58,7 +62,15 @@ figure as if each review had written 300 more output tokens. Direct calls
 are answered at once, so all of a run's calls sharing a prefix come within
 the cache's 5 minutes (docs/cost.md: the order of calls).
 
-    python benchmarks/bench_cost.py [--questions 8] [--seed 1]
+The ranking at the real shape: `--ranking-questions 80` also runs `full`,
+`all` and `aligned` with all 80 questions on the embedded simulator (`type:
+sim`, the fake server's model and reviewer settings, the same templates and
+sampling; batch mode and the cache change a call's price, never its
+verdict) and reports `ranking_at_shape`: Kendall tau of each against `full`
+and against the true skill order, per seed (`--ranking-seeds`, from
+`--seed`); `--ranking-only` skips the cost runs. About 3 minutes a seed.
+
+    python benchmarks/bench_cost.py [--questions 8] [--seed 1] [--ranking-questions 80]
 """
 
 from __future__ import annotations
@@ -284,6 +296,8 @@ def _run_way(root: Path, name: str, questions: int, seed: int) -> dict[str, Any]
             done = subprocess.run(command, capture_output=True, text=True, env=_env())
         finally:
             stop.set()
+            if clock.is_alive():
+                clock.join()  # its last advance ends before the server closes
         seconds = time.perf_counter() - start
         if done.returncode != 0:
             raise SystemExit(f"{name}: arena run exited {done.returncode}: {done.stderr[-2000:]}")
@@ -340,6 +354,16 @@ def _summary(results: dict[str, dict[str, Any]], scale: float) -> dict[str, Any]
             for name, r in results.items()
         }
     out["ratio_per_api"] = per_api
+    # Per model (its answers and its reviews): what a tournament of models with
+    # one model's cache rules would see; the minimum cached prefix is per model.
+    per_model: dict[str, dict[str, float]] = {}
+    for model in MODELS:
+        base = cost(results["full"]["calls"].filter(pl.col("model") == model))
+        per_model[model] = {
+            name: round(cost(r["calls"].filter(pl.col("model") == model)) / base, 4)
+            for name, r in results.items()
+        }
+    out["ratio_per_model"] = per_model
     out["answers_share"] = {
         name: round(cost(r["calls"].filter(pl.col("t") == "answers")) / cost(r["calls"]), 4)
         for name, r in results.items()
@@ -381,12 +405,110 @@ def _summary(results: dict[str, dict[str, Any]], scale: float) -> dict[str, Any]
     return out
 
 
+def _sim_tournament(root: Path, questions: int, seed: int, way: dict[str, Any]) -> Path:
+    """The benchmark's tournament on the embedded simulator (`type: sim`), for the ranking."""
+    root.mkdir(parents=True)
+    (root / "q.jsonl").write_text(
+        "".join(
+            json.dumps({"id": f"q{i:03d}", "text": f"Question {i}."}) + "\n"
+            for i in range(questions)
+        )
+    )
+    server = _server_config(seed)["models"]
+    models = {
+        m: {
+            "provider": "sim",
+            # Answers' length does not enter a verdict (no length bias): short ones run faster.
+            "sim": {k: v for k, v in server[m].items() if not k.startswith("answer_words")},
+        }
+        for m in MODELS
+    }
+    cfg: dict[str, Any] = {
+        "name": "bench-cost-ranking",
+        "seed": seed,
+        "questions": "q.jsonl",
+        "output": str(root / "out"),
+        "providers": {"sim": {"type": "sim"}},
+        "models": models,
+        "contestants": list(MODELS),
+        "review": {},
+    }
+    if way["template"] is not None:
+        cfg["review"]["template"] = way["template"]
+    if way["sampling"] is not None:
+        cfg["sampling"] = {"strategy": "adaptive", "budget": way["sampling"]}
+        if way.get("align"):
+            cfg["sampling"]["align"] = way["align"]
+    path = root / "t.yaml"
+    path.write_text(yaml.safe_dump(cfg, sort_keys=False))
+    return path
+
+
+def _ranking_at_shape(questions: int, seeds: list[int]) -> dict[str, Any]:
+    """Kendall tau of `all` and `aligned` against `full` at `questions` questions.
+
+    Batch mode and the prompt cache change what a call costs, not its verdict;
+    the ranking depends on the design alone. So the 80-question designs run on
+    the embedded simulator (the fake server's models and reviewer settings, the
+    same templates and sampling), directly, which takes minutes where the
+    fake server would take hours.
+    """
+    out: dict[str, Any] = {"questions": questions, "seeds": seeds}
+    taus: dict[str, list[float]] = {"all": [], "aligned": []}
+    truth: dict[str, list[float]] = {"full": [], "all": [], "aligned": []}
+    true_order = sorted(MODELS, key=lambda m: -MODELS[m][1])
+    with tempfile.TemporaryDirectory() as tmp:
+        for seed in seeds:
+            orders: dict[str, list[str]] = {}
+            for name in ("full", "all", "aligned"):
+                path = _sim_tournament(Path(tmp) / f"{name}-{seed}", questions, seed, WAYS[name])
+                command = [sys.executable, "-m", "arena", "run", str(path), "--json"]
+                done = subprocess.run(command, capture_output=True, text=True, env=_env())
+                if done.returncode != 0:
+                    raise SystemExit(
+                        f"sim {name}: arena run exited {done.returncode}: {done.stderr[-2000:]}"
+                    )
+                orders[name] = _order(path.parent / "out")
+            full = orders["full"]
+            for name in ("full", "all", "aligned"):
+                rank = {m: i for i, m in enumerate(orders[name])}
+                tau_true = kendalltau(range(len(true_order)), [rank[m] for m in true_order])
+                truth[name].append(round(float(tau_true.statistic), 4))
+                if name != "full":
+                    tau = kendalltau(range(len(full)), [rank[m] for m in full]).statistic
+                    taus[name].append(round(float(tau), 4))
+            print(
+                f"ranking at {questions} questions, seed {seed}: {taus}",
+                file=sys.stderr,
+                flush=True,
+            )
+    for name, values in taus.items():
+        out[f"tau_{name}_vs_full"] = values
+        out[f"tau_{name}_vs_full_mean"] = round(float(sum(values) / len(values)), 4)
+    out["tau_vs_true"] = truth
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--questions", type=int, default=8)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--ways", default=",".join(WAYS), help="which ways to run (comma list)")
+    parser.add_argument(
+        "--ranking-questions",
+        type=int,
+        default=0,
+        help="also rank full, all and aligned designs of this many questions on the simulator",
+    )
+    parser.add_argument("--ranking-seeds", type=int, default=3)
+    parser.add_argument("--ranking-only", action="store_true", help="skip the cost runs")
     args = parser.parse_args()
+    if args.ranking_only:
+        seeds = list(range(args.seed, args.seed + args.ranking_seeds))
+        print(
+            json.dumps(_ranking_at_shape(args.ranking_questions or FULL_QUESTIONS, seeds), indent=2)
+        )
+        return
     names = [w for w in args.ways.split(",") if w]
     if "full" not in names:
         names.insert(0, "full")
@@ -397,6 +519,9 @@ def main() -> None:
             print(f"{name}: {results[name]['seconds']:.0f} s", file=sys.stderr, flush=True)
     summary = _summary(results, FULL_QUESTIONS / args.questions)
     summary = {"questions_run": args.questions, "scale": FULL_QUESTIONS / args.questions, **summary}
+    if args.ranking_questions:
+        seeds = list(range(args.seed, args.seed + args.ranking_seeds))
+        summary["ranking_at_shape"] = _ranking_at_shape(args.ranking_questions, seeds)
     print(json.dumps(summary, indent=2))
 
 

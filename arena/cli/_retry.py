@@ -17,7 +17,7 @@ from arena.cli._common import (
 )
 from arena.cli._exit import Command
 from arena.cli._record import output_of_dir, recorded
-from arena.cli._run import run_in_directory, storage_report
+from arena.cli._run import run_in_directory, storage_report, tokens_text
 from arena.engine import preflight
 from arena.nightly import load_for_directory
 
@@ -60,7 +60,8 @@ def retry_failed_cmd(
     line = (
         f"{t.name}: retried {report['retried']} failed calls and {blocked} reviews they "
         f"blocked: completed {summary.completed}, invalid {summary.invalid}, failed "
-        f"{summary.failed}, pending {summary.pending} ({summary.wall_seconds:.1f}s) "
+        f"{summary.failed}, pending {summary.pending}; {tokens_text(summary.tokens)} "
+        f"({summary.wall_seconds:.1f}s) "
         f"-> {t.output_dir}"
     )
     notes = [done.history] if done.history is not None else []

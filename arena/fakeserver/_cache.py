@@ -10,17 +10,26 @@ a hit renews it.
   the longest cached prefix in steps of 128 tokens (from 1,024 on); every
   such prefix of the prompt is stored. Writes cost nothing extra.
 - Anthropic (explicit): only prefixes that end at a `cache_control`
-  breakpoint are stored (at least 1,024 tokens); a request reads the longest
-  stored prefix ending at one of its block boundaries (up to 20 blocks before
-  a breakpoint) and writes the tokens from there to its last breakpoint.
+  breakpoint are stored; a request reads the longest stored prefix ending at
+  one of its block boundaries (up to 20 blocks before a breakpoint) and
+  writes the tokens from there to its last breakpoint.
 - Gemini (implicit): as OpenAI's rules (the fake's choice of step: 128 tokens).
+
+The shortest cached prefix depends on the model, as the providers' caching
+docs list it (checked 2026-12): 1,024 tokens for every OpenAI model; for
+Anthropic, 4,096 for Claude Opus 4.5 and 4.6 and Haiku 4.5, 2,048 for Sonnet
+4.6 and the Haiku 3 models, 1,024 for the others (Sonnet 4.5, Opus 4.1, Opus
+4, Sonnet 4); for Gemini, 2,048 for the 2.5 models (the docs list Flash and
+Pro; the fake gives Flash-Lite the same) and 4,096 for later ones
+(`min_tokens_for`). A prefix shorter than its model's minimum is neither
+read nor written: the request pays full price, as a real one does.
 """
 
 from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 # Characters per token, as the simulator counts them (arena.types.estimate_tokens).
 CHARS_PER_TOKEN = 4
@@ -37,11 +46,41 @@ class CacheRules:
     explicit: bool  # only prefixes ending at a breakpoint are stored (Anthropic)
 
 
+# (API, model id fragment, minimum): the first fragment found in the model id wins;
+# a model matching none takes its API's minimum in RULES.
+_MODEL_MINIMUMS: tuple[tuple[str, str, int], ...] = (
+    ("anthropic", "opus-4-6", 4096),
+    ("anthropic", "opus-4-5", 4096),
+    ("anthropic", "haiku-4-5", 4096),
+    ("anthropic", "sonnet-4-6", 2048),
+    ("anthropic", "3-5-haiku", 2048),
+    ("anthropic", "3-haiku", 2048),
+    ("gemini", "gemini-2.5", 2048),
+    ("gemini", "gemini-3", 4096),
+)
+
 RULES: dict[str, CacheRules] = {
     "openai": CacheRules(min_tokens=1024, step_tokens=128, explicit=False),
     "anthropic": CacheRules(min_tokens=1024, step_tokens=0, explicit=True),
     "gemini": CacheRules(min_tokens=1024, step_tokens=128, explicit=False),
 }
+
+
+def min_tokens_for(api: str, model: str) -> int:
+    """The shortest prefix `model` caches on `api` (the provider's documented minimum)."""
+    name = model.lower()
+    for dialect, fragment, minimum in _MODEL_MINIMUMS:
+        if dialect == api and fragment in name:
+            return minimum
+    return RULES[api].min_tokens
+
+
+def rules_for(api: str, model: str) -> CacheRules:
+    """`api`'s caching rules with `model`'s own minimum prefix length."""
+    base = RULES[api]
+    minimum = min_tokens_for(api, model)
+    return base if minimum == base.min_tokens else replace(base, min_tokens=minimum)
+
 
 Segment = tuple[str, bool]  # (text, a cache breakpoint after it)
 

@@ -70,7 +70,7 @@ class CacheConfig(_Strict):
 
     enabled: bool = True
     ttl_seconds: float = Field(default=300.0, gt=0)  # 5 minutes, renewed by each hit
-    min_tokens: int | None = Field(default=None, ge=1)  # None: each API's own minimum
+    min_tokens: int | None = Field(default=None, ge=1)  # None: each model's own minimum
 
 
 class BatchConfig(_Strict):

@@ -31,7 +31,7 @@ from aiohttp import web
 
 from arena.config import ModelConfig, ProviderConfig
 from arena.fakeserver._batch import Job, add_batch_routes
-from arena.fakeserver._cache import RULES, PrefixCache
+from arena.fakeserver._cache import PrefixCache, rules_for
 from arena.fakeserver._config import FAULT_KINDS, FakeServerConfig, FaultConfig
 from arena.fakeserver._dialects import DIALECTS, BadRequest, Dialect, truncated_json
 from arena.fakeserver._limits import KeyLimiter
@@ -176,7 +176,7 @@ class FakeProviderServer:
         settings = self.config.cache
         if not settings.enabled:
             return usage
-        rules = RULES[dialect.name]
+        rules = rules_for(dialect.name, model)
         if settings.min_tokens is not None:
             rules = replace(rules, min_tokens=settings.min_tokens)
         scope = f"{dialect.name}\x1f{key}\x1f{model}"

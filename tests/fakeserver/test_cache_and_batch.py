@@ -90,8 +90,10 @@ def test_cache_entries_expire_after_five_minutes_without_a_hit(server: FakeServe
     assert _openai(server, LONG + "q4")["prompt_tokens_details"]["cached_tokens"] == 0
 
 
-def _anthropic(server: FakeServer, blocks: list[dict[str, Any]]) -> dict[str, Any]:
-    body = {"model": "m", "max_tokens": 20, "messages": [{"role": "user", "content": blocks}]}
+def _anthropic(
+    server: FakeServer, blocks: list[dict[str, Any]], model: str = "m"
+) -> dict[str, Any]:
+    body = {"model": model, "max_tokens": 20, "messages": [{"role": "user", "content": blocks}]}
     status, out = _call(server.url + "/v1/messages", body, ANTHROPIC)
     assert status == 200, out
     usage: dict[str, Any] = out["usage"]
@@ -282,3 +284,37 @@ def test_gemini_batch_over_the_v1_and_v1beta_paths(server: FakeServer) -> None:
     assert responses[0]["metadata"] == {"key": "g-1"} and "response" in responses[0]
     _, listed = _call(server.url + "/v1/batches", headers=GEMINI)
     assert [o["metadata"]["displayName"] for o in listed["operations"]] == ["arena run=3"]
+
+
+def test_each_model_caches_only_from_its_own_documented_minimum(server: FakeServer) -> None:
+    """1,875 shared tokens: enough for Sonnet 4.5 (1,024), not for Opus 4.5 or Haiku 4.5
+    (4,096) nor for Gemini 2.5 (2,048); a longer prefix caches on those too."""
+    marked = {"type": "text", "text": LONG, "cache_control": {"type": "ephemeral"}}
+    for model, cached in [
+        ("claude-sonnet-4-5", 1875),
+        ("claude-opus-4-5-20251101", 0),
+        ("claude-haiku-4-5", 0),
+    ]:
+        _anthropic(server, [marked, {"type": "text", "text": "question one"}], model)
+        second = _anthropic(server, [marked, {"type": "text", "text": "question two"}], model)
+        assert second["cache_read_input_tokens"] == cached, model
+        if not cached:
+            assert second["cache_creation_input_tokens"] == 0, model
+    longer = {"type": "text", "text": LONG * 3, "cache_control": {"type": "ephemeral"}}
+    _anthropic(server, [longer, {"type": "text", "text": "one"}], "claude-opus-4-5")
+    again = _anthropic(server, [longer, {"type": "text", "text": "two"}], "claude-opus-4-5")
+    assert again["cache_read_input_tokens"] == 3 * 1875
+
+    def gemini(model: str, text: str) -> int:
+        url = server.url + f"/v1beta/models/{model}:generateContent"
+        status, out = _call(
+            url, {"contents": [{"role": "user", "parts": [{"text": text}]}]}, GEMINI
+        )
+        assert status == 200
+        return int(out["usageMetadata"].get("cachedContentTokenCount", 0))
+
+    gemini("gemini-2.5-flash", LONG + "one")
+    assert gemini("gemini-2.5-flash", LONG + "two") == 0
+    gemini("gemini-2.5-flash", LONG * 2 + "one")
+    # 3,750 shared tokens: the longest 128-token step from 2,048 at or below them.
+    assert gemini("gemini-2.5-flash", LONG * 2 + "two") == 2048 + 13 * 128

@@ -127,6 +127,10 @@ def test_retry_failed_reruns_only_failed_calls_and_the_reviews_they_blocked(
     assert again["planned"] == 0 and again["exit_code"] == 0
     assert read_history(out)["snapshot"].n_unique() == snapshots  # a no-op adds nothing
 
+    # The plain summary line bills the retry's tokens as `arena run`'s does.
+    line = cli("retry-failed", str(out)).output
+    assert "retried 0 failed calls" in line and "tokens in 0 (cache read 0, write 0), out 0" in line
+
     # A new contestant is new work for `arena run`, not a retry.
     edit_yaml(yaml_path, add_model("m3", 0.0))
     result = cli("retry-failed", str(out))
