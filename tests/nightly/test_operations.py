@@ -48,7 +48,9 @@ def _slow(folder: Path) -> Path:
         folder,
         models=3,
         questions=4,
-        sim={"latency_mean": 0.1},
+        # 84 calls, two at a time, 0.25 s each: over 10 s, so that a signal sent once
+        # the log has rows still finds the run going on a loaded machine.
+        sim={"latency_mean": 0.25},
         extra={"providers": {"sim": {"type": "sim", "limits": {"max_concurrency": 2}}}},
     )
 
