@@ -332,14 +332,17 @@ def _style(
     if rs.style_missing:
         return None, f"{rs.style_missing} counted review(s) lack the answers' text or lengths"
     anchor = None if opts.anchor is None else rs.contestants.index(opts.anchor)
+    # Sandwich intervals need no bootstrap fits: only the full data's is made.
+    sandwich = opts.intervals == "sandwich" and rs.n_questions >= 2
     fit = fit_style_control(
         rs,
-        bootstrap_counts=None if boot is None else boot.counts,
+        bootstrap_counts=None if boot is None or sandwich else boot.counts,
         anchor=anchor,
         weighted=weighted,
         tol=opts.tol,
         max_iter=opts.max_iter,
-        weights=fixed,
+        weights=None if fixed is None else fixed[:1] if sandwich else fixed,
+        sandwich=sandwich,
     )
     if not fit.features:
         return None, "the answers do not differ in length or formatting"
@@ -487,6 +490,7 @@ def rank_reviews(rs: ReviewSet, options: RankOptions | None = None) -> Ranking:
             style.boot_rating,
             tiebreak=pr.weighted_win_rate,
             names=rs.contestants,
+            covariance=style.covariance,
         )
     return Ranking(
         reviews=rs,
