@@ -172,9 +172,16 @@ def _differences(rs: ReviewSet) -> tuple[FloatArray, tuple[str, ...]]:
 def _groups(rs: ReviewSet, d: FloatArray) -> _Groups:
     c, r = rs.n_models, rs.n_reviewers
     key = (rs.question.astype(np.int64) * c + rs.model_a) * c + rs.model_b
-    uniq, index = np.unique(key, return_inverse=True)
-    index = index.ravel()
-    g = uniq.size
+    space = rs.n_questions * c * c
+    if space <= max(4 * key.size, 1 << 16):
+        # `np.unique(key, return_inverse=True)` without its sort: the keys are dense.
+        present = np.bincount(key, minlength=space) > 0
+        index = (np.cumsum(present) - 1)[key]
+        g = int(np.count_nonzero(present))
+    else:
+        uniq, index = np.unique(key, return_inverse=True)
+        index = index.ravel()
+        g = uniq.size
     # The style of one answer pair is one value: otherwise every review is its own group.
     counts = np.bincount(index, minlength=g).astype(np.float64)
     same = True
