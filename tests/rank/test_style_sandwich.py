@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+from typing import Any
+
 import numpy as np
 import polars as pl
 import pytest
+from click.testing import CliRunner
 
+from arena.cli._leaderboard import leaderboard
 from arena.rank import ELO_PER_NAT, Z_95, RankOptions, encode_reviews, rank_reviews
 
 
@@ -100,3 +106,30 @@ def test_style_intervals_do_not_move_with_the_seed_and_agree_with_a_long_bootstr
     )
     assert first.coef_low[0] == pytest.approx(reference.coef_low[0], abs=0.06)
     assert first.coef_high[0] == pytest.approx(reference.coef_high[0], abs=0.06)
+
+
+def test_leaderboard_style_intervals_are_the_same_for_every_seed(tmp_path: Path) -> None:
+    """`arena leaderboard --seed S`: the style-controlled interval ends do not move (the
+    sandwich's); with `--intervals bootstrap` they are the bootstrap's, which do."""
+    path = tmp_path / "reviews.csv"
+    _styled_reviews(5, questions=20).write_csv(path)
+
+    def board(*args: str) -> dict[str, Any]:
+        result = CliRunner().invoke(
+            leaderboard, ["--reviews", str(path), "--format", "json", "--elo-orders", "0", *args]
+        )
+        assert result.exit_code == 0, result.output
+        data: dict[str, Any] = json.loads(result.output)
+        assert data["style_control"]["available"] is True
+        return data
+
+    def ends(data: dict[str, Any]) -> list[tuple[float, float]]:
+        return [(m["bt_style_ci_low"], m["bt_style_ci_high"]) for m in data["models"]]
+
+    first, second = board("--seed", "0"), board("--seed", "3")
+    assert ends(first) == ends(second)
+    assert first["style_control"]["bootstrap_rounds"] == 0
+    assert first["style_control"]["coefficients"] == second["style_control"]["coefficients"]
+    boot = [board("--seed", s, "--intervals", "bootstrap", "--bootstrap", "50") for s in "03"]
+    assert boot[0]["style_control"]["bootstrap_rounds"] == 50
+    assert ends(boot[0]) != ends(boot[1])
