@@ -10,8 +10,9 @@ control). Each process forces one path: the NumPy twins
 whose figure includes loading numba and its cached kernels. The kernels are
 compiled (cached) by a warm-up run first.
 
-Last line JSON: {"sizes": [...], "numpy_seconds": [...], "numba_seconds": [...]},
-each the median of --runs runs.
+Last line JSON: {"sizes": [...], "numpy_seconds": [...], "numba_seconds": [...],
+"numpy_cpu_seconds": [...], "numba_cpu_seconds": [...]}: wall and CPU seconds
+(all threads), each the median of --runs runs, the two paths alternating.
 
 Usage: python benchmarks/bench_small_rank.py [--sizes 5000,20000,60000,150000] [--runs 3]
 """
@@ -32,24 +33,26 @@ from bench_rank import synthetic_reviews, with_answer_styles  # noqa: E402
 
 PROBE = """
 import sys, time
-start = time.perf_counter()
+start, cpu = time.perf_counter(), time.process_time()
 from arena.rank import _plain
 _plain.COMPILED_MIN_ROWS = int(sys.argv[2])
 import polars as pl
 from arena.rank import encode_reviews, rank_reviews
 rank_reviews(encode_reviews(pl.read_parquet(sys.argv[1])))
-print(time.perf_counter() - start)
+print(time.perf_counter() - start, time.process_time() - cpu)
 """
 
 
-def _seconds(path: Path, threshold: int) -> float:
+def _seconds(path: Path, threshold: int) -> tuple[float, float]:
+    """Wall and CPU seconds (all threads) of one fresh process ranking `path`."""
     done = subprocess.run(
         [sys.executable, "-c", PROBE, str(path), str(threshold)],
         capture_output=True,
         text=True,
         check=True,
     )
-    return float(done.stdout.strip().splitlines()[-1])
+    wall, cpu = done.stdout.strip().splitlines()[-1].split()
+    return float(wall), float(cpu)
 
 
 def main(argv: list[str] | None = None) -> dict[str, list[float]]:
@@ -59,18 +62,32 @@ def main(argv: list[str] | None = None) -> dict[str, list[float]]:
     parser.add_argument("--runs", type=int, default=3)
     args = parser.parse_args(argv)
     sizes = [int(s) for s in args.sizes.split(",")]
-    out: dict[str, list[float]] = {"sizes": [], "numpy_seconds": [], "numba_seconds": []}
+    names = ("numpy_seconds", "numba_seconds", "numpy_cpu_seconds", "numba_cpu_seconds")
+    out: dict[str, list[float]] = {"sizes": [], **{name: [] for name in names}}
     with tempfile.TemporaryDirectory() as tmp:
         for n in sizes:
             path = Path(tmp) / f"reviews_{n}.parquet"
             with_answer_styles(synthetic_reviews(n)).write_parquet(path)
             _seconds(path, 0)  # compile and cache the kernels
-            plain = statistics.median(_seconds(path, 10**18) for _ in range(args.runs))
-            compiled = statistics.median(_seconds(path, 0) for _ in range(args.runs))
-            print(f"{n} reviews: numpy {plain:.2f} s, numba {compiled:.2f} s", file=sys.stderr)
+            runs: dict[int, list[tuple[float, float]]] = {10**18: [], 0: []}
+            for _ in range(args.runs):  # the two paths alternate: a busy machine slows both
+                for threshold, found in runs.items():
+                    found.append(_seconds(path, threshold))
+            plain, compiled = runs[10**18], runs[0]
+            figures = (
+                statistics.median(w for w, _ in plain),
+                statistics.median(w for w, _ in compiled),
+                statistics.median(c for _, c in plain),
+                statistics.median(c for _, c in compiled),
+            )
+            print(
+                f"{n} reviews: numpy {figures[0]:.2f} s ({figures[2]:.2f} CPU), "
+                f"numba {figures[1]:.2f} s ({figures[3]:.2f} CPU)",
+                file=sys.stderr,
+            )
             out["sizes"].append(n)
-            out["numpy_seconds"].append(round(plain, 2))
-            out["numba_seconds"].append(round(compiled, 2))
+            for name, value in zip(names, figures, strict=True):
+                out[name].append(round(value, 2))
     print(json.dumps(out))
     return out
 

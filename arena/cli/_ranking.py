@@ -26,7 +26,8 @@ _OPTIONS = (
         type=click.IntRange(min=0),
         default=100,
         show_default=True,
-        help="Random review orders the weighted Elo is averaged over (0 skips Elo).",
+        help="Random review orders the weighted Elo is averaged over, at most (0 skips Elo; "
+        "beyond 200,000 reviews fewer, orders x reviews within 20,000,000, at least 20).",
     ),
     click.option(
         "--bootstrap",
@@ -57,7 +58,8 @@ _OPTIONS = (
         type=click.Choice(["sandwich", "bootstrap"]),
         default="sandwich",
         show_default=True,
-        help="Bradley-Terry intervals (and rank intervals, >next): cluster-robust sandwich by "
+        help="Bradley-Terry intervals, plain and style-controlled (and rank intervals, >next): "
+        "cluster-robust sandwich by "
         "question (no Monte Carlo: the same for every --seed), or the percentiles of the "
         "question bootstrap (reviewer weights refitted per round).",
     ),

@@ -40,8 +40,9 @@ IntArray = NDArray[np.int64]
 
 # From this many reviews (rows of the reviews frame, or counted battles) on,
 # the compiled kernels run. Measured with benchmarks/bench_small_rank.py (see
-# docs/scale.md): below it the NumPy passes plus no numba import beat the kernels.
-COMPILED_MIN_ROWS = 20_000
+# docs/scale.md): below it the NumPy passes plus no numba import beat the kernels
+# (in CPU and wall time at 40,000 reviews; even at 60,000; the kernels from 100,000).
+COMPILED_MIN_ROWS = 50_000
 
 # Outcome codes of `arena.rank._encode_rows` (restated so this module imports nothing of it).
 _INVALID, _FAILED, _LEFT_OUT, _UNKNOWN = 3, 4, 5, 6

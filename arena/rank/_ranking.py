@@ -44,14 +44,17 @@ __all__ = [
     "ELO_BOOTSTRAP_ORDERS",
     "ELO_BOOTSTRAP_STEPS",
     "ELO_ORDER_SEED",
+    "ELO_ORDER_STEPS",
     "INTERVALS",
     "MIN_BATTLES",
+    "MIN_ELO_ORDERS",
     "MIN_ELO_ROUNDS",
     "MIN_QUESTIONS",
     "WEIGHTINGS",
     "RankOptions",
     "Ranking",
     "bradley_terry",
+    "elo_order_count",
     "rank_reviews",
 ]
 
@@ -77,6 +80,23 @@ MIN_ELO_ROUNDS = 100
 # numpy.random.default_rng(ELO_ORDER_SEED), whatever `seed` (which draws the
 # bootstrap): the same reviews always give the same Elo.
 ELO_ORDER_SEED = 0
+# The Elo point's work cap: orders x reviews stays within ELO_ORDER_STEPS, with
+# at least MIN_ELO_ORDERS orders (logs of up to 200,000 reviews keep all 100).
+# Each order's own spread is about 45 points whatever the log's size, so the
+# order error (reported per model) is about 4.5 points at 100 orders and 10 at 20;
+# no affordable count brings it under half the printed rounding (0.5 points,
+# some 8,000 orders), so the count is set by the work it costs (docs/scale.md).
+ELO_ORDER_STEPS = 20_000_000
+MIN_ELO_ORDERS = 20
+
+
+def elo_order_count(requested: int, reviews: int) -> int:
+    """The Elo orders a log of `reviews` counted battles gets for `requested` (--elo-orders):
+    all of them while orders x reviews stays within ELO_ORDER_STEPS, else as many as
+    fit, but at least MIN_ELO_ORDERS (and never more than requested)."""
+    if requested <= 0 or reviews <= 0:
+        return requested
+    return min(requested, max(MIN_ELO_ORDERS, ELO_ORDER_STEPS // reviews))
 
 
 @dataclass(frozen=True)
@@ -84,7 +104,9 @@ class RankOptions:
     """Knobs of `rank_reviews`; the defaults are the documented ones.
 
     `weights`: "peerrank" (the fixed point) or "equal" (every reviewer the
-    same) or "reliability" (arena.rank._reliability). `elo_bootstrap`:
+    same) or "reliability" (arena.rank._reliability). `elo_orders`: the Elo
+    point's review orders, at most (`elo_order_count`: fewer on logs beyond
+    ELO_ORDER_STEPS / elo_orders reviews). `elo_bootstrap`:
     bootstrap rounds for the Elo interval (each the mean of up to
     ELO_BOOTSTRAP_ORDERS random orders of its own; capped by
     ELO_BOOTSTRAP_STEPS; under MIN_ELO_ROUNDS: none; default 0, none).
@@ -332,14 +354,17 @@ def _style(
     if rs.style_missing:
         return None, f"{rs.style_missing} counted review(s) lack the answers' text or lengths"
     anchor = None if opts.anchor is None else rs.contestants.index(opts.anchor)
+    # Sandwich intervals need no bootstrap fits: only the full data's is made.
+    sandwich = opts.intervals == "sandwich" and rs.n_questions >= 2
     fit = fit_style_control(
         rs,
-        bootstrap_counts=None if boot is None else boot.counts,
+        bootstrap_counts=None if boot is None or sandwich else boot.counts,
         anchor=anchor,
         weighted=weighted,
         tol=opts.tol,
         max_iter=opts.max_iter,
-        weights=fixed,
+        weights=None if fixed is None else fixed[:1] if sandwich else fixed,
+        sandwich=sandwich,
     )
     if not fit.features:
         return None, "the answers do not differ in length or formatting"
@@ -406,8 +431,9 @@ def rank_reviews(rs: ReviewSet, options: RankOptions | None = None) -> Ranking:
     rated = trusted_reviews(rs) if reliable else rs
     # Elo's order start states are found on another core while the rest is fitted.
     starts = None
-    if opts.elo and rated.n_battles and opts.elo_orders > 0:
-        starts = prefetch_orders(rated.n_battles, opts.elo_orders, ELO_ORDER_SEED)
+    elo_orders = elo_order_count(opts.elo_orders, rated.n_battles)
+    if opts.elo and rated.n_battles and elo_orders > 0:
+        starts = prefetch_orders(rated.n_battles, elo_orders, ELO_ORDER_SEED)
     sandwich = opts.intervals == "sandwich"
     tallies = tally_reviews(rs, per_question=opts.bootstrap > 0 or sandwich)
     reliability = None
@@ -445,7 +471,7 @@ def rank_reviews(rs: ReviewSet, options: RankOptions | None = None) -> Ranking:
         elo = weighted_elo_prefetched(
             rated,
             starts,
-            orders=opts.elo_orders,
+            orders=elo_orders,
             seed=ELO_ORDER_SEED,
             max_passes=passes,
             weights=pr.weights if reliable else None,
@@ -487,6 +513,7 @@ def rank_reviews(rs: ReviewSet, options: RankOptions | None = None) -> Ranking:
             style.boot_rating,
             tiebreak=pr.weighted_win_rate,
             names=rs.contestants,
+            covariance=style.covariance,
         )
     return Ranking(
         reviews=rs,

@@ -14,8 +14,10 @@ fitted jointly: the PeerRank rule applied to the controlled ratings (each
 reviewer's own controlled rating, min-max scaled, normalised), iterated to a
 fixed point with `solve_weights`. Reviews are grouped by (question, model A,
 model B) first, so the cost grows with the number of answer pairs, not of
-reviews. Intervals come from the same bootstrap over questions as plain
-Bradley-Terry, every round refitting weights, ratings and coefficients.
+reviews. Intervals are cluster-robust sandwich intervals by question (the
+default, as for plain Bradley-Terry: no Monte Carlo, so nothing moves with the
+seed; `style_sandwich`), or come from the same bootstrap over questions as
+plain Bradley-Terry, every round refitting weights, ratings and coefficients.
 """
 
 from __future__ import annotations
@@ -35,7 +37,8 @@ from arena.rank._bt import (
 )
 from arena.rank._encode import ReviewSet
 from arena.rank._peerrank import solve_weights, weights_from_scores
-from arena.rank._plain import compiled, style_gradient_plain, style_totals_plain
+from arena.rank._plain import compiled, expit, style_gradient_plain, style_totals_plain
+from arena.rank._sandwich import Z_95
 
 __all__ = ["StyleFit", "answer_style", "fit_style_control", "length_bias"]
 
@@ -132,6 +135,9 @@ class StyleFit:
     components: list[list[int]]
     regularised: list[int]
     bootstrap_rounds: int
+    # With sandwich intervals: the ratings' covariance (C, C) in Elo points squared
+    # (NaN outside a fitted part and between parts); None with the bootstrap's.
+    covariance: FloatArray | None = None
 
 
 @dataclass(frozen=True, eq=False)
@@ -166,9 +172,16 @@ def _differences(rs: ReviewSet) -> tuple[FloatArray, tuple[str, ...]]:
 def _groups(rs: ReviewSet, d: FloatArray) -> _Groups:
     c, r = rs.n_models, rs.n_reviewers
     key = (rs.question.astype(np.int64) * c + rs.model_a) * c + rs.model_b
-    uniq, index = np.unique(key, return_inverse=True)
-    index = index.ravel()
-    g = uniq.size
+    space = rs.n_questions * c * c
+    if space <= max(4 * key.size, 1 << 16):
+        # `np.unique(key, return_inverse=True)` without its sort: the keys are dense.
+        present = np.bincount(key, minlength=space) > 0
+        index = (np.cumsum(present) - 1)[key]
+        g = int(np.count_nonzero(present))
+    else:
+        uniq, index = np.unique(key, return_inverse=True)
+        index = index.ravel()
+        g = uniq.size
     # The style of one answer pair is one value: otherwise every review is its own group.
     counts = np.bincount(index, minlength=g).astype(np.float64)
     same = True
@@ -418,6 +431,124 @@ def _solve(
     )
 
 
+def _sandwich_covariance(
+    fitter: _Fitter,
+    params: FloatArray,
+    mean_normalised: FloatArray,
+    regularised: list[int],
+) -> FloatArray:
+    """Cluster-robust (by question) covariance (C + K, C + K) of the fitted log-strengths
+    and coefficients, per-part centred strengths, at fixed reviewer weights.
+
+    With each answer-pair group's weighted win value `v_g` and count `n_g` (the
+    reviewer weights mean-normalised, as in the fit), `x_g = (e_A - e_B, d_g)`
+    and `p_g = sigmoid(theta_A - theta_B + beta . d_g)`: bread
+    `H = sum_g n_g p_g (1 - p_g) x_g x_g^T` (plus the fit's virtual ties of
+    regularised parts and its weak prior on the coefficients), meat
+    `Q / (Q - 1) sum_q U_q U_q^T` with `U_q = sum_{g in q} (v_g - n_g p_g) x_g`
+    (centred over questions), covariance `H^+ meat H^+`; the pseudo-inverse
+    fixes each part's common shift as the fit's centring does.
+    """
+    g = fitter.groups
+    c, k = fitter.c, fitter.k
+    size = c + k
+    won = g.value @ mean_normalised
+    played = g.count @ mean_normalised
+    theta, beta = params[:c], params[c:]
+    p = expit(theta[g.a] - theta[g.b] + g.d @ beta)
+    resid = won - played * p
+    info = played * p * (1.0 - p)
+    q = g.n_questions
+    scores = np.zeros((q, size))
+    scores[:, :c] = (
+        np.bincount(g.question * c + g.a, weights=resid, minlength=q * c)
+        - np.bincount(g.question * c + g.b, weights=resid, minlength=q * c)
+    ).reshape(q, c)
+    for f in range(k):
+        scores[:, c + f] = np.bincount(g.question, weights=resid * g.d[:, f], minlength=q)
+    scores -= scores.mean(axis=0, keepdims=True)  # zero at the optimum; exact with the priors
+    pair = np.zeros((c, c))
+    np.add.at(pair, (g.a, g.b), info)
+    for index in regularised:  # the fit's virtual ties (d = 0) in parts it regularised
+        members = np.asarray(fitter.components[index])
+        for i, j in fitter.virtual[index]:
+            a, b = members[i], members[j]
+            pv = float(expit(np.array(theta[a] - theta[b])))
+            pair[a, b] += VIRTUAL_TIE * pv * (1.0 - pv)
+    pair += pair.T
+    hessian = np.zeros((size, size))
+    hessian[:c, :c] = np.diag(pair.sum(axis=1)) - pair
+    cross = np.zeros((c, k))
+    weighted_d = g.d * info[:, None]
+    np.add.at(cross, g.a, weighted_d)
+    np.subtract.at(cross, g.b, weighted_d)
+    hessian[:c, c:] = cross
+    hessian[c:, :c] = cross.T
+    hessian[c:, c:] = weighted_d.T @ g.d + _COEF_RIDGE * float(played.sum()) * np.eye(k)
+    meat = q / (q - 1) * scores.T @ scores
+    inverse = np.linalg.pinv(hessian, hermitian=True)
+    cov: FloatArray = inverse @ meat @ inverse
+    return cov
+
+
+def _rating_covariance(
+    fitter: _Fitter, cov: FloatArray, rating: FloatArray, anchor: int | None
+) -> FloatArray:
+    """The ratings' covariance (C, C), Elo points squared, per part as `ratings` anchors them."""
+    c = fitter.c
+    out = np.full((c, c), np.nan)
+    for part in fitter.components:
+        members = [i for i in part if not np.isnan(rating[i])]
+        if len(members) < 2:
+            continue
+        idx = np.asarray(members)
+        v = cov[np.ix_(idx, idx)] * ELO_PER_NAT**2
+        if anchor is not None and anchor in members:
+            contrast = np.eye(len(members))
+            contrast[:, members.index(anchor)] -= 1.0
+            v = contrast @ v @ contrast.T
+        out[np.ix_(idx, idx)] = v
+    return out
+
+
+def style_sandwich(
+    fitter: _Fitter,
+    params: FloatArray,
+    weights: FloatArray,
+    regularised: list[int],
+    rating: FloatArray,
+    anchor: int | None,
+) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray, FloatArray]:
+    """Sandwich intervals of a style fit: rating low/high (C,), coefficient low/high (K,)
+    and the ratings' covariance (C, C).
+
+    `params` (C + K) and `weights` (R, summing to 1) are the full data's fit.
+    A model that lost (won) nothing has no upper (lower) bound, as with plain
+    Bradley-Terry.
+    """
+    g = fitter.groups
+    c = fitter.c
+    r = g.value.shape[1]
+    cov = _sandwich_covariance(fitter, params, weights * r, regularised)
+    rating_cov = _rating_covariance(fitter, cov, rating, anchor)
+    sd = np.sqrt(np.clip(np.diag(rating_cov), 0.0, None))
+    low, high = rating - Z_95 * sd, rating + Z_95 * sd
+    won_value = g.value @ weights
+    lost_value = (g.count - g.value) @ weights
+    won = np.bincount(g.a, weights=won_value, minlength=c) + np.bincount(
+        g.b, weights=lost_value, minlength=c
+    )
+    lost = np.bincount(g.a, weights=lost_value, minlength=c) + np.bincount(
+        g.b, weights=won_value, minlength=c
+    )
+    fitted = ~np.isnan(rating) & ~np.isnan(sd)
+    high[fitted & (lost <= 0) & (won > 0)] = np.inf
+    low[fitted & (won <= 0) & (lost > 0)] = -np.inf
+    coef_sd = np.sqrt(np.clip(np.diag(cov)[c:], 0.0, None))
+    coef = params[c:]
+    return low, high, coef - Z_95 * coef_sd, coef + Z_95 * coef_sd, rating_cov
+
+
 def fit_style_control(
     rs: ReviewSet,
     *,
@@ -427,6 +558,7 @@ def fit_style_control(
     tol: float = 1e-9,
     max_iter: int = 100,
     weights: FloatArray | None = None,
+    sandwich: bool = False,
 ) -> StyleFit:
     """Style-controlled Bradley-Terry of `rs` (which must carry style features).
 
@@ -436,6 +568,11 @@ def fit_style_control(
     `weights` (1 + rounds, R), when given, are fixed reviewer weights (each row
     summing to 1) of the full data and of every round: the ratings and
     coefficients are fitted at them, nothing iterated.
+    `sandwich`: intervals (ratings, coefficients, and the ratings' covariance
+    for rank intervals and neighbour shares) from the cluster-robust sandwich
+    by question at the fitted weights, instead of bootstrap percentiles; the
+    bootstrap rounds are then not fitted (`bootstrap_counts` and the rows of
+    `weights` after the first are ignored).
     Raises ValueError when `rs` has no style features or some battle lacks them.
     """
     if rs.style_a is None or rs.style_b is None:
@@ -454,6 +591,8 @@ def fit_style_control(
     components = comparison_components(pairs)
     fitter = _Fitter(groups, components)
     rounds = 0 if bootstrap_counts is None or rs.n_questions < 2 else bootstrap_counts.shape[0]
+    if sandwich:
+        rounds = 0
     mult = np.ones((1, rs.n_questions))
     if rounds:
         assert bootstrap_counts is not None
@@ -487,16 +626,25 @@ def fit_style_control(
     nan_c = np.full(rs.n_models, np.nan)
     nan_k = np.full(coef.shape[1], np.nan)
     boot = rating[1:] if rounds else None
+    ci_low = np.percentile(rating[1:], 2.5, axis=0) if rounds else nan_c
+    ci_high = np.percentile(rating[1:], 97.5, axis=0) if rounds else nan_c
+    coef_low = np.percentile(coef[1:], 2.5, axis=0) if rounds else nan_k
+    coef_high = np.percentile(coef[1:], 97.5, axis=0) if rounds else nan_k
+    covariance = None
+    if sandwich and rs.n_questions >= 2:
+        ci_low, ci_high, coef_low, coef_high, covariance = style_sandwich(
+            fitter, params[0], weights[0], regularised, rating[0], anchor
+        )
     return StyleFit(
         features=features,
         dropped=dropped,
         scale=rms[varying],
         coef=coef[0],
-        coef_low=np.percentile(coef[1:], 2.5, axis=0) if rounds else nan_k,
-        coef_high=np.percentile(coef[1:], 97.5, axis=0) if rounds else nan_k,
+        coef_low=coef_low,
+        coef_high=coef_high,
         rating=rating[0],
-        ci_low=np.percentile(rating[1:], 2.5, axis=0) if rounds else nan_c,
-        ci_high=np.percentile(rating[1:], 97.5, axis=0) if rounds else nan_c,
+        ci_low=ci_low,
+        ci_high=ci_high,
         boot_rating=boot,
         weights=weights[0],
         iterations=int(first[2][0]),
@@ -505,4 +653,5 @@ def fit_style_control(
         components=components,
         regularised=regularised,
         bootstrap_rounds=rounds,
+        covariance=covariance,
     )

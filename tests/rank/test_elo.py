@@ -202,3 +202,41 @@ def test_orders_give_the_kernels_start_states_on_either_path() -> None:
     expected = _elo_kernel.order_starts(_generator_state(42), rs.n_battles, 3)
     np.testing.assert_array_equal(replay.starts, expected)
     assert replay.codes.shape == (rs.n_battles,) and replay.bits == 2
+
+
+def test_elo_orders_are_capped_by_their_work_on_big_logs(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Orders x reviews stays within ELO_ORDER_STEPS (at least MIN_ELO_ORDERS orders): the
+    point is then the mean of the first orders of the same fixed stream, and stays
+    within its (larger, reported) order error of the full count's."""
+    from arena.rank import (
+        ELO_ORDER_SEED,
+        ELO_ORDER_STEPS,
+        MIN_ELO_ORDERS,
+        RankOptions,
+        elo_order_count,
+        rank_reviews,
+    )
+    from arena.rank import _ranking as ranking_module
+
+    assert elo_order_count(100, 5_400) == 100  # the demo's log keeps every order
+    assert elo_order_count(100, ELO_ORDER_STEPS // 100) == 100
+    assert elo_order_count(100, 1_000_000) == max(MIN_ELO_ORDERS, ELO_ORDER_STEPS // 1_000_000)
+    assert elo_order_count(100, 10**9) == MIN_ELO_ORDERS
+    assert elo_order_count(7, 10**9) == 7  # never more than asked
+    rs = encode_reviews(random_reviews(models=5, questions=8, seed=6))
+    options = RankOptions(elo_orders=60, bootstrap=0, weights="equal")
+    full = rank_reviews(rs, options)
+    n = rs.n_battles
+    monkeypatch.setattr(ranking_module, "ELO_ORDER_STEPS", 25 * n)
+    monkeypatch.setattr(ranking_module, "MIN_ELO_ORDERS", 5)
+    capped = rank_reviews(rs, options)
+    assert full.elo is not None and capped.elo is not None
+    assert full.elo.orders == 60 and capped.elo.orders == 25
+    first = weighted_elo(rs, orders=25, seed=ELO_ORDER_SEED, max_passes=1)
+    np.testing.assert_allclose(capped.elo.rating, first.rating)
+    assert capped.elo.order_error is not None and full.elo.order_error is not None
+    assert np.all(capped.elo.order_error > full.elo.order_error)
+    assert np.all(np.abs(capped.elo.rating - full.elo.rating) <= 4 * capped.elo.order_error)
+    monkeypatch.setattr(ranking_module, "ELO_ORDER_STEPS", 1)
+    floor = rank_reviews(rs, options)
+    assert floor.elo is not None and floor.elo.orders == 5
