@@ -215,8 +215,8 @@ def _leaderboard(data: ReportData) -> str:
     if "rank_low" in models[0] if models else False:
         notes.append(
             "#: rank within its group of compared models ('-': no battles); rank CI: the "
-            "ranks the bootstrap intervals allow; beats next: share of bootstrap rounds in "
-            "which the model rates above the next one."
+            "ranks the 95% intervals allow; beats next: the probability that the model "
+            "rates above the next one (from the same intervals' method)."
         )
     if any("bt_style" in m for m in models):
         notes.append(
@@ -302,7 +302,11 @@ def _charts(data: ReportData) -> str:
         out.append(f"<h3>{_e(title)}</h3>")
         out.append(interval_chart(names, series_list, digits=digits, css_id=css_id))
     out.append(
-        _p("Dots: estimates; whiskers: bootstrap intervals over questions; models best first.")
+        _p(
+            "Dots: estimates; whiskers: 95% intervals over questions (Bradley-Terry: "
+            "cluster-robust by question unless the ranking used --intervals bootstrap; "
+            "win rates: the question bootstrap); models best first."
+        )
     )
     out.append(_style(data.leaderboard))
     out.append("</section>")
@@ -480,7 +484,7 @@ def _by_category(data: ReportData) -> str:
         + _table("by-category-table", header, rows)
         + _p(
             "Each question category ranked on its own reviews: Bradley-Terry rating (rank) and "
-            "its 95% bootstrap interval over the category's questions."
+            "its 95% interval over the category's questions."
         )
         + "</section>"
     )
