@@ -44,6 +44,8 @@ class SamplingHooks(Stage):
         return DesignSelector(t, plan)
 
     def estimate(self, inputs: EstimateInputs) -> StageEstimate:
+        if inputs.t.config.sampling.strategy == "full":
+            return StageEstimate()  # no design to report (design_status: None)
         from arena.sampling._status import design_status
 
         sampled = design_status(inputs.t, inputs.plan, inputs.log)
@@ -77,8 +79,8 @@ class SamplingHooks(Stage):
         return StageEstimate(block=sampled, notes=[note])
 
     def status(self, inputs: StatusInputs) -> StageStatus:
-        if inputs.t is None or inputs.plan is None:
-            return StageStatus()
+        if inputs.t is None or inputs.plan is None or inputs.t.config.sampling.strategy == "full":
+            return StageStatus()  # no design to report (design_status: None)
         from arena.sampling._status import design_status
 
         sampled = design_status(inputs.t, inputs.plan, inputs.log)
