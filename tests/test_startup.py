@@ -126,6 +126,8 @@ NOT_NEEDED = {
         "arena.batcheval._standalone",
         *_NOT_RUN,
     ),
+    # rich draws the terminal tables; JSON output needs none of it.
+    "leaderboard-json": ("rich",),
 }
 
 
@@ -180,6 +182,7 @@ def loaded(small_run: tuple[Path, Path]) -> dict[str, list[str]]:
         "leaderboard": ["leaderboard", str(out)],
         "status": ["status", str(out)],
         "plan": ["plan", str(config), "--out", str(out)],
+        "leaderboard-json": ["leaderboard", str(out), "--format", "json"],
     }
     return {name: _loaded_by(args[name], NOT_NEEDED[name]) for name in NOT_NEEDED}
 
