@@ -128,6 +128,8 @@ NOT_NEEDED = {
     ),
     # rich draws the terminal tables; JSON output needs none of it.
     "leaderboard-json": ("rich",),
+    "status-json": ("rich",),
+    "plan-json": ("rich",),
 }
 
 
@@ -183,6 +185,8 @@ def loaded(small_run: tuple[Path, Path]) -> dict[str, list[str]]:
         "status": ["status", str(out)],
         "plan": ["plan", str(config), "--out", str(out)],
         "leaderboard-json": ["leaderboard", str(out), "--format", "json"],
+        "status-json": ["status", str(out), "--json"],
+        "plan-json": ["plan", str(config), "--out", str(out), "--json"],
     }
     return {name: _loaded_by(args[name], NOT_NEEDED[name]) for name in NOT_NEEDED}
 
