@@ -85,6 +85,7 @@ _NOT_RUN = (
     "arena.sampling._planner",
     "arena.discuss._rundir",
     "arena.batcheval._summary",
+    "urllib.request",  # the alert webhook's HTTP client: only a run that alerts sends
 )
 NOT_NEEDED = {
     "leaderboard": (
