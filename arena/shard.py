@@ -27,9 +27,12 @@ import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from arena.config import ConfigError, Question, Tournament
+from arena.config import ConfigError
+
+if TYPE_CHECKING:
+    from arena.config import Question, Tournament
 
 __all__ = [
     "Shard",

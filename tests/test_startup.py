@@ -67,6 +67,26 @@ def test_package_attributes_load_on_first_use() -> None:
 # `arena batcheval`, with the scheduler and providers setup) or the rest.
 # arena.rank: `arena plan` estimates calls; it ranks nothing (the stages that
 # rank reviews mid-run import arena.rank when they do).
+# The leaderboard of a run directory reads `tournament.json`, never the YAML: no
+# pydantic, no YAML reader (`arena.config` loads a name's module on first use and
+# ConfigError needs neither). A stage's hooks load the rest of the stage in the
+# hook that needs it, and only when the run has something of that stage: no
+# discussion report without a discussion (`_rundir`), no BatchEval summary
+# without scores (`_summary`), no sampling planner and adaptive fit for a full
+# design (`_planner`). `arena status` and `arena plan` build the plan
+# (`arena.pipeline._plan`) but run nothing: no all-pairs planner, runner,
+# session or scheduler loop (`arena.pipeline`, `arena.scheduler` load their
+# modules on first use).
+_NOT_RUN = (
+    "arena.pipeline._allpairs",
+    "arena.runner",
+    "arena.session",
+    "arena.scheduler._scheduler",
+    "arena.sampling._planner",
+    "arena.discuss._rundir",
+    "arena.batcheval._summary",
+    "urllib.request",  # the alert webhook's HTTP client: only a run that alerts sends
+)
 NOT_NEEDED = {
     "leaderboard": (
         "numba",
@@ -74,9 +94,14 @@ NOT_NEEDED = {
         "statsmodels",
         "networkx",
         "pandas",
+        "pydantic",
+        "yaml",
+        "arena.pipeline",
+        "arena.scheduler",
         "arena.discuss._standalone",
         "arena.batcheval._standalone",
         "arena.htmlreport",
+        *_NOT_RUN,
     ),
     "status": (
         "numba",
@@ -88,6 +113,7 @@ NOT_NEEDED = {
         "arena.engine",
         "arena.discuss._standalone",
         "arena.batcheval._standalone",
+        *_NOT_RUN,
     ),
     "plan": (
         "numba",
@@ -99,7 +125,12 @@ NOT_NEEDED = {
         "arena.rank",
         "arena.discuss._standalone",
         "arena.batcheval._standalone",
+        *_NOT_RUN,
     ),
+    # rich draws the terminal tables; JSON output needs none of it.
+    "leaderboard-json": ("rich",),
+    "status-json": ("rich",),
+    "plan-json": ("rich",),
 }
 
 
@@ -154,6 +185,9 @@ def loaded(small_run: tuple[Path, Path]) -> dict[str, list[str]]:
         "leaderboard": ["leaderboard", str(out)],
         "status": ["status", str(out)],
         "plan": ["plan", str(config), "--out", str(out)],
+        "leaderboard-json": ["leaderboard", str(out), "--format", "json"],
+        "status-json": ["status", str(out), "--json"],
+        "plan-json": ["plan", str(config), "--out", str(out), "--json"],
     }
     return {name: _loaded_by(args[name], NOT_NEEDED[name]) for name in NOT_NEEDED}
 
@@ -226,3 +260,59 @@ def test_every_stage_loads_from_its_hooks_alone() -> None:
         "['arena.sampling._hooks', 'arena.discuss._hooks', 'arena.batcheval._hooks']",
         "[]",
     ]
+
+
+# Packages whose names load on first use, and the modules of the package their
+# import itself loads (a log table to register, the error every caller catches).
+LAZY_PACKAGES = {
+    "arena.config": ["arena.config._errors"],
+    "arena.sampling": ["arena.sampling._schema"],
+    "arena.pipeline": [],
+    "arena.scheduler": ["arena.scheduler._batching"],
+}
+
+
+@pytest.mark.parametrize("package", sorted(LAZY_PACKAGES))
+def test_package_loads_its_names_on_first_use(package: str) -> None:
+    # Each public name comes from its module, the same object, on first use.
+    probe = (
+        "import importlib, sys\n"
+        f"pkg = importlib.import_module({package!r})\n"
+        f"print(sorted(m for m in sys.modules if m.startswith({package!r} + '.')))\n"
+        "print('pydantic' in sys.modules, 'yaml' in sys.modules)\n"
+        "for name in pkg.__all__:\n"
+        "    value = getattr(pkg, name)\n"
+        "    home = getattr(value, '__module__', None)\n"
+        "    if isinstance(home, str) and home.startswith('arena.') and name in vars(\n"
+        "        sys.modules[home]):\n"
+        "        assert vars(sys.modules[home])[name] is value, name\n"
+        "print(sorted(set(pkg.__all__) - set(dir(pkg))))\n"
+        "try:\n"
+        "    pkg.no_such_name\n"
+        "except AttributeError as exc:\n"
+        "    print(exc)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True
+    ).stdout.splitlines()
+    assert out[0] == str(LAZY_PACKAGES[package])
+    if package == "arena.config":  # ConfigError alone: no schema, no YAML reader
+        assert out[1] == "False False"
+    assert out[2] == "[]"
+    assert out[3] == f"module '{package}' has no attribute 'no_such_name'"
+
+
+def test_stage_hooks_load_the_stage_only_for_a_run_that_has_it(tmp_path: Path) -> None:
+    # A run with a discussion: the leaderboard loads the discussion report and
+    # shows its block (the hooks' early exit is for runs without one).
+    section = {"battles": "all", "discussants": ["m0", "m1"], "allow_contestants": True}
+    config = small_tournament(
+        tmp_path, questions=2, extra={"discussion": {**section, "max_turns": 1}}
+    )
+    result = CliRunner().invoke(main, ["run", str(config), "--out", str(tmp_path / "out")])
+    assert result.exit_code == 0, result.output
+    modules = ("arena.discuss._rundir", "arena.batcheval._summary")
+    assert _loaded_by(["leaderboard", str(tmp_path / "out")], modules) == ["arena.discuss._rundir"]
+    board = CliRunner().invoke(main, ["leaderboard", str(tmp_path / "out"), "--format", "json"])
+    assert board.exit_code == 0, board.output
+    assert json.loads(board.output)["discussion"] is not None

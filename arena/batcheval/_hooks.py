@@ -5,23 +5,11 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
-from arena.batcheval._prompt import load_template, render_prompt
-from arena.batcheval._schema import TABLE
-from arena.batcheval._states import batches_outside, batcheval_states
-from arena.batcheval._summary import batcheval_summary, run_human_scores
-from arena.batcheval._tournament import (
-    TournamentBatchEval,
-    batcheval_preflight,
-    batcheval_stage,
-    tournament_samples,
-)
-from arena.config import BatchEvalConfig, ExamplePool, Tournament
-from arena.examples import render_batch_examples
-from arena.pipeline import AllPairsPlanner, AnswerCall
+from arena.batcheval._schema import SCORES_FILE, TABLE
 from arena.stage import (
     EXPECTED_SHARE,
     BoardInputs,
@@ -33,6 +21,14 @@ from arena.stage import (
     StatusInputs,
 )
 from arena.types import estimate_tokens
+
+if TYPE_CHECKING:
+    from arena.batcheval._tournament import TournamentBatchEval
+    from arena.config import BatchEvalConfig, ExamplePool, Tournament
+    from arena.pipeline import AllPairsPlanner, AnswerCall
+
+# The stage's modules load in the hook that uses them: the leaderboard asks
+# this stage only for a run's scores, `arena status` for its batch states.
 
 __all__ = ["BATCHEVAL_STAGE", "BatchEvalHooks", "batch_tokens"]
 
@@ -55,10 +51,18 @@ class BatchEvalHooks(Stage):
     def leaderboard_prepare(self, paths: Sequence[Path], options: Mapping[str, Any]) -> Any:
         """Human BatchEval scores of the run's answers (`--human-scores`), checked early."""
         path = options.get("human_scores")
-        return None if path is None else run_human_scores(list(paths), path)
+        if path is None:
+            return None
+        from arena.batcheval._summary import run_human_scores
+
+        return run_human_scores(list(paths), path)
 
     def leaderboard_block(self, inputs: BoardInputs) -> dict[str, Any] | None:
         """The run's BatchEval scores of the board's contestants, correlated with BT ratings."""
+        if not any((Path(d) / SCORES_FILE).is_file() for d in inputs.directories):
+            return None  # no scores (as batcheval_summary finds): the rest stays unloaded
+        from arena.batcheval._summary import batcheval_summary
+
         block = batcheval_summary(
             inputs.directories, inputs.ratings, seed=inputs.seed, human=inputs.prepared
         )
@@ -74,15 +78,22 @@ class BatchEvalHooks(Stage):
         return block if block["rows"] else None
 
     def preflight(self, t: Tournament) -> list[str]:
+        from arena.batcheval._tournament import batcheval_preflight
+
         return batcheval_preflight(t)
 
     def planner(self, t: Tournament, base: AllPairsPlanner) -> TournamentBatchEval | None:
+        from arena.batcheval._tournament import batcheval_stage
+
         return batcheval_stage(t, base)
 
     def estimate(self, inputs: EstimateInputs) -> StageEstimate:
         t, cfg = inputs.t, inputs.t.config.batcheval
         if cfg is None:
             return StageEstimate()
+        from arena.batcheval._prompt import load_template
+        from arena.batcheval._states import batcheval_states
+
         template = load_template(cfg, t.path, examples=t.batcheval_examples is not None)
         answers = inputs.plan.answers
         batches = batcheval_states(t, [(a.id, a.question, a.model) for a in answers], inputs.log)
@@ -123,6 +134,8 @@ class BatchEvalHooks(Stage):
         t, plan = inputs.t, inputs.plan
         if t is None or plan is None or t.config.batcheval is None:
             return StageStatus()  # not planned: its table is one of the other tables
+        from arena.batcheval._states import batches_outside, batcheval_states
+
         answers = [(a.id, a.question, a.model) for a in plan.answers]
         states = batcheval_states(t, answers, inputs.log)
         return StageStatus(
@@ -143,6 +156,10 @@ def batch_tokens(
     answer: its question and the contestant's max_tokens per turn; with
     `examples:`, the k longest items of the criterion.
     """
+    from arena.batcheval._prompt import render_prompt
+    from arena.batcheval._tournament import tournament_samples
+    from arena.examples import render_batch_examples
+
     if not answers:
         return {c.name: (0, 0) for c in cfg.criteria}
     size = math.ceil(len(answers) / math.ceil(len(answers) / cfg.batch_size))

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import sys
-from typing import Any
-
-from rich.console import Console
+from typing import TYPE_CHECKING, Any
 
 from arena.report import rows_csv
+
+if TYPE_CHECKING:  # rich loads with the first console: JSON and CSV output need none
+    from rich.console import Console
 
 __all__ = ["PIPE_WIDTH", "history_csv", "output_console"]
 
@@ -18,6 +19,8 @@ PIPE_WIDTH = 10_000
 
 def output_console() -> Console:
     """A console for stdout: the terminal's width on a terminal, else wide enough for anything."""
+    from rich.console import Console
+
     return Console(soft_wrap=False, width=None if sys.stdout.isatty() else PIPE_WIDTH)
 
 

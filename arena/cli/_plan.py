@@ -8,8 +8,6 @@ from pathlib import Path
 from typing import Any
 
 import click
-from rich.console import Console
-from rich.table import Table
 
 from arena.cli._common import fail, load_or_exit
 from arena.config import ConfigError
@@ -42,6 +40,9 @@ def plan_cmd(file: Path, out: Path | None, as_json: bool) -> None:
     if as_json:
         click.echo(json.dumps(estimate.to_json()))
         return
+    from rich.console import Console  # here: the JSON needs no terminal table
+    from rich.table import Table
+
     table = Table(title=f"Plan for {t.name} ({len(t.questions)} questions) -> {t.output_dir}")
     columns = estimate.columns()
     for col in columns:

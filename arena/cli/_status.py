@@ -8,8 +8,6 @@ from pathlib import Path
 from typing import Any
 
 import click
-from rich.console import Console
-from rich.table import Table
 
 from arena.cli._common import Exit, fail
 from arena.config import ConfigError
@@ -67,6 +65,9 @@ def status_cmd(
         click.echo(json.dumps(data))
         _exit_if_stale(data["freshness"])
         return
+    from rich.console import Console  # here: the JSON needs no terminal table
+    from rich.table import Table
+
     table = Table(title=f"Status of {directory} (plan from {source})")
     for col in _COLUMNS:
         table.add_column(col, justify="left" if col in ("stage", "provider") else "right")

@@ -6,27 +6,12 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
-from arena.config import ConfigError, DiscussionConfig, Tournament
-from arena.discuss._accuracy import discussion_accuracy
-from arena.discuss._board import (
-    DiscussionTable,
-    discussion_block,
-    discussion_footer,
-    discussion_tables,
-)
-from arena.discuss._counts import discussion_counts
-from arena.discuss._outcome import apply_discussions
-from arena.discuss._prompt import load_templates
-from arena.discuss._rundir import DiscussionReport, discussion_report, read_discussions
-from arena.discuss._schema import TABLE
-from arena.discuss._stage import DiscussionStage
-from arena.discuss._state import discussion_context, read_state
-from arena.discuss._stats import discussion_stats
-from arena.pipeline import AllPairsPlanner, Plan
+from arena.config import ConfigError
+from arena.discuss._schema import STATE_FILE, TABLE
 from arena.stage import (
     EstimateInputs,
     Scores,
@@ -35,6 +20,17 @@ from arena.stage import (
     StageStatus,
     StatusInputs,
 )
+
+if TYPE_CHECKING:
+    from arena.config import DiscussionConfig, Tournament
+    from arena.discuss._board import DiscussionTable
+    from arena.discuss._rundir import DiscussionReport
+    from arena.discuss._stage import DiscussionStage
+    from arena.pipeline import AllPairsPlanner
+
+# The stage's modules load in the hook that uses them: the leaderboard asks
+# this stage for a run's discussions (none: nothing more is loaded), `arena
+# status` for their counts, `arena plan` for its bound.
 
 __all__ = ["DISCUSSION_STAGE", "DiscussionHooks"]
 
@@ -67,11 +63,15 @@ class DiscussedBoard:
         human: pl.DataFrame | None = None,
         seed: int = 0,
     ) -> dict[str, Any]:
+        from arena.discuss._board import discussion_block
+
         block = discussion_block(
             self.report, order_with, scores_with, order_without, scores_without, tau_without
         )
         if human is not None:
             # as `arena discuss --human`: the discussions of the run's settings only
+            from arena.discuss._accuracy import discussion_accuracy
+
             block["human_accuracy"] = discussion_accuracy(
                 self.report.discussions, human, context=self.report.state.context, seed=seed
             )
@@ -82,6 +82,11 @@ def merged_discussions(
     directories: Sequence[Path], reviews: pl.DataFrame
 ) -> DiscussionReport | None:
     """The discussions of several shard directories, applied to their merged reviews."""
+    if not any((Path(d) / STATE_FILE).is_file() for d in directories):
+        return None  # no discussion ever ran there (read_state): the rest stays unloaded
+    from arena.discuss._rundir import DiscussionReport, discussion_report, read_discussions
+    from arena.discuss._state import read_state
+
     if len(directories) == 1:
         return discussion_report(directories[0], reviews)
     states = {d: read_state(d) for d in directories}
@@ -96,6 +101,9 @@ def merged_discussions(
             )
     tables = [t for t in (read_discussions(d) for d in directories) if t is not None]
     table = pl.concat(tables, how="diagonal_relaxed")
+    from arena.discuss._outcome import apply_discussions
+    from arena.discuss._stats import discussion_stats
+
     adjusted = apply_discussions(
         reviews,
         table,
@@ -123,12 +131,18 @@ class DiscussionHooks(Stage):
         return None if report is None else DiscussedBoard(report)
 
     def leaderboard_tables(self, block: Mapping[str, Any]) -> list[DiscussionTable]:
+        from arena.discuss._board import discussion_tables
+
         return discussion_tables(block)
 
     def leaderboard_footer(self, block: Mapping[str, Any]) -> list[str]:
+        from arena.discuss._board import discussion_footer
+
         return discussion_footer(block)
 
     def preflight(self, t: Tournament) -> list[str]:
+        from arena.pipeline import AllPairsPlanner, Plan
+
         try:
             self.planner(t, AllPairsPlanner(t, Plan.empty()))  # checks templates and settings
         except ConfigError as exc:
@@ -136,12 +150,20 @@ class DiscussionHooks(Stage):
         return []
 
     def planner(self, t: Tournament, base: AllPairsPlanner) -> DiscussionStage | None:
-        return DiscussionStage(t, base) if t.config.discussion is not None else None
+        if t.config.discussion is None:
+            return None
+        from arena.discuss._stage import DiscussionStage
+
+        return DiscussionStage(t, base)
 
     def estimate(self, inputs: EstimateInputs) -> StageEstimate:
         t, section = inputs.t, inputs.t.config.discussion
         if section is None:
             return StageEstimate()
+        from arena.discuss._counts import discussion_counts
+        from arena.discuss._prompt import load_templates
+        from arena.discuss._state import discussion_context
+
         context = discussion_context(t, section, load_templates(section, t.path))
         logged = None if inputs.log is None else discussion_counts(inputs.log, context)
         bound = discussion_bound(t, section, logged)
@@ -160,6 +182,10 @@ class DiscussionHooks(Stage):
 
     def status(self, inputs: StatusInputs) -> StageStatus:
         # Discussions of other settings than these are stale: the YAML's, else the last run's.
+        from arena.discuss._counts import discussion_counts
+        from arena.discuss._prompt import load_templates
+        from arena.discuss._state import discussion_context, read_state
+
         t = inputs.t
         if t is not None and t.config.discussion is not None:
             section = t.config.discussion

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import math
 import os
@@ -155,6 +154,8 @@ def snapshot_rows(
 
 
 async def _write(directory: str | os.PathLike[str], rows: list[dict[str, Any]]) -> None:
+    import asyncio  # here: the commands that only read the history do not load it
+
     async with RunLog(directory).writer() as writer:
         await asyncio.gather(*(writer.write(HISTORY_TABLE, row) for row in rows))
 
@@ -162,6 +163,8 @@ async def _write(directory: str | os.PathLike[str], rows: list[dict[str, Any]]) 
 def append_history(directory: str | os.PathLike[str], rows: list[dict[str, Any]]) -> None:
     """Append a snapshot's rows to DIR's history table (the caller holds the run lock)."""
     if rows:
+        import asyncio
+
         asyncio.run(_write(directory, rows))
 
 

@@ -21,8 +21,6 @@ import shlex
 import subprocess
 import time
 import traceback
-import urllib.error
-import urllib.request
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -148,6 +146,9 @@ def deliver_alert(
     body = json.dumps(record, default=str).encode()
     problems: list[str] = []
     if settings.webhook is not None:
+        import urllib.error  # here: `arena status` reads the ops state, it sends no alert
+        import urllib.request
+
         request = urllib.request.Request(
             settings.webhook,
             data=body,

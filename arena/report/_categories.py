@@ -18,7 +18,7 @@ from typing import Any
 
 import polars as pl
 
-from arena.config import ConfigError, load_tournament
+from arena.config import ConfigError
 
 NO_CATEGORY = "(none)"
 # The per-model figures each category reports (from the leaderboard's JSON rows).
@@ -55,6 +55,8 @@ def run_categories(run_dir: Path, tournament: Mapping[str, Any] | None) -> dict[
     config = None if tournament is None else tournament.get("config_path")
     if not isinstance(config, str):
         raise ConfigError(run_dir, "", "--by category: the run names no tournament YAML")
+    from arena.config import load_tournament  # here: pydantic only for such an old run
+
     t = load_tournament(config)
     return {q.id: q.category or NO_CATEGORY for q in t.questions}
 

@@ -12,12 +12,9 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from rich import box
-from rich.console import Console, JustifyMethod
-from rich.table import Table
 
 from arena.rank import (
     ELO_BOOTSTRAP_ORDERS,
@@ -32,6 +29,9 @@ from arena.report._categories import category_rows
 from arena.report._json import leaderboard_dict
 from arena.stage import Stage
 from arena.stages import all_stages
+
+if TYPE_CHECKING:  # rich loads in render_table: the JSON, CSV and markdown need none of it
+    from rich.console import Console, JustifyMethod
 
 __all__ = ["render_json", "render_markdown", "render_table"]
 
@@ -603,6 +603,9 @@ def render_markdown(board: Leaderboard) -> str:
 
 def render_table(board: Leaderboard, console: Console) -> None:
     """Print the leaderboard as rich tables on `console`."""
+    from rich import box
+    from rich.table import Table
+
     intro, sections, footer = _sections(board)
     sections = sections + _category_sections(board)
     console.print(f"[bold]{intro[0]}[/bold]", highlight=False)

@@ -3,17 +3,23 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
-from arena.config import Tournament
-from arena.pipeline import Plan
-from arena.sampling._placement import PlacementSelector, placement_selector
-from arena.sampling._planner import SAMPLING_TABLE, BaselineSelector, DesignSelector
-from arena.sampling._status import design_status
+from arena.sampling._schema import SAMPLING_TABLE
 from arena.stage import EstimateInputs, Stage, StageEstimate, StageStatus, StatusInputs
 from arena.store import RunLog
+
+if TYPE_CHECKING:
+    from arena.config import Tournament
+    from arena.pipeline import Plan
+    from arena.sampling._placement import PlacementSelector
+    from arena.sampling._planner import DesignSelector
+
+# The selectors and the design's status load in the method that uses them: the
+# leaderboard asks this stage only for a sampled run's design (its log table),
+# without the planner, the adaptive fit or the run machinery they import.
 
 __all__ = ["SAMPLING_STAGE", "SamplingHooks"]
 
@@ -27,6 +33,9 @@ class SamplingHooks(Stage):
     board_key = "sampling"
 
     def selector(self, t: Tournament, plan: Plan) -> DesignSelector | PlacementSelector | None:
+        from arena.sampling._placement import placement_selector
+        from arena.sampling._planner import BaselineSelector, DesignSelector
+
         strategy = t.config.sampling.strategy
         if strategy == "baseline":
             return BaselineSelector(t, plan)
@@ -35,6 +44,10 @@ class SamplingHooks(Stage):
         return DesignSelector(t, plan)
 
     def estimate(self, inputs: EstimateInputs) -> StageEstimate:
+        if inputs.t.config.sampling.strategy == "full":
+            return StageEstimate()  # no design to report (design_status: None)
+        from arena.sampling._status import design_status
+
         sampled = design_status(inputs.t, inputs.plan, inputs.log)
         if sampled is None:
             return StageEstimate()
@@ -66,8 +79,10 @@ class SamplingHooks(Stage):
         return StageEstimate(block=sampled, notes=[note])
 
     def status(self, inputs: StatusInputs) -> StageStatus:
-        if inputs.t is None or inputs.plan is None:
-            return StageStatus()
+        if inputs.t is None or inputs.plan is None or inputs.t.config.sampling.strategy == "full":
+            return StageStatus()  # no design to report (design_status: None)
+        from arena.sampling._status import design_status
+
         sampled = design_status(inputs.t, inputs.plan, inputs.log)
         if sampled is None:
             return StageStatus()

@@ -18,7 +18,6 @@ from typing import Any
 
 import numpy as np
 import polars as pl
-import pyarrow as pa
 from numpy.typing import NDArray
 
 from arena.config import SamplingConfig, Tournament
@@ -26,7 +25,7 @@ from arena.pipeline import Plan, ReviewCall, ReviewSelector, Round, Selection
 from arena.runner import Call, CallResult, Finished, Priority, RunContext
 from arena.sampling._adaptive import DesignFit, select_round
 from arena.sampling._design import Grid
-from arena.store import register_table
+from arena.sampling._schema import SAMPLING_TABLE
 from arena.types import CallStatus, stable_id
 
 __all__ = [
@@ -38,24 +37,6 @@ __all__ = [
     "sampling_budget",
 ]
 
-SAMPLING_TABLE = "sampling"
-SAMPLING_SCHEMA = pa.schema(
-    [
-        pa.field("id", pa.string()),  # the unit: stable_id of its two review ids
-        pa.field("round", pa.int64()),
-        pa.field("round_id", pa.string()),  # the record call that wrote the round
-        pa.field("strategy", pa.string()),
-        pa.field("question_id", pa.string()),
-        pa.field("model_a", pa.string()),  # the pair, in contestants order
-        pa.field("model_b", pa.string()),
-        pa.field("reviewer", pa.string()),
-        pa.field("review_ab_id", pa.string()),
-        pa.field("review_ba_id", pa.string()),
-        pa.field("selected_at", pa.float64()),
-        pa.field("run_id", pa.string()),
-    ]
-)
-register_table(SAMPLING_TABLE, SAMPLING_SCHEMA)
 
 _DONE = (CallStatus.OK.value, CallStatus.INVALID.value, CallStatus.FAILED.value)
 _VERDICT = (CallStatus.OK.value, CallStatus.INVALID.value)
