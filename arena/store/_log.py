@@ -151,8 +151,8 @@ class RunLog:
         for frame in self.scan(table, cols):
             latest = drop_repeats(frame, "id")
             if kept:
-                ids = latest["id"]
-                kept = [k.filter(~pl.col("id").is_in(ids)) for k in kept]
+                ids = latest.select("id")
+                kept = [k.join(ids, on="id", how="anti", maintain_order="left") for k in kept]
             match = latest.filter(where)
             if match.height:
                 kept.append(match)
