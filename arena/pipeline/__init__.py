@@ -18,6 +18,7 @@ from arena.pipeline._plan import (
     question_context,
     review_context,
     review_id,
+    settled_reviews,
 )
 from arena.session import make_providers
 
@@ -38,4 +39,5 @@ __all__ = [
     "review_context",
     "review_id",
     "question_context",
+    "settled_reviews",
 ]

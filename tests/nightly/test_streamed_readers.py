@@ -12,11 +12,14 @@ import polars as pl
 import pytest
 
 import arena.store._log as log_module
+from arena.config import load_tournament
 from arena.nightly import failures_by_reason
+from arena.pipeline import build_plan, settled_reviews
 from arena.store import RunLog, token_totals
 from arena.store._files import list_parts, sealed_path
 from tests.conftest import small_tournament
 from tests.nightly._support import edit_yaml, priced, run
+from tests.store.test_store_log import write_rows
 
 FLAKY = {"retry": {"max_attempts": 1, "backoff_base": 0.0, "backoff_max": 0.0}}
 CALL_TABLES = ("answers", "reviews")
@@ -140,3 +143,31 @@ def test_the_night_report_counts_only_this_runs_failures(tmp_path: Path) -> None
     assert last["run"]["run_id"] == line["run_id"] and last["failures"] == []
     earlier = [json.loads(p.read_text()) for p in reports[:-1]]
     assert any(r["failures"] for r in earlier)
+
+
+def test_resume_skips_exactly_the_reviews_logged_with_a_result(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    out = _flaky_nights(tmp_path)
+    yaml_path = tmp_path / "t.yaml"
+    log = RunLog(out)
+    plan = build_plan(load_tournament(yaml_path))
+    ids = [r.id for r in plan.reviews]
+    # A review logged ok, then logged again as failed (its latest row), and a row
+    # whose id no plan makes: neither counts as done.
+    ok = log.read("reviews").filter(pl.col("status") == "ok")
+    again = ok.head(1).with_columns(status=pl.lit("failed"), error=pl.lit("transient: x"))
+    foreign = ok.head(1).with_columns(id=pl.lit("r-0"))
+    write_rows(out, [("reviews", row) for row in [*again.to_dicts(), *foreign.to_dicts()]])
+    done = log.ids("reviews", {"ok", "invalid"})
+    monkeypatch.setattr(log_module, "SCAN_PARTS", 1)
+    mask = settled_reviews(log, plan.reviews.ids)
+    assert mask.tolist() == [rid in done for rid in ids]
+    assert again["id"][0] in ids and not mask[ids.index(again["id"][0])]
+    # `arena run` skips those and runs the rest (sim failures healed).
+    edit_yaml(
+        yaml_path, lambda d: [m["sim"].update(failure_rate=0.0) for m in d["models"].values()]
+    )
+    line = run(yaml_path)
+    assert line["by_stage"]["reviews"].get("skipped", 0) == int(mask.sum())
+    assert line["by_stage"]["reviews"]["completed"] == len(ids) - int(mask.sum())
