@@ -14,7 +14,7 @@ import pytest
 import arena.store._log as log_module
 from arena.config import load_tournament
 from arena.nightly import failures_by_reason
-from arena.pipeline import build_plan, settled_reviews
+from arena.pipeline import ReviewIdSet, build_plan, settled_reviews
 from arena.store import RunLog, token_totals
 from arena.store._files import list_parts, sealed_path
 from tests.conftest import small_tournament
@@ -171,3 +171,17 @@ def test_resume_skips_exactly_the_reviews_logged_with_a_result(
     line = run(yaml_path)
     assert line["by_stage"]["reviews"].get("skipped", 0) == int(mask.sum())
     assert line["by_stage"]["reviews"]["completed"] == len(ids) - int(mask.sum())
+
+
+def test_review_id_set_holds_exactly_the_plans_review_ids(tmp_path: Path) -> None:
+    yaml_path = small_tournament(tmp_path, models=3, questions=5)
+    plan = build_plan(load_tournament(yaml_path))
+    ids = [r.id for r in plan.reviews]
+    found = ReviewIdSet(plan.reviews.ids)
+    assert len(found) == len(ids) and all(rid in found for rid in ids)
+    half = ReviewIdSet(plan.reviews.take(list(range(0, len(ids), 2))).ids)
+    assert [rid in half for rid in ids] == [i % 2 == 0 for i in range(len(ids))]
+    other = "r-" + ("0" * 24 if ids[0][2:] != "0" * 24 else "1" * 24)
+    for rid in (other, ids[0].upper(), ids[0][:-1], "a-" + ids[0][2:], "r-" + "z" * 24, None):
+        assert rid not in found
+    assert ids[0] not in ReviewIdSet(plan.reviews.take([]).ids)
