@@ -317,6 +317,7 @@ class RunLog:
         cols = None if columns is None else list(dict.fromkeys(["id", *columns]))
         if cols is not None and not set(cols) <= set(names):
             raise ValueError(f"table {table!r} has no column(s) {set(cols) - set(names)}")
+        missing_parts(self.log_dir, table)  # warns about deleted parts, as `read` does
         for _ in range(_READ_ATTEMPTS):
             try:
                 items = self._listing(table, cols)
