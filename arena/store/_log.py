@@ -30,6 +30,8 @@ from arena.store._writer import LogWriter, writer_active
 __all__ = ["LEDGER_FILE", "RunLog", "Sums"]
 
 _READ_ATTEMPTS = 50
+# An id as the plan makes them: a letter, `-` and 24 lowercase hex digits (12 bytes).
+_DIGEST_ID = r"^[a-z]-[0-9a-f]{24}$"
 # Parts `RunLog.scan` reads together: a few tens of thousands of rows at a time,
 # whatever the size of the log.
 SCAN_PARTS = 16
@@ -135,6 +137,35 @@ class RunLog:
             except _Renamed:
                 continue
         raise RuntimeError(f"could not read table {table!r} of {self.log_dir}: it kept moving")
+
+    def read_coded(self, table: str, columns: Sequence[str], coded: Sequence[str]) -> pl.DataFrame:
+        """`read(table, columns)` with the text columns `coded` as polars Enums (their
+        values, in text order), read a few parts at a time (`scan`) and each part's
+        texts coded as it comes: a million rows never stand as those texts. Rows of
+        ids as the plan makes them (a letter, `-` and 24 hex digits) come in id order.
+        """
+        cols = list(dict.fromkeys(["id", *columns]))
+        as_codes = [pl.col(c).cast(pl.Categorical) for c in coded]
+        frames = [frame.with_columns(as_codes) for frame in self.scan(table, cols)]
+        merged = (
+            drop_repeats(pl.concat(frames, how="vertical", rechunk=True), "id")
+            if frames
+            else self.read(table, cols)
+        )
+        del frames
+        names = {
+            c: sorted(merged[c].drop_nulls().unique().cast(pl.String).to_list()) for c in coded
+        }
+        merged = merged.with_columns(pl.col(c).cast(pl.Enum(names[c])) for c in coded)
+        if merged.height and merged["id"].str.contains(_DIGEST_ID).all():
+            # In id order, sorted on the ids' 12 bytes (the same order as their text).
+            merged = merged.sort(pl.col("id").str.slice(2).str.decode("hex"))
+            merged = merged.with_columns(pl.col("id").set_sorted())
+        return merged
+
+    def has_files(self, table: str) -> bool:
+        """Whether a table has any file (a journal or a part) in the log."""
+        return self._has_files(table)
 
     def read_where(
         self, table: str, where: pl.Expr, columns: Sequence[str] | None = None

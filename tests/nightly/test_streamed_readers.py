@@ -1,5 +1,5 @@
-"""The end-of-run readers (spend, tokens, failures report, resume) read the log a few
-parts at a time: the same figures as reading whole tables, and never a table whole."""
+"""The end-of-run readers (spend, tokens, failures report, resume, the history ranking)
+read the log a few parts at a time: the same figures as reading whole tables."""
 
 from __future__ import annotations
 
@@ -11,10 +11,12 @@ from typing import Any
 import polars as pl
 import pytest
 
+import arena.report._inputs as inputs_module
 import arena.store._log as log_module
 from arena.config import load_tournament
 from arena.nightly import failures_by_reason
 from arena.pipeline import ReviewIdSet, build_plan, settled_reviews
+from arena.report import LeaderboardOptions, build_leaderboard, leaderboard_dict
 from arena.store import RunLog, token_totals
 from arena.store._files import list_parts, sealed_path
 from tests.conftest import small_tournament
@@ -185,3 +187,29 @@ def test_review_id_set_holds_exactly_the_plans_review_ids(tmp_path: Path) -> Non
     for rid in (other, ids[0].upper(), ids[0][:-1], "a-" + ids[0][2:], "r-" + "z" * 24, None):
         assert rid not in found
     assert ids[0] not in ReviewIdSet(plan.reviews.take([]).ids)
+
+
+def test_the_history_ranking_reads_the_reviews_as_codes_with_the_same_ratings(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    out = _flaky_nights(tmp_path)
+    options = LeaderboardOptions(bootstrap=20, elo_orders=5)
+
+    def board() -> dict[str, Any]:
+        data = leaderboard_dict(build_leaderboard(out, options=options, ratings_only=True))
+        return {k: data[k] for k in ("models", "counts")}
+
+    texts_read = RunLog.read
+
+    def no_whole_reviews(self: RunLog, table: str, columns: Any = None) -> pl.DataFrame:
+        assert table != "reviews", "the reviews were read whole, as texts"
+        return texts_read(self, table, columns)
+
+    with monkeypatch.context() as patch:
+        patch.setattr(log_module, "SCAN_PARTS", 1)
+        patch.setattr(RunLog, "read", no_whole_reviews)
+        coded = board()
+    assert coded["counts"]["failed"] > 0
+    # A stage that may change the reviews (the discussions) gets them as texts.
+    monkeypatch.setattr(inputs_module, "_rewrites_reviews", lambda log: True)
+    assert board() == coded
