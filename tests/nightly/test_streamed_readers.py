@@ -40,6 +40,12 @@ def _flaky_nights(tmp_path: Path) -> Path:
     return out
 
 
+def _heal(data: dict[str, Any]) -> None:
+    """No sim model fails any more."""
+    for model in data["models"].values():
+        model["sim"]["failure_rate"] = 0.0
+
+
 def _spend(log: RunLog) -> float:
     """Every billed row's cost, from whole-table reads (identical rows once)."""
     total = 0.0
@@ -134,10 +140,7 @@ def test_rows_left_twice_by_a_crash_count_once(tmp_path: Path) -> None:
 def test_the_night_report_counts_only_this_runs_failures(tmp_path: Path) -> None:
     out = _flaky_nights(tmp_path)
     yaml_path = tmp_path / "t.yaml"
-    edit_yaml(
-        yaml_path,
-        lambda d: [m["sim"].update(failure_rate=0.0) for m in d["models"].values()],
-    )
+    edit_yaml(yaml_path, _heal)
     line = run(yaml_path)
     assert line["exit_code"] == 0
     reports = sorted((out / "reports").glob("*.json"))
@@ -167,9 +170,7 @@ def test_resume_skips_exactly_the_reviews_logged_with_a_result(
     assert mask.tolist() == [rid in done for rid in ids]
     assert again["id"][0] in ids and not mask[ids.index(again["id"][0])]
     # `arena run` skips those and runs the rest (sim failures healed).
-    edit_yaml(
-        yaml_path, lambda d: [m["sim"].update(failure_rate=0.0) for m in d["models"].values()]
-    )
+    edit_yaml(yaml_path, _heal)
     line = run(yaml_path)
     assert line["by_stage"]["reviews"].get("skipped", 0) == int(mask.sum())
     assert line["by_stage"]["reviews"]["completed"] == len(ids) - int(mask.sum())
