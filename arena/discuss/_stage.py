@@ -53,7 +53,13 @@ from arena.discuss._protocol import (
 from arena.discuss._schema import TABLE
 from arena.discuss._state import DiscussionState, discussion_context, write_state
 from arena.discuss._triggers import battle_triggers
-from arena.pipeline import AllPairsPlanner, question_context, review_context, review_id
+from arena.pipeline import (
+    AllPairsPlanner,
+    ReviewIdSet,
+    question_context,
+    review_context,
+    review_id,
+)
 from arena.runner import Call, CallResult, Finished, Idle, Planner, Priority, RunContext, RunStats
 from arena.scheduler import CallOutcome
 from arena.store import RunLog
@@ -208,7 +214,7 @@ class DiscussionStage(Planner):
         self._log: RunLog | None = None
         self._ctx: RunContext | None = None
         self._steps = DiscussionSteps(self.name)
-        self._review_ids = {r.id for r in base.plan.reviews}
+        self._review_ids = ReviewIdSet(base.plan.reviews.ids)  # not a set of strings
 
     @property
     def results(self) -> Counter[str]:

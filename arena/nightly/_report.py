@@ -104,12 +104,11 @@ def failures_by_reason(directory: str | os.PathLike[str], since: float) -> list[
         if not {"status", "error", "started_at", "provider"} <= names:
             continue
         failed = (pl.col("status") == "failed") & (pl.col("started_at") >= since)
-        # Statuses first (a million-row table without its texts), the rest only if needed.
-        if not log.read(table, columns=["status", "started_at"]).filter(failed).height:
-            continue
-        frame = log.read(
-            table, columns=["status", "started_at", "provider", caller, "error"]
-        ).filter(failed)
+        # A few parts at a time, keeping only the failed rows: memory does not grow
+        # with the log (a million-row table is never read whole).
+        frame = log.read_where(
+            table, failed, columns=["status", "started_at", "provider", caller, "error"]
+        )
         for provider, model, error in frame.select("provider", caller, "error").iter_rows():
             key = (table, str(provider), str(model), _reason(error))
             entry = groups.get(key)

@@ -19,12 +19,14 @@ if TYPE_CHECKING:
         Plan,
         ReviewCall,
         ReviewCalls,
+        ReviewIdSet,
         answer_id,
         build_plan,
         load_done,
         question_context,
         review_context,
         review_id,
+        settled_reviews,
     )
     from arena.session import make_providers
 
@@ -40,12 +42,14 @@ _LAZY: dict[str, str] = {
     "Plan": "arena.pipeline._plan",
     "ReviewCall": "arena.pipeline._plan",
     "ReviewCalls": "arena.pipeline._plan",
+    "ReviewIdSet": "arena.pipeline._plan",
     "answer_id": "arena.pipeline._plan",
     "build_plan": "arena.pipeline._plan",
     "load_done": "arena.pipeline._plan",
     "question_context": "arena.pipeline._plan",
     "review_context": "arena.pipeline._plan",
     "review_id": "arena.pipeline._plan",
+    "settled_reviews": "arena.pipeline._plan",
     "make_providers": "arena.session",
 }
 
@@ -57,6 +61,7 @@ __all__ = [
     "Plan",
     "ReviewCall",
     "ReviewCalls",
+    "ReviewIdSet",
     "ReviewSelector",
     "Round",
     "Selection",
@@ -68,4 +73,5 @@ __all__ = [
     "review_context",
     "review_id",
     "question_context",
+    "settled_reviews",
 ]

@@ -24,7 +24,7 @@ from numpy.typing import NDArray
 
 from arena.config import FILE_PROVIDER, REVIEW_TEMPLATES, Tournament
 from arena.examples import example_ids, render_examples
-from arena.pipeline._plan import AnswerCall, Plan, ReviewCall
+from arena.pipeline._plan import AnswerCall, Plan, ReviewCall, settled_reviews
 from arena.review import (
     parse_review,
     render_review_prompt,
@@ -210,19 +210,12 @@ class AllPairsPlanner(Planner):
             for round_ in selection.rounds:
                 self._take(round_)
             return
-        done_reviews = ctx.log.ids(
-            "reviews", statuses={CallStatus.OK.value, CallStatus.INVALID.value}
-        )
         ctx.stats.plan("reviews", len(reviews))
-        if done_reviews:
-            self._skip = np.fromiter(
-                (rid.decode() in done_reviews for rid in reviews.ids),
-                dtype=bool,
-                count=len(reviews),
-            )
-            ctx.stats.skip("reviews", int(self._skip.sum()))
-        else:
-            self._skip = np.zeros(len(reviews), dtype=bool)
+        # A mask over the plan (no set of the logged ids: see `settled_reviews`).
+        self._skip = settled_reviews(ctx.log, reviews.ids)
+        skipped = int(self._skip.sum())
+        if skipped:
+            ctx.stats.skip("reviews", skipped)
 
     def _take(self, round_: Round) -> None:
         """Queue a selector's round: its record first, then its reviews (waiting on the record)."""

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any, overload
 
 import numpy as np
+import polars as pl
 from numpy.typing import NDArray
 
 from arena.config import Question, Tournament, declared_verdicts
@@ -31,6 +32,7 @@ __all__ = [
     "PackedIds",
     "ReviewCalls",
     "ReviewGrid",
+    "ReviewIdSet",
     "ReviewIds",
     "answer_id",
     "build_plan",
@@ -38,6 +40,7 @@ __all__ = [
     "question_context",
     "review_context",
     "review_id",
+    "settled_reviews",
 ]
 
 
@@ -555,3 +558,83 @@ def load_done(log: RunLog) -> tuple[dict[str, list[str]], set[str]]:
     }
     done_reviews = log.ids("reviews", statuses={CallStatus.OK.value, CallStatus.INVALID.value})
     return done_answers, done_reviews
+
+
+# A review id as the plan makes it: `r-` and 24 lowercase hex digits.
+_REVIEW_ID = r"^r-[0-9a-f]{24}$"
+_PLAN_CHUNK = 1 << 16
+
+
+def settled_reviews(log: RunLog, ids: ReviewIds) -> NDArray[np.bool_]:
+    """Which of `ids` the log holds with a result: the latest row ok or invalid.
+
+    `log.ids("reviews", {ok, invalid})` as a mask over `ids`, without a set of
+    a million strings: the log is read a few parts at a time (ids and statuses),
+    each logged id kept as its 12 digest bytes and one flag, and the plan's ids
+    are looked up a slice at a time. Rows with ids no plan makes are skipped.
+    """
+    keys: list[NDArray[np.void]] = []
+    flags: list[NDArray[np.bool_]] = []
+    results = [CallStatus.OK.value, CallStatus.INVALID.value]
+    for frame in log.scan("reviews", ["status"]):
+        ours = frame.filter(pl.col("id").str.contains(_REVIEW_ID))
+        if not ours.height:
+            continue
+        packed = PackedIds.pack(ours["id"].to_numpy().astype("S26")).packed
+        keys.append(np.ascontiguousarray(packed).view(f"V{_DIGEST_BYTES}").ravel())
+        flags.append(ours["status"].is_in(results).fill_null(False).to_numpy())
+    out = np.zeros(len(ids), dtype=bool)
+    if not keys:
+        return out
+    logged = np.concatenate(keys)
+    settled = np.concatenate(flags)
+    del keys, flags
+    order = np.argsort(logged, kind="stable")  # an id's rows in log order: its last is latest
+    logged, settled = logged[order], settled[order]
+    del order
+    last = np.ones(logged.size, dtype=bool)
+    last[:-1] = logged[1:] != logged[:-1]
+    done = logged[last & settled]  # sorted, each id once
+    del logged, settled, last
+    if not done.size:
+        return out
+    for start in range(0, len(ids), _PLAN_CHUNK):
+        stop = min(len(ids), start + _PLAN_CHUNK)
+        wanted = np.ascontiguousarray(ids.digests(start, stop)).view(f"V{_DIGEST_BYTES}").ravel()
+        at = np.minimum(np.searchsorted(done, wanted), done.size - 1)
+        out[start:stop] = done[at] == wanted
+    return out
+
+
+class ReviewIdSet:
+    """Membership of review ids among `ids` (a plan's): their 12 digest bytes, sorted.
+
+    A million ids take 12 MB here, against some 100 MB as a set of strings.
+    """
+
+    def __init__(self, ids: ReviewIds) -> None:
+        chunks = [
+            np.ascontiguousarray(ids.digests(start, min(len(ids), start + _PLAN_CHUNK)))
+            .view(f"V{_DIGEST_BYTES}")
+            .ravel()
+            for start in range(0, len(ids), _PLAN_CHUNK)
+        ]
+        self._sorted = np.sort(np.concatenate(chunks)) if chunks else np.zeros(0, "V12")
+
+    def __len__(self) -> int:
+        return int(self._sorted.size)
+
+    def __contains__(self, rid: object) -> bool:
+        if not isinstance(rid, str) or not self._sorted.size:
+            return False
+        if len(rid) != 26 or not rid.startswith("r-"):
+            return False
+        try:
+            raw = bytes.fromhex(rid[2:])
+        except ValueError:
+            return False
+        if rid[2:] != raw.hex():  # upper-case digits: not an id the plan makes
+            return False
+        key = np.frombuffer(raw, dtype=np.uint8).view(f"V{_DIGEST_BYTES}")
+        at = min(int(np.searchsorted(self._sorted, key[0])), self._sorted.size - 1)
+        return bool(self._sorted[at] == key[0])

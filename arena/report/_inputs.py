@@ -32,6 +32,7 @@ from arena.nightly import current_rows
 from arena.rank import STYLE_FEATURES, answer_style
 from arena.report._order import sort_by_id
 from arena.shard import recorded_shard
+from arena.stage import Stage
 from arena.stages import all_stages
 from arena.store import RunLog
 
@@ -467,13 +468,32 @@ COST_COLUMNS = ("status", "cost_usd", "finished_at")
 STYLE_COLUMNS = ("answer_a_id", "answer_b_id")
 
 
-def load_run(directory: str | Path, *, ranking_only: bool = False, style: bool = True) -> RunData:
+# The reviews' columns of few distinct texts the history snapshot reads as codes.
+CODED_COLUMNS = ("question_id", "model_a", "model_b", "reviewer", "verdict", "status")
+
+
+def _rewrites_reviews(log: RunLog) -> bool:
+    """Whether a stage may change the run's reviews before ranking (one that does, such as
+    the discussions, with rows in the log): it then gets them as texts."""
+    return any(
+        type(stage).leaderboard_reviews is not Stage.leaderboard_reviews
+        and any(log.has_files(table) for table in stage.tables)
+        for stage in all_stages()
+    )
+
+
+def load_run(
+    directory: str | Path, *, ranking_only: bool = False, style: bool = True, coded: bool = False
+) -> RunData:
     """Read a run directory: `tournament.json`, the `reviews`, `answers`, `batcheval` tables.
 
     `ranking_only` reads only the columns ranking needs (`RANKING_COLUMNS` of the
     reviews, `COST_COLUMNS` of the others): a million reviews without their texts;
     with `style`, also what style control needs (the reviews' answer ids and the
-    answers' texts).
+    answers' texts). `coded` (with `ranking_only`, without `style`: the history
+    snapshot of one directory) reads the reviews a few log parts at a time, their
+    `CODED_COLUMNS` as polars Enums and without their costs, unless a stage may
+    change the reviews (`_rewrites_reviews`); ranking codes them alike.
     """
     root = Path(directory)
     if not root.is_dir():
@@ -489,7 +509,13 @@ def load_run(directory: str | Path, *, ranking_only: bool = False, style: bool =
         wanted = RANKING_COLUMNS + (STYLE_COLUMNS if style else ()) if ranking_only else None
         costs = COST_COLUMNS if ranking_only else None
         texts = (*COST_COLUMNS, "answer_turns") if ranking_only and style else costs
-        reviews = current_rows(root, "reviews", log.read("reviews", columns=wanted))
+        if coded and ranking_only and not style and not _rewrites_reviews(log):
+            kept = [c for c in RANKING_COLUMNS if c not in ("cost_usd", "finished_at")]
+            read = log.read_coded("reviews", kept, CODED_COLUMNS)
+        else:
+            read = log.read("reviews", columns=wanted)
+        reviews = current_rows(root, "reviews", read)
+        del read
         answers: pl.DataFrame | None = log.read("answers", columns=texts)
         # The stages' calls on the answers (BatchEval), for their cost.
         scored = [log.read(t, columns=costs) for s in all_stages() for t in s.answer_cost_tables]
@@ -679,7 +705,10 @@ def load_runs(
     says which are missing).
     """
     missing = check_one_tournament(directories, allow_missing_shards=allow_missing_shards)
-    runs = [load_run(path, ranking_only=ranking_only, style=style) for path in directories]
+    coded = ranking_only and not style and len(directories) == 1  # one tournament's codes
+    runs = [
+        load_run(path, ranking_only=ranking_only, style=style, coded=coded) for path in directories
+    ]
     if len(runs) == 1:
         return dataclasses.replace(
             runs[0],

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
 import polars as pl
 
 from arena.store._files import (
@@ -25,9 +27,14 @@ from arena.store._format import LOG_FORMAT, check_format, upgrade
 from arena.store._schema import TABLES, table_schema
 from arena.store._writer import LogWriter, writer_active
 
-__all__ = ["LEDGER_FILE", "RunLog"]
+__all__ = ["LEDGER_FILE", "RunLog", "Sums"]
 
 _READ_ATTEMPTS = 50
+# An id as the plan makes them: a letter, `-` and 24 lowercase hex digits (12 bytes).
+_DIGEST_ID = r"^[a-z]-[0-9a-f]{24}$"
+# Parts `RunLog.scan` reads together: a few tens of thousands of rows at a time,
+# whatever the size of the log.
+SCAN_PARTS = 16
 
 # The spend ledger (DIR/log/spend_ledger.json): per table, provider and run id,
 # the cost of every billed attempt seen before `arena gc` took rows out of the log.
@@ -37,6 +44,51 @@ _LEDGER_COLUMNS = ("table", "provider", "run_id")
 
 class _Renamed(Exception):
     """The live journal was sealed while it was being opened."""
+
+
+@dataclass
+class Sums:
+    """Column totals of a table's rows per group (`RunLog.sum_all`).
+
+    `totals[key][i]` is the sum of the i-th column (nulls count 0), `counted[key][i]`
+    how many of its values were not null, `rows[key]` the group's rows.
+    """
+
+    columns: tuple[str, ...]
+    totals: dict[tuple[str, ...], list[float]] = field(default_factory=dict)
+    counted: dict[tuple[str, ...], list[int]] = field(default_factory=dict)
+    rows: dict[tuple[str, ...], int] = field(default_factory=dict)
+
+    def add(self, frame: pl.DataFrame, by: Sequence[str]) -> None:
+        """Add a frame's rows (it has the `by` columns, as text, and `columns`)."""
+        if not frame.height:
+            return
+        values = [pl.col(c) for c in self.columns]
+        aggs = [
+            pl.len().alias("_rows"),
+            *[v.fill_null(0).sum().alias(f"_sum{i}") for i, v in enumerate(values)],
+            *[v.count().alias(f"_n{i}") for i, v in enumerate(values)],
+        ]
+        agg = frame.group_by(list(by)).agg(aggs) if by else frame.select(aggs)
+        n = len(self.columns)
+        for row in agg.iter_rows(named=True):
+            key = tuple(str(row[c]) for c in by)
+            totals = self.totals.setdefault(key, [0] * n)
+            counted = self.counted.setdefault(key, [0] * n)
+            for i in range(n):
+                totals[i] += row[f"_sum{i}"] or 0
+                counted[i] += int(row[f"_n{i}"])
+            self.rows[key] = self.rows.get(key, 0) + int(row["_rows"])
+
+    def total(self, column: str) -> float:
+        """A column's sum over every group."""
+        i = self.columns.index(column)
+        return sum(t[i] for t in self.totals.values())
+
+    def count(self, column: str) -> int:
+        """A column's values that were not null, over every group."""
+        i = self.columns.index(column)
+        return sum(c[i] for c in self.counted.values())
 
 
 class RunLog:
@@ -85,6 +137,58 @@ class RunLog:
             except _Renamed:
                 continue
         raise RuntimeError(f"could not read table {table!r} of {self.log_dir}: it kept moving")
+
+    def read_coded(self, table: str, columns: Sequence[str], coded: Sequence[str]) -> pl.DataFrame:
+        """`read(table, columns)` with the text columns `coded` as polars Enums (their
+        values, in text order), read a few parts at a time (`scan`) and each part's
+        texts coded as it comes: a million rows never stand as those texts. Rows of
+        ids as the plan makes them (a letter, `-` and 24 hex digits) come in id order.
+        """
+        cols = list(dict.fromkeys(["id", *columns]))
+        as_codes = [pl.col(c).cast(pl.Categorical) for c in coded]
+        frames = [frame.with_columns(as_codes) for frame in self.scan(table, cols)]
+        merged = (
+            drop_repeats(pl.concat(frames, how="vertical", rechunk=True), "id")
+            if frames
+            else self.read(table, cols)
+        )
+        del frames
+        names = {
+            c: sorted(merged[c].drop_nulls().unique().cast(pl.String).to_list()) for c in coded
+        }
+        merged = merged.with_columns(pl.col(c).cast(pl.Enum(names[c])) for c in coded)
+        if merged.height and merged["id"].str.contains(_DIGEST_ID).all():
+            # In id order, sorted on the ids' 12 bytes (the same order as their text).
+            merged = merged.sort(pl.col("id").str.slice(2).str.decode("hex"))
+            merged = merged.with_columns(pl.col("id").set_sorted())
+        return merged
+
+    def has_files(self, table: str) -> bool:
+        """Whether a table has any file (a journal or a part) in the log."""
+        return self._has_files(table)
+
+    def read_where(
+        self, table: str, where: pl.Expr, columns: Sequence[str] | None = None
+    ) -> pl.DataFrame:
+        """`read(table, columns).filter(where)`, a few parts at a time (`scan`).
+
+        Memory grows with the rows kept, not with the log: each frame's rows that
+        match are kept, and a kept row is dropped when a later frame writes its id
+        again (the later row is kept in its place if it matches). `where` may use
+        only `columns`.
+        """
+        cols = None if columns is None else list(dict.fromkeys(["id", *columns]))
+        kept: list[pl.DataFrame] = []
+        for frame in self.scan(table, cols):
+            latest = drop_repeats(frame, "id")
+            if kept:
+                ids = latest.select("id")
+                kept = [k.join(ids, on="id", how="anti", maintain_order="left") for k in kept]
+            match = latest.filter(where)
+            if match.height:
+                kept.append(match)
+            kept = [pl.concat(kept)] if len(kept) > 32 else kept
+        return latest_per_id(kept, table, cols)
 
     def read_all(self, table: str, columns: Sequence[str] | None = None) -> pl.DataFrame:
         """Every row ever written to a table, superseded ones included, oldest first.
@@ -139,26 +243,47 @@ class RunLog:
                 continue
             if not self._has_files(table):
                 continue
-            cols = ["cost_usd", "started_at", "finished_at"]
-            cols += [c for c in ("provider", "run_id") if c in schema.names]
-            rows = self.read_all(table, cols)
-            if not rows.height:
-                continue
-            keys = [
-                (pl.col(c) if c in rows.columns else pl.lit(None)).cast(pl.String).fill_null("")
-                for c in ("provider", "run_id")
-            ]
-            by = (
-                rows.select(
-                    *[k.alias(n) for k, n in zip(keys, ("provider", "run_id"), strict=True)],
-                    pl.col("cost_usd").fill_null(0.0),
-                )
-                .group_by("provider", "run_id")
-                .agg(pl.col("cost_usd").sum())
-            )
-            for provider, run_id, usd in by.iter_rows():
-                out[(table, str(provider), str(run_id))] = float(usd or 0.0)
+            # The columns that tell two writes apart, as `read_all` reads them.
+            by = [c for c in ("provider", "run_id") if c in schema.names]
+            sums = self.sum_all(table, ["cost_usd"], by=by, distinct=["started_at", "finished_at"])
+            for key, (usd,) in sums.totals.items():
+                named = dict(zip(by, key, strict=True))
+                out[(table, named.get("provider", ""), named.get("run_id", ""))] = float(usd)
         return out
+
+    def sum_all(
+        self,
+        table: str,
+        columns: Sequence[str],
+        *,
+        by: Sequence[str] = (),
+        distinct: Sequence[str] = (),
+    ) -> Sums:
+        """Totals of numeric `columns` over every row ever written to a table, per group
+        of the `by` columns (as text; null reads as ''): what `read_all(table, [*by,
+        *columns, *distinct])` would add up, identical rows counting once.
+
+        The log is read a few parts at a time (`scan`), so memory does not grow with
+        the log but for one 8-byte hash per row, which finds rows written twice (a crash
+        between a part and the deletion of its journal); when there are any, the table
+        is read whole (`read_all`) and its repeats dropped as there.
+        """
+        wanted = list(dict.fromkeys([*by, *columns, *distinct]))
+        keys = [pl.col(c).cast(pl.String).fill_null("").alias(c) for c in by]
+        sums = Sums(tuple(columns))
+        hashes: list[np.ndarray] = []
+        for frame in self.scan(table, wanted):
+            hashes.append(frame.hash_rows().to_numpy())
+            sums.add(frame.with_columns(keys), by)
+        found = np.concatenate(hashes) if hashes else np.zeros(0, dtype=np.uint64)
+        del hashes
+        found.sort()  # in place: a repeat is two equal neighbours
+        if not (found[1:] == found[:-1]).any():
+            return sums
+        del found
+        sums = Sums(tuple(columns))  # a row twice: as `read_all` counts it
+        sums.add(self.read_all(table, wanted).with_columns(keys), by)
+        return sums
 
     def ledger(self) -> dict[tuple[str, str, str], float]:
         """The spend ledger (see LEDGER_FILE): {} before the first `arena gc`."""
@@ -210,10 +335,49 @@ class RunLog:
             frame = frame.filter(pl.col("status").is_in([str(s) for s in statuses]))
         return set(frame["id"].to_list())
 
-    def _read_frames(self, table: str, cols: list[str] | None) -> list[pl.DataFrame]:
-        """One pass over a table's files, oldest rows first, safe against a running writer.
+    def scan(self, table: str, columns: Sequence[str] | None = None) -> Iterator[pl.DataFrame]:
+        """Every row ever written to a table, oldest first, in frames of a few parts each.
 
-        Files are read against the flow of rows (live journal, sealed journals,
+        The rows of `read_all` before it drops repeats (`columns` as there, `id`
+        first), read a few parts at a time (SCAN_PARTS), so that a caller keeping
+        running totals holds one frame at a time whatever the size of the log. The
+        journals are read when the scan starts and each part in its turn: a part
+        quarantined meanwhile is skipped. An unknown column is a ValueError.
+        """
+        names = table_schema(table).names
+        cols = None if columns is None else list(dict.fromkeys(["id", *columns]))
+        if cols is not None and not set(cols) <= set(names):
+            raise ValueError(f"table {table!r} has no column(s) {set(cols) - set(names)}")
+        missing_parts(self.log_dir, table)  # warns about deleted parts, as `read` does
+        for _ in range(_READ_ATTEMPTS):
+            try:
+                items = self._listing(table, cols)
+            except _Renamed:
+                continue
+            return self._scanned(table, items, cols)
+        raise RuntimeError(f"could not read table {table!r} of {self.log_dir}: it kept moving")
+
+    def _scanned(
+        self, table: str, items: list[pl.DataFrame | Path], cols: list[str] | None
+    ) -> Iterator[pl.DataFrame]:
+        repair = self._repairs()
+        for frame in _frames(table, items, cols, repair, SCAN_PARTS):
+            if not frame.height:
+                continue
+            yield upgrade(frame, table, self.format) if self.format < LOG_FORMAT else frame
+
+    def _read_frames(self, table: str, cols: list[str] | None) -> list[pl.DataFrame]:
+        """One pass over a table's files, oldest rows first (see `_listing`)."""
+        frames = list(_frames(table, self._listing(table, cols), cols, self._repairs()))
+        if self.format < LOG_FORMAT:  # an older log: its rows as this format has them
+            frames = [upgrade(frame, table, self.format) for frame in frames]
+        return frames
+
+    def _listing(self, table: str, cols: list[str] | None) -> list[pl.DataFrame | Path]:
+        """A table's files in the order of their rows, safe against a running writer: the
+        journals' rows (read now) and the parts' paths (read by the caller).
+
+        Files are listed against the flow of rows (live journal, sealed journals,
         parts), so a row moving on during the pass lands in a file read later;
         a sealed journal that vanished was compacted into a part listed later.
         The live journal's rows belong after every file keyed before it was
@@ -243,16 +407,7 @@ class RunLog:
         files.sort(key=lambda entry: entry[:2])
         before = [item for key, _, item in files if key <= opened_after]
         after = [item for key, _, item in files if key > opened_after]
-        live_frames = [live] if live is not None else []
-        repair = self._repairs()
-        frames = [
-            *_frames(table, before, cols, repair),
-            *live_frames,
-            *_frames(table, after, cols, repair),
-        ]
-        if self.format < LOG_FORMAT:  # an older log: its rows as this format has them
-            frames = [upgrade(frame, table, self.format) for frame in frames]
-        return frames
+        return [*before, *([live] if live is not None else []), *after]
 
 
 def _select(frame: pl.DataFrame, cols: list[str] | None) -> pl.DataFrame:
@@ -260,22 +415,28 @@ def _select(frame: pl.DataFrame, cols: list[str] | None) -> pl.DataFrame:
 
 
 def _frames(
-    table: str, items: list[pl.DataFrame | Path], cols: list[str] | None, repair: bool
-) -> list[pl.DataFrame]:
-    """Frames in order, reading each run of consecutive parts in one go."""
-    frames: list[pl.DataFrame] = []
+    table: str,
+    items: list[pl.DataFrame | Path],
+    cols: list[str] | None,
+    repair: bool,
+    most: int | None = None,
+) -> Iterator[pl.DataFrame]:
+    """Frames in order, each run of consecutive parts read in one go (at most `most`
+    parts a read), each when its turn comes."""
     run: list[Path] = []
     for item in items:
         if isinstance(item, Path):
             run.append(item)
+            if most is not None and len(run) >= most:
+                yield read_parts(table, run, cols, repair=repair)
+                run = []
             continue
         if run:
-            frames.append(read_parts(table, run, cols, repair=repair))
+            yield read_parts(table, run, cols, repair=repair)
             run = []
-        frames.append(item)
+        yield item
     if run:
-        frames.append(read_parts(table, run, cols, repair=repair))
-    return frames
+        yield read_parts(table, run, cols, repair=repair)
 
 
 def _same_file(path: Path, fd: int) -> bool:

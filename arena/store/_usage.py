@@ -24,13 +24,13 @@ def token_totals(log: RunLog) -> dict[str, int | None]:
     for table, schema in list(TABLES.items()):
         if "tokens_in" not in schema.names or "cost_usd" not in schema.names:
             continue
-        # The columns that tell two writes apart, as `RunLog.spent_usd` reads them.
-        rows = log.read_all(table, [*TOKEN_COLUMNS, "started_at", "finished_at", "run_id"])
+        # The columns that tell two writes apart, as `RunLog.spent_usd` reads them;
+        # the log is read a few parts at a time (`RunLog.sum_all`).
+        sums = log.sum_all(table, TOKEN_COLUMNS, distinct=["started_at", "finished_at", "run_id"])
         for column in TOKEN_COLUMNS:
-            values = rows[column]
-            if values.null_count() == rows.height:
+            if not sums.count(column):
                 continue
-            totals[column] = (totals[column] or 0) + int(values.fill_null(0).sum() or 0)
+            totals[column] = (totals[column] or 0) + int(sums.total(column))
     return totals
 
 
