@@ -86,6 +86,12 @@ _NOT_RUN = (
     "arena.discuss._rundir",
     "arena.batcheval._summary",
     "urllib.request",  # the alert webhook's HTTP client: only a run that alerts sends
+    # The log's writer, lock and rewrite (asyncio, file locks) and Parquet writing:
+    # these commands only read the log.
+    "arena.store._writer",
+    "arena.store._lock",
+    "arena.store._rewrite",
+    "pyarrow.parquet",
 )
 NOT_NEEDED = {
     "leaderboard": (

@@ -26,7 +26,7 @@ import polars as pl
 from arena.nightly._history import HISTORY_TABLE
 from arena.nightly._planfile import KEYS, read_plan
 from arena.stages import register_all_tables
-from arena.store import TABLES, RunLog, rewrite_tables
+from arena.store import TABLES, RunLog
 from arena.types import CallStatus
 
 __all__ = [
@@ -126,6 +126,8 @@ def collect_garbage(
         return frame.filter(~stale), frame.filter(stale)
 
     register_all_tables()
+    from arena.store import rewrite_tables  # asyncio and the rewrite: only gc rewrites
+
     done = rewrite_tables(
         folder, sorted(TABLES), split, removed=None if drop else _archiver(folder)
     )

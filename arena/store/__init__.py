@@ -1,14 +1,34 @@
 """The crash-safe, append-only Parquet run log and the run lock (see docs/DESIGN.md)."""
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from arena.lazy import lazy_attributes as _lazy_attributes
 from arena.store._files import StorageError, storage_error
 from arena.store._format import LOG_FORMAT, LOG_MANIFEST, LogFormatError
-from arena.store._lock import LockHeld, RunLock, lock_holder
 from arena.store._log import RunLog
 from arena.store._reasons import failure_reason, failure_reasons, merge_reasons
-from arena.store._rewrite import Rewritten, rewrite_tables
 from arena.store._schema import TABLES, USAGE_DETAIL_COLUMNS, register_table, usage_columns
 from arena.store._usage import TOKEN_COLUMNS, describe_tokens, token_totals
-from arena.store._writer import LogWriter
+
+if TYPE_CHECKING:
+    from arena.store._lock import LockHeld, RunLock, lock_holder
+    from arena.store._rewrite import Rewritten, rewrite_tables
+    from arena.store._writer import LogWriter
+
+# The writer, the lock and the rewrite (asyncio, file locks) load on first use:
+# a command that only reads the log (leaderboard, status) loads none of them.
+_LAZY: dict[str, str] = {
+    "LockHeld": "arena.store._lock",
+    "RunLock": "arena.store._lock",
+    "lock_holder": "arena.store._lock",
+    "Rewritten": "arena.store._rewrite",
+    "rewrite_tables": "arena.store._rewrite",
+    "LogWriter": "arena.store._writer",
+}
+
+__getattr__, __dir__ = _lazy_attributes(__name__, globals(), _LAZY)
 
 __all__ = [
     "LOG_FORMAT",

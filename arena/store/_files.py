@@ -39,7 +39,6 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from arena.errors import ArenaStorageError
 from arena.store._schema import empty_frame, normalize_row, polars_schema, table_schema
@@ -454,6 +453,8 @@ class Compactor:
             fsync_dir(self.log_dir)
         name = f"part-{key:020d}-{uuid.uuid4().hex}.parquet"
         tmp = folder / f"{_TMP_PREFIX}{name}"
+        import pyarrow.parquet as pq  # only a writer needs it: readers go through polars
+
         arrow = frame.to_arrow().cast(table_schema(table))
         with open(tmp, "wb") as f:
             pq.write_table(arrow, f)

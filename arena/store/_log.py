@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import polars as pl
@@ -25,7 +27,17 @@ from arena.store._files import (
 )
 from arena.store._format import LOG_FORMAT, check_format, upgrade
 from arena.store._schema import TABLES, table_schema
-from arena.store._writer import LogWriter, writer_active
+
+if TYPE_CHECKING:
+    from arena.store._writer import LogWriter
+
+
+def _writer_active(log_dir: Path) -> bool:
+    """Whether this process has a started writer on `log_dir` (a process that never
+    loaded the writer module has none, so a reader does not load it to ask)."""
+    writer = sys.modules.get("arena.store._writer")
+    return writer is not None and bool(writer.writer_active(log_dir))
+
 
 __all__ = ["LEDGER_FILE", "RunLog", "Sums"]
 
@@ -110,10 +122,12 @@ class RunLog:
         self.repair = repair
 
     def _repairs(self) -> bool:
-        return self.repair or writer_active(self.log_dir)
+        return self.repair or _writer_active(self.log_dir)
 
     def writer(self, *, compact_every: int = 2000) -> LogWriter:
         """A writer for this log; use as `async with log.writer() as w`."""
+        from arena.store._writer import LogWriter
+
         return LogWriter(self.directory, compact_every=compact_every)
 
     def read(self, table: str, columns: Sequence[str] | None = None) -> pl.DataFrame:
