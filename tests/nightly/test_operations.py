@@ -48,9 +48,7 @@ def _slow(folder: Path) -> Path:
         folder,
         models=3,
         questions=4,
-        # 84 calls, two at a time, 0.25 s each: over 10 s, so that a signal sent once
-        # the log has rows still finds the run going on a loaded machine.
-        sim={"latency_mean": 0.25},
+        sim={"latency_mean": 0.1},
         extra={"providers": {"sim": {"type": "sim", "limits": {"max_concurrency": 2}}}},
     )
 
@@ -76,6 +74,11 @@ def _signal_when_running(targets: list[tuple[subprocess.Popen[str], Path, int]])
         time.sleep(0.01)
 
 
+def _default_hangup() -> None:
+    """In the child before exec: SIGHUP to its default action, whatever the parent did."""
+    signal.signal(signal.SIGHUP, signal.SIG_DFL)
+
+
 def _shim(folder: Path) -> Path:
     """An `arena` executable for the wrapper: this interpreter's arena."""
     shim = folder / "arena"
@@ -99,7 +102,15 @@ def ended(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Ended]
             else [str(WRAPPER), str(yaml_path), *args]
         )
         return subprocess.Popen(
-            cmd, cwd=REPO, env=env, text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+            cmd,
+            cwd=REPO,
+            env=env,
+            text=True,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            # A shell cannot trap a signal ignored when it starts: under `nohup pytest`
+            # the wrapper would inherit SIGHUP ignored and never see the hangup.
+            preexec_fn=_default_hangup,
         )
 
     dirs = {name: root / name for name in ("ok", "bad", "partial", "budget", "locked")}
