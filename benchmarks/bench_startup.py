@@ -16,6 +16,11 @@ every command alike:
 - `*_ratio`: each command's median over the import floor. Targets:
   leaderboard <= 2.5, status and plan <= 2.
 
+The commands run as an installed arena does, with its modules' bytecode
+cached: `PYTHONDONTWRITEBYTECODE` is dropped from their environment (with it
+set, as on some CI machines, every arena module is compiled again in every
+process, about 0.7 s more per command).
+
 Usage: python benchmarks/bench_startup.py [--runs N] [--demo DIR]
 Without --demo, the demo tournament is run into a temporary directory first.
 The last line printed is the JSON summary.
@@ -25,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -47,9 +53,13 @@ PROBE = (
 )
 
 
+# Bytecode written and read, as after `pip install` (see the module docstring).
+ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+
+
 def _time(args: list[str]) -> tuple[float, str]:
     start = time.perf_counter()
-    done = subprocess.run(args, capture_output=True, text=True, check=False, cwd=REPO)
+    done = subprocess.run(args, capture_output=True, text=True, check=False, cwd=REPO, env=ENV)
     elapsed = time.perf_counter() - start
     if done.returncode != 0:
         sys.stderr.write(done.stderr[-2000:])
