@@ -225,6 +225,11 @@ def _tournament(root: Path, url: str, questions: int, way: dict[str, Any]) -> Pa
         "contestants": list(MODELS),
         "review": {"max_tokens": 200},
     }
+    return _write_tournament(root, cfg, way)
+
+
+def _write_tournament(root: Path, cfg: dict[str, Any], way: dict[str, Any]) -> Path:
+    """`cfg` with `way`'s review template and sampling design, written as `root/t.yaml`."""
     if way["template"] is not None:
         cfg["review"]["template"] = way["template"]
     if way["sampling"] is not None:
@@ -433,15 +438,7 @@ def _sim_tournament(root: Path, questions: int, seed: int, way: dict[str, Any]) 
         "contestants": list(MODELS),
         "review": {},
     }
-    if way["template"] is not None:
-        cfg["review"]["template"] = way["template"]
-    if way["sampling"] is not None:
-        cfg["sampling"] = {"strategy": "adaptive", "budget": way["sampling"]}
-        if way.get("align"):
-            cfg["sampling"]["align"] = way["align"]
-    path = root / "t.yaml"
-    path.write_text(yaml.safe_dump(cfg, sort_keys=False))
-    return path
+    return _write_tournament(root, cfg, way)
 
 
 def _ranking_at_shape(questions: int, seeds: list[int]) -> dict[str, Any]:
