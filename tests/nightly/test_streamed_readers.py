@@ -143,11 +143,13 @@ def test_the_night_report_counts_only_this_runs_failures(tmp_path: Path) -> None
     edit_yaml(yaml_path, _heal)
     line = run(yaml_path)
     assert line["exit_code"] == 0
-    reports = sorted((out / "reports").glob("*.json"))
-    last = json.loads(reports[-1].read_text())
-    assert last["run"]["run_id"] == line["run_id"] and last["failures"] == []
-    earlier = [json.loads(p.read_text()) for p in reports[:-1]]
-    assert any(r["failures"] for r in earlier)
+    # Run ids begin with the second they started: runs of one second sort by chance,
+    # so this run's report is found by its id.
+    reports = [json.loads(p.read_text()) for p in (out / "reports").glob("*.json")]
+    mine = [r for r in reports if r["run"]["run_id"] == line["run_id"]]
+    assert len(mine) == 1 and mine[0]["failures"] == []
+    earlier = [r for r in reports if r["run"]["run_id"] != line["run_id"]]
+    assert earlier and any(r["failures"] for r in earlier)
 
 
 def test_resume_skips_exactly_the_reviews_logged_with_a_result(
