@@ -221,6 +221,24 @@ def test_small_leaderboard_ranks_on_the_numpy_passes(small_run: tuple[Path, Path
             assert ours[key] == pytest.approx(theirs[key], abs=1e-6), key
 
 
+# The end of a probe that checks a lazy package `pkg`: every public name resolves to
+# its module's own object on first use, `dir` lists them all, and any other name is
+# an AttributeError. Prints the names `dir` misses, then the error.
+_NAMES_PROBE = (
+    "for name in pkg.__all__:\n"
+    "    value = getattr(pkg, name)\n"
+    "    home = getattr(value, '__module__', None)\n"
+    "    if isinstance(home, str) and home.startswith('arena.') and name in vars(\n"
+    "        sys.modules[home]):\n"
+    "        assert vars(sys.modules[home])[name] is value, name\n"
+    "print(sorted(set(pkg.__all__) - set(dir(pkg))))\n"
+    "try:\n"
+    "    pkg.no_such_name\n"
+    "except AttributeError as exc:\n"
+    "    print(exc)\n"
+)
+
+
 @pytest.mark.parametrize("package", ["arena.discuss", "arena.batcheval"])
 def test_stage_package_loads_its_names_on_first_use(package: str) -> None:
     # Importing the package registers its log table and loads nothing else of it;
@@ -230,18 +248,7 @@ def test_stage_package_loads_its_names_on_first_use(package: str) -> None:
         f"pkg = importlib.import_module({package!r})\n"
         "from arena.store import TABLES\n"
         f"loaded = sorted(m for m in sys.modules if m.startswith({package!r} + '.'))\n"
-        "print(loaded, pkg.TABLE in TABLES)\n"
-        "for name in pkg.__all__:\n"
-        "    value = getattr(pkg, name)\n"
-        "    home = getattr(value, '__module__', None)\n"
-        "    if isinstance(home, str) and home.startswith('arena.') and name in vars(\n"
-        "        sys.modules[home]):\n"
-        "        assert vars(sys.modules[home])[name] is value, name\n"
-        "print(sorted(set(pkg.__all__) - set(dir(pkg))))\n"
-        "try:\n"
-        "    pkg.no_such_name\n"
-        "except AttributeError as exc:\n"
-        "    print(exc)\n"
+        "print(loaded, pkg.TABLE in TABLES)\n" + _NAMES_PROBE
     )
     out = subprocess.run(
         [sys.executable, "-c", probe], capture_output=True, text=True, check=True
@@ -272,6 +279,14 @@ def test_every_stage_loads_from_its_hooks_alone() -> None:
 # import itself loads (a log table to register, the error every caller catches).
 LAZY_PACKAGES = {
     "arena.config": ["arena.config._errors"],
+    "arena.store": [
+        "arena.store._files",
+        "arena.store._format",
+        "arena.store._log",
+        "arena.store._reasons",
+        "arena.store._schema",
+        "arena.store._usage",
+    ],
     "arena.sampling": ["arena.sampling._schema"],
     "arena.pipeline": [],
     "arena.scheduler": ["arena.scheduler._batching"],
@@ -285,18 +300,7 @@ def test_package_loads_its_names_on_first_use(package: str) -> None:
         "import importlib, sys\n"
         f"pkg = importlib.import_module({package!r})\n"
         f"print(sorted(m for m in sys.modules if m.startswith({package!r} + '.')))\n"
-        "print('pydantic' in sys.modules, 'yaml' in sys.modules)\n"
-        "for name in pkg.__all__:\n"
-        "    value = getattr(pkg, name)\n"
-        "    home = getattr(value, '__module__', None)\n"
-        "    if isinstance(home, str) and home.startswith('arena.') and name in vars(\n"
-        "        sys.modules[home]):\n"
-        "        assert vars(sys.modules[home])[name] is value, name\n"
-        "print(sorted(set(pkg.__all__) - set(dir(pkg))))\n"
-        "try:\n"
-        "    pkg.no_such_name\n"
-        "except AttributeError as exc:\n"
-        "    print(exc)\n"
+        "print('pydantic' in sys.modules, 'yaml' in sys.modules)\n" + _NAMES_PROBE
     )
     out = subprocess.run(
         [sys.executable, "-c", probe], capture_output=True, text=True, check=True
