@@ -5,7 +5,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from arena.lazy import lazy_attributes as _lazy_attributes
-from arena.store._files import StorageError, storage_error
+from arena.store._files import (
+    DIGEST_ID,
+    StorageError,
+    digest_bytes,
+    digest_bytes_of,
+    storage_error,
+)
 from arena.store._format import LOG_FORMAT, LOG_MANIFEST, LogFormatError
 from arena.store._log import RunLog
 from arena.store._reasons import failure_reason, failure_reasons, merge_reasons
@@ -31,6 +37,7 @@ _LAZY: dict[str, str] = {
 __getattr__, __dir__ = _lazy_attributes(__name__, globals(), _LAZY)
 
 __all__ = [
+    "DIGEST_ID",
     "LOG_FORMAT",
     "LOG_MANIFEST",
     "TABLES",
@@ -44,6 +51,8 @@ __all__ = [
     "RunLog",
     "StorageError",
     "describe_tokens",
+    "digest_bytes",
+    "digest_bytes_of",
     "failure_reason",
     "failure_reasons",
     "lock_holder",

@@ -14,6 +14,8 @@ import numpy as np
 import polars as pl
 
 from arena.store._files import (
+    DIGEST_ID,
+    digest_bytes,
     drop_repeats,
     journal_path,
     latest_per_id,
@@ -42,8 +44,6 @@ def _writer_active(log_dir: Path) -> bool:
 __all__ = ["LEDGER_FILE", "RunLog", "Sums"]
 
 _READ_ATTEMPTS = 50
-# An id as the plan makes them: a letter, `-` and 24 lowercase hex digits (12 bytes).
-_DIGEST_ID = r"^[a-z]-[0-9a-f]{24}$"
 # Parts `RunLog.scan` reads together: a few tens of thousands of rows at a time,
 # whatever the size of the log.
 SCAN_PARTS = 16
@@ -155,23 +155,46 @@ class RunLog:
     def read_coded(self, table: str, columns: Sequence[str], coded: Sequence[str]) -> pl.DataFrame:
         """`read(table, columns)` with the text columns `coded` as polars Enums (their
         values, in text order), read a few parts at a time (`scan`) and each part's
-        texts coded as it comes: a million rows never stand as those texts. Rows of
-        ids as the plan makes them (a letter, `-` and 24 hex digits) come in id order.
+        texts coded as it comes: a million rows never stand as those texts.
+
+        When every id is as the plan makes them (one letter for the table, `-` and
+        24 hex digits), the ids come as their 12 bytes (`digest_bytes`: Binary,
+        about a third of the text's memory), in id order; other ids come as text.
         """
         cols = list(dict.fromkeys(["id", *columns]))
         as_codes = [pl.col(c).cast(pl.Categorical) for c in coded]
-        frames = [frame.with_columns(as_codes) for frame in self.scan(table, cols)]
-        merged = (
-            drop_repeats(pl.concat(frames, how="vertical", rechunk=True), "id")
-            if frames
-            else self.read(table, cols)
-        )
+        frames: list[pl.DataFrame] = []
+        letter: str | None = None
+        compact = True
+        for frame in self.scan(table, cols):
+            frame = frame.with_columns(as_codes)
+            if compact:
+                found = digest_bytes(frame["id"])
+                first = frame["id"][0][0] if found is not None else None
+                if found is None or (letter is not None and first != letter):
+                    compact = False
+                elif frame["id"].str.starts_with(str(first)).all():
+                    letter = first
+                    frame = frame.with_columns(found.alias("id"))
+                else:
+                    compact = False
+                if not compact and letter is not None:  # back to text, as read
+                    text = pl.lit(f"{letter}-") + pl.col("id").bin.encode("hex")
+                    frames = [f.with_columns(text.alias("id")) for f in frames]
+            frames.append(frame)
+        if not frames:
+            merged = self.read(table, cols)
+            compact = False
+        else:
+            merged = drop_repeats(pl.concat(frames, how="vertical", rechunk=True), "id")
         del frames
         names = {
             c: sorted(merged[c].drop_nulls().unique().cast(pl.String).to_list()) for c in coded
         }
         merged = merged.with_columns(pl.col(c).cast(pl.Enum(names[c])) for c in coded)
-        if merged.height and merged["id"].str.contains(_DIGEST_ID).all():
+        if compact:
+            merged = merged.sort("id").with_columns(pl.col("id").set_sorted())
+        elif merged.height and merged["id"].str.contains(DIGEST_ID).all():
             # In id order, sorted on the ids' 12 bytes (the same order as their text).
             merged = merged.sort(pl.col("id").str.slice(2).str.decode("hex"))
             merged = merged.with_columns(pl.col("id").set_sorted())

@@ -138,6 +138,9 @@ def test_public_api() -> None:
         "LOG_FORMAT",
         "LOG_MANIFEST",
         "LogFormatError",
+        "DIGEST_ID",
+        "digest_bytes",
+        "digest_bytes_of",
     }
     for name in arena.store.__all__:
         assert getattr(arena.store, name) is not None
