@@ -490,10 +490,11 @@ def load_run(
     `ranking_only` reads only the columns ranking needs (`RANKING_COLUMNS` of the
     reviews, `COST_COLUMNS` of the others): a million reviews without their texts;
     with `style`, also what style control needs (the reviews' answer ids and the
-    answers' texts). `coded` (with `ranking_only`, without `style`: the history
-    snapshot of one directory) reads the reviews a few log parts at a time, their
-    `CODED_COLUMNS` as polars Enums and without their costs, unless a stage may
-    change the reviews (`_rewrites_reviews`); ranking codes them alike.
+    answers' texts). `coded` (with `ranking_only`: one directory's ratings) reads
+    the reviews a few log parts at a time, their `CODED_COLUMNS` as polars Enums,
+    their ids (and their answers' ids, with `style`) as digest bytes
+    (`RunLog.read_coded`) and without their costs, unless a stage may change the
+    reviews (`_rewrites_reviews`); ranking codes them alike.
     """
     root = Path(directory)
     if not root.is_dir():
@@ -509,9 +510,10 @@ def load_run(
         wanted = RANKING_COLUMNS + (STYLE_COLUMNS if style else ()) if ranking_only else None
         costs = COST_COLUMNS if ranking_only else None
         texts = (*COST_COLUMNS, "answer_turns") if ranking_only and style else costs
-        if coded and ranking_only and not style and not _rewrites_reviews(log):
+        if coded and ranking_only and not _rewrites_reviews(log):
             kept = [c for c in RANKING_COLUMNS if c not in ("cost_usd", "finished_at")]
-            read = log.read_coded("reviews", kept, CODED_COLUMNS)
+            answer_ids = STYLE_COLUMNS if style else ()
+            read = log.read_coded("reviews", kept, CODED_COLUMNS, digests=answer_ids)
         else:
             read = log.read("reviews", columns=wanted)
         reviews = current_rows(root, "reviews", read)
@@ -693,6 +695,7 @@ def load_runs(
     ranking_only: bool = False,
     style: bool = True,
     allow_missing_shards: bool = False,
+    coded: bool = True,
 ) -> RunData:
     """Several run directories of one tournament (the shards of a split run) read as one.
 
@@ -700,12 +703,14 @@ def load_runs(
     directory twice, or the same shard twice are refused. The tables are
     concatenated, keeping the last-finished row of an id that appears twice;
     the reviews come in id order.
-    `ranking_only` and `style` as for `load_run`. Shards that are not the whole
+    `ranking_only` and `style` as for `load_run`; with `ranking_only`, one
+    directory is read `coded` (see `load_run`) unless `coded` is False (a caller
+    that needs the reviews' texts). Shards that are not the whole
     split are refused unless `allow_missing_shards` (then `missing_shards`
     says which are missing).
     """
     missing = check_one_tournament(directories, allow_missing_shards=allow_missing_shards)
-    coded = ranking_only and not style and len(directories) == 1  # one tournament's codes
+    coded = coded and ranking_only and len(directories) == 1  # one tournament's codes
     runs = [
         load_run(path, ranking_only=ranking_only, style=style, coded=coded) for path in directories
     ]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -46,7 +47,7 @@ from arena.report._json import by_model, leaderboard_dict, number
 from arena.report._order import sort_by_id
 from arena.stage import BoardInputs, BoardReviews
 from arena.stages import all_stages
-from arena.store import RunLog
+from arena.store import DIGEST_ID, RunLog
 
 __all__ = ["build_leaderboard", "rank_frame", "with_answer_style"]
 
@@ -136,6 +137,17 @@ def _warnings(ranking: Ranking, bootstrap: int = 0) -> list[str]:
         )
     out += _interval_warnings(ranking, bootstrap)
     return out
+
+
+def _spend_of(directories: Sequence[Path]) -> Future[float]:
+    """The spend of the run directories' logs (`RunLog.spent_usd`), added up in a thread
+    while the caller reads and ranks the reviews: it reads other columns of every
+    table, and polars and NumPy let go of the interpreter while they work."""
+    pool = ThreadPoolExecutor(1, thread_name_prefix="arena-spend")
+    try:
+        return pool.submit(lambda: float(sum(RunLog(d).spent_usd() for d in directories)))
+    finally:
+        pool.shutdown(wait=False)  # the thread ends with its one task
 
 
 def _cost(frames: Sequence[pl.DataFrame | None]) -> float | None:
@@ -298,9 +310,17 @@ def with_answer_style(reviews: pl.DataFrame, answers: pl.DataFrame) -> pl.DataFr
         return reviews
     text = answers["answer_turns"].list.join("\n\n")
     style = answer_style(text)
+    key = answers["id"].cast(pl.String)
+    if reviews.schema["answer_a_id"] == pl.Binary:  # the reviews' answer ids as digest bytes
+        digest = pl.col("id").str.contains(DIGEST_ID)
+        key = (
+            pl.DataFrame({"id": key})
+            .select(pl.when(digest).then(pl.col("id").str.slice(2).str.decode("hex")))
+            .to_series()
+        )
     # Each answer id's last row of the answers table (a retried answer's latest).
     last = (
-        pl.DataFrame({"_answer": answers["id"].cast(pl.String)})
+        pl.DataFrame({"_answer": key})
         .with_row_index("_style")
         .unique("_answer", keep="last", maintain_order=True)
     )
@@ -309,7 +329,9 @@ def with_answer_style(reviews: pl.DataFrame, answers: pl.DataFrame) -> pl.DataFr
     for side in ("a", "b"):
         # The row of each review's answer (null: unknown), found on the ids alone; the
         # reviews' other columns are not copied (a million rows of them).
-        where = pl.DataFrame({"_answer": reviews[f"answer_{side}_id"].cast(pl.String)}).join(
+        ids = reviews[f"answer_{side}_id"]
+        ids = ids if ids.dtype == pl.Binary else ids.cast(pl.String)
+        where = pl.DataFrame({"_answer": ids}).join(
             last, on="_answer", how="left", maintain_order="left"
         )["_style"]
         picked = style.select(pl.all().gather(where))  # a null row where `where` is null
@@ -381,6 +403,7 @@ def build_leaderboard(
         else load_reviews_file(human_file, strong_win_weight=strong_win_weight)
     )
     prepared = _stage_options(target, paths, human_scores_file)
+    spend: Future[float] | None = None
     contestants = reviewers = None
     skills: dict[str, float] = {}
     answers = scored = None
@@ -391,6 +414,7 @@ def build_leaderboard(
             ranking_only=True,
             style=not ratings_only,
             allow_missing_shards=allow_missing_shards,
+            coded=by is None,  # the categories are found on the question ids' texts
         )
         partial = run.missing_shards
         contestants, reviewers, skills, answers, scored = (
@@ -402,6 +426,8 @@ def build_leaderboard(
         )
         reviews, source = run.reviews, ", ".join(str(d) for d in directories)
         del run  # its reviews are `reviews` now (see the hand-over to the ranking below)
+        if not ratings_only and reviews_file is None:  # the run's spend, while it ranks
+            spend = _spend_of(directories)
     if reviews_file is not None or (target is not None and not target.is_dir()):
         files = [Path(f) for f in reviews_file] if reviews_file is not None else [target]
         assert all(f is not None for f in files)
@@ -438,8 +464,8 @@ def build_leaderboard(
         cost_usd = (
             None
             if ratings_only
-            else sum(RunLog(d).spent_usd() for d in directories)
-            if run_dir and target is not None
+            else spend.result()
+            if spend is not None
             else _cost([reviews, answers, extra, scored])
         )
         # The frame to rank is handed over: unless it is ranked again (the reviews as

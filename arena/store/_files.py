@@ -412,8 +412,14 @@ DIGEST_ID = r"^[a-z]-[0-9a-f]{24}$"
 def digest_bytes(ids: pl.Series) -> pl.Series | None:
     """Ids as the plan makes them as their 12 digest bytes (Binary, in the ids' text
     order, and short enough that polars keeps each within its 16-byte view: about a
-    third of the text's memory), or None when an id is null or not such an id."""
-    if ids.dtype != pl.String or ids.null_count() or not ids.str.contains(DIGEST_ID).all():
+    third of the text's memory; nulls stay null), or None when a value is not such
+    an id or the ids do not all have the same letter."""
+    if ids.dtype != pl.String:
+        return None
+    present = ids.drop_nulls()
+    if present.len() and not (
+        present.str.contains(DIGEST_ID).all() and present.str.starts_with(present[0][:2]).all()
+    ):
         return None
     return ids.str.slice(2).str.decode("hex")
 

@@ -14,7 +14,6 @@ import numpy as np
 import polars as pl
 
 from arena.store._files import (
-    DIGEST_ID,
     digest_bytes,
     drop_repeats,
     journal_path,
@@ -103,6 +102,38 @@ class Sums:
         return sum(c[i] for c in self.counted.values())
 
 
+class _Digests:
+    """One column of ids read as their digest bytes while every frame's ids allow it
+    (`RunLog.read_coded`); once a frame does not, the column is text in every frame."""
+
+    def __init__(self, name: str, *, nulls: bool) -> None:
+        self.name = name
+        self.nulls = nulls  # whether a null id keeps the bytes
+        self.letter: str | None = None
+        self.compact = True
+
+    def turn(
+        self, frame: pl.DataFrame, earlier: list[pl.DataFrame]
+    ) -> tuple[pl.DataFrame, list[pl.DataFrame]]:
+        """`frame` with the column as bytes (or as text), and the earlier frames as
+        text again when this one ends the bytes."""
+        if not self.compact:
+            return frame, earlier
+        ids = frame[self.name]
+        found = digest_bytes(ids)
+        present = ids.drop_nulls()
+        letter = present[0][0] if present.len() else self.letter
+        allowed = self.nulls or not ids.null_count()
+        if found is not None and allowed and (self.letter is None or letter in (None, self.letter)):
+            self.letter = letter
+            return frame.with_columns(found.alias(self.name)), earlier
+        self.compact = False
+        if self.letter is None:
+            return frame, earlier
+        text = (pl.lit(f"{self.letter}-") + pl.col(self.name).bin.encode("hex")).alias(self.name)
+        return frame, [f.with_columns(text) for f in earlier]
+
+
 class RunLog:
     """The append-only log of one run directory (`DIR/log/`).
 
@@ -152,7 +183,13 @@ class RunLog:
                 continue
         raise RuntimeError(f"could not read table {table!r} of {self.log_dir}: it kept moving")
 
-    def read_coded(self, table: str, columns: Sequence[str], coded: Sequence[str]) -> pl.DataFrame:
+    def read_coded(
+        self,
+        table: str,
+        columns: Sequence[str],
+        coded: Sequence[str],
+        digests: Sequence[str] = (),
+    ) -> pl.DataFrame:
         """`read(table, columns)` with the text columns `coded` as polars Enums (their
         values, in text order), read a few parts at a time (`scan`) and each part's
         texts coded as it comes: a million rows never stand as those texts.
@@ -160,33 +197,24 @@ class RunLog:
         When every id is as the plan makes them (one letter for the table, `-` and
         24 hex digits), the ids come as their 12 bytes (`digest_bytes`: Binary,
         about a third of the text's memory), in id order; other ids come as text.
+        The columns `digests` (ids of other calls, such as a review's answers) come
+        as bytes alike when all their values are such ids of one letter.
         """
-        cols = list(dict.fromkeys(["id", *columns]))
+        cols = list(dict.fromkeys(["id", *columns, *digests]))
         as_codes = [pl.col(c).cast(pl.Categorical) for c in coded]
+        turned = [_Digests("id", nulls=False)]
+        turned += [_Digests(name, nulls=True) for name in dict.fromkeys(digests) if name != "id"]
         frames: list[pl.DataFrame] = []
-        letter: str | None = None
-        compact = True
         for frame in self.scan(table, cols):
             frame = frame.with_columns(as_codes)
-            if compact:
-                found = digest_bytes(frame["id"])
-                first = frame["id"][0][0] if found is not None else None
-                if found is None or (letter is not None and first != letter):
-                    compact = False
-                elif frame["id"].str.starts_with(str(first)).all():
-                    letter = first
-                    frame = frame.with_columns(found.alias("id"))
-                else:
-                    compact = False
-                if not compact and letter is not None:  # back to text, as read
-                    text = pl.lit(f"{letter}-") + pl.col("id").bin.encode("hex")
-                    frames = [f.with_columns(text.alias("id")) for f in frames]
+            for column in turned:
+                frame, frames = column.turn(frame, frames)
             frames.append(frame)
-        if not frames:
-            merged = self.read(table, cols)
-            compact = False
-        else:
+        compact = turned[0].compact and bool(frames)
+        if frames:
             merged = drop_repeats(pl.concat(frames, how="vertical", rechunk=True), "id")
+        else:
+            merged = self.read(table, cols)
         del frames
         names = {
             c: sorted(merged[c].drop_nulls().unique().cast(pl.String).to_list()) for c in coded
@@ -194,10 +222,10 @@ class RunLog:
         merged = merged.with_columns(pl.col(c).cast(pl.Enum(names[c])) for c in coded)
         if compact:
             merged = merged.sort("id").with_columns(pl.col("id").set_sorted())
-        elif merged.height and merged["id"].str.contains(DIGEST_ID).all():
-            # In id order, sorted on the ids' 12 bytes (the same order as their text).
-            merged = merged.sort(pl.col("id").str.slice(2).str.decode("hex"))
-            merged = merged.with_columns(pl.col("id").set_sorted())
+        elif merged.height and not merged["id"].null_count():
+            found = digest_bytes(merged["id"])
+            if found is not None:  # ids of one letter: sorted on their 12 bytes (as text)
+                merged = merged[found.arg_sort()].with_columns(pl.col("id").set_sorted())
         return merged
 
     def has_files(self, table: str) -> bool:

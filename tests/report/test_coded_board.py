@@ -1,0 +1,53 @@
+"""A run directory's leaderboard reads its reviews coded (ids as digest bytes, names
+as codes); the ratings are those of the reviews read as text and ranked as a frame."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import polars as pl
+import yaml
+from click.testing import CliRunner
+
+from arena.cli import main
+from arena.nightly import current_rows
+from arena.report import LeaderboardOptions, build_leaderboard, leaderboard_dict, rank_frame
+from arena.store import RunLog
+from tests.conftest import small_tournament
+
+OPTIONS = LeaderboardOptions(bootstrap=20, elo_orders=4, seed=5)
+
+
+def test_coded_read_ranks_as_the_text_frame_with_stale_rows_and_style(tmp_path: Path) -> None:
+    config = small_tournament(tmp_path, models=4, questions=5, sim={"answer_words": 30})
+    out = tmp_path / "out"
+    assert CliRunner().invoke(main, ["run", str(config), "--out", str(out)]).exit_code == 0
+    # One model leaves the tournament and another changes: their old reviews stay in
+    # the log, out of the plan, under the same names.
+    data = yaml.safe_load(config.read_text())
+    data["contestants"] = data["contestants"][:3]
+    data["models"]["m1"]["sim"]["skill"] = 0.5
+    config.write_text(yaml.safe_dump(data, sort_keys=False))
+    assert CliRunner().invoke(main, ["run", str(config), "--out", str(out)]).exit_code == 0
+
+    log = RunLog(out)
+    everything = log.read("reviews")
+    reviews = current_rows(out, "reviews", everything)
+    assert 0 < reviews.height < everything.height  # stale rows are in the log
+    text = leaderboard_dict(
+        rank_frame(
+            reviews,
+            source=str(out),
+            options=OPTIONS,
+            contestants=data["contestants"],
+            reviewers=data["contestants"],
+            answers=log.read("answers"),
+        )
+    )
+    coded = leaderboard_dict(build_leaderboard(out, options=OPTIONS))
+    assert coded["models"] == text["models"]  # style control's rating among them
+    assert coded["counts"] == text["counts"]
+    assert any(key.startswith("style") for key in coded["models"][0])
+    lean = leaderboard_dict(build_leaderboard(out, options=OPTIONS, ratings_only=True))
+    assert [m["bt"] for m in lean["models"]] == [m["bt"] for m in text["models"]]
+    assert reviews.schema["id"] == pl.String  # (the frame ranked as text)
