@@ -207,21 +207,21 @@ def current_rows(
         return frame
     # Only the ids of the plan are read (a million-call plan without its other columns).
     planned = pl.scan_parquet(path).filter(pl.col("stage") == table).select(pl.col("id"))
-    if frame.schema.get("id") == pl.Binary:
-        # Ids as their digest bytes (`RunLog.read_coded`): the plan's alike, turned as
-        # they are read, so that its million ids never stand as text.
-        from arena.store import DIGEST_ID
+    if frame.schema.get("id") == pl.Int128:
+        # Ids as their digits (`RunLog.read_coded`): the plan's alike, turned as they
+        # are read, so that its million ids never stand as text.
+        from arena.store import DIGEST_ID, digest_key, digest_order
 
         text = pl.col("id").cast(pl.String)
         ids = (
             planned.filter(text.str.contains(DIGEST_ID))
-            .select(text.str.slice(2).str.decode("hex"))
+            .select(digest_key(text).alias("id"))
             .collect(engine="streaming")
         )
         ranked = frame["id"]
         if ranked.flags["SORTED_ASC"] and ids.height == ranked.len():
             # A finished run: the plan's ids are the log's (compared in order).
-            if bool((ids["id"].sort() == ranked).all()):
+            if bool((ids["id"].gather(digest_order(ids["id"])) == ranked).all()):
                 return frame
     else:
         ids = planned.select(pl.col("id").cast(pl.String)).collect()

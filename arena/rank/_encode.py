@@ -133,7 +133,7 @@ def _categorize_all(columns: Sequence[pl.Series]) -> list[_Column]:
     for i, column in enumerate(columns):
         if isinstance(column.dtype, pl.Enum):
             names = [str(v) for v in column.dtype.categories.to_list()]
-            codes = column.to_physical().cast(pl.Int64).fill_null(-1).to_numpy()
+            codes = column.to_physical().cast(pl.Int32).fill_null(-1).to_numpy()
             out[i] = _Column(codes, names, ordered=True)
         else:
             texts.append(i)
@@ -262,7 +262,8 @@ def encode_reviews(
         raw_questions = reviews["question_id"].to_numpy().astype(np.int64, copy=False)
         question_codes = 0
     else:
-        raw_questions = coded["question_id"].codes.astype(np.int64, copy=False)
+        # Codes of a column (int32: no wider copy of a million rows' codes).
+        raw_questions = coded["question_id"].codes.astype(np.int32, copy=False)
         question_codes = len(coded["question_id"].names)
     found = row_pass(
         (

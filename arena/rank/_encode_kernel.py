@@ -6,7 +6,9 @@ pass keeps or leaves out each row, checks it, tallies it and writes the
 counted battles compactly (the same work as a dozen NumPy passes of lookups,
 masks, bincounts and filters). `_count` scatters the battles into the
 per-question count tensor of `arena.rank._aggregate`, and `_fold` folds
-one block of that tensor into its totals, agreement sums and features.
+one block of that tensor into its totals, agreement sums and features;
+`_question_cells` writes the reliability model's per-question features
+(`arena.rank._reliability`) without a per-battle temporary.
 Verdict categories are indexed tie 0, B wins 1, A wins 2 throughout.
 `arena.rank._encode_rows` calls these (or their NumPy twins in
 `arena.rank._plain` on small logs) and imports this module only when needed.
@@ -20,7 +22,7 @@ from numpy.typing import NDArray
 
 from arena.rank._encode_rows import FAILED, INVALID, LEFT_OUT, UNKNOWN
 
-__all__ = ["_count", "_fold", "_pass"]
+__all__ = ["_count", "_fold", "_pass", "_question_cells"]
 
 
 @njit(cache=True, nogil=True)
@@ -30,7 +32,7 @@ def _pass(
     cr: NDArray[np.int32],
     cv: NDArray[np.int32],
     cs: NDArray[np.int32],
-    cq: NDArray[np.int64],
+    cq: NDArray[np.int64] | NDArray[np.int32],
     la: NDArray[np.int32],
     lb: NDArray[np.int32],
     lr: NDArray[np.int32],
@@ -43,7 +45,7 @@ def _pass(
     out_b: NDArray[np.int32],
     out_r: NDArray[np.int32],
     out_score: NDArray[np.int8],
-    out_q: NDArray[np.int64],
+    out_q: NDArray[np.int64] | NDArray[np.int32],
     out_row: NDArray[np.int64],
     tally: NDArray[np.int64],
     per_reviewer: NDArray[np.int64],
@@ -182,3 +184,25 @@ def _fold(
         for m in range(n_c):
             if played[m]:
                 per_model[m] += 1
+
+
+@njit(cache=True, nogil=True)
+def _question_cells(
+    question: NDArray[np.int32],
+    reviewer: NDArray[np.int32],
+    model_a: NDArray[np.int32],
+    model_b: NDArray[np.int32],
+    score: NDArray[np.int8],
+    n_models: int,
+    out: NDArray[np.int32],
+) -> None:  # pragma: no cover - compiled
+    """Add each battle to `out` (questions x 2 * cells, cells = R * C * C, zeroed): two
+    to its cell's battles (the first half) and twice the first-shown answer's win value
+    (2 for A, 1 for a tie, 0 for B) to its cell's wins (the second half)."""
+    c = n_models
+    cells = out.shape[1] // 2
+    for k in range(question.shape[0]):
+        cell = (reviewer[k] * c + model_a[k]) * c + model_b[k]
+        row = question[k]
+        out[row, cell] += 2
+        out[row, cells + cell] += 1 - score[k]

@@ -11,6 +11,8 @@ Verdict categories are indexed tie 0, B wins 1, A wins 2 throughout.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 from numpy.typing import NDArray
 
@@ -36,12 +38,14 @@ UNKNOWN = 6
 class RowPass:
     """What one pass over the rows found (see `row_pass`)."""
 
-    def __init__(self, rows: int, reviewers: int, question_codes: int) -> None:
+    def __init__(
+        self, rows: int, reviewers: int, question_codes: int, question_type: Any = np.int64
+    ) -> None:
         self.model_a = np.empty(rows, dtype=np.int32)
         self.model_b = np.empty(rows, dtype=np.int32)
         self.reviewer = np.empty(rows, dtype=np.int32)
         self.score = np.empty(rows, dtype=np.int8)
-        self.question = np.empty(rows, dtype=np.int64)
+        self.question = np.empty(rows, dtype=question_type)  # as the raw question codes
         self.row = np.empty(rows, dtype=np.int64)
         self.tally = np.zeros(LEFT_OUT + 1, dtype=np.int64)
         self.per_reviewer = np.zeros((3, reviewers), dtype=np.int64)
@@ -67,7 +71,7 @@ class RowPass:
 
 def row_pass(
     codes: tuple[NDArray[np.int32], ...],
-    question: NDArray[np.int64],
+    question: NDArray[np.int64] | NDArray[np.int32],
     lookups: tuple[NDArray[np.int32], NDArray[np.int32], NDArray[np.int32]],
     outcomes: tuple[NDArray[np.int8], NDArray[np.int8]],
     judge_as: NDArray[np.int64],
@@ -78,7 +82,7 @@ def row_pass(
     raw codes (status empty when absent); `question` holds raw question codes
     (`question_codes` of them) or, with `question_codes` 0, integer ids."""
     ca, cb, cr, cv, cs = codes
-    found = RowPass(ca.shape[0], judge_as.shape[0], question_codes)
+    found = RowPass(ca.shape[0], judge_as.shape[0], question_codes, question.dtype)
     if not _plain.compiled(ca.shape[0]):
         found.counted = _plain.pass_plain(
             codes, question, lookups, outcomes, judge_as, exclude_self, question_codes, found

@@ -74,7 +74,7 @@ def text_codes_plain(column: pl.Series) -> tuple[NDArray[np.int32], list[str]]:
 
 def pass_plain(
     codes: tuple[NDArray[np.int32], ...],
-    cq: IntArray,
+    cq: IntArray | NDArray[np.int32],
     lookups: tuple[NDArray[np.int32], NDArray[np.int32], NDArray[np.int32]],
     outcomes: tuple[NDArray[np.int8], NDArray[np.int8]],
     judge_as: IntArray,

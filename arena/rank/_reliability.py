@@ -42,7 +42,7 @@ from numpy.typing import NDArray
 
 from arena.rank._aggregate import A_WINS, B_WINS, TIE, QuestionFeatures, resample
 from arena.rank._encode import ReviewSet
-from arena.rank._plain import expit
+from arena.rank._plain import compiled, expit
 
 if TYPE_CHECKING:
     import scipy.sparse as sp
@@ -357,10 +357,17 @@ def reliability_features(rs: ReviewSet) -> QuestionFeatures:
     """
     r, c = rs.n_reviewers, rs.n_models
     cells = r * c * c
+    n_q = rs.n_questions
+    if n_q * 2 * cells <= _DENSE_FEATURES and compiled(rs.n_battles):
+        # A big log: one compiled pass into the matrix, no per-battle temporaries.
+        from arena.rank._encode_kernel import _question_cells
+
+        dense = np.zeros((n_q, 2 * cells), dtype=np.int32)
+        _question_cells(rs.question, rs.reviewer, rs.model_a, rs.model_b, rs.score, c, dense)
+        return QuestionFeatures(dense, (2 * r, c, c))
     q = rs.question.astype(np.int64)
     cell = _cell_index(rs)
     doubled_won = (1 - rs.score.astype(np.int64)).astype(np.int64)  # 2 * (1 - s) / 2
-    n_q = rs.n_questions
     if n_q * 2 * cells <= _DENSE_FEATURES:
         flat = np.bincount(q * 2 * cells + cell, minlength=n_q * 2 * cells) * 2
         flat += np.bincount(

@@ -492,8 +492,8 @@ def load_run(
     with `style`, also what style control needs (the reviews' answer ids and the
     answers' texts). `coded` (with `ranking_only`: one directory's ratings) reads
     the reviews a few log parts at a time, their `CODED_COLUMNS` as polars Enums,
-    their ids (and their answers' ids, with `style`) as digest bytes
-    (`RunLog.read_coded`) and without their costs, unless a stage may change the
+    their ids as digits (`RunLog.read_coded`), with `style` their answers' ids
+    as Enums too, and without their costs, unless a stage may change the
     reviews (`_rewrites_reviews`); ranking codes them alike.
     """
     root = Path(directory)
@@ -512,8 +512,8 @@ def load_run(
         texts = (*COST_COLUMNS, "answer_turns") if ranking_only and style else costs
         if coded and ranking_only and not _rewrites_reviews(log):
             kept = [c for c in RANKING_COLUMNS if c not in ("cost_usd", "finished_at")]
-            answer_ids = STYLE_COLUMNS if style else ()
-            read = log.read_coded("reviews", kept, CODED_COLUMNS, digests=answer_ids)
+            answer_ids = STYLE_COLUMNS if style else ()  # few distinct: coded alike
+            read = log.read_coded("reviews", [*kept, *answer_ids], [*CODED_COLUMNS, *answer_ids])
         else:
             read = log.read("reviews", columns=wanted)
         reviews = current_rows(root, "reviews", read)

@@ -37,6 +37,7 @@ from arena.report._categories import (
     run_categories,
 )
 from arena.report._inputs import (
+    STYLE_COLUMNS,
     LeaderboardInputError,
     MissingShards,
     load_reviews_file,
@@ -47,7 +48,7 @@ from arena.report._json import by_model, leaderboard_dict, number
 from arena.report._order import sort_by_id
 from arena.stage import BoardInputs, BoardReviews
 from arena.stages import all_stages
-from arena.store import DIGEST_ID, RunLog
+from arena.store import RunLog
 
 __all__ = ["build_leaderboard", "rank_frame", "with_answer_style"]
 
@@ -217,6 +218,15 @@ def _rank_frame(
         reviews = sort_by_id(reviews, nulls_last=True)
     if answers is not None:
         reviews = with_answer_style(reviews, answers)
+    # What coding does not read goes first: the ids (the order is set), and grades
+    # that no review has (a million rows of nulls still hold their values' memory).
+    unused = [c for c in ("id", *STYLE_COLUMNS) if c in reviews.columns]
+    unused += [
+        c
+        for c in ("p_a", "weight")
+        if c in reviews.columns and reviews[c].null_count() == reviews.height
+    ]
+    reviews = reviews.drop(unused)
     rs = encode_reviews(
         reviews, contestants=contestants, reviewers=reviewers, exclude_self=opts.exclude_self
     )
@@ -310,17 +320,9 @@ def with_answer_style(reviews: pl.DataFrame, answers: pl.DataFrame) -> pl.DataFr
         return reviews
     text = answers["answer_turns"].list.join("\n\n")
     style = answer_style(text)
-    key = answers["id"].cast(pl.String)
-    if reviews.schema["answer_a_id"] == pl.Binary:  # the reviews' answer ids as digest bytes
-        digest = pl.col("id").str.contains(DIGEST_ID)
-        key = (
-            pl.DataFrame({"id": key})
-            .select(pl.when(digest).then(pl.col("id").str.slice(2).str.decode("hex")))
-            .to_series()
-        )
     # Each answer id's last row of the answers table (a retried answer's latest).
     last = (
-        pl.DataFrame({"_answer": key})
+        pl.DataFrame({"_answer": answers["id"].cast(pl.String)})
         .with_row_index("_style")
         .unique("_answer", keep="last", maintain_order=True)
     )
@@ -330,10 +332,15 @@ def with_answer_style(reviews: pl.DataFrame, answers: pl.DataFrame) -> pl.DataFr
         # The row of each review's answer (null: unknown), found on the ids alone; the
         # reviews' other columns are not copied (a million rows of them).
         ids = reviews[f"answer_{side}_id"]
-        ids = ids if ids.dtype == pl.Binary else ids.cast(pl.String)
-        where = pl.DataFrame({"_answer": ids}).join(
-            last, on="_answer", how="left", maintain_order="left"
-        )["_style"]
+        if isinstance(ids.dtype, pl.Enum):  # coded (`RunLog.read_coded`): by code
+            of_code = pl.DataFrame({"_answer": ids.dtype.categories}).join(
+                last, on="_answer", how="left", maintain_order="left"
+            )["_style"]
+            where = of_code.gather(ids.to_physical())
+        else:
+            where = pl.DataFrame({"_answer": ids.cast(pl.String)}).join(
+                last, on="_answer", how="left", maintain_order="left"
+            )["_style"]
         picked = style.select(pl.all().gather(where))  # a null row where `where` is null
         added += [picked[name].alias(f"{name}_{side}") for name in STYLE_FEATURES]
     return out.with_columns(added)

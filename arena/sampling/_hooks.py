@@ -9,7 +9,7 @@ import polars as pl
 
 from arena.sampling._schema import SAMPLING_TABLE
 from arena.stage import EstimateInputs, Stage, StageEstimate, StageStatus, StatusInputs
-from arena.store import RunLog, digest_bytes_of
+from arena.store import RunLog, digest_keys_of
 
 if TYPE_CHECKING:
     from arena.config import Tournament
@@ -109,8 +109,8 @@ class SamplingHooks(Stage):
         if frame.height == 0:
             return None
         selected = pl.concat([frame["review_ab_id"], frame["review_ba_id"]])
-        if reviews.schema.get("id") == pl.Binary:  # ids as their digest bytes (`read_coded`)
-            selected = digest_bytes_of(selected)
+        if reviews.schema.get("id") == pl.Int128:  # ids as their digits (`read_coded`)
+            selected = digest_keys_of(selected)
         ranked = int(reviews["id"].is_in(selected.implode()).sum()) if reviews.height else 0
         strategies = frame["strategy"].unique().to_list()
         out: dict[str, Any] = {

@@ -8,8 +8,10 @@ from arena.lazy import lazy_attributes as _lazy_attributes
 from arena.store._files import (
     DIGEST_ID,
     StorageError,
-    digest_bytes,
-    digest_bytes_of,
+    digest_key,
+    digest_keys,
+    digest_keys_of,
+    digest_order,
     storage_error,
 )
 from arena.store._format import LOG_FORMAT, LOG_MANIFEST, LogFormatError
@@ -51,8 +53,10 @@ __all__ = [
     "RunLog",
     "StorageError",
     "describe_tokens",
-    "digest_bytes",
-    "digest_bytes_of",
+    "digest_key",
+    "digest_keys",
+    "digest_keys_of",
+    "digest_order",
     "failure_reason",
     "failure_reasons",
     "lock_holder",

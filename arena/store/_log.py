@@ -14,7 +14,8 @@ import numpy as np
 import polars as pl
 
 from arena.store._files import (
-    digest_bytes,
+    digest_keys,
+    digest_order,
     drop_repeats,
     journal_path,
     latest_per_id,
@@ -102,38 +103,6 @@ class Sums:
         return sum(c[i] for c in self.counted.values())
 
 
-class _Digests:
-    """One column of ids read as their digest bytes while every frame's ids allow it
-    (`RunLog.read_coded`); once a frame does not, the column is text in every frame."""
-
-    def __init__(self, name: str, *, nulls: bool) -> None:
-        self.name = name
-        self.nulls = nulls  # whether a null id keeps the bytes
-        self.letter: str | None = None
-        self.compact = True
-
-    def turn(
-        self, frame: pl.DataFrame, earlier: list[pl.DataFrame]
-    ) -> tuple[pl.DataFrame, list[pl.DataFrame]]:
-        """`frame` with the column as bytes (or as text), and the earlier frames as
-        text again when this one ends the bytes."""
-        if not self.compact:
-            return frame, earlier
-        ids = frame[self.name]
-        found = digest_bytes(ids)
-        present = ids.drop_nulls()
-        letter = present[0][0] if present.len() else self.letter
-        allowed = self.nulls or not ids.null_count()
-        if found is not None and allowed and (self.letter is None or letter in (None, self.letter)):
-            self.letter = letter
-            return frame.with_columns(found.alias(self.name)), earlier
-        self.compact = False
-        if self.letter is None:
-            return frame, earlier
-        text = (pl.lit(f"{self.letter}-") + pl.col(self.name).bin.encode("hex")).alias(self.name)
-        return frame, [f.with_columns(text) for f in earlier]
-
-
 class RunLog:
     """The append-only log of one run directory (`DIR/log/`).
 
@@ -183,50 +152,71 @@ class RunLog:
                 continue
         raise RuntimeError(f"could not read table {table!r} of {self.log_dir}: it kept moving")
 
-    def read_coded(
-        self,
-        table: str,
-        columns: Sequence[str],
-        coded: Sequence[str],
-        digests: Sequence[str] = (),
-    ) -> pl.DataFrame:
+    def read_coded(self, table: str, columns: Sequence[str], coded: Sequence[str]) -> pl.DataFrame:
         """`read(table, columns)` with the text columns `coded` as polars Enums (their
         values, in text order), read a few parts at a time (`scan`) and each part's
         texts coded as it comes: a million rows never stand as those texts.
 
         When every id is as the plan makes them (one letter for the table, `-` and
-        24 hex digits), the ids come as their 12 bytes (`digest_bytes`: Binary,
-        about a third of the text's memory), in id order; other ids come as text.
-        The columns `digests` (ids of other calls, such as a review's answers) come
-        as bytes alike when all their values are such ids of one letter.
+        24 hex digits), the ids come as their `digest_keys` (Int128: 16 bytes a row
+        where the text takes about 42), in id order; other ids come as text.
         """
-        cols = list(dict.fromkeys(["id", *columns, *digests]))
+        cols = list(dict.fromkeys(["id", *columns]))
         as_codes = [pl.col(c).cast(pl.Categorical) for c in coded]
-        turned = [_Digests("id", nulls=False)]
-        turned += [_Digests(name, nulls=True) for name in dict.fromkeys(digests) if name != "id"]
         frames: list[pl.DataFrame] = []
+        names: dict[str, set[str]] = {c: set() for c in coded}
+        letter: str | None = None
         for frame in self.scan(table, cols):
-            frame = frame.with_columns(as_codes)
-            for column in turned:
-                frame, frames = column.turn(frame, frames)
+            keys = digest_keys(frame["id"])
+            first = None if keys is None or keys.null_count() else frame["id"][0][:2]
+            if first is None or letter not in (None, first):
+                return self._read_coded_text(table, cols, coded)  # an id of another kind
+            letter = first
+            frame = frame.with_columns(keys, *as_codes)
+            for c in coded:
+                names[c].update(frame[c].unique().drop_nulls().cast(pl.String).to_list())
             frames.append(frame)
-        compact = turned[0].compact and bool(frames)
-        if frames:
-            merged = drop_repeats(pl.concat(frames, how="vertical", rechunk=True), "id")
-        else:
-            merged = self.read(table, cols)
+        if not frames:
+            return self._read_coded_text(table, cols, coded)
+        # Each frame's codes as the Enums' in its turn, and a column that is null in
+        # every row as a Null column (no memory); then the rows in id order, a column
+        # at a time: a million rows never stand twice over.
+        empty = [c for c in cols if all(f[c].null_count() == f.height for f in frames)]
+        turned = [pl.col(c).cast(pl.Enum(sorted(names[c]))) for c in coded if c not in empty]
+        turned += [pl.lit(None, dtype=pl.Null).alias(c) for c in empty]
+        for k, frame in enumerate(frames):
+            frames[k] = frame.with_columns(turned)
+        merged = drop_repeats(pl.concat(frames, how="vertical", rechunk=False), "id")
+        del frames, frame
+        order = digest_order(merged["id"])
+        columns = merged.get_columns()
+        del merged
+        for k, column in enumerate(columns):
+            columns[k] = column.gather(order)
+        del column
+        return pl.DataFrame(columns).with_columns(pl.col("id").set_sorted())
+
+    def _read_coded_text(self, table: str, cols: list[str], coded: Sequence[str]) -> pl.DataFrame:
+        """`read_coded` of a table whose ids are not all as the plan makes them."""
+        as_codes = [pl.col(c).cast(pl.Categorical) for c in coded]
+        frames = [frame.with_columns(as_codes) for frame in self.scan(table, cols)]
+        merged = (
+            drop_repeats(pl.concat(frames, how="vertical", rechunk=True), "id")
+            if frames
+            else self.read(table, cols)
+        )
         del frames
-        names = {
-            c: sorted(merged[c].drop_nulls().unique().cast(pl.String).to_list()) for c in coded
-        }
-        merged = merged.with_columns(pl.col(c).cast(pl.Enum(names[c])) for c in coded)
-        if compact:
-            merged = merged.sort("id").with_columns(pl.col("id").set_sorted())
-        elif merged.height and not merged["id"].null_count():
-            found = digest_bytes(merged["id"])
-            if found is not None:  # ids of one letter: sorted on their 12 bytes (as text)
-                merged = merged[found.arg_sort()].with_columns(pl.col("id").set_sorted())
+        merged = self._as_enums(merged, coded)
+        if merged.height and not merged["id"].null_count():
+            keys = digest_keys(merged["id"])
+            if keys is not None:  # ids of one letter: sorted on their digits (as text)
+                merged = merged[digest_order(keys)].with_columns(pl.col("id").set_sorted())
         return merged
+
+    @staticmethod
+    def _as_enums(frame: pl.DataFrame, coded: Sequence[str]) -> pl.DataFrame:
+        names = {c: sorted(frame[c].drop_nulls().unique().cast(pl.String).to_list()) for c in coded}
+        return frame.with_columns(pl.col(c).cast(pl.Enum(names[c])) for c in coded)
 
     def has_files(self, table: str) -> bool:
         """Whether a table has any file (a journal or a part) in the log."""

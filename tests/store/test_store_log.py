@@ -139,8 +139,10 @@ def test_public_api() -> None:
         "LOG_MANIFEST",
         "LogFormatError",
         "DIGEST_ID",
-        "digest_bytes",
-        "digest_bytes_of",
+        "digest_key",
+        "digest_keys",
+        "digest_keys_of",
+        "digest_order",
     }
     for name in arena.store.__all__:
         assert getattr(arena.store, name) is not None
