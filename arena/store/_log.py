@@ -189,12 +189,12 @@ class RunLog:
         merged = drop_repeats(pl.concat(frames, how="vertical", rechunk=False), "id")
         del frames, frame
         order = digest_order(merged["id"])
-        columns = merged.get_columns()
+        series = merged.get_columns()
         del merged
-        for k, column in enumerate(columns):
-            columns[k] = column.gather(order)
+        for k, column in enumerate(series):
+            series[k] = column.gather(order)
         del column
-        return pl.DataFrame(columns).with_columns(pl.col("id").set_sorted())
+        return pl.DataFrame(series).with_columns(pl.col("id").set_sorted())
 
     def _read_coded_text(self, table: str, cols: list[str], coded: Sequence[str]) -> pl.DataFrame:
         """`read_coded` of a table whose ids are not all as the plan makes them."""
