@@ -70,6 +70,7 @@ from arena.rank._peerrank import (
     weights_from_scores,
     win_counts,
 )
+from arena.rank._plain import COMPILED_MIN_ROWS, prefetch_kernels
 from arena.rank._ranking import (
     ELO_BOOTSTRAP_ORDERS,
     ELO_BOOTSTRAP_STEPS,
@@ -107,6 +108,8 @@ from arena.rank._trajectory import (
 )
 
 __all__ = [
+    "COMPILED_MIN_ROWS",
+    "prefetch_kernels",
     "BaselineRate",
     "baseline_win_rates",
     "DIFFICULTY_PRIOR_SD",

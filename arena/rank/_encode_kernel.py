@@ -22,7 +22,7 @@ from numpy.typing import NDArray
 
 from arena.rank._encode_rows import FAILED, INVALID, LEFT_OUT, UNKNOWN
 
-__all__ = ["_count", "_fold", "_pass", "_question_cells"]
+__all__ = ["_count", "_fold", "_pass", "_question_cells", "_warm"]
 
 
 @njit(cache=True, nogil=True)
@@ -206,3 +206,10 @@ def _question_cells(
         row = question[k]
         out[row, cell] += 2
         out[row, cells + cell] += 1 - score[k]
+
+
+@njit(cache=True, nogil=True)
+def _warm(x: int) -> int:  # pragma: no cover - compiled
+    """Nothing: its first call readies numba's compiler and cache (most of the cost of a
+    process's first kernel), which `arena.rank.prefetch_kernels` does early."""
+    return x + 1

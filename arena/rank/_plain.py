@@ -12,7 +12,9 @@ order); the tests compare them.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import logging
+import threading
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -30,6 +32,7 @@ __all__ = [
     "expit",
     "fold_plain",
     "pass_plain",
+    "prefetch_kernels",
     "style_gradient_plain",
     "style_totals_plain",
     "text_codes_plain",
@@ -44,6 +47,8 @@ IntArray = NDArray[np.int64]
 # (in CPU and wall time at 40,000 reviews; even at 60,000; the kernels from 100,000).
 COMPILED_MIN_ROWS = 50_000
 
+_log = logging.getLogger(__name__)
+
 # Outcome codes of `arena.rank._encode_rows` (restated so this module imports nothing of it).
 _INVALID, _FAILED, _LEFT_OUT, _UNKNOWN = 3, 4, 5, 6
 
@@ -51,6 +56,31 @@ _INVALID, _FAILED, _LEFT_OUT, _UNKNOWN = 3, 4, 5, 6
 def compiled(rows: int) -> bool:
     """Whether a pass over `rows` rows uses the compiled kernel."""
     return rows >= COMPILED_MIN_ROWS
+
+
+def prefetch_kernels(rows: Callable[[], int]) -> threading.Thread:
+    """Ready numba and its kernel cache in a daemon thread when `rows()` (called there: a
+    size hint, such as the rows of a log's parts) reaches COMPILED_MIN_ROWS.
+
+    A caller starts this before it reads its reviews: the reading (polars) and
+    this (mostly the interpreter) then overlap, and the ranking finds the
+    kernels ready instead of spending about a second on them. Below the
+    threshold nothing is loaded. A failure here is only logged: the ranking
+    loads the kernels itself, and meets the same error there.
+    """
+
+    def ready() -> None:
+        try:
+            if compiled(rows()):
+                from arena.rank._encode_kernel import _warm
+
+                _warm(1)
+        except Exception as exc:  # the ranking loads them itself
+            _log.debug("compiled kernels not prefetched: %s", exc)
+
+    thread = threading.Thread(target=ready, name="arena-kernels", daemon=True)
+    thread.start()
+    return thread
 
 
 def expit(x: NDArray[np.floating]) -> FloatArray:

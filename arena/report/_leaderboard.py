@@ -25,6 +25,7 @@ from arena.rank import (
     encode_reviews,
     human_agreement,
     length_controlled_win_rates,
+    prefetch_kernels,
     rank_correlation,
     rank_reviews,
 )
@@ -416,6 +417,8 @@ def build_leaderboard(
     answers = scored = None
     partial: MissingShards | None = None
     if target is not None and target.is_dir():
+        # A big log's ranking runs compiled kernels: numba readies them meanwhile.
+        prefetch_kernels(lambda: sum(RunLog(d).part_rows("reviews") for d in directories))
         run = load_runs(
             directories,
             ranking_only=True,

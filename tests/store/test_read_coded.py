@@ -62,6 +62,9 @@ def test_plan_ids_come_as_their_digits_in_id_order(tmp_path: Path) -> None:
     assert as_text(got, "r").select(expected.columns).equals(expected)
     assert got.filter(pl.col("answer_a_id").is_null()).height == answers.count(None)
     assert got.filter(pl.col("verdict") == "B")["id"].to_list()[0] >= 0
+    # The parts' footers count every row written, the superseded one too.
+    assert log.part_rows("reviews") == 301
+    assert log.part_rows("answers") == 0
 
 
 @pytest.mark.parametrize(
