@@ -13,7 +13,7 @@ and reviews every ordered pair. The fake server applies each model's own
 documented minimum (docs/cost.md): Claude Opus 4.5 and Haiku 4.5 cache
 nothing under 4,096 tokens and the Gemini 2.5 models nothing under 2,048, so
 at this shape their reviews are never cached; `ratio_per_model` shows what
-each model's own rules give. The same tournament runs six ways, each in its
+each model's own rules give. The same tournament runs seven ways, each in its
 own output directory on a fresh server:
 
 - `full`: today's way: the default review template, one request per call,
@@ -23,10 +23,14 @@ own output directory on a fresh server:
   per-question cache key), the same calls.
 - `batch`: the default template, every call in batch jobs (`arena run --batch`).
 - `adaptive`: the default template, `sampling: {strategy: adaptive, budget: 0.1}`.
-- `all`: every lever: `cache_friendly`, batch mode and the 10% adaptive design.
-- `aligned`: `all` with `sampling: {align: cache}`: the same units per pair,
-  each round's units placed so that a reviewer's units sharing a contestant
-  land on one question (docs/sampling.md).
+- `by_reliability`: `cache_friendly`, batch mode and the 10% adaptive design,
+  its reviewers chosen by measured reliability (the default).
+- `aligned`: `by_reliability` with `sampling: {align: cache}`: the same units
+  per pair, each round's units placed so that a reviewer's units sharing a
+  contestant land on one question (docs/sampling.md).
+- `all`: every lever: `by_reliability` with `sampling: {reviewers:
+  per_dollar}`: the refitted rounds choose each pair's reviewers by
+  reliability per dollar of what their reviews have cost so far.
 
 Prints JSON: the cost of each (USD, summed over every row of the log, scaled
 to the 80-question tournament when fewer questions ran), the ratio of each
@@ -35,11 +39,11 @@ rate per API (share of review requests that read from the cache, and the
 cached share of their input tokens), the calls made, the batch jobs and the
 steps a batch run waits through (each a job round trip), and
 `tau_all_vs_full` (Kendall tau of the Bradley-Terry order of `all` against
-`full`'s; `tau_aligned_vs_full` likewise).
+`full`'s; `tau_by_reliability_vs_full` and `tau_aligned_vs_full` likewise).
 
 What is scaled, and why: through the fake server a run makes 40-90 calls a
 second on two shared cores; the 72,000 reviews of the 80-question
-tournament, six ways, would take hours. By default 8 of the 80 questions
+tournament, seven ways, would take hours. By default 8 of the 80 questions
 run (each run is the 80-question tournament's first 8 questions, with its
 per-question shape: 10 answers, 900 reviews) and the costs are multiplied by
 80 / 8. That is exact for `full`, `cached` and `batch`: every question's
@@ -63,9 +67,11 @@ are answered at once, so all of a run's calls sharing a prefix come within
 the cache's 5 minutes (docs/cost.md: the order of calls).
 
 The ranking at the real shape: `--ranking-questions 80` also runs `full`,
-`all` and `aligned` with all 80 questions on the embedded simulator (`type:
-sim`, the fake server's model and reviewer settings, the same templates and
-sampling; batch mode and the cache change a call's price, never its
+`all`, `by_reliability` and `aligned` with all 80 questions on the embedded
+simulator (`type: sim`, the fake server's model and reviewer settings, the
+same templates and sampling, and each model priced at its batch list price
+under `prices:` so that `all` chooses its reviewers by cost as it does on the
+fake server; batch mode and the cache change a call's price, never its
 verdict) and reports `ranking_at_shape`: Kendall tau of each against `full`
 and against the true skill order, per seed (`--ranking-seeds`, from
 `--seed`); `--ranking-only` skips the cost runs. About 3 minutes a seed.
@@ -118,6 +124,8 @@ MODELS: dict[str, tuple[str, float]] = {
 ANSWER_WORDS = 450
 LONG_REVIEW_EXTRA_TOKENS = 300
 BATCH_JOB_SECONDS = 1800.0
+# The sampled designs whose ranking is compared with the full design's.
+RANKED = ("all", "by_reliability", "aligned")
 CLOCK_STEP_SECONDS = 60.0  # moved forward every 20 ms during a batch run: 3,000x
 
 WAYS: dict[str, dict[str, Any]] = {
@@ -125,8 +133,14 @@ WAYS: dict[str, dict[str, Any]] = {
     "cached": {"template": "cache_friendly", "batch": False, "sampling": None},
     "batch": {"template": None, "batch": True, "sampling": None},
     "adaptive": {"template": None, "batch": False, "sampling": 0.1},
-    "all": {"template": "cache_friendly", "batch": True, "sampling": 0.1},
+    "by_reliability": {"template": "cache_friendly", "batch": True, "sampling": 0.1},
     "aligned": {"template": "cache_friendly", "batch": True, "sampling": 0.1, "align": "cache"},
+    "all": {
+        "template": "cache_friendly",
+        "batch": True,
+        "sampling": 0.1,
+        "reviewers": "per_dollar",
+    },
 }
 
 
@@ -236,6 +250,8 @@ def _write_tournament(root: Path, cfg: dict[str, Any], way: dict[str, Any]) -> P
         cfg["sampling"] = {"strategy": "adaptive", "budget": way["sampling"]}
         if way.get("align"):
             cfg["sampling"]["align"] = way["align"]
+        if way.get("reviewers"):
+            cfg["sampling"]["reviewers"] = way["reviewers"]
     path = root / "t.yaml"
     path.write_text(yaml.safe_dump(cfg, sort_keys=False))
     return path
@@ -400,7 +416,7 @@ def _summary(results: dict[str, dict[str, Any]], scale: float) -> dict[str, Any]
     out["batch_steps"] = {name: r["steps"] for name, r in results.items() if WAYS[name]["batch"]}
     out["order_full"] = results["full"]["order"]
     full_order = results["full"]["order"]
-    for name in ("all", "aligned"):
+    for name in RANKED:
         if name not in results:
             continue
         rank = {m: i for i, m in enumerate(results[name]["order"])}
@@ -437,12 +453,20 @@ def _sim_tournament(root: Path, questions: int, seed: int, way: dict[str, Any]) 
         "models": models,
         "contestants": list(MODELS),
         "review": {},
+        # Each model at its batch list price: what `reviewers: per_dollar` weighs.
+        "prices": {m: _batch_price(m) for m in MODELS},
     }
     return _write_tournament(root, cfg, way)
 
 
+def _batch_price(model: str) -> dict[str, float]:
+    price = library_price(model, MODELS[model][0], None)
+    assert price is not None and price.batch is not None
+    return {"input": price.batch.input, "output": price.batch.output}
+
+
 def _ranking_at_shape(questions: int, seeds: list[int]) -> dict[str, Any]:
-    """Kendall tau of `all` and `aligned` against `full` at `questions` questions.
+    """Kendall tau of the sampled designs (`RANKED`) against `full` at `questions` questions.
 
     Batch mode and the prompt cache change what a call costs, not its verdict;
     the ranking depends on the design alone. So the 80-question designs run on
@@ -451,13 +475,13 @@ def _ranking_at_shape(questions: int, seeds: list[int]) -> dict[str, Any]:
     fake server would take hours.
     """
     out: dict[str, Any] = {"questions": questions, "seeds": seeds}
-    taus: dict[str, list[float]] = {"all": [], "aligned": []}
-    truth: dict[str, list[float]] = {"full": [], "all": [], "aligned": []}
+    taus: dict[str, list[float]] = {name: [] for name in RANKED}
+    truth: dict[str, list[float]] = {name: [] for name in ("full", *RANKED)}
     true_order = sorted(MODELS, key=lambda m: -MODELS[m][1])
     with tempfile.TemporaryDirectory() as tmp:
         for seed in seeds:
             orders: dict[str, list[str]] = {}
-            for name in ("full", "all", "aligned"):
+            for name in ("full", *RANKED):
                 path = _sim_tournament(Path(tmp) / f"{name}-{seed}", questions, seed, WAYS[name])
                 command = [sys.executable, "-m", "arena", "run", str(path), "--json"]
                 done = subprocess.run(command, capture_output=True, text=True, env=_env())
@@ -467,7 +491,7 @@ def _ranking_at_shape(questions: int, seeds: list[int]) -> dict[str, Any]:
                     )
                 orders[name] = _order(path.parent / "out")
             full = orders["full"]
-            for name in ("full", "all", "aligned"):
+            for name in ("full", *RANKED):
                 rank = {m: i for i, m in enumerate(orders[name])}
                 tau_true = kendalltau(range(len(true_order)), [rank[m] for m in true_order])
                 truth[name].append(round(float(tau_true.statistic), 4))
@@ -495,7 +519,7 @@ def main() -> None:
         "--ranking-questions",
         type=int,
         default=0,
-        help="also rank full, all and aligned designs of this many questions on the simulator",
+        help="also rank the full and sampled designs of this many questions on the simulator",
     )
     parser.add_argument("--ranking-seeds", type=int, default=3)
     parser.add_argument("--ranking-only", action="store_true", help="skip the cost runs")

@@ -235,6 +235,10 @@ class SamplingConfig(_Strict):
     # units sharing a contestant land on the same question (shared cached
     # prefixes); the units per pair are unchanged. `none` keeps the default.
     align: Literal["none", "cache"] = "none"
+    # Adaptive only: how the refitted rounds choose a pair's reviewers: by their
+    # measured reliability, or by reliability per dollar (what their reviews have
+    # cost so far), which sends most units to judges that are cheap and reliable.
+    reviewers: Literal["reliability", "per_dollar"] = "reliability"
 
     @field_validator("budget")
     @classmethod
@@ -266,6 +270,8 @@ class SamplingConfig(_Strict):
             raise ValueError("only strategy baseline takes a baseline model")
         if self.align != "none" and self.strategy not in ("uniform", "adaptive"):
             raise ValueError("only a sampled strategy (uniform, adaptive) takes align")
+        if self.reviewers != "reliability" and self.strategy != "adaptive":
+            raise ValueError("only the adaptive strategy chooses reviewers (reviewers: per_dollar)")
         return self
 
 

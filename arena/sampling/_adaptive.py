@@ -68,6 +68,9 @@ UNIFORM_SHARE = 0.5
 TARGET_STEPS = 4
 # Reviewers' share of a pair's targeted units grows with reliability ** this.
 RELIABILITY_POWER = 1.0
+# `reviewers: per_dollar`: a reviewer's cost counts as at least this share of the
+# mean reviewer's (a free or nearly free reviewer is not given every unit).
+COST_FLOOR = 0.05
 
 
 @dataclass(frozen=True, eq=False)
@@ -274,6 +277,7 @@ def choose_round(
     rng: np.random.Generator,
     *,
     align: bool = False,
+    reviewer_cost: FloatArray | None = None,
 ) -> IntArray:
     """The next round's `n` units (indices into the grid), given the fit so far.
 
@@ -285,20 +289,24 @@ def choose_round(
     With `align` (`sampling: {align: cache}`), the units each pair gets are
     the same, but their questions are steered so that a reviewer's units in
     the round that share a contestant land on the same question (one cached
-    prefix read by several reviews; see `pick_in_pair`).
+    prefix read by several reviews; see `pick_in_pair`). With `reviewer_cost`
+    (`sampling: {reviewers: per_dollar}`), the reviewers of the balanced share
+    take their turns by `reviewer_shares` too, and those shares weigh
+    reliability per dollar.
     """
     if n <= 0:
         return np.zeros(0, dtype=np.int64)
     shown = Prefixes(grid, selected) if align else None
     mask = selected.copy()
     picked: list[IntArray] = []
+    shares = reviewer_shares(grid, fit, reviewer_cost)
     even = int(round(UNIFORM_SHARE * n))
     if even > 0:
-        units = balanced_units(grid, even, rng, mask, shown=shown)
+        by_cost = None if reviewer_cost is None else shares
+        units = balanced_units(grid, even, rng, mask, shown=shown, shares=by_cost)
         mask[units] = True
         picked.append(units)
     left = n - sum(int(x.size) for x in picked)
-    shares = reviewer_shares(grid, fit)
     reviewer_weight = fit.weights / max(fit.weights.max(), 1e-12) + REVIEWER_FLOOR
     per_pair_total = grid.n_questions * grid.n_reviewers
     for step in range(TARGET_STEPS):
@@ -370,18 +378,27 @@ def target_scores(grid: Grid, fit: DesignFit, have: IntArray) -> FloatArray:
     return out + FLOOR * max(float(out.mean()), 1e-300)
 
 
-def reviewer_shares(grid: Grid, fit: DesignFit) -> FloatArray:
+def reviewer_shares(
+    grid: Grid, fit: DesignFit, reviewer_cost: FloatArray | None = None
+) -> FloatArray:
     """Per pair, the share of its targeted units each reviewer should take (P, R).
 
     A pair's own models keep the share they have in the full design (`1/R`
     each), so the self-preference it carries stays as in the full tournament;
     the other reviewers share the rest in proportion to their measured
     reliability to the power `RELIABILITY_POWER`, plus a floor
-    (`REVIEWER_FLOOR` of the mean), so no reviewer drops out.
+    (`REVIEWER_FLOOR` of the mean), so no reviewer drops out. With
+    `reviewer_cost` (what a review by each reviewer has cost so far), that
+    reliability is taken per dollar: divided by the reviewer's cost over the
+    mean cost (at least `COST_FLOOR` of it, so a free reviewer does not take
+    every unit).
     """
     n_r = grid.n_reviewers
     rel = np.ones(n_r) if fit.reliability is None else np.asarray(fit.reliability)
     weight = np.power(np.maximum(rel, 0.0), RELIABILITY_POWER)
+    if reviewer_cost is not None and float(np.mean(reviewer_cost)) > 0:
+        relative = np.asarray(reviewer_cost, dtype=np.float64) / float(np.mean(reviewer_cost))
+        weight = weight / np.maximum(relative, COST_FLOOR)
     weight = weight + REVIEWER_FLOOR * max(float(weight.mean()), 1e-12)
     i, j = grid.pair_members()
     out = np.tile(weight, (i.size, 1))
@@ -422,6 +439,7 @@ def select_round(
     fit_seed: int,
     stop_when_separated: bool = False,
     align: bool = False,
+    reviewer_cost: FloatArray | None = None,
 ) -> RoundChoice:
     """The next round of a design: a pure function of the reviews so far.
 
@@ -432,7 +450,9 @@ def select_round(
     seed round of their own; otherwise the reviews are refitted and
     `choose_round` picks `round_units`. Deterministic given `rng` and `fit_seed`.
     `align` steers every round's questions towards shared cache prefixes
-    (`choose_round`); the units per pair do not change.
+    (`choose_round`); the units per pair do not change. `reviewer_cost` (per
+    reviewer, what its reviews have cost on average) makes the refitted rounds
+    choose reviewers by reliability per dollar (`choose_round`).
     """
     empty = np.zeros(0, dtype=np.int64)
     if left <= 0:
@@ -455,5 +475,7 @@ def select_round(
         return RoundChoice(empty, separation=separation, stopped=True)
     per_pair = grid.n_questions * grid.n_reviewers
     fit = fit_design(reviews, contestants, reviewers, seed=fit_seed, full_units_per_pair=per_pair)
-    units = choose_round(grid, selected, fit, min(left, round_units), rng, align=align)
+    units = choose_round(
+        grid, selected, fit, min(left, round_units), rng, align=align, reviewer_cost=reviewer_cost
+    )
     return RoundChoice(units, fit=fit, separation=separation)

@@ -163,6 +163,7 @@ def balanced_units(
     *,
     pairs: IntArray | None = None,
     shown: Prefixes | None = None,
+    shares: NDArray[np.float64] | None = None,
 ) -> IntArray:
     """About `n` new units spread evenly over pairs, then reviewers, then questions.
 
@@ -172,6 +173,9 @@ def balanced_units(
     `selected`, the units already chosen are kept out and counted. With
     `shown` (see `pick_in_pair`), a reviewer's question is, among the least
     covered ones, the one whose answers it already shows most in this round.
+    With `shares` (pairs x reviewers, each row summing to 1), the turns follow
+    the pair's shares instead: the next turn is the reviewer whose units in
+    the pair over its share are fewest.
     """
     chosen = np.zeros(grid.size, dtype=np.bool_) if selected is None else selected.copy()
     cover = _coverage(grid, chosen)
@@ -189,7 +193,8 @@ def balanced_units(
     per_pair = _fill(deficit + np.where(in_play, jitter, 0.0), capacity, n)
     picked: list[IntArray] = []
     for pair in np.flatnonzero(per_pair).tolist():
-        taken = _round_robin(grid, chosen, pair, int(per_pair[pair]), rng, cover, shown)
+        share = None if shares is None else shares[pair]
+        taken = _round_robin(grid, chosen, pair, int(per_pair[pair]), rng, cover, shown, share)
         chosen[taken] = True
         picked.append(taken)
     out = np.concatenate(picked) if picked else np.zeros(0, dtype=np.int64)
@@ -226,23 +231,44 @@ def _round_robin(
     rng: np.random.Generator,
     cover: NDArray[np.int64],
     shown: Prefixes | None = None,
+    share: NDArray[np.float64] | None = None,
 ) -> IntArray:
-    """`want` units of one pair: reviewers in turn, least-covered questions first."""
+    """`want` units of one pair: reviewers in turn, least-covered questions first (with
+    `share`, per reviewer: the turn goes to the fewest units over share)."""
     taken: list[int] = []
     reviewers = rng.permutation(grid.n_reviewers)
     row = cover[pair].copy()
     base = np.arange(grid.n_questions, dtype=np.int64)
+    used = full = np.zeros(0)
+    if share is not None:
+        q_all = np.repeat(base, grid.n_reviewers)
+        r_all = np.tile(np.arange(grid.n_reviewers, dtype=np.int64), grid.n_questions)
+        in_pair = chosen[grid.index(q_all, np.full_like(q_all, pair), r_all)]
+        used = np.bincount(r_all[in_pair], minlength=grid.n_reviewers).astype(np.float64)
+        full = np.zeros(grid.n_reviewers, dtype=np.bool_)
+        tie = np.empty(grid.n_reviewers)
+        tie[reviewers] = np.arange(grid.n_reviewers)  # the random order breaks ties
     stalled = 0
     k = 0
     while len(taken) < want and stalled < grid.n_reviewers:
-        r = int(reviewers[k % grid.n_reviewers])
+        if share is None:
+            r = int(reviewers[k % grid.n_reviewers])
+        else:
+            if full.all():
+                break
+            deficit = np.where(full, np.inf, (used + 1.0) / np.maximum(share, 1e-9))
+            r = int(np.lexsort((tie, deficit))[0])
         k += 1
         units = grid.index(base, np.full_like(base, pair), np.full_like(base, r))
         free = ~chosen[units]
         if not free.any():
             stalled += 1
+            if share is not None:
+                full[r] = True
             continue
         stalled = 0
+        if share is not None:
+            used[r] += 1
         candidates = np.flatnonzero(free)
         level = row[candidates]
         best = candidates[level == level.min()]

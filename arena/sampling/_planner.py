@@ -46,6 +46,7 @@ _EMPTY_REVIEWS = pl.DataFrame(schema={k: pl.String for k in _REVIEW_COLUMNS})
 
 BoolArray = NDArray[np.bool_]
 IntArray = NDArray[np.int64]
+FloatArray = NDArray[np.float64]
 
 
 @dataclass(frozen=True)
@@ -158,6 +159,8 @@ class DesignSelector(ReviewSelector):
         self._outstanding: set[str] = set()  # review ids of the open round without a result
         self._verdicts: dict[str, str] = {}  # review id -> verdict, selected reviews
         self._done: set[str] = set()  # selected review ids with a logged result
+        # Per reviewer: USD and count of its billed reviews (`reviewers: per_dollar`).
+        self._spent: dict[str, list[float]] = {}
         self._round = -1  # the last round selected
         self._halted = False  # a review of the open round could not end in this run
         self.stopped_early = False
@@ -181,11 +184,12 @@ class DesignSelector(ReviewSelector):
             self._round = max(self._round, int(rnd))
             rounds[int(rnd)] = round_id
         ctx.mark_logged(list(rounds.values()))
-        reviews = ctx.log.read("reviews", columns=["status", "verdict"])
+        reviews = ctx.log.read("reviews", columns=["status", "verdict", "reviewer", "cost_usd"])
         reviews = reviews.filter(pl.col("status").is_in(_DONE))
-        for rid, status, verdict in reviews.iter_rows():
+        for rid, status, verdict, reviewer, cost in reviews.iter_rows():
             if rid in d.unit_of_review:
                 self._done.add(rid)
+                self._bill(reviewer, cost)
                 if status in _VERDICT and verdict is not None:
                     self._verdicts[rid] = verdict
         planned = min(self.budget.budget_calls, len(self.plan.reviews))
@@ -219,6 +223,8 @@ class DesignSelector(ReviewSelector):
             return []
         self._done.add(call.id)
         row = result.row
+        if row is not None:
+            self._bill(row.get("reviewer"), row.get("cost_usd"))
         if result.status in ("ok", "invalid") and row is not None and row.get("verdict"):
             self._verdicts[call.id] = row["verdict"]
         if call.id in self._outstanding:
@@ -228,6 +234,28 @@ class DesignSelector(ReviewSelector):
         return []
 
     # -- rounds ----------------------------------------------------------------------
+
+    def _bill(self, reviewer: str | None, cost: float | None) -> None:
+        if reviewer is not None and cost is not None and cost == cost:
+            spent = self._spent.setdefault(reviewer, [0.0, 0.0])
+            spent[0] += float(cost)
+            spent[1] += 1.0
+
+    def _reviewer_cost(self) -> FloatArray | None:
+        """Per reviewer of the design, the mean USD of its reviews so far (those without
+        any: the mean of the others), or None when nothing was billed or the design
+        does not choose reviewers by cost."""
+        if self.cfg.reviewers != "per_dollar":
+            return None
+        means = [
+            spent[0] / spent[1] if spent[1] else math.nan
+            for spent in (self._spent.get(r, [0.0, 0.0]) for r in self.design.reviewers)
+        ]
+        known = [m for m in means if m == m]
+        if not known or max(known) <= 0:
+            return None
+        fill = sum(known) / len(known)
+        return np.array([m if m == m else fill for m in means], dtype=np.float64)
 
     def _ctx_stopped(self) -> bool:
         return self._ctx is not None and self._ctx.stopped
@@ -257,6 +285,7 @@ class DesignSelector(ReviewSelector):
             fit_seed=self.t.config.seed * 1_000 + round_,
             stop_when_separated=self.cfg.stop_when_separated,
             align=self.cfg.align == "cache",
+            reviewer_cost=self._reviewer_cost(),
         )
         if choice.separation is not None:
             self.separation_fit = choice.separation

@@ -240,3 +240,46 @@ def test_bad_sampling_sections_exit_2_before_any_call(
     assert code == 2
     assert message in err and "t.yaml" in err
     assert not (tmp_path / "out" / "log").exists()
+
+
+def _priced(path: Path, sampling: dict[str, Any]) -> Path:
+    """The tournament with m1 ten times dearer than the other reviewers."""
+    cfg = yaml.safe_load(path.read_text())
+    cfg["prices"] = {m: {"input": 1.0, "output": 4.0} for m in cfg["models"]}
+    cfg["prices"]["m1"] = {"input": 10.0, "output": 40.0}
+    cfg["sampling"] = sampling
+    path.write_text(yaml.safe_dump(cfg, sort_keys=False))
+    return path
+
+
+def test_per_dollar_reviewers_spend_less_on_a_dear_judge(tmp_path: Path) -> None:
+    sampling = {"strategy": "adaptive", "budget": 0.3, "rounds": 3}
+    spent: dict[str, float] = {}
+    dear_share: dict[str, float] = {}
+    for choice in ("reliability", "per_dollar"):
+        root = tmp_path / choice
+        root.mkdir()
+        path = _priced(_write(root, None, questions=12), {**sampling, "reviewers": choice})
+        code, summary, err = _run(path)
+        assert code == 0, err
+        assert summary["sampling"]["judged_review_calls"] == summary["sampling"][
+            "budget_review_calls"
+        ]
+        units = RunLog(root / "out").read("sampling")
+        later = units.filter(pl.col("round") > 0)  # the refitted rounds choose by cost
+        outside = later.filter((pl.col("model_a") != "m1") & (pl.col("model_b") != "m1"))
+        dear_share[choice] = float((outside["reviewer"] == "m1").mean() or 0.0)
+        reviews = RunLog(root / "out").read("reviews")
+        spent[choice] = float(reviews["cost_usd"].sum())
+        board = _leaderboard(root / "out")
+        assert [m["model"] for m in board["models"]][:1] == ["m0"]
+    # m1 judges battles of others far less often, and the run costs less.
+    assert dear_share["per_dollar"] < 0.4 * dear_share["reliability"]
+    assert spent["per_dollar"] < 0.9 * spent["reliability"]
+
+
+def test_per_dollar_reviewers_need_the_adaptive_strategy(tmp_path: Path) -> None:
+    path = _write(tmp_path, {"strategy": "uniform", "budget": 0.3, "reviewers": "per_dollar"})
+    code, _, err = _run(path)
+    assert code == 2
+    assert "sampling" in err and "per_dollar" in err

@@ -308,3 +308,34 @@ def test_neighbours_report_separation() -> None:
     )
     assert fit.neighbours() == [(0, 1, 1.0, True), (1, 2, 0.6, False)]
     assert not fit.all_separated()
+
+
+def test_per_dollar_shares_favour_cheap_reviewers_and_keep_own_shares() -> None:
+    grid = Grid(n_questions=20, n_contestants=5, n_reviewers=5)
+    units = balanced_units(grid, 400, np.random.default_rng(0))
+    names = [f"m{k}" for k in range(5)]
+    fit = fit_design(_sim_reviews(grid, units, np.full(5, 0.3)), names, names, seed=1)
+    cost = np.array([1.0, 1.0, 1.0, 10.0, 0.0])  # m3 costs ten times more; m4 is free
+    by_reliability = reviewer_shares(grid, fit)
+    per_dollar = reviewer_shares(grid, fit, cost)
+    assert np.allclose(per_dollar.sum(axis=1), 1.0)
+    # Pair (m0, m1): its own models keep 1/5 each; m3 gets a small part of the rest.
+    assert per_dollar[0, 0] == pytest.approx(0.2) and per_dollar[0, 1] == pytest.approx(0.2)
+    assert per_dollar[0, 3] < 0.25 * by_reliability[0, 3]
+    # The free reviewer counts as COST_FLOOR of the mean cost: much, not everything.
+    assert per_dollar[0, 4] > per_dollar[0, 2] and per_dollar[0, 4] < 0.6
+    # No cost known (all zero): the reliability shares.
+    assert np.allclose(reviewer_shares(grid, fit, np.zeros(5)), by_reliability)
+
+
+def test_balanced_units_follow_given_shares() -> None:
+    grid = Grid(n_questions=30, n_contestants=4, n_reviewers=4)
+    shares = np.tile(np.array([0.55, 0.25, 0.15, 0.05]), (grid.n_pairs, 1))
+    units = balanced_units(grid, 6 * 40, np.random.default_rng(3), shares=shares)
+    _, p, r = grid.split(units)
+    assert set(np.bincount(p, minlength=grid.n_pairs).tolist()) == {40}
+    per_reviewer = np.bincount(r, minlength=4) / units.size
+    assert np.allclose(per_reviewer, [0.55, 0.25, 0.15, 0.05], atol=0.02)
+    # Without shares, reviewers take even turns.
+    even = balanced_units(grid, 6 * 40, np.random.default_rng(3))
+    assert set(np.bincount(grid.split(even)[2], minlength=4).tolist()) == {60}
