@@ -74,7 +74,10 @@ under `prices:` so that `all` chooses its reviewers by cost as it does on the
 fake server; batch mode and the cache change a call's price, never its
 verdict) and reports `ranking_at_shape`: Kendall tau of each against `full`
 and against the true skill order, per seed (`--ranking-seeds`, from
-`--seed`); `--ranking-only` skips the cost runs. About 3 minutes a seed.
+`--seed`); `--ranking-only` skips the cost runs. About 4 minutes a seed.
+`--judges weaker_noisier` makes the weaker (and cheaper) models the noisier
+judges, from noise 0.8 for the best to 2.9 for the weakest: the case where
+choosing reviewers by price (`all`) could cost ranking accuracy.
 
     python benchmarks/bench_cost.py [--questions 8] [--seed 1] [--ranking-questions 80]
 """
@@ -426,8 +429,16 @@ def _summary(results: dict[str, dict[str, Any]], scale: float) -> dict[str, Any]
     return out
 
 
-def _sim_tournament(root: Path, questions: int, seed: int, way: dict[str, Any]) -> Path:
-    """The benchmark's tournament on the embedded simulator (`type: sim`), for the ranking."""
+def _sim_tournament(
+    root: Path, questions: int, seed: int, way: dict[str, Any], judges: str = "alike"
+) -> Path:
+    """The benchmark's tournament on the embedded simulator (`type: sim`), for the ranking.
+
+    `judges`: `alike` gives every judge the fake server's noise (0.8); `weaker_noisier`
+    gives each judge noise 0.8 plus 0.8 per unit of skill below the best model's (the
+    cheap models, which are also the weak ones here, judge with noise up to 2.9):
+    the case where choosing judges by price could cost ranking accuracy.
+    """
     root.mkdir(parents=True)
     (root / "q.jsonl").write_text(
         "".join(
@@ -444,6 +455,10 @@ def _sim_tournament(root: Path, questions: int, seed: int, way: dict[str, Any]) 
         }
         for m in MODELS
     }
+    if judges == "weaker_noisier":
+        best = max(skill for _, skill in MODELS.values())
+        for m, (_, skill) in MODELS.items():
+            models[m]["sim"]["judge_noise"] = round(0.8 + 0.8 * (best - skill), 3)
     cfg: dict[str, Any] = {
         "name": "bench-cost-ranking",
         "seed": seed,
@@ -465,7 +480,7 @@ def _batch_price(model: str) -> dict[str, float]:
     return {"input": price.batch.input, "output": price.batch.output}
 
 
-def _ranking_at_shape(questions: int, seeds: list[int]) -> dict[str, Any]:
+def _ranking_at_shape(questions: int, seeds: list[int], judges: str = "alike") -> dict[str, Any]:
     """Kendall tau of the sampled designs (`RANKED`) against `full` at `questions` questions.
 
     Batch mode and the prompt cache change what a call costs, not its verdict;
@@ -474,7 +489,7 @@ def _ranking_at_shape(questions: int, seeds: list[int]) -> dict[str, Any]:
     same templates and sampling), directly, which takes minutes where the
     fake server would take hours.
     """
-    out: dict[str, Any] = {"questions": questions, "seeds": seeds}
+    out: dict[str, Any] = {"questions": questions, "seeds": seeds, "judges": judges}
     taus: dict[str, list[float]] = {name: [] for name in RANKED}
     truth: dict[str, list[float]] = {name: [] for name in ("full", *RANKED)}
     true_order = sorted(MODELS, key=lambda m: -MODELS[m][1])
@@ -482,7 +497,8 @@ def _ranking_at_shape(questions: int, seeds: list[int]) -> dict[str, Any]:
         for seed in seeds:
             orders: dict[str, list[str]] = {}
             for name in ("full", *RANKED):
-                path = _sim_tournament(Path(tmp) / f"{name}-{seed}", questions, seed, WAYS[name])
+                root = Path(tmp) / f"{name}-{seed}"
+                path = _sim_tournament(root, questions, seed, WAYS[name], judges)
                 command = [sys.executable, "-m", "arena", "run", str(path), "--json"]
                 done = subprocess.run(command, capture_output=True, text=True, env=_env())
                 if done.returncode != 0:
@@ -523,11 +539,20 @@ def main() -> None:
     )
     parser.add_argument("--ranking-seeds", type=int, default=3)
     parser.add_argument("--ranking-only", action="store_true", help="skip the cost runs")
+    parser.add_argument(
+        "--judges",
+        choices=("alike", "weaker_noisier"),
+        default="alike",
+        help="the ranking runs' judges: all with noise 0.8, or the weaker ones noisier",
+    )
     args = parser.parse_args()
     if args.ranking_only:
         seeds = list(range(args.seed, args.seed + args.ranking_seeds))
         print(
-            json.dumps(_ranking_at_shape(args.ranking_questions or FULL_QUESTIONS, seeds), indent=2)
+            json.dumps(
+                _ranking_at_shape(args.ranking_questions or FULL_QUESTIONS, seeds, args.judges),
+                indent=2,
+            )
         )
         return
     names = [w for w in args.ways.split(",") if w]
@@ -542,7 +567,7 @@ def main() -> None:
     summary = {"questions_run": args.questions, "scale": FULL_QUESTIONS / args.questions, **summary}
     if args.ranking_questions:
         seeds = list(range(args.seed, args.seed + args.ranking_seeds))
-        summary["ranking_at_shape"] = _ranking_at_shape(args.ranking_questions, seeds)
+        summary["ranking_at_shape"] = _ranking_at_shape(args.ranking_questions, seeds, args.judges)
     print(json.dumps(summary, indent=2))
 
 
