@@ -38,6 +38,13 @@ the paired difference aligned minus plain, and per strategy
 `shared_prefix`: the share of review calls whose prefix (question,
 reviewer, first answer) an earlier review of the same round already showed
 (what a prompt cache could serve, rounds being a batch job apart).
+
+`--per-dollar` (replica engine) compares `adaptive` with `adaptive` under
+`reviewers: per_dollar`, each model's review priced as real lineups are:
+log-evenly from 1 (the weakest) to 50 (the strongest), so the dear judges
+are the strong ones, whatever their judging is like in the design. Besides
+the tau columns, per strategy `cost`: the sample's review cost over a
+uniform design's of the same size (each unit's reviewer's price).
 """
 
 from __future__ import annotations
@@ -216,7 +223,22 @@ class Replica:
         out: NDArray[np.float64] = fit_bradley_terry(pairs).rating
         return out
 
-    def sample(self, strategy: str, budget: float, *, align: bool = False) -> NDArray[np.int64]:
+    def prices(self) -> NDArray[np.float64]:
+        """Each model's price of a review: 1 for the weakest to 50 for the strongest,
+        evenly on a log scale by skill rank (`--per-dollar`)."""
+        rank = np.argsort(np.argsort(np.asarray(self.design.skill)))
+        out: NDArray[np.float64] = 50.0 ** (rank / max(self.design.n - 1, 1))
+        return out
+
+    def cost(self, units: NDArray[np.int64]) -> float:
+        """The units' review cost over the mean price per unit (a uniform mix of reviewers)."""
+        _, _, r = self.grid.split(units)
+        prices = self.prices()
+        return float(prices[r].sum() / max(units.size * prices.mean(), 1e-12))
+
+    def sample(
+        self, strategy: str, budget: float, *, align: bool = False, per_dollar: bool = False
+    ) -> NDArray[np.int64]:
         """The units a sampled run selects, round by round as `SampledPlanner` does.
 
         `self.rounds` keeps each round's units."""
@@ -241,6 +263,7 @@ class Replica:
                 rng=np.random.default_rng([self.seed, round_, 0x5A3B]),
                 fit_seed=self.seed * 1_000 + round_,
                 align=align,
+                reviewer_cost=self.prices() if per_dollar else None,
             )
             if choice.units.size == 0:
                 return np.flatnonzero(selected)
@@ -276,30 +299,32 @@ def tau(a: NDArray[np.float64], b: NDArray[np.float64]) -> float:
     return float(stats.kendalltau(a, b).statistic)
 
 
-# (name in the table, strategy, align) of each comparison.
+# (name in the table, strategy, align, per dollar) of each comparison, by mode.
 COMPARE = {
-    False: (("uniform", "uniform", False), ("adaptive", "adaptive", False)),
-    True: (("adaptive", "adaptive", False), ("aligned", "adaptive", True)),
+    "uniform": (("uniform", "uniform", False, False), ("adaptive", "adaptive", False, False)),
+    "align": (("adaptive", "adaptive", False, False), ("aligned", "adaptive", True, False)),
+    "per_dollar": (("adaptive", "adaptive", False, False), ("per_dollar", "adaptive", False, True)),
 }
 
 
-def replica_job(job: tuple[str, int, tuple[float, ...], bool]) -> dict[str, Any]:
+def replica_job(job: tuple[str, int, tuple[float, ...], str]) -> dict[str, Any]:
     """One design and seed: the full run and both strategies at every budget."""
-    name, seed, budgets, align = job
+    name, seed, budgets, mode = job
     design = {**TUNING, **REPORT}[name](seed)
     sim = Replica(design, seed)
     truth = np.asarray(design.skill)
     full = sim.rating(np.arange(sim.grid.size), balanced=False)
     out: dict[str, Any] = {"design": name, "seed": seed, "full_tau_true": tau(full, truth)}
     for budget in budgets:
-        for label, strategy, aligned in COMPARE[align]:
-            units = sim.sample(strategy, budget, align=aligned)
+        for label, strategy, aligned, per_dollar in COMPARE[mode]:
+            units = sim.sample(strategy, budget, align=aligned, per_dollar=per_dollar)
             rating = sim.rating(units, balanced=True)
             out[f"{label}@{budget}"] = {
                 "tau_full": tau(rating, full),
                 "tau_true": tau(rating, truth),
                 "share": units.size / sim.grid.size,
                 "shared_prefix": sim.shared_prefix(),
+                "cost": sim.cost(units),
             }
     return out
 
@@ -361,7 +386,7 @@ def arena_bt(path: Path) -> NDArray[np.float64]:
     return np.array([bt[name] for name in sorted(bt)])
 
 
-def arena_job(job: tuple[str, int, tuple[float, ...], bool]) -> dict[str, Any]:
+def arena_job(job: tuple[str, int, tuple[float, ...], str]) -> dict[str, Any]:
     name, seed, budgets, _ = job
     design = REPORT[name](seed)
     truth = np.asarray(design.skill)
@@ -404,9 +429,9 @@ def paired(diffs: list[float]) -> dict[str, Any]:
 
 
 def table(
-    rows: list[dict[str, Any]], budgets: tuple[float, ...], *, align: bool = False
+    rows: list[dict[str, Any]], budgets: tuple[float, ...], *, mode: str = "uniform"
 ) -> dict[str, Any]:
-    base, other = (label for label, _, _ in COMPARE[align])
+    base, other = (label for label, _, _, _ in COMPARE[mode])
     out: dict[str, Any] = {}
     for name in dict.fromkeys(r["design"] for r in rows):
         mine = [r for r in rows if r["design"] == name]
@@ -426,10 +451,17 @@ def table(
                 f"{other}_tau_true": round(float(np.mean([x["tau_true"] for x in a])), 4),
                 "diff_tau_true": paired([y["tau_true"] - x["tau_true"] for x, y in pairs]),
             }
-            if align:
+            if mode == "align":
                 for label, runs in ((base, u), (other, a)):
                     share = float(np.mean([x.get("shared_prefix", 0.0) for x in runs]))
                     entry[str(budget)][f"{label}_shared_prefix"] = round(share, 4)
+            if mode == "per_dollar":
+                for label, runs in ((base, u), (other, a)):
+                    cost = float(np.mean([x["cost"] for x in runs]))
+                    entry[str(budget)][f"{label}_cost"] = round(cost, 4)
+                entry[str(budget)]["cost_ratio"] = round(
+                    float(np.mean([y["cost"] / x["cost"] for x, y in pairs])), 4
+                )
         out[name] = entry
     return out
 
@@ -445,9 +477,17 @@ def main() -> None:
     parser.add_argument(
         "--align", action="store_true", help="adaptive with align: cache against plain adaptive"
     )
+    parser.add_argument(
+        "--per-dollar",
+        action="store_true",
+        help="adaptive with reviewers: per_dollar against plain adaptive",
+    )
     args = parser.parse_args()
-    if args.align and args.engine != "replica":
-        parser.error("--align runs on the replica engine")
+    if (args.align or args.per_dollar) and args.engine != "replica":
+        parser.error("--align and --per-dollar run on the replica engine")
+    if args.align and args.per_dollar:
+        parser.error("give --align or --per-dollar, not both")
+    mode = "align" if args.align else "per_dollar" if args.per_dollar else "uniform"
     names: list[str] = []
     for d in args.designs:
         names += list(TUNING) if d == "tuning" else list(REPORT) if d == "report" else [d]
@@ -455,7 +495,7 @@ def main() -> None:
         names = [n for n in names if n in REPORT][:1] if args.designs == ["report"] else names
     budgets = tuple(args.budgets)
     seeds = range(args.first_seed, args.first_seed + args.seeds)
-    jobs = [(name, seed, budgets, args.align) for name in names for seed in seeds]
+    jobs = [(name, seed, budgets, mode) for name in names for seed in seeds]
     work = replica_job if args.engine == "replica" else arena_job
     start = time.perf_counter()
     rows: list[dict[str, Any]] = []
@@ -473,8 +513,12 @@ def main() -> None:
         "budgets": list(budgets),
         "seeds": [seeds.start, seeds.stop - 1],
         "wall_s": round(time.perf_counter() - start, 1),
-        "compare": "aligned - adaptive" if args.align else "adaptive - uniform",
-        "designs": table(rows, budgets, align=args.align),
+        "compare": {
+            "uniform": "adaptive - uniform",
+            "align": "aligned - adaptive",
+            "per_dollar": "per_dollar - adaptive",
+        }[mode],
+        "designs": table(rows, budgets, mode=mode),
     }
     print(json.dumps(result))
 
