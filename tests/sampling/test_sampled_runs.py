@@ -262,9 +262,9 @@ def test_per_dollar_reviewers_spend_less_on_a_dear_judge(tmp_path: Path) -> None
         path = _priced(_write(root, None, questions=12), {**sampling, "reviewers": choice})
         code, summary, err = _run(path)
         assert code == 0, err
-        assert summary["sampling"]["judged_review_calls"] == summary["sampling"][
-            "budget_review_calls"
-        ]
+        assert (
+            summary["sampling"]["judged_review_calls"] == summary["sampling"]["budget_review_calls"]
+        )
         units = RunLog(root / "out").read("sampling")
         later = units.filter(pl.col("round") > 0)  # the refitted rounds choose by cost
         outside = later.filter((pl.col("model_a") != "m1") & (pl.col("model_b") != "m1"))
