@@ -49,7 +49,7 @@ from arena.report._json import by_model, leaderboard_dict, number
 from arena.report._order import sort_by_id
 from arena.stage import BoardInputs, BoardReviews
 from arena.stages import all_stages
-from arena.store import RunLog
+from arena.store import RunLog, part_rows
 
 __all__ = ["build_leaderboard", "rank_frame", "with_answer_style"]
 
@@ -418,7 +418,8 @@ def build_leaderboard(
     partial: MissingShards | None = None
     if target is not None and target.is_dir():
         # A big log's ranking runs compiled kernels: numba readies them meanwhile.
-        prefetch_kernels(lambda: sum(RunLog(d).part_rows("reviews") for d in directories))
+        # (`part_rows` creates nothing: the directory is not checked yet.)
+        prefetch_kernels(lambda: sum(part_rows(d, "reviews") for d in directories))
         run = load_runs(
             directories,
             ranking_only=True,

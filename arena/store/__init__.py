@@ -15,7 +15,7 @@ from arena.store._files import (
     storage_error,
 )
 from arena.store._format import LOG_FORMAT, LOG_MANIFEST, LogFormatError
-from arena.store._log import RunLog
+from arena.store._log import RunLog, part_rows
 from arena.store._reasons import failure_reason, failure_reasons, merge_reasons
 from arena.store._schema import TABLES, USAGE_DETAIL_COLUMNS, register_table, usage_columns
 from arena.store._usage import TOKEN_COLUMNS, describe_tokens, token_totals
@@ -61,6 +61,7 @@ __all__ = [
     "failure_reasons",
     "lock_holder",
     "merge_reasons",
+    "part_rows",
     "register_table",
     "rewrite_tables",
     "storage_error",

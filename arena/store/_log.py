@@ -41,7 +41,7 @@ def _writer_active(log_dir: Path) -> bool:
     return writer is not None and bool(writer.writer_active(log_dir))
 
 
-__all__ = ["LEDGER_FILE", "RunLog", "Sums"]
+__all__ = ["LEDGER_FILE", "RunLog", "Sums", "part_rows"]
 
 _READ_ATTEMPTS = 50
 # Parts `RunLog.scan` reads together: a few tens of thousands of rows at a time,
@@ -103,6 +103,19 @@ class Sums:
         """A column's values that were not null, over every group."""
         i = self.columns.index(column)
         return sum(c[i] for c in self.counted.values())
+
+
+def part_rows(directory: str | os.PathLike[str], table: str) -> int:
+    """Rows in a table's Parquet parts in DIR's log (superseded ones included, journals
+    not), from the parts' footers: a size hint that reads no column and, unlike
+    `RunLog`, creates nothing (0 where there is no log)."""
+    paths = [path for _, path in list_parts(Path(directory) / "log", table)]
+    if not paths:
+        return 0
+    try:
+        return int(pl.scan_parquet(paths).select(pl.len()).collect().item())
+    except (OSError, pl.exceptions.PolarsError):  # a part moved or quarantined meanwhile
+        return 0
 
 
 class RunLog:
@@ -223,15 +236,8 @@ class RunLog:
         return frame.with_columns(pl.col(c).cast(pl.Enum(names[c])) for c in coded)
 
     def part_rows(self, table: str) -> int:
-        """Rows in a table's Parquet parts (superseded ones included, journals not), from
-        the parts' footers: a size hint that reads no column."""
-        paths = [path for _, path in list_parts(self.log_dir, table)]
-        if not paths:
-            return 0
-        try:
-            return int(pl.scan_parquet(paths).select(pl.len()).collect().item())
-        except (OSError, pl.exceptions.PolarsError):  # a part moved or quarantined meanwhile
-            return 0
+        """Rows in a table's Parquet parts (see `part_rows`)."""
+        return part_rows(self.directory, table)
 
     def has_files(self, table: str) -> bool:
         """Whether a table has any file (a journal or a part) in the log."""

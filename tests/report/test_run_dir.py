@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import polars as pl
@@ -96,6 +97,8 @@ def test_run_without_log_yet(tmp_path: Path) -> None:
 def test_not_a_run_directory(tmp_path: Path) -> None:
     with pytest.raises(LeaderboardInputError, match="not a run directory"):
         build_leaderboard(tmp_path)
+    time.sleep(0.2)  # the kernels' size hint runs in a thread: it must create nothing
+    assert not (tmp_path / "log").exists()
     (tmp_path / "tournament.json").write_text("{broken")
     with pytest.raises(LeaderboardInputError, match="tournament.json: unreadable"):
         build_leaderboard(tmp_path)

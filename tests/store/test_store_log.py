@@ -143,6 +143,7 @@ def test_public_api() -> None:
         "digest_keys",
         "digest_keys_of",
         "digest_order",
+        "part_rows",
     }
     for name in arena.store.__all__:
         assert getattr(arena.store, name) is not None
