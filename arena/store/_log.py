@@ -195,11 +195,13 @@ class RunLog:
             frames.append(frame)
         if not frames:
             return self._read_coded_text(table, cols, coded)
-        # Each frame's codes as the Enums' in its turn, and a column that is null in
-        # every row as a Null column (no memory); then the rows in id order, a column
-        # at a time: a million rows never stand twice over.
-        empty = [c for c in cols if all(f[c].null_count() == f.height for f in frames)]
-        turned = [pl.col(c).cast(pl.Enum(sorted(names[c]))) for c in coded if c not in empty]
+        # Each frame's codes as the Enums' in its turn, and another column that is null
+        # in every row as a Null column (no memory); then the rows in id order, a
+        # column at a time: a million rows never stand twice over.
+        empty = [
+            c for c in cols if c not in coded and all(f[c].null_count() == f.height for f in frames)
+        ]
+        turned = [pl.col(c).cast(pl.Enum(sorted(names[c]))) for c in coded]
         turned += [pl.lit(None, dtype=pl.Null).alias(c) for c in empty]
         for k, frame in enumerate(frames):
             frames[k] = frame.with_columns(turned)
