@@ -237,10 +237,6 @@ class RunLog:
         names = {c: sorted(frame[c].drop_nulls().unique().cast(pl.String).to_list()) for c in coded}
         return frame.with_columns(pl.col(c).cast(pl.Enum(names[c])) for c in coded)
 
-    def part_rows(self, table: str) -> int:
-        """Rows in a table's Parquet parts (see `part_rows`)."""
-        return part_rows(self.directory, table)
-
     def has_files(self, table: str) -> bool:
         """Whether a table has any file (a journal or a part) in the log."""
         return self._has_files(table)

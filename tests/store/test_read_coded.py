@@ -9,7 +9,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from arena.store import DIGEST_ID, RunLog, digest_keys, digest_keys_of
+from arena.store import DIGEST_ID, RunLog, digest_keys, digest_keys_of, part_rows
 from tests.store.test_store_log import review, write_rows
 
 CODED = ["question_id", "model_a", "model_b", "reviewer", "verdict", "status", "answer_a_id"]
@@ -63,8 +63,9 @@ def test_plan_ids_come_as_their_digits_in_id_order(tmp_path: Path) -> None:
     assert got.filter(pl.col("answer_a_id").is_null()).height == answers.count(None)
     assert got.filter(pl.col("verdict") == "B")["id"].to_list()[0] >= 0
     # The parts' footers count every row written, the superseded one too.
-    assert log.part_rows("reviews") == 301
-    assert log.part_rows("answers") == 0
+    assert part_rows(tmp_path, "reviews") == 301
+    assert part_rows(tmp_path, "answers") == 0
+    assert part_rows(tmp_path / "nowhere", "reviews") == 0 and not (tmp_path / "nowhere").exists()
 
 
 @pytest.mark.parametrize(
