@@ -13,9 +13,11 @@ from typing import Any
 
 import numpy as np
 from llvmlite import ir
-from numba import njit, types
+from numba import types
 from numba.extending import intrinsic
 from numpy.typing import NDArray
+
+from arena.rank._jit import njit
 
 __all__ = ["order_starts", "run_orders", "shuffle"]
 

@@ -17,10 +17,10 @@ Verdict categories are indexed tie 0, B wins 1, A wins 2 throughout.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 from numpy.typing import NDArray
 
 from arena.rank._encode_rows import FAILED, INVALID, LEFT_OUT, UNKNOWN
+from arena.rank._jit import njit
 
 __all__ = ["_count", "_fold", "_pass", "_question_cells", "_warm"]
 

@@ -19,10 +19,10 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
-from numba import njit
 from numpy.typing import NDArray
 
 from arena.rank._cores import cores
+from arena.rank._jit import njit
 
 __all__ = ["gradient_and_hessian", "group_totals"]
 

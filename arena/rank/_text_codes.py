@@ -20,10 +20,10 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import polars as pl
-from numba import njit
 from numpy.typing import NDArray
 
 from arena.rank._cores import cores
+from arena.rank._jit import njit
 
 __all__ = ["text_codes"]
 

@@ -11,10 +11,10 @@ import math
 from typing import Any
 
 import numpy as np
-from numba import njit
 from numpy.typing import NDArray
 
 from arena.rank._elo_kernel import shuffle
+from arena.rank._jit import njit
 
 __all__ = ["run_trajectory"]
 
