@@ -29,6 +29,7 @@ __all__ = [
     "current_rows",
     "plan_changes",
     "plan_chunks",
+    "plan_digests",
     "plan_frame",
     "read_plan",
     "write_plan",
@@ -198,32 +199,56 @@ def plan_changes(previous: pl.DataFrame, current: pl.DataFrame) -> tuple[int, in
     return added, removed
 
 
+def plan_digests(directory: str | os.PathLike[str], table: str) -> pl.Series | None:
+    """The ids DIR's plan has for `table` that are digests (`DIGEST_ID`), as their
+    `digest_keys`, sorted; None when DIR has no plan file.
+
+    What `current_rows` compares a coded frame's ids with (`RunLog.read_coded`):
+    a caller may find it meanwhile (in a thread: polars lets go of the
+    interpreter) and hand it over. The plan's million ids never stand as text.
+    """
+    path = Path(directory) / PLAN_FILE
+    if not path.is_file():
+        return None
+    from arena.store import DIGEST_ID, digest_key, digest_order
+
+    text = pl.col("id").cast(pl.String)
+    ids = (
+        pl.scan_parquet(path)
+        .filter((pl.col("stage") == table) & text.str.contains(DIGEST_ID))
+        .select(digest_key(text).alias("id"))
+        .collect(engine="streaming")["id"]
+    )
+    return ids.gather(digest_order(ids)).set_sorted()
+
+
 def current_rows(
-    directory: str | os.PathLike[str], table: str, frame: pl.DataFrame
+    directory: str | os.PathLike[str],
+    table: str,
+    frame: pl.DataFrame,
+    *,
+    digests: pl.Series | None = None,
 ) -> pl.DataFrame:
-    """Rows of `table` whose id is in DIR's plan (all rows when DIR has no plan file)."""
+    """Rows of `table` whose id is in DIR's plan (all rows when DIR has no plan file).
+
+    `digests`: `plan_digests(directory, table)` when the caller has it already
+    (for a frame whose ids are digests).
+    """
     path = Path(directory) / PLAN_FILE
     if not path.is_file():
         return frame
-    # Only the ids of the plan are read (a million-call plan without its other columns).
-    planned = pl.scan_parquet(path).filter(pl.col("stage") == table).select(pl.col("id"))
     if frame.schema.get("id") == pl.Int128:
-        # Ids as their digits (`RunLog.read_coded`): the plan's alike, turned as they
-        # are read, so that its million ids never stand as text.
-        from arena.store import DIGEST_ID, digest_key, digest_order
-
-        text = pl.col("id").cast(pl.String)
-        ids = (
-            planned.filter(text.str.contains(DIGEST_ID))
-            .select(digest_key(text).alias("id"))
-            .collect(engine="streaming")
-        )
+        # Ids as their digits (`RunLog.read_coded`): the plan's alike.
+        found = plan_digests(directory, table) if digests is None else digests
+        ids = pl.DataFrame({"id": [] if found is None else found}, schema={"id": pl.Int128})
         ranked = frame["id"]
         if ranked.flags["SORTED_ASC"] and ids.height == ranked.len():
             # A finished run: the plan's ids are the log's (compared in order).
-            if bool((ids["id"].gather(digest_order(ids["id"])) == ranked).all()):
+            if bool((ids["id"] == ranked).all()):
                 return frame
     else:
+        # Only the ids of the plan are read (a million-call plan without its other columns).
+        planned = pl.scan_parquet(path).filter(pl.col("stage") == table).select(pl.col("id"))
         ids = planned.select(pl.col("id").cast(pl.String)).collect()
     # The rows to keep, found on the ids alone: a frame whose rows are all planned (a
     # finished run) comes back as it is, without copying a million rows of its columns.

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -450,6 +451,14 @@ def rank_reviews(rs: ReviewSet, options: RankOptions | None = None) -> Ranking:
             weighted=weighted,
             balanced=opts.balanced,
         )
+    # With sandwich intervals, style control needs only the full data's weights: it is
+    # fitted in a thread meanwhile (NumPy and its kernels let go of the interpreter).
+    style_job: Future[tuple[StyleFit | None, str | None]] | None = None
+    if opts.intervals == "sandwich" and rated.n_questions >= 2:
+        early = pr.weights[None] if reliable else None
+        pool = ThreadPoolExecutor(1, thread_name_prefix="arena-style")
+        style_job = pool.submit(_style, rated, None, opts, weighted, early)
+        pool.shutdown(wait=False)  # the thread ends with its one task
     boot = _bootstrap(
         tallies,
         opts.bootstrap,
@@ -492,7 +501,9 @@ def rank_reviews(rs: ReviewSet, options: RankOptions | None = None) -> Ranking:
     fixed = None
     if reliable:
         fixed = pr.weights[None] if boot is None else np.vstack([pr.weights[None], boot.weights])
-    style, note = _style(rated, boot, opts, weighted, fixed)
+    style, note = (
+        style_job.result() if style_job is not None else _style(rated, boot, opts, weighted, fixed)
+    )
     style_ranks = None
     refit_ranks = None
     if style is not None:

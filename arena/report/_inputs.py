@@ -12,6 +12,7 @@ import dataclasses
 import json
 import math
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -29,6 +30,7 @@ from arena.formats import (
     read_records,
 )
 from arena.nightly import current_rows
+from arena.nightly._planfile import plan_digests
 from arena.rank import STYLE_FEATURES, answer_style
 from arena.report._order import sort_by_id
 from arena.shard import recorded_shard
@@ -513,10 +515,17 @@ def load_run(
         if coded and ranking_only and not _rewrites_reviews(log):
             kept = [c for c in RANKING_COLUMNS if c not in ("cost_usd", "finished_at")]
             answer_ids = STYLE_COLUMNS if style else ()  # few distinct: coded alike
-            read = log.read_coded("reviews", [*kept, *answer_ids], [*CODED_COLUMNS, *answer_ids])
+            # The plan's ids are found meanwhile (polars lets go of the interpreter).
+            with ThreadPoolExecutor(1, thread_name_prefix="arena-plan") as pool:
+                planned = pool.submit(plan_digests, root, "reviews")
+                read = log.read_coded(
+                    "reviews", [*kept, *answer_ids], [*CODED_COLUMNS, *answer_ids]
+                )
+                digests = planned.result()
         else:
             read = log.read("reviews", columns=wanted)
-        reviews = current_rows(root, "reviews", read)
+            digests = None
+        reviews = current_rows(root, "reviews", read, digests=digests)
         del read
         answers: pl.DataFrame | None = log.read("answers", columns=texts)
         # The stages' calls on the answers (BatchEval), for their cost.

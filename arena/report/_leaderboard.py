@@ -152,6 +152,12 @@ def _spend_of(directories: Sequence[Path]) -> Future[float]:
         pool.shutdown(wait=False)  # the thread ends with its one task
 
 
+def _run_directory(directory: Path) -> bool:
+    """What `load_run` checks first: a run directory has its snapshot or its log (a
+    spend read in a thread may then start: `RunLog` makes `log/` when it is missing)."""
+    return (directory / "tournament.json").exists() or (directory / "log").is_dir()
+
+
 def _cost(frames: Sequence[pl.DataFrame | None]) -> float | None:
     total, seen = 0.0, False
     for frame in frames:
@@ -420,6 +426,8 @@ def build_leaderboard(
         # A big log's ranking runs compiled kernels: numba readies them meanwhile.
         # (`part_rows` creates nothing: the directory is not checked yet.)
         prefetch_kernels(lambda: sum(part_rows(d, "reviews") for d in directories))
+        if not ratings_only and reviews_file is None and all(map(_run_directory, directories)):
+            spend = _spend_of(directories)  # the run's spend, while it reads and ranks
         run = load_runs(
             directories,
             ranking_only=True,
@@ -437,8 +445,6 @@ def build_leaderboard(
         )
         reviews, source = run.reviews, ", ".join(str(d) for d in directories)
         del run  # its reviews are `reviews` now (see the hand-over to the ranking below)
-        if not ratings_only and reviews_file is None:  # the run's spend, while it ranks
-            spend = _spend_of(directories)
     if reviews_file is not None or (target is not None and not target.is_dir()):
         files = [Path(f) for f in reviews_file] if reviews_file is not None else [target]
         assert all(f is not None for f in files)

@@ -14,6 +14,8 @@ import numpy as np
 import polars as pl
 
 from arena.store._files import (
+    DIGEST_ID,
+    digest_key,
     digest_keys,
     digest_order,
     drop_repeats,
@@ -186,15 +188,25 @@ class RunLog:
         letter: str | None = None
         # Frames of CODED_PARTS parts: their rows stand coded (about 40 bytes each), so
         # bigger frames cost little memory and save the per-frame work.
+        text = pl.col("id")
         for frame in self.scan(table, cols, parts=CODED_PARTS):
-            keys = digest_keys(frame["id"])
-            first = None if keys is None or keys.null_count() else frame["id"][0][:2]
+            ids = frame["id"]
+            first = None if ids.dtype != pl.String or ids.null_count() else ids[0][:2]
             if first is None or letter not in (None, first):
                 return self._read_coded_text(table, cols, coded)  # an id of another kind
             letter = first
-            frame = frame.with_columns(keys, *as_codes)
-            for c in coded:
-                names[c].update(frame[c].unique().drop_nulls().cast(pl.String).to_list())
+            # The ids turned, checked and the texts coded in one parallel pass.
+            frame = frame.with_columns(
+                digest_key(text).alias("id"),
+                *as_codes,
+                (text.str.contains(DIGEST_ID) & text.str.starts_with(first)).all().alias("_ok"),
+            )
+            if not frame["_ok"][0]:
+                return self._read_coded_text(table, cols, coded)  # an id of another kind
+            frame = frame.drop("_ok")
+            found = frame.select(pl.col(c).unique().drop_nulls().implode() for c in coded)
+            for c, values in zip(coded, found.row(0), strict=True):
+                names[c].update(values)
             frames.append(frame)
         if not frames:
             return self._read_coded_text(table, cols, coded)
@@ -210,12 +222,19 @@ class RunLog:
             frames[k] = frame.with_columns(turned)
         merged = drop_repeats(pl.concat(frames, how="vertical", rechunk=False), "id")
         del frames, frame
-        order = digest_order(merged["id"])
+        from concurrent.futures import ThreadPoolExecutor
+
+        order = pl.Series(digest_order(merged["id"]))
         series = merged.get_columns()
         del merged
-        for k, column in enumerate(series):
-            series[k] = column.gather(order)
-        del column
+
+        def gather(k: int) -> None:  # each column replaced by its rows in order
+            series[k] = series[k].gather(order)
+
+        # Two columns at a time (polars lets go of the interpreter): at most two stand
+        # twice over.
+        with ThreadPoolExecutor(2, thread_name_prefix="arena-gather") as pool:
+            list(pool.map(gather, range(len(series))))
         return pl.DataFrame(series).with_columns(pl.col("id").set_sorted())
 
     def _read_coded_text(self, table: str, cols: list[str], coded: Sequence[str]) -> pl.DataFrame:
