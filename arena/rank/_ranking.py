@@ -451,14 +451,27 @@ def rank_reviews(rs: ReviewSet, options: RankOptions | None = None) -> Ranking:
             weighted=weighted,
             balanced=opts.balanced,
         )
-    # With sandwich intervals, style control needs only the full data's weights: it is
-    # fitted in a thread meanwhile (NumPy and its kernels let go of the interpreter).
+    # Weighted Elo needs only these weights, and with sandwich intervals so does style
+    # control: both run in threads while the bootstrap works (NumPy and the compiled
+    # kernels let go of the interpreter).
+    passes = 10 if weighted else 1
+    side = ThreadPoolExecutor(2, thread_name_prefix="arena-rank")
+    elo_job: Future[EloResult] | None = None
+    if opts.elo:
+        elo_job = side.submit(
+            weighted_elo_prefetched,
+            rated,
+            starts,
+            orders=elo_orders,
+            seed=ELO_ORDER_SEED,
+            max_passes=passes,
+            weights=pr.weights if reliable else None,
+        )
     style_job: Future[tuple[StyleFit | None, str | None]] | None = None
     if opts.intervals == "sandwich" and rated.n_questions >= 2:
         early = pr.weights[None] if reliable else None
-        pool = ThreadPoolExecutor(1, thread_name_prefix="arena-style")
-        style_job = pool.submit(_style, rated, None, opts, weighted, early)
-        pool.shutdown(wait=False)  # the thread ends with its one task
+        style_job = side.submit(_style, rated, None, opts, weighted, early)
+    side.shutdown(wait=False)  # the threads end with their tasks
     boot = _bootstrap(
         tallies,
         opts.bootstrap,
@@ -474,17 +487,7 @@ def rank_reviews(rs: ReviewSet, options: RankOptions | None = None) -> Ranking:
     if sandwich:
         bt, covariance = _sandwich(tallies, bt, pr.weights, reliable, opts.anchor)
     method = "sandwich" if covariance is not None else "bootstrap" if bt.bootstrap_rounds else ""
-    passes = 10 if weighted else 1
-    elo = None
-    if opts.elo:
-        elo = weighted_elo_prefetched(
-            rated,
-            starts,
-            orders=elo_orders,
-            seed=ELO_ORDER_SEED,
-            max_passes=passes,
-            weights=pr.weights if reliable else None,
-        )
+    elo = None if elo_job is None else elo_job.result()
     counts = win_counts(tallies)
     questions = tallies.questions_per_model
     ordered = tallies.count.sum(axis=(0, 3))
