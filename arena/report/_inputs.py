@@ -474,6 +474,38 @@ STYLE_COLUMNS = ("answer_a_id", "answer_b_id")
 CODED_COLUMNS = ("question_id", "model_a", "model_b", "reviewer", "verdict", "status")
 
 
+# The reviews' columns an answer id decides: its question and its model.
+ANSWER_KEYS = ("question_id", "model_a", "model_b")
+
+
+def keys_from_answers(reviews: pl.DataFrame, answers: pl.DataFrame) -> pl.DataFrame | None:
+    """Coded reviews (`RunLog.read_coded`, answer ids as Enums) with their `ANSWER_KEYS` as
+    Enums taken from the answers they judge (the answers table's `question_id` and
+    `model`): three columns of a million rows not read, nor coded. None when a
+    review's answer id is null or not in `answers` (read the columns instead).
+    """
+    if not all(isinstance(reviews[f"answer_{s}_id"].dtype, pl.Enum) for s in "ab"):
+        return None
+    last = answers.select("id", "question_id", "model").unique("id", keep="last")
+    found: dict[str, pl.Series] = {}
+    for side, model in (("a", "model_a"), ("b", "model_b")):
+        ids = reviews[f"answer_{side}_id"]
+        if ids.null_count():
+            return None
+        keyed = pl.DataFrame({"id": ids.dtype.categories}).join(
+            last, on="id", how="left", maintain_order="left"
+        )
+        if keyed["question_id"].null_count() or keyed["model"].null_count():
+            return None
+        codes = ids.to_physical()
+        found[model] = keyed["model"].gather(codes)
+        if side == "a":
+            found["question_id"] = keyed["question_id"].gather(codes)
+    return reviews.with_columns(
+        found[c].cast(pl.Enum(sorted(found[c].unique().to_list()))).alias(c) for c in ANSWER_KEYS
+    )
+
+
 def _rewrites_reviews(log: RunLog) -> bool:
     """Whether a stage may change the run's reviews before ranking (one that does, such as
     the discussions, with rows in the log): it then gets them as texts."""
@@ -512,22 +544,37 @@ def load_run(
         wanted = RANKING_COLUMNS + (STYLE_COLUMNS if style else ()) if ranking_only else None
         costs = COST_COLUMNS if ranking_only else None
         texts = (*COST_COLUMNS, "answer_turns") if ranking_only and style else costs
+        answers: pl.DataFrame | None = None
         if coded and ranking_only and not _rewrites_reviews(log):
             kept = [c for c in RANKING_COLUMNS if c not in ("cost_usd", "finished_at")]
             answer_ids = STYLE_COLUMNS if style else ()  # few distinct: coded alike
+            if style:  # the question and models follow from the answers (see below)
+                kept = [c for c in kept if c not in ANSWER_KEYS]
+                answers = log.read("answers", columns=[*(texts or ()), "question_id", "model"])
+            coded_columns = [c for c in (*CODED_COLUMNS, *answer_ids) if c in {*kept, *answer_ids}]
             # The plan's ids are found meanwhile (polars lets go of the interpreter).
             with ThreadPoolExecutor(1, thread_name_prefix="arena-plan") as pool:
                 planned = pool.submit(plan_digests, root, "reviews")
-                read = log.read_coded(
-                    "reviews", [*kept, *answer_ids], [*CODED_COLUMNS, *answer_ids]
-                )
+                read = log.read_coded("reviews", [*kept, *answer_ids], coded_columns)
+                if style:
+                    assert answers is not None
+                    keyed = keys_from_answers(read, answers)
+                    if keyed is None:  # a review whose answers the log lacks: read them too
+                        kept = [*IMPORT_COLUMNS, *(c for c in kept if c not in IMPORT_COLUMNS)]
+                        read = log.read_coded(
+                            "reviews", [*kept, *answer_ids], [*CODED_COLUMNS, *answer_ids]
+                        )
+                    else:
+                        rest = [c for c in kept if c not in IMPORT_COLUMNS]
+                        read = keyed.select("id", *IMPORT_COLUMNS, *rest, *answer_ids)
                 digests = planned.result()
         else:
             read = log.read("reviews", columns=wanted)
             digests = None
         reviews = current_rows(root, "reviews", read, digests=digests)
         del read
-        answers: pl.DataFrame | None = log.read("answers", columns=texts)
+        if answers is None:
+            answers = log.read("answers", columns=texts)
         # The stages' calls on the answers (BatchEval), for their cost.
         scored = [log.read(t, columns=costs) for s in all_stages() for t in s.answer_cost_tables]
         batcheval: pl.DataFrame | None = (

@@ -51,3 +51,41 @@ def test_coded_read_ranks_as_the_text_frame_with_stale_rows_and_style(tmp_path: 
     lean = leaderboard_dict(build_leaderboard(out, options=OPTIONS, ratings_only=True))
     assert [m["bt"] for m in lean["models"]] == [m["bt"] for m in text["models"]]
     assert reviews.schema["id"] == pl.String  # (the frame ranked as text)
+
+
+def test_question_and_models_taken_from_the_answers_equal_the_columns_read(
+    tmp_path: Path,
+) -> None:
+    """With style control the leaderboard takes each review's question and models from the
+    answers it judges instead of reading three columns; a review whose answer the log
+    lacks sends it back to reading them, with the same board as the text frame's."""
+    from arena.report._inputs import ANSWER_KEYS, CODED_COLUMNS, keys_from_answers
+
+    config = small_tournament(tmp_path, models=3, questions=4, sim={"answer_words": 30})
+    out = tmp_path / "out"
+    assert CliRunner().invoke(main, ["run", str(config), "--out", str(out)]).exit_code == 0
+    log = RunLog(out)
+    answer_ids = ["answer_a_id", "answer_b_id"]
+    rest = ["reviewer", "verdict", "status"]
+    read = log.read_coded(
+        "reviews", [*ANSWER_KEYS, *rest, *answer_ids], [*CODED_COLUMNS, *answer_ids]
+    )
+    lean = log.read_coded("reviews", [*rest, *answer_ids], [*rest, *answer_ids])
+    answers = log.read("answers", columns=["question_id", "model"])
+    keyed = keys_from_answers(lean, answers)
+    assert keyed is not None
+    for column in ANSWER_KEYS:
+        assert keyed[column].dtype == read[column].dtype  # the same Enum, values in text order
+        assert keyed[column].to_list() == read[column].to_list()
+    assert keys_from_answers(lean, answers.slice(1)) is None  # one answer unknown
+
+    # The answers gone from the log: the board reads the columns, as the text frame has them.
+    for part in (out / "log" / "answers").glob("*.parquet"):
+        part.unlink()
+    for journal in (out / "log" / "answers").glob("*.jsonl*"):
+        journal.unlink()
+    reviews = current_rows(out, "reviews", log.read("reviews"))
+    text = leaderboard_dict(rank_frame(reviews, source=str(out), options=OPTIONS))
+    coded = leaderboard_dict(build_leaderboard(out, options=OPTIONS))
+    assert [m["bt"] for m in coded["models"]] == [m["bt"] for m in text["models"]]
+    assert coded["counts"] == text["counts"]
