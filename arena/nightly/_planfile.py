@@ -213,9 +213,9 @@ def plan_digests(directory: str | os.PathLike[str], table: str) -> pl.Series | N
     from arena.store import DIGEST_ID, digest_key, digest_order
 
     text = pl.col("id").cast(pl.String)
+    planned = pl.scan_parquet(path).filter(pl.col("stage") == table).select(pl.col("id"))
     ids = (
-        pl.scan_parquet(path)
-        .filter((pl.col("stage") == table) & text.str.contains(DIGEST_ID))
+        planned.filter(text.str.contains(DIGEST_ID))
         .select(digest_key(text).alias("id"))
         .collect(engine="streaming")["id"]
     )
@@ -240,7 +240,7 @@ def current_rows(
     if frame.schema.get("id") == pl.Int128:
         # Ids as their digits (`RunLog.read_coded`): the plan's alike.
         found = plan_digests(directory, table) if digests is None else digests
-        ids = pl.DataFrame({"id": [] if found is None else found}, schema={"id": pl.Int128})
+        ids = pl.DataFrame(schema={"id": pl.Int128}) if found is None else found.to_frame("id")
         ranked = frame["id"]
         if ranked.flags["SORTED_ASC"] and ids.height == ranked.len():
             # A finished run: the plan's ids are the log's (compared in order).

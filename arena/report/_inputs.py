@@ -552,22 +552,30 @@ def load_run(
                 kept = [c for c in kept if c not in ANSWER_KEYS]
                 answers = log.read("answers", columns=[*(texts or ()), "question_id", "model"])
             coded_columns = [c for c in (*CODED_COLUMNS, *answer_ids) if c in {*kept, *answer_ids}]
-            # The plan's ids are found meanwhile (polars lets go of the interpreter).
+            # The leaderboard finds the plan's ids meanwhile (polars lets go of the
+            # interpreter) and orders two columns at a time; the history snapshot (no
+            # style), whose memory is the end of a long run's peak, does each in turn.
+            threads = 2 if style else 1
             with ThreadPoolExecutor(1, thread_name_prefix="arena-plan") as pool:
-                planned = pool.submit(plan_digests, root, "reviews")
-                read = log.read_coded("reviews", [*kept, *answer_ids], coded_columns)
+                planned = pool.submit(plan_digests, root, "reviews") if style else None
+                read = log.read_coded(
+                    "reviews", [*kept, *answer_ids], coded_columns, threads=threads
+                )
                 if style:
                     assert answers is not None
                     keyed = keys_from_answers(read, answers)
                     if keyed is None:  # a review whose answers the log lacks: read them too
                         kept = [*IMPORT_COLUMNS, *(c for c in kept if c not in IMPORT_COLUMNS)]
                         read = log.read_coded(
-                            "reviews", [*kept, *answer_ids], [*CODED_COLUMNS, *answer_ids]
+                            "reviews",
+                            [*kept, *answer_ids],
+                            [*CODED_COLUMNS, *answer_ids],
+                            threads=threads,
                         )
                     else:
                         rest = [c for c in kept if c not in IMPORT_COLUMNS]
                         read = keyed.select("id", *IMPORT_COLUMNS, *rest, *answer_ids)
-                digests = planned.result()
+                digests = None if planned is None else planned.result()
         else:
             read = log.read("reviews", columns=wanted)
             digests = None

@@ -172,7 +172,9 @@ class RunLog:
                 continue
         raise RuntimeError(f"could not read table {table!r} of {self.log_dir}: it kept moving")
 
-    def read_coded(self, table: str, columns: Sequence[str], coded: Sequence[str]) -> pl.DataFrame:
+    def read_coded(
+        self, table: str, columns: Sequence[str], coded: Sequence[str], *, threads: int = 1
+    ) -> pl.DataFrame:
         """`read(table, columns)` with the text columns `coded` as polars Enums (their
         values, in text order), read a few parts at a time (`scan`) and each part's
         texts coded as it comes: a million rows never stand as those texts.
@@ -180,6 +182,8 @@ class RunLog:
         When every id is as the plan makes them (one letter for the table, `-` and
         24 hex digits), the ids come as their `digest_keys` (Int128: 16 bytes a row
         where the text takes about 42), in id order; other ids come as text.
+        `threads` columns are put in that order at a time (each stands twice over
+        while it is: the history snapshot of a long run keeps to one).
         """
         cols = list(dict.fromkeys(["id", *columns]))
         as_codes = [pl.col(c).cast(pl.Categorical) for c in coded]
@@ -231,10 +235,12 @@ class RunLog:
         def gather(k: int) -> None:  # each column replaced by its rows in order
             series[k] = series[k].gather(order)
 
-        # Two columns at a time (polars lets go of the interpreter): at most two stand
-        # twice over.
-        with ThreadPoolExecutor(2, thread_name_prefix="arena-gather") as pool:
-            list(pool.map(gather, range(len(series))))
+        if threads <= 1:
+            for k in range(len(series)):
+                gather(k)
+        else:  # `threads` columns at a time (polars lets go of the interpreter)
+            with ThreadPoolExecutor(threads, thread_name_prefix="arena-gather") as pool:
+                list(pool.map(gather, range(len(series))))
         return pl.DataFrame(series).with_columns(pl.col("id").set_sorted())
 
     def _read_coded_text(self, table: str, cols: list[str], coded: Sequence[str]) -> pl.DataFrame:
