@@ -484,15 +484,14 @@ def keys_from_answers(reviews: pl.DataFrame, answers: pl.DataFrame) -> pl.DataFr
     `model`): three columns of a million rows not read, nor coded. None when a
     review's answer id is null or not in `answers` (read the columns instead).
     """
-    if not all(isinstance(reviews[f"answer_{s}_id"].dtype, pl.Enum) for s in "ab"):
-        return None
     last = answers.select("id", "question_id", "model").unique("id", keep="last")
     found: dict[str, pl.Series] = {}
     for side, model in (("a", "model_a"), ("b", "model_b")):
         ids = reviews[f"answer_{side}_id"]
-        if ids.null_count():
+        enum = ids.dtype
+        if not isinstance(enum, pl.Enum) or ids.null_count():
             return None
-        keyed = pl.DataFrame({"id": ids.dtype.categories}).join(
+        keyed = pl.DataFrame({"id": enum.categories}).join(
             last, on="id", how="left", maintain_order="left"
         )
         if keyed["question_id"].null_count() or keyed["model"].null_count():
