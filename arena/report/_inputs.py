@@ -515,6 +515,11 @@ def _rewrites_reviews(log: RunLog) -> bool:
     )
 
 
+def is_run_directory(directory: Path) -> bool:
+    """Whether a directory is a run's: it has its snapshot (`tournament.json`) or its log."""
+    return (directory / "tournament.json").exists() or (directory / "log").is_dir()
+
+
 def load_run(
     directory: str | Path, *, ranking_only: bool = False, style: bool = True, coded: bool = False
 ) -> RunData:
@@ -534,7 +539,7 @@ def load_run(
         raise LeaderboardInputError(root, "", "no such run directory or reviews file")
     snapshot = root / "tournament.json"
     has_log = (root / "log").is_dir()
-    if not snapshot.exists() and not has_log:
+    if not is_run_directory(root):
         raise LeaderboardInputError(root, "", "not a run directory (no tournament.json, no log/)")
     tournament = _load_tournament(snapshot) if snapshot.exists() else None
     if has_log:

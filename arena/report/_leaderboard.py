@@ -41,6 +41,7 @@ from arena.report._inputs import (
     STYLE_COLUMNS,
     LeaderboardInputError,
     MissingShards,
+    is_run_directory,
     load_reviews_file,
     load_run,
     load_runs,
@@ -150,12 +151,6 @@ def _spend_of(directories: Sequence[Path]) -> Future[float]:
         return pool.submit(lambda: float(sum(RunLog(d).spent_usd() for d in directories)))
     finally:
         pool.shutdown(wait=False)  # the thread ends with its one task
-
-
-def _run_directory(directory: Path) -> bool:
-    """What `load_run` checks first: a run directory has its snapshot or its log (a
-    spend read in a thread may then start: `RunLog` makes `log/` when it is missing)."""
-    return (directory / "tournament.json").exists() or (directory / "log").is_dir()
 
 
 def _cost(frames: Sequence[pl.DataFrame | None]) -> float | None:
@@ -426,8 +421,10 @@ def build_leaderboard(
         # A big log's ranking runs compiled kernels: numba readies them meanwhile.
         # (`part_rows` creates nothing: the directory is not checked yet.)
         prefetch_kernels(lambda: sum(part_rows(d, "reviews") for d in directories))
-        if not ratings_only and reviews_file is None and all(map(_run_directory, directories)):
-            spend = _spend_of(directories)  # the run's spend, while it reads and ranks
+        # The run's spend, while it reads and ranks: only in what `load_run` will take for
+        # a run directory (`RunLog` makes `log/` when it is missing).
+        if not ratings_only and reviews_file is None and all(map(is_run_directory, directories)):
+            spend = _spend_of(directories)
         run = load_runs(
             directories,
             ranking_only=True,
