@@ -550,12 +550,14 @@ def load_run(
         texts = (*COST_COLUMNS, "answer_turns") if ranking_only and style else costs
         answers: pl.DataFrame | None = None
         if coded and ranking_only and not _rewrites_reviews(log):
-            kept = [c for c in RANKING_COLUMNS if c not in ("cost_usd", "finished_at")]
+            ranked = [c for c in RANKING_COLUMNS if c not in ("cost_usd", "finished_at")]
             answer_ids = STYLE_COLUMNS if style else ()  # few distinct: coded alike
+            coded_all = [*CODED_COLUMNS, *answer_ids]
+            kept = ranked
             if style:  # the question and models follow from the answers (see below)
-                kept = [c for c in kept if c not in ANSWER_KEYS]
+                kept = [c for c in ranked if c not in ANSWER_KEYS]
                 answers = log.read("answers", columns=[*(texts or ()), "question_id", "model"])
-            coded_columns = [c for c in (*CODED_COLUMNS, *answer_ids) if c in {*kept, *answer_ids}]
+            coded_columns = [c for c in coded_all if c in {*kept, *answer_ids}]
             # The leaderboard finds the plan's ids meanwhile (polars lets go of the
             # interpreter) and orders two columns at a time; the history snapshot (no
             # style), whose memory is the end of a long run's peak, does each in turn.
@@ -569,16 +571,11 @@ def load_run(
                     assert answers is not None
                     keyed = keys_from_answers(read, answers)
                     if keyed is None:  # a review whose answers the log lacks: read them too
-                        kept = [*IMPORT_COLUMNS, *(c for c in kept if c not in IMPORT_COLUMNS)]
                         read = log.read_coded(
-                            "reviews",
-                            [*kept, *answer_ids],
-                            [*CODED_COLUMNS, *answer_ids],
-                            threads=threads,
+                            "reviews", [*ranked, *answer_ids], coded_all, threads=threads
                         )
                     else:
-                        rest = [c for c in kept if c not in IMPORT_COLUMNS]
-                        read = keyed.select("id", *IMPORT_COLUMNS, *rest, *answer_ids)
+                        read = keyed.select("id", *ranked, *answer_ids)
                 digests = None if planned is None else planned.result()
         else:
             read = log.read("reviews", columns=wanted)
