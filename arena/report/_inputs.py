@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import polars as pl
 
 from arena.config import ConfigError
@@ -497,12 +498,15 @@ def keys_from_answers(reviews: pl.DataFrame, answers: pl.DataFrame) -> pl.DataFr
         if keyed["question_id"].null_count() or keyed["model"].null_count():
             return None
         codes = ids.to_physical()
-        found[model] = keyed["model"].gather(codes)
-        if side == "a":
-            found["question_id"] = keyed["question_id"].gather(codes)
-    return reviews.with_columns(
-        found[c].cast(pl.Enum(sorted(found[c].unique().to_list()))).alias(c) for c in ANSWER_KEYS
-    )
+        # Each answer's text coded once (a few thousand), its codes gathered per review:
+        # an Enum of the texts the reviews use, in text order, as `read_coded` makes them.
+        used = pl.Series(np.bincount(codes.to_numpy(), minlength=keyed.height) > 0)
+        wanted = [(model, "model"), *([("question_id", "question_id")] if side == "a" else [])]
+        for column, name in wanted:
+            texts = keyed.select(pl.when(used).then(pl.col(name))).to_series()
+            enum = pl.Enum(sorted(texts.drop_nulls().unique().to_list()))
+            found[column] = texts.cast(enum).gather(codes)
+    return reviews.with_columns(found[c].alias(c) for c in ANSWER_KEYS)
 
 
 def _rewrites_reviews(log: RunLog) -> bool:

@@ -431,18 +431,32 @@ def digest_keys(ids: pl.Series) -> pl.Series | None:
 
 
 def digest_order(keys: pl.Series) -> np.ndarray:
-    """The order that sorts a column of `digest_keys` (without nulls), found with NumPy on
-    their first 64 bits (and all 96 only where two rows share those): polars' sort of
-    96-bit numbers takes about 60 bytes a row, this about 24."""
+    """The order that sorts a column of `digest_keys` (without nulls): by their 96 bits,
+    rows of equal keys in the order they came (NumPy's `lexsort` of the two halves).
+
+    Each row's first 64 bits are packed with its position in the low bits and those
+    numbers are sorted as they are (a plain sort of 8-byte numbers is several times
+    quicker than an argsort: 0.05 s against 0.44 s for a million rows); the few runs
+    whose kept high bits are equal are then put in order by all 96 bits."""
     frame = keys.to_frame("id")
     high = frame.select((pl.col("id") // (1 << 32)).cast(pl.UInt64)).to_series().to_numpy()
-    # Not a stable sort (NumPy's quicker one, in place on the indices): where two rows
-    # share their first 64 bits, the lexical sort below decides.
-    order = np.argsort(high)
-    ordered = high[order]
-    if bool((ordered[1:] == ordered[:-1]).any()):
+    n = high.size
+    shift = np.uint64(max(1, (n - 1).bit_length()))
+    packed = (high >> shift) << shift
+    packed |= np.arange(n, dtype=np.uint64)
+    packed.sort()
+    order = (packed & np.uint64((1 << int(shift)) - 1)).astype(np.intp)
+    packed >>= shift  # the kept high bits, in order: runs of equal ones need the full key
+    same = np.flatnonzero(packed[1:] == packed[:-1])
+    del packed
+    if same.size:
         low = frame.select((pl.col("id") % (1 << 32)).cast(pl.UInt32)).to_series().to_numpy()
-        order = np.lexsort((low, high))
+        breaks = np.diff(same) > 1
+        starts = same[np.r_[True, breaks]]
+        ends = same[np.r_[breaks, True]] + 2
+        for start, end in zip(starts.tolist(), ends.tolist(), strict=True):
+            rows = order[start:end]
+            order[start:end] = rows[np.lexsort((rows, low[rows], high[rows]))]
     return order
 
 

@@ -9,7 +9,14 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from arena.store import DIGEST_ID, RunLog, digest_keys, digest_keys_of, part_rows
+from arena.store import (
+    DIGEST_ID,
+    RunLog,
+    digest_keys,
+    digest_keys_of,
+    digest_order,
+    part_rows,
+)
 from tests.store.test_store_log import review, write_rows
 
 CODED = ["question_id", "model_a", "model_b", "reviewer", "verdict", "status", "answer_a_id"]
@@ -102,3 +109,18 @@ def test_digest_keys_compare_as_the_texts_do() -> None:
         int("1" * 24, 16)
     ]
     assert pl.Series(["r-" + "a" * 24]).str.contains(DIGEST_ID).all()
+
+
+def test_digest_order_sorts_by_all_96_bits_and_keeps_equal_keys_in_order() -> None:
+    # Random keys, keys sharing their first 64 bits (only the last 32 tell them apart) and
+    # keys equal in all 96: the order is that of a stable sort of the whole numbers.
+    texts = [digest("r", i) for i in range(300)]
+    texts += [texts[7][:18] + f"{i:08x}" for i in (9, 3, 3, 0, 7)]  # one 64-bit prefix
+    texts += [texts[11], texts[40], texts[11]]  # whole repeats
+    texts += ["r-" + "0" * 24, "r-" + "f" * 24, "r-" + "0" * 16 + "00000001"]
+    keys = digest_keys(pl.Series(texts))
+    assert keys is not None
+    want = sorted(range(len(texts)), key=lambda i: (texts[i], i))
+    assert digest_order(keys).tolist() == want
+    assert digest_order(keys.head(0)).tolist() == []
+    assert digest_order(keys.head(1)).tolist() == [0]
