@@ -8,6 +8,7 @@ into results.
 
 from __future__ import annotations
 
+import json
 import os
 import uuid
 from collections.abc import Iterable, Iterator
@@ -30,6 +31,7 @@ __all__ = [
     "plan_changes",
     "plan_chunks",
     "plan_digests",
+    "plan_fingerprint",
     "plan_frame",
     "read_plan",
     "write_plan",
@@ -127,20 +129,22 @@ def write_plan(
 ) -> Path:
     """Write DIR/plan.parquet atomically (temporary file, fsync, rename).
 
-    `frame` may be the plan's frame or its slices (`plan_chunks`), written one
-    after another as row groups of the one file.
+    `frame` may be the plan's frame (written PLAN_CHUNK_ROWS rows at a time) or its
+    slices (`plan_chunks`), written one after another as row groups of the one file.
+    The file's metadata keeps, per stage, the fingerprint of its ids that are
+    digests (`plan_fingerprint`).
     """
     folder = Path(directory)
     folder.mkdir(parents=True, exist_ok=True)
     target = folder / PLAN_FILE
     tmp = folder / f".{PLAN_FILE}.{uuid.uuid4().hex}.tmp"
     try:
-        if isinstance(frame, pl.DataFrame):
-            frame.select(PLAN_SCHEMA.names()).write_parquet(tmp)
-        else:
-            with PlanWriter(tmp) as writer:
-                for chunk in frame:
-                    writer.write(chunk)
+        with PlanWriter(tmp) as writer:
+            chunks: Iterable[pl.DataFrame] = (
+                frame.iter_slices(PLAN_CHUNK_ROWS) if isinstance(frame, pl.DataFrame) else frame
+            )
+            for chunk in chunks:
+                writer.write(chunk)
         with open(tmp, "rb") as f:
             os.fsync(f.fileno())
         os.replace(tmp, target)
@@ -154,34 +158,71 @@ def write_plan(
     return target
 
 
+# The plan file's metadata key for its ids' fingerprints: {stage: [count, sum, sum]}.
+FINGERPRINTS_KEY = b"arena.digest_fingerprints"
+
+
 class PlanWriter:
     """Writes a plan's slices to one Parquet file, each as row groups (`with` closes it).
 
     The file is opened with the first slice's Arrow schema (every slice has the
     plan's columns and types); without any slice, an empty plan is written.
+    Closing it adds each stage's `digest_fingerprint` to the file's metadata.
     """
 
     def __init__(self, path: Path) -> None:
         self.path = path
         self._writer: pq.ParquetWriter | None = None
+        self._prints: dict[str, list[int]] = {}
 
     def write(self, chunk: pl.DataFrame) -> None:
         """Append a slice of the plan's frame."""
         import pyarrow.parquet as pq
 
+        from arena.store import digest_fingerprint, digest_keys_of
+
         table = chunk.select(PLAN_SCHEMA.names()).cast(PLAN_SCHEMA).to_arrow()
         if self._writer is None:
-            self._writer = pq.ParquetWriter(self.path, table.schema)
+            self._writer = pq.ParquetWriter(self.path, table.schema, compression="zstd")
         self._writer.write_table(table)
+        for (stage,), ids in chunk.select("stage", "id").group_by("stage"):
+            count, *sums = digest_fingerprint(digest_keys_of(ids["id"]))
+            seen = self._prints.setdefault(str(stage), [0, 0, 0])
+            seen[0] += count
+            for k, value in enumerate(sums, start=1):
+                seen[k] = (seen[k] + value) % (1 << 64)
 
     def __enter__(self) -> PlanWriter:
         return self
 
     def __exit__(self, *exc: object) -> None:
         if self._writer is not None:
+            if exc[0] is None:
+                self._writer.add_key_value_metadata(
+                    {FINGERPRINTS_KEY: json.dumps(self._prints, sort_keys=True).encode()}
+                )
             self._writer.close()
         elif exc[0] is None:
             pl.DataFrame(schema=PLAN_SCHEMA).write_parquet(self.path)
+
+
+def plan_fingerprint(directory: str | os.PathLike[str], table: str) -> tuple[int, int, int] | None:
+    """The `digest_fingerprint` of the ids DIR's plan has for `table` that are digests,
+    read from the plan file's metadata (no id is read); None when DIR has no plan file
+    or its plan was written without fingerprints (by an older arena)."""
+    import pyarrow.parquet as pq
+
+    path = Path(directory) / PLAN_FILE
+    try:
+        meta = pq.read_metadata(path).metadata or {}
+    except (OSError, ValueError):
+        return None
+    try:
+        found = json.loads(meta[FINGERPRINTS_KEY]).get(table, [0, 0, 0])
+        count, first, second = (int(v) for v in found)
+    except (KeyError, ValueError, TypeError, AttributeError):
+        return None
+    return count, first, second
 
 
 def read_plan(directory: str | os.PathLike[str]) -> pl.DataFrame | None:
@@ -232,13 +273,23 @@ def current_rows(
     """Rows of `table` whose id is in DIR's plan (all rows when DIR has no plan file).
 
     `digests`: `plan_digests(directory, table)` when the caller has it already
-    (for a frame whose ids are digests).
+    (for a frame whose ids are digests). Without it, a frame of digests whose
+    `digest_fingerprint` is the plan's (`plan_fingerprint`) is returned as it is,
+    without reading the plan's ids.
     """
     path = Path(directory) / PLAN_FILE
     if not path.is_file():
         return frame
     if frame.schema.get("id") == pl.Int128:
-        # Ids as their digits (`RunLog.read_coded`): the plan's alike.
+        # Ids as their digits (`RunLog.read_coded`, no id twice): a log holding exactly
+        # the plan's ids (a finished run) is found so on the plan's fingerprint alone.
+        if digests is None:
+            from arena.store import digest_fingerprint
+
+            planned_print = plan_fingerprint(directory, table)
+            if planned_print is not None and planned_print == digest_fingerprint(frame["id"]):
+                return frame
+        # Otherwise the plan's ids alike, compared with the log's.
         found = plan_digests(directory, table) if digests is None else digests
         ids = pl.DataFrame(schema={"id": pl.Int128}) if found is None else found.to_frame("id")
         ranked = frame["id"]

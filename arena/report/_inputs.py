@@ -31,7 +31,7 @@ from arena.formats import (
     read_records,
 )
 from arena.nightly import current_rows
-from arena.nightly._planfile import plan_digests
+from arena.nightly._planfile import plan_digests, plan_fingerprint
 from arena.rank import STYLE_FEATURES, answer_style
 from arena.report._order import sort_by_id
 from arena.shard import recorded_shard
@@ -567,7 +567,9 @@ def load_run(
             # style), whose memory is the end of a long run's peak, does each in turn.
             threads = 2 if style else 1
             with ThreadPoolExecutor(1, thread_name_prefix="arena-plan") as pool:
-                planned = pool.submit(plan_digests, root, "reviews") if style else None
+                # (Not when the plan's fingerprint may tell: `current_rows` tries it first.)
+                needed = style and plan_fingerprint(root, "reviews") is None
+                planned = pool.submit(plan_digests, root, "reviews") if needed else None
                 read = log.read_coded(
                     "reviews", [*kept, *answer_ids], coded_columns, threads=threads
                 )

@@ -8,6 +8,7 @@ from arena.lazy import lazy_attributes as _lazy_attributes
 from arena.store._files import (
     DIGEST_ID,
     StorageError,
+    digest_fingerprint,
     digest_key,
     digest_keys,
     digest_keys_of,
@@ -55,6 +56,7 @@ __all__ = [
     "describe_tokens",
     "digest_key",
     "digest_keys",
+    "digest_fingerprint",
     "digest_keys_of",
     "digest_order",
     "failure_reason",

@@ -460,6 +460,35 @@ def digest_order(keys: pl.Series) -> np.ndarray:
     return order
 
 
+# A 64-bit mixing function (splitmix64's finaliser) and two keys for the fingerprints.
+_MIX = (np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x94D049BB133111EB))
+_SALTS = (np.uint64(0x9E3779B97F4A7C15), np.uint64(0xD6E8FEB86659FD93))
+
+
+def _mixed(x: np.ndarray) -> np.ndarray:
+    x = (x ^ (x >> np.uint64(30))) * _MIX[0]
+    x = (x ^ (x >> np.uint64(27))) * _MIX[1]
+    out: np.ndarray = x ^ (x >> np.uint64(31))
+    return out
+
+
+def digest_fingerprint(keys: pl.Series) -> tuple[int, int, int]:
+    """How many `digest_keys` a column holds (no nulls) and two 64-bit sums of their
+    mixed bits: two columns of distinct keys whose fingerprints are equal hold the same
+    keys (unless 128 bits of hashes collide by chance, about one in 2**128), in any
+    order. The plan file keeps its ids' fingerprint, so that a log holding exactly the
+    plan's ids is found so without reading them."""
+    frame = keys.to_frame("id")
+    high = frame.select((pl.col("id") // (1 << 32)).cast(pl.UInt64)).to_series().to_numpy()
+    low = frame.select((pl.col("id") % (1 << 32)).cast(pl.UInt64)).to_series().to_numpy()
+    sums = []
+    for salt in _SALTS:
+        with np.errstate(over="ignore"):
+            mixed = _mixed(high ^ _mixed(low ^ salt))
+        sums.append(int(mixed.sum(dtype=np.uint64)))
+    return high.size, sums[0], sums[1]
+
+
 def digest_keys_of(ids: pl.Series) -> pl.Series:
     """`digest_keys` of the ids that are digests (others are left out): what a column of
     `digest_keys` is compared with."""

@@ -35,6 +35,7 @@ def test_public_names() -> None:
         "history_view",
         "load_for_directory",
         "plan_changes",
+        "plan_fingerprint",
         "plan_frame",
         "read_history",
         "read_plan",

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import polars as pl
+import pytest
 import yaml
 from click.testing import CliRunner
 
@@ -89,3 +90,58 @@ def test_question_and_models_taken_from_the_answers_equal_the_columns_read(
     coded = leaderboard_dict(build_leaderboard(out, options=OPTIONS))
     assert [m["bt"] for m in coded["models"]] == [m["bt"] for m in text["models"]]
     assert coded["counts"] == text["counts"]
+
+
+def test_a_finished_run_is_told_by_the_plan_fingerprint_and_stale_rows_by_the_ids(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The plan file keeps the fingerprint of its review ids: a log holding exactly those
+    ids is ranked without reading the plan's ids; one more (stale) id, or a plan
+    written without fingerprints, sends the reading to the ids, with the same board."""
+    import arena.nightly._planfile as planfile
+    from arena.nightly import plan_fingerprint, read_plan, write_plan
+    from arena.store import digest_fingerprint, digest_keys_of
+
+    config = small_tournament(tmp_path, models=3, questions=4, sim={"answer_words": 30})
+    out = tmp_path / "out"
+    assert CliRunner().invoke(main, ["run", str(config), "--out", str(out)]).exit_code == 0
+    plan = read_plan(out)
+    assert plan is not None
+    for stage in ("answers", "reviews"):
+        ids = plan.filter(pl.col("stage") == stage)["id"]
+        assert plan_fingerprint(out, stage) == digest_fingerprint(digest_keys_of(ids))
+    assert plan_fingerprint(out, "discussions") == (0, 0, 0)  # a stage without calls
+    coded = RunLog(out).read_coded("reviews", ["reviewer", "verdict"], ["reviewer", "verdict"])
+    expected = leaderboard_dict(build_leaderboard(out, options=OPTIONS))
+
+    reads: list[str] = []
+    real_digests = planfile.plan_digests
+
+    def counted(directory: Path, table: str) -> pl.Series | None:
+        reads.append(table)
+        return real_digests(directory, table)
+
+    monkeypatch.setattr(planfile, "plan_digests", counted)
+    assert current_rows(out, "reviews", coded).height == coded.height
+    assert reads == []  # the fingerprint told: the plan's ids were not read
+    ratings = leaderboard_dict(build_leaderboard(out, options=OPTIONS, ratings_only=True))
+    assert [m["bt"] for m in ratings["models"]] == [m["bt"] for m in expected["models"]]
+    assert reads == []
+
+    # A plan that lacks one of the logged reviews: that row is stale, found on the ids.
+    fewer = plan.filter(pl.col("id") != coded_text_id(out))
+    write_plan(out, fewer)
+    kept = current_rows(out, "reviews", coded)
+    assert reads == ["reviews"] and kept.height == coded.height - 1
+
+    # A plan file of an older arena (no fingerprints): the ids are read, nothing dropped.
+    reads.clear()
+    plan.write_parquet(out / "plan.parquet")
+    assert plan_fingerprint(out, "reviews") is None
+    assert current_rows(out, "reviews", coded).height == coded.height
+    assert reads == ["reviews"]
+
+
+def coded_text_id(out: Path) -> str:
+    """The id of one logged review, as text."""
+    return str(RunLog(out).read("reviews", columns=["status"])["id"][0])

@@ -141,6 +141,7 @@ def test_public_api() -> None:
         "DIGEST_ID",
         "digest_key",
         "digest_keys",
+        "digest_fingerprint",
         "digest_keys_of",
         "digest_order",
         "part_rows",
