@@ -463,6 +463,7 @@ def digest_order(keys: pl.Series) -> np.ndarray:
 # A 64-bit mixing function (splitmix64's finaliser) and two keys for the fingerprints.
 _MIX = (np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x94D049BB133111EB))
 _SALTS = (np.uint64(0x9E3779B97F4A7C15), np.uint64(0xD6E8FEB86659FD93))
+FINGERPRINT_ROWS = 1 << 16
 
 
 def _mixed(x: np.ndarray) -> np.ndarray:
@@ -477,16 +478,19 @@ def digest_fingerprint(keys: pl.Series) -> tuple[int, int, int]:
     mixed bits: two columns of distinct keys whose fingerprints are equal hold the same
     keys (unless 128 bits of hashes collide by chance, about one in 2**128), in any
     order. The plan file keeps its ids' fingerprint, so that a log holding exactly the
-    plan's ids is found so without reading them."""
-    frame = keys.to_frame("id")
-    high = frame.select((pl.col("id") // (1 << 32)).cast(pl.UInt64)).to_series().to_numpy()
-    low = frame.select((pl.col("id") % (1 << 32)).cast(pl.UInt64)).to_series().to_numpy()
-    sums = []
-    for salt in _SALTS:
-        with np.errstate(over="ignore"):
-            mixed = _mixed(high ^ _mixed(low ^ salt))
-        sums.append(int(mixed.sum(dtype=np.uint64)))
-    return high.size, sums[0], sums[1]
+    plan's ids is found so without reading them. Summed FINGERPRINT_ROWS keys at a
+    time: a few small arrays whatever the size of the column."""
+    sums = [np.uint64(0), np.uint64(0)]
+    with np.errstate(over="ignore"):
+        for start in range(0, keys.len(), FINGERPRINT_ROWS):
+            part = keys.slice(start, FINGERPRINT_ROWS).to_frame("id")
+            high = part.select((pl.col("id") // (1 << 32)).cast(pl.UInt64)).to_series()
+            low = part.select((pl.col("id") % (1 << 32)).cast(pl.UInt64)).to_series()
+            high_bits, low_bits = high.to_numpy(), low.to_numpy()
+            for k, salt in enumerate(_SALTS):
+                mixed = _mixed(high_bits ^ _mixed(low_bits ^ salt))
+                sums[k] += mixed.sum(dtype=np.uint64)
+    return keys.len(), int(sums[0]), int(sums[1])
 
 
 def digest_keys_of(ids: pl.Series) -> pl.Series:

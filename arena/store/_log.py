@@ -367,22 +367,24 @@ class RunLog:
 
         The log is read a few parts at a time (`scan`), so memory does not grow with
         the log but for one 8-byte hash per row, which finds rows written twice (a crash
-        between a part and the deletion of its journal); when there are any, the table
-        is read whole (`read_all`) and its repeats dropped as there.
+        between a part and the deletion of its journal). The rows are hashed without
+        their ids (a million ids are most of what such a reading reads); only when
+        two rows agree on every other column are the ids read and hashed with them,
+        and when whole rows repeat, the table is read whole (`read_all`) and its
+        repeats dropped as there.
         """
         wanted = list(dict.fromkeys([*by, *columns, *distinct]))
         keys = [pl.col(c).cast(pl.String).fill_null("").alias(c) for c in by]
         sums = Sums(tuple(columns))
         hashes: list[np.ndarray] = []
-        for frame in self.scan(table, wanted, parts=SUM_PARTS):
+        for frame in self.scan(table, wanted, parts=SUM_PARTS, ids=False):
             hashes.append(frame.hash_rows().to_numpy())
             sums.add(frame.with_columns(keys), by)
-        found = np.concatenate(hashes) if hashes else np.zeros(0, dtype=np.uint64)
-        del hashes
-        found.sort()  # in place: a repeat is two equal neighbours
-        if not (found[1:] == found[:-1]).any():
+        if not _repeats(hashes):
             return sums
-        del found
+        hashes = [f.hash_rows().to_numpy() for f in self.scan(table, wanted, parts=SUM_PARTS)]
+        if not _repeats(hashes):  # rows alike but for their ids: different calls
+            return sums
         sums = Sums(tuple(columns))  # a row twice: as `read_all` counts it
         sums.add(self.read_all(table, wanted).with_columns(keys), by)
         return sums
@@ -438,7 +440,12 @@ class RunLog:
         return set(frame["id"].to_list())
 
     def scan(
-        self, table: str, columns: Sequence[str] | None = None, *, parts: int = SCAN_PARTS
+        self,
+        table: str,
+        columns: Sequence[str] | None = None,
+        *,
+        parts: int = SCAN_PARTS,
+        ids: bool = True,
     ) -> Iterator[pl.DataFrame]:
         """Every row ever written to a table, oldest first, in frames of a few parts each.
 
@@ -447,9 +454,11 @@ class RunLog:
         running totals holds one frame at a time whatever the size of the log. The
         journals are read when the scan starts and each part in its turn: a part
         quarantined meanwhile is skipped. An unknown column is a ValueError.
+        `ids=False` leaves the `id` column out unless `columns` names it.
         """
         names = table_schema(table).names
-        cols = None if columns is None else list(dict.fromkeys(["id", *columns]))
+        first = ["id"] if ids else []
+        cols = None if columns is None else list(dict.fromkeys([*first, *columns]))
         if cols is not None and not set(cols) <= set(names):
             raise ValueError(f"table {table!r} has no column(s) {set(cols) - set(names)}")
         missing_parts(self.log_dir, table)  # warns about deleted parts, as `read` does
@@ -512,6 +521,14 @@ class RunLog:
         before = [item for key, _, item in files if key <= opened_after]
         after = [item for key, _, item in files if key > opened_after]
         return [*before, *([live] if live is not None else []), *after]
+
+
+def _repeats(hashes: list[np.ndarray]) -> bool:
+    """Whether a hash occurs twice among the arrays (emptied: their memory goes)."""
+    found = np.concatenate(hashes) if hashes else np.zeros(0, dtype=np.uint64)
+    hashes.clear()
+    found.sort()  # in place: a repeat is two equal neighbours
+    return bool((found[1:] == found[:-1]).any())
 
 
 def _select(frame: pl.DataFrame, cols: list[str] | None) -> pl.DataFrame:

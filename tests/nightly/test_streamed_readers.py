@@ -137,6 +137,36 @@ def test_rows_left_twice_by_a_crash_count_once(tmp_path: Path) -> None:
     assert _by_model(failures_by_reason(out, 0.0)) == failed
 
 
+def test_rows_alike_but_for_their_ids_are_different_calls_and_ids_are_read_only_then(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The spend hashes rows without their ids; two rows that agree on everything else
+    (two calls started and ended at the same instants) send it to the ids, and both
+    count. A log whose rows all differ is added up without reading an id."""
+    from tests.store.test_store_log import review
+
+    seen: list[bool] = []
+    real_scan = RunLog.scan
+
+    def scan(self: RunLog, table: str, columns: Any = None, **kwargs: Any) -> Any:
+        seen.append(kwargs.get("ids", True))
+        return real_scan(self, table, columns, **kwargs)
+
+    monkeypatch.setattr(RunLog, "scan", scan)
+    alike = {"cost_usd": 0.5, "started_at": 10.0, "finished_at": 11.0}
+    write_rows(tmp_path, [("reviews", review(0, **alike)), ("reviews", review(1, **alike))])
+    write_rows(tmp_path, [("reviews", review(2, cost_usd=0.25))])
+    assert RunLog(tmp_path).spent_by_provider("reviews") == {"sim": pytest.approx(1.25)}
+    assert seen == [False, True]  # the ids read once two rows agreed without them
+
+    other = tmp_path / "other"
+    seen.clear()
+    rows = [("reviews", review(i, started_at=float(i), cost_usd=0.125)) for i in range(4)]
+    write_rows(other, rows)
+    assert RunLog(other).spent_by_provider("reviews") == {"sim": pytest.approx(0.5)}
+    assert seen == [False]
+
+
 def test_the_night_report_counts_only_this_runs_failures(tmp_path: Path) -> None:
     out = _flaky_nights(tmp_path)
     yaml_path = tmp_path / "t.yaml"
