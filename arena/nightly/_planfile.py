@@ -210,15 +210,13 @@ def plan_fingerprint(directory: str | os.PathLike[str], table: str) -> tuple[int
     """The `digest_fingerprint` of the ids DIR's plan has for `table` that are digests,
     read from the plan file's metadata (no id is read); None when DIR has no plan file
     or its plan was written without fingerprints (by an older arena)."""
-    import pyarrow.parquet as pq
-
     path = Path(directory) / PLAN_FILE
     try:
-        meta = pq.read_metadata(path).metadata or {}
-    except (OSError, ValueError):
+        meta = pl.read_parquet_metadata(path)
+    except (OSError, ValueError, pl.exceptions.PolarsError):
         return None
     try:
-        found = json.loads(meta[FINGERPRINTS_KEY]).get(table, [0, 0, 0])
+        found = json.loads(meta[FINGERPRINTS_KEY.decode()]).get(table, [0, 0, 0])
         count, first, second = (int(v) for v in found)
     except (KeyError, ValueError, TypeError, AttributeError):
         return None
