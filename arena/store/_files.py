@@ -430,9 +430,11 @@ def digest_keys(ids: pl.Series) -> pl.Series | None:
     return pl.select(digest_key(pl.lit(ids))).to_series().alias(ids.name)
 
 
-def digest_order(keys: pl.Series) -> np.ndarray:
+def digest_order(keys: pl.Series, *, latest: bool = False) -> np.ndarray:
     """The order that sorts a column of `digest_keys` (without nulls): by their 96 bits,
     rows of equal keys in the order they came (NumPy's `lexsort` of the two halves).
+    `latest`: of rows with equal keys only the last is in the order (the latest
+    row of an id, as `drop_repeats` keeps it), found on the sorted keys.
 
     Each row's first 64 bits are packed with its position in the low bits and those
     numbers are sorted as they are (a plain sort of 8-byte numbers is several times
@@ -449,14 +451,20 @@ def digest_order(keys: pl.Series) -> np.ndarray:
     packed >>= shift  # the kept high bits, in order: runs of equal ones need the full key
     same = np.flatnonzero(packed[1:] == packed[:-1])
     del packed
-    if same.size:
-        low = frame.select((pl.col("id") % (1 << 32)).cast(pl.UInt32)).to_series().to_numpy()
-        breaks = np.diff(same) > 1
-        starts = same[np.r_[True, breaks]]
-        ends = same[np.r_[breaks, True]] + 2
-        for start, end in zip(starts.tolist(), ends.tolist(), strict=True):
-            rows = order[start:end]
-            order[start:end] = rows[np.lexsort((rows, low[rows], high[rows]))]
+    if not same.size:
+        return order
+    low = frame.select((pl.col("id") % (1 << 32)).cast(pl.UInt32)).to_series().to_numpy()
+    breaks = np.diff(same) > 1
+    starts = same[np.r_[True, breaks]]
+    ends = same[np.r_[breaks, True]] + 2
+    for start, end in zip(starts.tolist(), ends.tolist(), strict=True):
+        rows = order[start:end]
+        order[start:end] = rows[np.lexsort((rows, low[rows], high[rows]))]
+    if latest:  # a key equal to the next one's is an earlier row of the same id
+        first, second = order[same], order[same + 1]
+        repeated = same[(high[first] == high[second]) & (low[first] == low[second])]
+        if repeated.size:
+            order = np.delete(order, repeated)
     return order
 
 

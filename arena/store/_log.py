@@ -224,11 +224,13 @@ class RunLog:
         turned += [pl.lit(None, dtype=pl.Null).alias(c) for c in empty]
         for k, frame in enumerate(frames):
             frames[k] = frame.with_columns(turned)
-        merged = drop_repeats(pl.concat(frames, how="vertical", rechunk=False), "id")
+        merged = pl.concat(frames, how="vertical", rechunk=False)
         del frames, frame
         from concurrent.futures import ThreadPoolExecutor
 
-        order = pl.Series(digest_order(merged["id"]))
+        # In id order, an id's rows in the order written: its latest row is kept (as
+        # `drop_repeats` keeps it), found on the sorted ids without hashing them.
+        order = pl.Series(digest_order(merged["id"], latest=True))
         series = merged.get_columns()
         del merged
 

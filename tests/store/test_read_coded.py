@@ -122,5 +122,8 @@ def test_digest_order_sorts_by_all_96_bits_and_keeps_equal_keys_in_order() -> No
     assert keys is not None
     want = sorted(range(len(texts)), key=lambda i: (texts[i], i))
     assert digest_order(keys).tolist() == want
+    # With `latest`, each key's last row alone: what `drop_repeats` keeps, in key order.
+    last = {text: i for i, text in enumerate(texts)}
+    assert digest_order(keys, latest=True).tolist() == [last[t] for t in sorted(last)]
     assert digest_order(keys.head(0)).tolist() == []
     assert digest_order(keys.head(1)).tolist() == [0]
