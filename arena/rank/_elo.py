@@ -25,6 +25,7 @@ from __future__ import annotations
 import math
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -105,13 +106,14 @@ class _Orders:
         width = 2 * self.bits + max(1, (kinds - 1).bit_length())
         self.dtype = np.uint16 if width <= 16 else np.int32 if width <= 31 else np.int64
         dtype = self.dtype
-        self.codes = rs.reviewer.astype(dtype)
-        self.codes *= 3
-        self.codes += (rs.score + 1).astype(dtype)  # the kind
-        self.codes <<= dtype(self.bits)
-        self.codes |= rs.model_b.astype(dtype)
-        self.codes <<= dtype(self.bits)
-        self.codes |= rs.model_a.astype(dtype)
+        codes: NDArray[np.integer[Any]] = rs.reviewer.astype(dtype)
+        codes *= 3
+        codes += (rs.score + 1).astype(dtype)  # the kind
+        codes <<= dtype(self.bits)
+        codes |= rs.model_b.astype(dtype)
+        codes <<= dtype(self.bits)
+        codes |= rs.model_a.astype(dtype)
+        self.codes = codes
         self.plain: tuple[NDArray[np.int32], NDArray[np.int32], NDArray[np.int64]] | None = None
         if not compiled(n):
             # Small logs: NumPy draws the orders themselves, every order advances in step.
