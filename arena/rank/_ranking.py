@@ -17,7 +17,13 @@ from arena.rank._diagnostics import (
     reviewer_diagnostics,
     reviewer_fleiss_kappa,
 )
-from arena.rank._elo import EloResult, prefetch_orders, weighted_elo, weighted_elo_prefetched
+from arena.rank._elo import (
+    EloResult,
+    StateArray,
+    prefetch_orders,
+    weighted_elo,
+    weighted_elo_prefetched,
+)
 from arena.rank._encode import ReviewSet
 from arena.rank._intervals import RankTable, rank_models
 from arena.rank._peerrank import (
@@ -428,13 +434,20 @@ def rank_reviews(rs: ReviewSet, options: RankOptions | None = None) -> Ranking:
         raise ValueError(f"intervals must be one of {', '.join(INTERVALS)}, not {opts.intervals!r}")
     weighted = opts.weights == "peerrank"
     reliable = opts.weights == "reliability"
-    # With reliability weights, ratings leave out the reviewers' own battles.
-    rated = trusted_reviews(rs) if reliable else rs
-    # Elo's order start states are found on another core while the rest is fitted.
-    starts = None
-    elo_orders = elo_order_count(opts.elo_orders, rated.n_battles)
-    if opts.elo and rated.n_battles and elo_orders > 0:
-        starts = prefetch_orders(rated.n_battles, elo_orders, ELO_ORDER_SEED)
+    side = ThreadPoolExecutor(2, thread_name_prefix="arena-rank")
+
+    def rated_and_starts() -> tuple[ReviewSet, Future[StateArray] | None, int]:
+        # With reliability weights, ratings leave out the reviewers' own battles (a copy
+        # of every battle's arrays, made on another core while the tallies are counted).
+        rated = trusted_reviews(rs) if reliable else rs
+        # Elo's order start states are found on another core while the rest is fitted.
+        orders = elo_order_count(opts.elo_orders, rated.n_battles)
+        starts = None
+        if opts.elo and rated.n_battles and orders > 0:
+            starts = prefetch_orders(rated.n_battles, orders, ELO_ORDER_SEED)
+        return rated, starts, orders
+
+    rated_job = side.submit(rated_and_starts)
     sandwich = opts.intervals == "sandwich"
     tallies = tally_reviews(rs, per_question=opts.bootstrap > 0 or sandwich)
     reliability = None
@@ -455,7 +468,7 @@ def rank_reviews(rs: ReviewSet, options: RankOptions | None = None) -> Ranking:
     # control: both run in threads while the bootstrap works (NumPy and the compiled
     # kernels let go of the interpreter).
     passes = 10 if weighted else 1
-    side = ThreadPoolExecutor(2, thread_name_prefix="arena-rank")
+    rated, starts, elo_orders = rated_job.result()
     elo_job: Future[EloResult] | None = None
     if opts.elo:
         elo_job = side.submit(
