@@ -45,9 +45,11 @@ IntArray = NDArray[np.int64]
 # Verdict categories: the PRD score (-1 A wins, 0 tie, +1 B wins) modulo 3.
 TIE, B_WINS, A_WINS = 0, 1, 2
 
-_CATEGORY = np.array([A_WINS, TIE, B_WINS], dtype=np.int8)
 # Cells of the dense count tensor of one block of questions.
 _BLOCK_CELLS = 8_000_000
+# Up to this many blocks, each block's compiled count passes over every battle;
+# more, and the battles are sorted by question once (a copy of their columns).
+_SCAN_BLOCKS = 4
 # Per-question features stay a dense matrix up to this many cells.
 _DENSE_FEATURES = 20_000_000
 # Bootstrap rounds are aggregated this many cells at a time (memory bound).
@@ -219,12 +221,18 @@ def _tally(rs: ReviewSet, per_question: bool) -> Tallies:
     q_total = rs.n_questions
     if q_total == 0 or question_cells == 0:
         return acc.result()
-    # Verdict category of each score -1, 0, +1.
-    verdict: NDArray[np.int8] = _CATEGORY.take(rs.score.astype(np.intp) + 1)
+    # Verdict category of each score -1, 0, +1: the score modulo 3 (see TIE), a byte
+    # a battle (an index array through `take` would be eight).
+    verdict: NDArray[np.int8] = np.remainder(rs.score, np.int8(3), dtype=np.int8)
     columns = (verdict, rs.question, rs.reviewer, rs.model_a, rs.model_b)
     block_questions = max(1, _BLOCK_CELLS // (3 * question_cells))
-    if q_total <= block_questions:
-        acc.add(count_battles(columns, range(q_total), (r, c), acc.compiled))
+    blocks = -(-q_total // block_questions)
+    if q_total <= block_questions or (acc.compiled and blocks <= _SCAN_BLOCKS):
+        # The compiled scatter passes over rows of other questions: a few blocks each
+        # read every battle, with no sorted copy of the battles (17 bytes each).
+        for start in range(0, q_total, block_questions):
+            block = range(start, min(q_total, start + block_questions))
+            acc.add(count_battles(columns, block, (r, c), acc.compiled))
         return acc.result()
     # Several blocks: sort the battles by question once, hand each block its slice.
     order = np.argsort(rs.question, kind="stable")

@@ -45,6 +45,10 @@ START_RATING = 1000.0
 _NAT_PER_ELO = math.log(10.0) / 400.0
 # Orders whose updates one thread interleaves.
 _INTERLEAVE = 4
+# What the shuffled copies of the battles (one per interleaved order and thread) may
+# take together: fewer orders are interleaved when a log is big, so that they do not
+# grow with it past this (at least one copy a thread).
+_BUFFER_BYTES = 24 << 20
 _MASK64 = (1 << 64) - 1
 
 
@@ -163,9 +167,9 @@ class _Orders:
         starts = self.starts
         threads = _threads(self.orders)
         shares = [np.arange(t, self.orders, threads, dtype=np.int64) for t in range(threads)]
-        buffers = [
-            np.empty((min(_INTERLEAVE, share.size), self.n), dtype=self.dtype) for share in shares
-        ]
+        copy_bytes = max(1, self.n * np.dtype(self.dtype).itemsize)
+        group = max(1, min(_INTERLEAVE, _BUFFER_BYTES // (copy_bytes * threads)))
+        buffers = [np.empty((min(group, share.size), self.n), dtype=self.dtype) for share in shares]
 
         def work(t: int) -> None:
             _elo_kernel.run_orders(

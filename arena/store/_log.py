@@ -49,6 +49,25 @@ _READ_ATTEMPTS = 50
 # Parts `RunLog.scan` reads together: a few tens of thousands of rows at a time,
 # whatever the size of the log.
 SCAN_PARTS = 16
+
+
+def _narrowest(largest: int) -> type[pl.DataType]:
+    """The narrowest unsigned polars integer that holds 0..largest."""
+    return pl.UInt8 if largest < 1 << 8 else pl.UInt16 if largest < 1 << 16 else pl.UInt32
+
+
+def _enum_codes(
+    codes: pl.Series, frame_codes: np.ndarray, texts: list[str], names: list[str]
+) -> pl.Series:
+    """A frame's codes (`frame_codes` stand for `texts`) as indices into `names`
+    (sorted): a lookup table gathered by the codes, nulls kept."""
+    table = np.zeros(int(frame_codes.max(initial=0)) + 1, dtype=np.uint32)
+    sorted_names = np.array(names, dtype=object)
+    table[frame_codes] = np.searchsorted(sorted_names, np.array(texts, dtype=object))
+    width = _narrowest(max(0, len(names) - 1))
+    return pl.Series(codes.name, table).cast(width).gather(codes)
+
+
 # Parts `RunLog.read_coded` reads together: the frames are coded as they come.
 CODED_PARTS = 64
 # Parts `RunLog.sum_all` reads together: a frame's rows are added up and dropped, so
@@ -188,9 +207,12 @@ class RunLog:
         cols = list(dict.fromkeys(["id", *columns]))
         as_codes = [pl.col(c).cast(pl.Categorical) for c in coded]
         frames: list[pl.DataFrame] = []
-        names: dict[str, set[str]] = {c: set() for c in coded}
+        # Per frame and coded column: the frame's codes and their texts. A frame keeps
+        # its codes in the narrowest unsigned integer that holds them (a byte a row
+        # for models and verdicts) until the Enums are known.
+        found: list[dict[str, tuple[np.ndarray, list[str]]]] = []
         letter: str | None = None
-        # Frames of CODED_PARTS parts: their rows stand coded (about 40 bytes each), so
+        # Frames of CODED_PARTS parts: their rows stand coded (about 25 bytes each), so
         # bigger frames cost little memory and save the per-frame work.
         text = pl.col("id")
         for frame in self.scan(table, cols, parts=CODED_PARTS):
@@ -208,9 +230,16 @@ class RunLog:
             if not frame["_ok"][0]:
                 return self._read_coded_text(table, cols, coded)  # an id of another kind
             frame = frame.drop("_ok")
-            found = frame.select(pl.col(c).unique().drop_nulls().implode() for c in coded)
-            for c, values in zip(coded, found.row(0), strict=True):
-                names[c].update(values)
+            uniques = frame.select(pl.col(c).unique().drop_nulls().implode() for c in coded)
+            seen: dict[str, tuple[np.ndarray, list[str]]] = {}
+            for c, values in zip(coded, uniques.get_columns(), strict=True):
+                values = values.explode().drop_nulls()
+                seen[c] = (values.to_physical().to_numpy(), values.cast(pl.String).to_list())
+            frame = frame.with_columns(
+                pl.col(c).to_physical().cast(_narrowest(int(seen[c][0].max(initial=0))))
+                for c in coded
+            )
+            found.append(seen)
             frames.append(frame)
         if not frames:
             return self._read_coded_text(table, cols, coded)
@@ -220,10 +249,13 @@ class RunLog:
         empty = [
             c for c in cols if c not in coded and all(f[c].null_count() == f.height for f in frames)
         ]
-        turned = [pl.col(c).cast(pl.Enum(sorted(names[c]))) for c in coded]
-        turned += [pl.lit(None, dtype=pl.Null).alias(c) for c in empty]
+        names = {c: sorted({t for seen in found for t in seen[c][1]}) for c in coded}
+        enums = {c: pl.Enum(names[c]) for c in coded}
         for k, frame in enumerate(frames):
-            frames[k] = frame.with_columns(turned)
+            frames[k] = frame.with_columns(
+                *(_enum_codes(frame[c], *found[k][c], names[c]).cat.to(enums[c]) for c in coded),
+                *(pl.lit(None, dtype=pl.Null).alias(c) for c in empty),
+            )
         merged = pl.concat(frames, how="vertical", rechunk=False)
         del frames, frame
         from concurrent.futures import ThreadPoolExecutor

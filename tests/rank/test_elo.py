@@ -142,6 +142,20 @@ def test_threads_do_not_change_the_result(monkeypatch: pytest.MonkeyPatch) -> No
     np.testing.assert_array_equal(shared.weights, alone.weights)
 
 
+@pytest.mark.parametrize("budget", [1, 2 * 40, 10**9])
+def test_fewer_interleaved_orders_on_a_small_buffer_budget_give_the_same_ratings(
+    monkeypatch: pytest.MonkeyPatch, budget: int
+) -> None:
+    # A big log interleaves fewer orders (their shuffled copies stay within
+    # _BUFFER_BYTES); each order is replayed alike, so the ratings do not change.
+    rs = encode_reviews(random_reviews(models=4, judges=1, questions=6, seed=4))
+    default = weighted_elo(rs, orders=11, seed=2)
+    monkeypatch.setattr(elo_module, "_BUFFER_BYTES", budget)
+    capped = weighted_elo(rs, orders=11, seed=2)
+    np.testing.assert_array_equal(capped.rating, default.rating)
+    np.testing.assert_array_equal(capped.weights, default.weights)
+
+
 @pytest.mark.parametrize(
     ("models", "judges", "width"),
     [(12, 20, np.uint16), (100, 400, np.int32), (1100, 1400, np.int64)],

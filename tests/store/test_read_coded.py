@@ -127,3 +127,40 @@ def test_digest_order_sorts_by_all_96_bits_and_keeps_equal_keys_in_order() -> No
     assert digest_order(keys, latest=True).tolist() == [last[t] for t in sorted(last)]
     assert digest_order(keys.head(0)).tolist() == []
     assert digest_order(keys.head(1)).tolist() == [0]
+
+
+@pytest.mark.parametrize("parts_per_frame", [1, 3, 64])
+def test_texts_first_seen_in_later_parts_get_the_codes_of_their_text_order(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, parts_per_frame: int
+) -> None:
+    """Each frame keeps its own codes (a byte or two a row) until the Enums are known: a
+    question or model first written in a later part, and sorting before the earlier
+    ones, still gets the code of its place in text order."""
+    monkeypatch.setattr("arena.store._log.CODED_PARTS", parts_per_frame)
+    ids = [digest("r", i) for i in range(400)]
+    rows = [
+        (
+            "reviews",
+            review(
+                i,
+                id=rid,
+                question_id=f"q{(400 - i) // 37:03d}",  # later parts: smaller texts
+                model_a="m9" if i >= 360 else f"m{i % 3}",  # m9 only in the last parts
+                reviewer=f"m{i % 4}",
+                status="failed" if i % 53 == 0 else "ok",
+                verdict=None if i % 53 == 0 else "A" if i % 2 else "tie",
+                answer_a_id=None if i % 11 == 0 else digest("a", i // 5),
+            ),
+        )
+        for i, rid in enumerate(ids)
+    ]
+    write_rows(tmp_path, rows, compact_every=40)
+    log = RunLog(tmp_path)
+    got = log.read_coded("reviews", COLUMNS, CODED)
+    expected = log.read("reviews", COLUMNS).sort("id")
+    assert as_text(got, "r").select(expected.columns).equals(expected)
+    for c in CODED:
+        values = got.schema[c].categories.to_list()  # type: ignore[union-attr]
+        assert values == sorted(expected[c].drop_nulls().unique().to_list())
+        codes = got[c].to_physical().drop_nulls().to_numpy()
+        assert codes.dtype.itemsize <= 2  # a frame's codes, narrowed
