@@ -13,11 +13,13 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 import polars as pl
+from numpy.typing import NDArray
 
 from arena.config import Tournament
 from arena.nightly import call_states
-from arena.pipeline import Plan, ReviewCall, build_plan, load_done
+from arena.pipeline import Plan, ReviewCall, ReviewCalls, build_plan, load_done
 from arena.review import render_review_prompt
 from arena.scheduler import PriceTable, price_table
 from arena.stage import EXPECTED_SHARE, EstimateInputs, StageEstimate
@@ -105,43 +107,61 @@ def estimate_plan(t: Tournament) -> PlanEstimate:
         states = call_states(t, plan, log)
     rows: dict[tuple[str, str], Counter[str]] = {}
     expect = _Expected(t, log)
+    by_model: dict[str, Counter[str]] = {}  # rows[(provider, model)], found by model
+
+    def counts(model: str) -> Counter[str]:
+        found = by_model.get(model)
+        if found is None:
+            found = by_model[model] = rows.setdefault((t.provider_of(model), model), Counter())
+        return found
 
     def bump(model: str, what: str, n: int = 1) -> None:
-        key = (t.provider_of(model), model)
-        rows.setdefault(key, Counter())[what] += n
+        counts(model)[what] += n
 
     for a in plan.answers:
         if t.from_file(a.model):
             continue  # answers from a file: no call
-        bump(a.model, "answers")
+        c = counts(a.model)
+        c["answers"] += 1
         if a.id in done_answers:
-            bump(a.model, "done")
+            c["done"] += 1
         else:
-            bump(a.model, _TO_RUN[states.get(a.id, "pending")])
+            c[_TO_RUN[states.get(a.id, "pending")]] += 1
             est = sum(estimate_tokens(len(turn)) for turn in a.question.turns)
             turns = len(a.question.turns)
-            bump(a.model, "est_tokens", est + t.model(a.model).max_tokens * turns)
-            bump(a.model, "est_in", est)
-            bump(a.model, "est_out", t.model(a.model).max_tokens * turns)
-            bump(a.model, "exp_in", est)
-            bump(a.model, "exp_out", round(expect.answer_turn(a.model) * turns))
+            c["est_tokens"] += est + t.model(a.model).max_tokens * turns
+            c["est_in"] += est
+            c["est_out"] += t.model(a.model).max_tokens * turns
+            c["exp_in"] += est
+            c["exp_out"] += round(expect.answer_turn(a.model) * turns)
     prompts = _PromptTokens(t)
-    for r in plan.reviews:
-        bump(r.reviewer, "reviews")
-        if r.id in done_reviews:
-            bump(r.reviewer, "done")
-            continue
-        bump(r.reviewer, _TO_RUN[states.get(r.id, "pending")])
+    # The reviews counted per reviewer from the plan's columns; only those still to
+    # run are built as calls (a nightly run's plan is mostly done).
+    reviews = plan.reviews
+    done = _logged(reviews, done_reviews)
+    who = reviews.codes[:, 3]
+    judges = len(reviews.reviewers)
+    planned = np.bincount(who, minlength=judges)
+    per_reviewer = zip(planned, np.bincount(who[done], minlength=judges), strict=True)
+    for code, (total, logged) in enumerate(per_reviewer):
+        if total:
+            c = counts(reviews.reviewers[code])
+            c["reviews"] += int(total)
+            c["done"] += int(logged)
+    for index in np.flatnonzero(~done).tolist():
+        r = reviews[index]
+        c = counts(r.reviewer)
+        c[_TO_RUN[states.get(r.id, "pending")]] += 1
         review_in, review_max = _review_bound(t, r, expect, prompts)
-        bump(r.reviewer, "est_tokens", review_in + review_max)
-        bump(r.reviewer, "est_in", review_in)
-        bump(r.reviewer, "est_out", review_max)
+        c["est_tokens"] += review_in + review_max
+        c["est_in"] += review_in
+        c["est_out"] += review_max
         turns = len(r.question.turns)
         expected_answers = expect.answer(r.model_a, r.question.id, turns) + expect.answer(
             r.model_b, r.question.id, turns
         )
-        bump(r.reviewer, "exp_in", prompts[r.question.id] + round(expected_answers))
-        bump(r.reviewer, "exp_out", round(expect.review(r.reviewer)))
+        c["exp_in"] += prompts[r.question.id] + round(expected_answers)
+        c["exp_out"] += round(expect.review(r.reviewer))
 
     def pending_review_costs() -> list[float | None]:
         return [
@@ -211,6 +231,20 @@ def estimate_plan(t: Tournament) -> PlanEstimate:
     return PlanEstimate(t, out_rows, totals, unpriced, from_file, estimates)
 
 
+def _logged(reviews: ReviewCalls, done: set[str]) -> NDArray[np.bool_]:
+    """Which of the plan's reviews are in `done` (ids), a slice of ids at a time."""
+    out = np.zeros(len(reviews), dtype=np.bool_)
+    if not done:
+        return out
+    for start in range(0, len(reviews), _ID_SLICE):
+        ids = reviews.ids[start : start + _ID_SLICE].tolist()
+        out[start : start + len(ids)] = [rid.decode("ascii") in done for rid in ids]
+    return out
+
+
+_ID_SLICE = 4096
+
+
 class _PromptTokens(dict[str, int]):
     """The review prompt with empty answers (template, question, turn labels), per question."""
 
@@ -276,7 +310,7 @@ class _Expected:
         self._review: dict[str, float] = {}
         if log is None:
             return
-        answers = log.read("answers")
+        answers = log.read("answers", columns=["status", "model", "tokens_out", "answer_turns"])
         if answers.height:
             ok = answers.filter(pl.col("status") == "ok")
             per_model = ok.group_by("model").agg(
@@ -286,7 +320,7 @@ class _Expected:
             for model, tokens, turns in per_model.iter_rows():
                 if turns:
                     self._answer_turn[model] = tokens / turns
-        reviews = log.read("reviews")
+        reviews = log.read("reviews", columns=["status", "reviewer", "tokens_out"])
         if reviews.height:
             done = reviews.filter(pl.col("status") != "failed")
             for reviewer, mean in (

@@ -59,3 +59,40 @@ def test_unpriced_models_are_warned_about(tmp_path: Path) -> None:
     assert row["est_cost_usd"] is None and row["exp_cost_usd"] is None
     text = CliRunner().invoke(main, ["plan", str(path)])
     assert "exp_cost_usd" in text.stdout and "no price for: llama" in text.stdout
+
+
+def test_counts_per_model_follow_each_call_state(tmp_path: Path) -> None:
+    """On a log with failed, stale and missing calls, each model's row counts its calls by
+    their state as the plan and the log say (done, failed, stale, new), a review at a time."""
+    from arena.config import load_tournament
+    from arena.nightly import call_states
+    from arena.pipeline import build_plan, load_done
+    from arena.store import RunLog
+
+    path = small_tournament(tmp_path, models=3, questions=5, sim={"failure_rate": 0.3})
+    runner = CliRunner()
+    runner.invoke(main, ["run", str(path)])
+    data = yaml.safe_load(path.read_text())
+    data["models"]["m2"]["max_tokens"] = 77  # m2's answers and reviews go stale
+    data["contestants"].append("m3")  # and a new contestant's calls are new
+    data["models"]["m3"] = {"provider": "sim", "sim": {"skill": 0.5}}
+    path.write_text(yaml.safe_dump(data))
+    plan, _ = _plan(path)
+
+    t = load_tournament(path)
+    calls = build_plan(t)
+    log = RunLog(t.output_dir)
+    done_answers, done_reviews = load_done(log)
+    states = call_states(t, calls, log)
+    want: dict[str, dict[str, int]] = {}
+    for who, cid, done in [
+        *((a.model, a.id, a.id in done_answers) for a in calls.answers),
+        *((r.reviewer, r.id, r.id in done_reviews) for r in calls.reviews),
+    ]:
+        row = want.setdefault(who, {"done": 0, "new": 0, "stale": 0, "failed": 0})
+        state = "done" if done else states.get(cid, "pending")
+        row[{"pending": "new", "invalid": "done"}.get(state, state)] += 1
+    got = {r["model"]: {k: r[k] for k in ("done", "new", "stale", "failed")} for r in plan["rows"]}
+    assert got == want
+    assert all(want[m]["failed"] for m in ("m0", "m1"))  # the fake failures are counted
+    assert want["m2"]["stale"] and want["m3"]["new"] and not want["m3"]["done"]
