@@ -92,9 +92,14 @@ class _Orders:
     """The random orders of one `weighted_elo` call, replayed per pass by worker threads."""
 
     def __init__(
-        self, rs: ReviewSet, orders: int, seed: int, starts: Future[StateArray] | None = None
+        self,
+        rs: ReviewSet,
+        orders: int,
+        seed: int,
+        starts: Future[StateArray] | None = None,
+        keep: NDArray[np.bool_] | None = None,
     ) -> None:
-        n = rs.n_battles
+        n = rs.n_battles if keep is None else int(np.count_nonzero(keep))
         self.n = n
         self.n_models = rs.n_models
         self.orders = orders
@@ -117,7 +122,8 @@ class _Orders:
         codes |= rs.model_b.astype(dtype)
         codes <<= dtype(self.bits)
         codes |= rs.model_a.astype(dtype)
-        self.codes = codes
+        self.codes = codes if keep is None else codes[keep]
+        del codes
         self.plain: tuple[NDArray[np.int32], NDArray[np.int32], NDArray[np.int64]] | None = None
         if not compiled(n):
             # Small logs: NumPy draws the orders themselves, every order advances in step.
@@ -126,7 +132,10 @@ class _Orders:
             for k in range(orders):
                 self.perms[k] = rng.permutation(n)
             kind = rs.reviewer.astype(np.int64) * 3 + (rs.score.astype(np.int64) + 1)
-            self.plain = (rs.model_a, rs.model_b, kind)
+            if keep is None:
+                self.plain = (rs.model_a, rs.model_b, kind)
+            else:
+                self.plain = (rs.model_a[keep], rs.model_b[keep], kind[keep])
 
     @property
     def starts(self) -> StateArray:
@@ -243,10 +252,12 @@ def weighted_elo_prefetched(
     tol: float = 1e-6,
     max_passes: int = 10,
     weights: FloatArray | None = None,
+    keep: NDArray[np.bool_] | None = None,
 ) -> EloResult:
-    """`weighted_elo`, with the orders' start states from `prefetch_orders(rs.n_battles,
-    orders, seed)` (None: found here)."""
-    n = rs.n_battles
+    """`weighted_elo`, with the orders' start states from `prefetch_orders(n, orders,
+    seed)` (None: found here), `n` the battles rated. `keep`: rate only these of `rs`'s
+    battles, as if `rs` held no other (no copy of `rs` is made)."""
+    n = rs.n_battles if keep is None else int(np.count_nonzero(keep))
     n_reviewers = rs.n_reviewers
     if weights is None:
         weights = np.full(n_reviewers, 1.0 / max(n_reviewers, 1))
@@ -257,10 +268,14 @@ def weighted_elo_prefetched(
         return EloResult(
             np.full(rs.n_models, START_RATING), weights, 0, True, max(orders, 0), nothing
         )
-    replay = _Orders(rs, orders, seed, starts)
+    replay = _Orders(rs, orders, seed, starts, keep)
     battled = np.bincount(rs.model_a, minlength=rs.n_models) + np.bincount(
         rs.model_b, minlength=rs.n_models
     )
+    if keep is not None:  # less the battles left out (the few: no copy of the kept)
+        left_out = ~keep
+        battled -= np.bincount(rs.model_a[left_out], minlength=rs.n_models)
+        battled -= np.bincount(rs.model_b[left_out], minlength=rs.n_models)
     rating, error = replay.rating_and_error(_step_table(n_reviewers, weights))
     passes, converged = 1, False
     while passes < max_passes:

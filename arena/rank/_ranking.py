@@ -41,6 +41,7 @@ from arena.rank._reliability import (
     fit_reliability_batch,
     reliability_features,
     resample_reliability,
+    trusted_mask,
     trusted_reviews,
     trusted_tensor,
 )
@@ -305,6 +306,20 @@ def _resampled(rs: ReviewSet, counts: FloatArray) -> ReviewSet:
     )
 
 
+def _reads_rated(rs: ReviewSet, n_rated: int, opts: RankOptions) -> bool:
+    """Whether anything besides Elo's point ratings reads the rated reviews themselves:
+    style control (answers' style in the reviews) or Elo's interval (few enough
+    battles for MIN_ELO_ROUNDS bootstrap rounds, see `_elo_interval`)."""
+    style = opts.style and rs.style_a is not None
+    interval = (
+        opts.elo
+        and opts.elo_bootstrap > 0
+        and opts.bootstrap > 0
+        and ELO_BOOTSTRAP_STEPS // max(1, n_rated) >= MIN_ELO_ROUNDS
+    )
+    return style or interval
+
+
 def _elo_interval(
     rs: ReviewSet,
     boot: _Bootstrap | None,
@@ -436,16 +451,24 @@ def rank_reviews(rs: ReviewSet, options: RankOptions | None = None) -> Ranking:
     reliable = opts.weights == "reliability"
     side = ThreadPoolExecutor(2, thread_name_prefix="arena-rank")
 
-    def rated_and_starts() -> tuple[ReviewSet, Future[StateArray] | None, int]:
-        # With reliability weights, ratings leave out the reviewers' own battles (a copy
-        # of every battle's arrays, made on another core while the tallies are counted).
-        rated = trusted_reviews(rs) if reliable else rs
+    def rated_and_starts() -> tuple[
+        ReviewSet, NDArray[np.bool_] | None, Future[StateArray] | None, int
+    ]:
+        # With reliability weights, ratings leave out the reviewers' own battles: a copy
+        # of every battle's arrays, made on another core while the tallies are counted,
+        # when style control or Elo's interval will read them; else Elo alone rates them,
+        # told which to keep (`keep`), and no copy is made (a big log's history snapshot).
+        keep = trusted_mask(rs) if reliable else None
+        n_rated = rs.n_battles if keep is None else int(np.count_nonzero(keep))
+        rated = rs
+        if keep is not None and _reads_rated(rs, n_rated, opts):
+            rated, keep = trusted_reviews(rs, keep), None
         # Elo's order start states are found on another core while the rest is fitted.
-        orders = elo_order_count(opts.elo_orders, rated.n_battles)
+        orders = elo_order_count(opts.elo_orders, n_rated)
         starts = None
-        if opts.elo and rated.n_battles and orders > 0:
-            starts = prefetch_orders(rated.n_battles, orders, ELO_ORDER_SEED)
-        return rated, starts, orders
+        if opts.elo and n_rated and orders > 0:
+            starts = prefetch_orders(n_rated, orders, ELO_ORDER_SEED)
+        return rated, keep, starts, orders
 
     rated_job = side.submit(rated_and_starts)
     sandwich = opts.intervals == "sandwich"
@@ -468,7 +491,7 @@ def rank_reviews(rs: ReviewSet, options: RankOptions | None = None) -> Ranking:
     # control: both run in threads while the bootstrap works (NumPy and the compiled
     # kernels let go of the interpreter).
     passes = 10 if weighted else 1
-    rated, starts, elo_orders = rated_job.result()
+    rated, keep, starts, elo_orders = rated_job.result()
     elo_job: Future[EloResult] | None = None
     if opts.elo:
         elo_job = side.submit(
@@ -479,6 +502,7 @@ def rank_reviews(rs: ReviewSet, options: RankOptions | None = None) -> Ranking:
             seed=ELO_ORDER_SEED,
             max_passes=passes,
             weights=pr.weights if reliable else None,
+            keep=keep,
         )
     style_job: Future[tuple[StyleFit | None, str | None]] | None = None
     if opts.intervals == "sandwich" and rated.n_questions >= 2:
@@ -513,7 +537,11 @@ def rank_reviews(rs: ReviewSet, options: RankOptions | None = None) -> Ranking:
             if weighted or reliable
             else boot.weighted_scores
         )
-    elo_ci, elo_rounds = _elo_interval(rated, boot, opts, passes, reliable)
+    elo_ci, elo_rounds = (
+        _elo_interval(rated, boot, opts, passes, reliable)
+        if keep is None
+        else (np.full((2, c), np.nan), 0)  # too many battles for one (_reads_rated)
+    )
     fixed = None
     if reliable:
         fixed = pr.weights[None] if boot is None else np.vstack([pr.weights[None], boot.weights])

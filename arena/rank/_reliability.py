@@ -394,11 +394,18 @@ def resample_reliability(
     return both[:, :r], both[:, r:]
 
 
-def trusted_reviews(rs: ReviewSet) -> ReviewSet:
-    """`rs` without the reviews a reviewer made of its own battles (style kept in step)."""
+def trusted_mask(rs: ReviewSet) -> NDArray[np.bool_] | None:
+    """Which reviews are not of the reviewer's own battles (None: every one)."""
     own = rs.reviewer_as_contestant[rs.reviewer]
-    keep = (own != rs.model_a) & (own != rs.model_b)
-    if bool(keep.all()):
+    keep: NDArray[np.bool_] = (own != rs.model_a) & (own != rs.model_b)
+    return None if bool(keep.all()) else keep
+
+
+def trusted_reviews(rs: ReviewSet, keep: NDArray[np.bool_] | None = None) -> ReviewSet:
+    """`rs` without the reviews a reviewer made of its own battles (style kept in step);
+    `keep`: their `trusted_mask`, when known."""
+    keep = trusted_mask(rs) if keep is None else keep
+    if keep is None:
         return rs
     return dataclasses.replace(
         rs,

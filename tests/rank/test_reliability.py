@@ -113,6 +113,38 @@ def test_trusted_reviews_and_tensor_drop_exactly_the_own_battles() -> None:
     np.testing.assert_allclose(masked, tally_reviews(trusted).win)
 
 
+def test_elo_rates_the_trusted_battles_without_a_copy_when_nothing_else_reads_them(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Too many battles for Elo's interval and no style: Elo is told which battles are
+    trusted instead of rating a copy of them; the ranking is the same to the bit."""
+    import arena.rank._ranking as ranking_module
+
+    monkeypatch.setattr(ranking_module, "ELO_BOOTSTRAP_STEPS", 1)  # no Elo interval
+    rs = encode_reviews(_logistic_reviews(seed=5, questions=30))
+    options = RankOptions(elo_orders=7, bootstrap=20, weights="reliability")
+    copies: list[int] = []
+    real_copy = ranking_module.trusted_reviews
+
+    def counted(*args: object) -> object:
+        copies.append(1)
+        return real_copy(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(ranking_module, "trusted_reviews", counted)
+    masked = rank_reviews(rs, options)
+    assert not copies  # Elo rated the trusted battles of `rs` itself
+    monkeypatch.setattr(ranking_module, "_reads_rated", lambda *args: True)
+    copied = rank_reviews(rs, options)
+    assert copies  # the copy, as when style control or Elo's interval reads it
+    assert masked.elo is not None and copied.elo is not None
+    np.testing.assert_array_equal(masked.elo.rating, copied.elo.rating)
+    np.testing.assert_array_equal(masked.elo.weights, copied.elo.weights)
+    np.testing.assert_array_equal(masked.elo_ci, copied.elo_ci)
+    assert masked.elo_ci_rounds == copied.elo_ci_rounds == 0
+    np.testing.assert_array_equal(masked.bt.rating, copied.bt.rating)
+    assert masked.style_note == copied.style_note
+
+
 def test_batch_and_bootstrap_features_agree_with_single_fits() -> None:
     rs = encode_reviews(_logistic_reviews(questions=12))
     counts = bootstrap_counts(rs.n_questions, 3, 5)
