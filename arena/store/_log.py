@@ -211,6 +211,8 @@ class RunLog:
         # its codes in the narrowest unsigned integer that holds them (a byte a row
         # for models and verdicts) until the Enums are known.
         found: list[dict[str, tuple[np.ndarray, list[str]]]] = []
+        plain = [c for c in cols if c != "id" and c not in coded]
+        dtypes: dict[str, pl.DataType] = {}  # of the columns a frame holds as Null
         letter: str | None = None
         # Frames of CODED_PARTS parts: their rows stand coded (about 25 bytes each), so
         # bigger frames cost little memory and save the per-frame work.
@@ -235,26 +237,36 @@ class RunLog:
             for c, values in zip(coded, uniques.get_columns(), strict=True):
                 values = values.explode().drop_nulls()
                 seen[c] = (values.to_physical().to_numpy(), values.cast(pl.String).to_list())
+            # A column null in every row of the frame (graded verdicts' share and weight,
+            # in a log of plain ones) stands as a Null column: no memory, not 9 bytes a row.
+            nulls = [c for c in plain if frame[c].null_count() == frame.height]
+            dtypes.update((c, frame.schema[c]) for c in nulls)
             frame = frame.with_columns(
-                pl.col(c).to_physical().cast(_narrowest(int(seen[c][0].max(initial=0))))
-                for c in coded
+                *(
+                    pl.col(c).to_physical().cast(_narrowest(int(seen[c][0].max(initial=0))))
+                    for c in coded
+                ),
+                *(pl.lit(None, dtype=pl.Null).alias(c) for c in nulls),
             )
             found.append(seen)
             frames.append(frame)
         if not frames:
             return self._read_coded_text(table, cols, coded)
-        # Each frame's codes as the Enums' in its turn, and another column that is null
-        # in every row as a Null column (no memory); then the rows in id order, a
-        # column at a time: a million rows never stand twice over.
-        empty = [
-            c for c in cols if c not in coded and all(f[c].null_count() == f.height for f in frames)
-        ]
+        # Each frame's codes as the Enums' in its turn; a column null in every frame stays
+        # a Null column (no memory), one null in some frames only takes its type again in
+        # those; then the rows in id order, a column at a time: a million rows never
+        # stand twice over.
+        empty = {c for c in plain if all(f.schema[c] == pl.Null for f in frames)}
         names = {c: sorted({t for seen in found for t in seen[c][1]}) for c in coded}
         enums = {c: pl.Enum(names[c]) for c in coded}
         for k, frame in enumerate(frames):
             frames[k] = frame.with_columns(
                 *(_enum_codes(frame[c], *found[k][c], names[c]).cat.to(enums[c]) for c in coded),
-                *(pl.lit(None, dtype=pl.Null).alias(c) for c in empty),
+                *(
+                    pl.col(c).cast(dtypes[c])
+                    for c in plain
+                    if c not in empty and frame.schema[c] == pl.Null
+                ),
             )
         merged = pl.concat(frames, how="vertical", rechunk=False)
         del frames, frame

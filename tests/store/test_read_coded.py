@@ -164,3 +164,24 @@ def test_texts_first_seen_in_later_parts_get_the_codes_of_their_text_order(
         assert values == sorted(expected[c].drop_nulls().unique().to_list())
         codes = got[c].to_physical().drop_nulls().to_numpy()
         assert codes.dtype.itemsize <= 2  # a frame's codes, narrowed
+
+
+def test_a_column_null_in_some_parts_only_keeps_its_values(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Graded columns null in whole frames stand as Null columns while read; a column with
+    values in some frames is read as written, one null everywhere comes as a Null column."""
+    monkeypatch.setattr("arena.store._log.CODED_PARTS", 1)
+    ids = [digest("r", i) for i in range(200)]
+    rows = [
+        ("reviews", review(i, id=rid, p_a=0.25 if 120 <= i < 150 else None, weight=None))
+        for i, rid in enumerate(ids)
+    ]
+    write_rows(tmp_path, rows, compact_every=40)
+    log = RunLog(tmp_path)
+    got = log.read_coded("reviews", COLUMNS, CODED)
+    expected = log.read("reviews", COLUMNS).sort("id")
+    assert got.schema["p_a"] == pl.Float64 and got.schema["weight"] == pl.Null
+    assert got["p_a"].drop_nulls().len() == 30
+    texts = as_text(got, "r").with_columns(pl.col("weight").cast(pl.Float64))
+    assert texts.select(expected.columns).equals(expected)
