@@ -45,8 +45,8 @@ IntArray = NDArray[np.int64]
 # Verdict categories: the PRD score (-1 A wins, 0 tie, +1 B wins) modulo 3.
 TIE, B_WINS, A_WINS = 0, 1, 2
 
-# Cells of the dense count tensor of one block of questions.
-_BLOCK_CELLS = 8_000_000
+# Cells of the dense count tensor of one block of questions (16 MB of int32).
+_BLOCK_CELLS = 4_000_000
 # Up to this many blocks, each block's compiled count passes over every battle;
 # more, and the battles are sorted by question once (a copy of their columns).
 _SCAN_BLOCKS = 4
