@@ -18,8 +18,8 @@ import polars as pl
 from numpy.typing import NDArray
 
 from arena.config import Tournament
-from arena.nightly import call_states
-from arena.pipeline import Plan, ReviewCall, ReviewCalls, build_plan, load_done
+from arena.nightly import Classifier, plan_chunks
+from arena.pipeline import Plan, ReviewCall, build_plan
 from arena.review import render_review_prompt
 from arena.scheduler import PriceTable, price_table
 from arena.stage import EXPECTED_SHARE, EstimateInputs, StageEstimate
@@ -98,13 +98,13 @@ def estimate_plan(t: Tournament) -> PlanEstimate:
     """
     prices = price_table(t)
     plan = build_plan(t)
-    done_answers: dict[str, list[str]] = {}
-    done_reviews: set[str] = set()
-    states: dict[str, str] = {}  # id -> done / invalid / failed / stale / pending
+    done_answers: set[str] = set()
+    reviews = plan.reviews
+    done = np.zeros(len(reviews), dtype=np.bool_)  # reviews logged with a result
+    states: dict[str, str] = {}  # id -> invalid / failed / stale / pending (not done)
     log = RunLog(t.output_dir) if (t.output_dir / "log").is_dir() else None
     if log is not None:
-        done_answers, done_reviews = load_done(log)
-        states = call_states(t, plan, log)
+        done_answers, done, states = _logged_states(t, plan, log)
     rows: dict[tuple[str, str], Counter[str]] = {}
     expect = _Expected(t, log)
     by_model: dict[str, Counter[str]] = {}  # rows[(provider, model)], found by model
@@ -137,8 +137,6 @@ def estimate_plan(t: Tournament) -> PlanEstimate:
     prompts = _PromptTokens(t)
     # The reviews counted per reviewer from the plan's columns; only those still to
     # run are built as calls (a nightly run's plan is mostly done).
-    reviews = plan.reviews
-    done = _logged(reviews, done_reviews)
     who = reviews.codes[:, 3]
     judges = len(reviews.reviewers)
     planned = np.bincount(who, minlength=judges)
@@ -171,9 +169,7 @@ def estimate_plan(t: Tournament) -> PlanEstimate:
                 Counter(est_in=review_in, est_out=review_max),
                 free=t.config.providers[t.provider_of(r.reviewer)].type == "sim",
             )
-            for r, (review_in, review_max) in _pending_reviews(
-                t, plan, done_reviews, expect, prompts
-            )
+            for r, (review_in, review_max) in _pending_reviews(t, plan, done, expect, prompts)
         ]
 
     inputs = EstimateInputs(t, plan, log, prices, pending_review_costs)
@@ -231,18 +227,28 @@ def estimate_plan(t: Tournament) -> PlanEstimate:
     return PlanEstimate(t, out_rows, totals, unpriced, from_file, estimates)
 
 
-def _logged(reviews: ReviewCalls, done: set[str]) -> NDArray[np.bool_]:
-    """Which of the plan's reviews are in `done` (ids), a slice of ids at a time."""
-    out = np.zeros(len(reviews), dtype=np.bool_)
-    if not done:
-        return out
-    for start in range(0, len(reviews), _ID_SLICE):
-        ids = reviews.ids[start : start + _ID_SLICE].tolist()
-        out[start : start + len(ids)] = [rid.decode("ascii") in done for rid in ids]
-    return out
-
-
-_ID_SLICE = 4096
+def _logged_states(
+    t: Tournament, plan: Plan, log: RunLog
+) -> tuple[set[str], NDArray[np.bool_], dict[str, str]]:
+    """The plan against the log, a slice at a time (`plan_chunks`): the answers logged
+    ok, which reviews are logged with a result (ok or invalid, in the plan's order),
+    and the state of every call not done. No set of a million logged ids is made."""
+    by_state = Classifier(log)
+    answers: set[str] = set()
+    done = np.zeros(len(plan.reviews), dtype=np.bool_)
+    states: dict[str, str] = {}
+    at = 0
+    for chunk in plan_chunks(t, plan):
+        found = by_state(chunk)
+        state = found["state"]
+        if chunk.height and chunk["stage"][0] == "reviews":  # the reviews' next slice
+            done[at : at + chunk.height] = state.is_in(["done", "invalid"]).to_numpy()
+            at += chunk.height
+        else:  # the answers
+            answers.update(found.filter(state == "done")["id"].to_list())
+        rest = found.filter(state != "done")
+        states.update(zip(rest["id"].to_list(), rest["state"].to_list(), strict=True))
+    return answers, done, states
 
 
 class _PromptTokens(dict[str, int]):
@@ -275,11 +281,15 @@ def _review_bound(
 
 
 def _pending_reviews(
-    t: Tournament, plan: Plan, done: set[str], expect: _Expected, prompts: _PromptTokens
+    t: Tournament,
+    plan: Plan,
+    done: NDArray[np.bool_],
+    expect: _Expected,
+    prompts: _PromptTokens,
 ) -> Iterator[tuple[ReviewCall, tuple[int, int]]]:
-    for r in plan.reviews:
-        if r.id not in done:
-            yield r, _review_bound(t, r, expect, prompts)
+    for index in np.flatnonzero(~done).tolist():
+        r = plan.reviews[index]
+        yield r, _review_bound(t, r, expect, prompts)
 
 
 def _cost(

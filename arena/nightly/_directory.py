@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -11,7 +12,7 @@ import polars as pl
 
 from arena.config import Tournament
 from arena.nightly._ops import last_success
-from arena.nightly._planfile import plan_frame, read_plan
+from arena.nightly._planfile import plan_chunks, read_plan
 from arena.nightly._record import iso_time, read_last_run
 from arena.nightly._runs import load_for_directory, recorded_config
 from arena.nightly._status import StatusReport, status_report
@@ -47,10 +48,14 @@ def logged_failures(log: RunLog) -> list[dict[str, Any]]:
     columns = dict(_MODEL_COLUMNS)
     for stage in all_stages():
         columns.update(stage.model_columns)
+    # Only the failed rows, and only what the reasons need: a few parts at a time.
+    failed = pl.col("status") == "failed"
     lists = [
-        failure_reasons(log.read(table), column)
+        failure_reasons(
+            log.read_where(table, failed, ["status", "provider", column, "error"]), column
+        )
         for table, column in columns.items()
-        if table in TABLES
+        if table in TABLES and column in TABLES[table].names
     ]
     return merge_reasons(*lists)
 
@@ -72,7 +77,7 @@ def directory_status(
     source = "config"
     t: Tournament | None = None
     plan: Plan | None = None
-    frame: pl.DataFrame | None
+    frame: pl.DataFrame | Iterator[pl.DataFrame] | None
     if config_file is None and (
         (recorded := recorded_config(directory)) is None or not recorded.is_file()
     ):
@@ -86,7 +91,7 @@ def directory_status(
     else:
         t = load_for_directory(directory, config_file)
         plan = build_plan(t)
-        frame = plan_frame(t, plan)
+        frame = plan_chunks(t, plan)  # classified a slice at a time (status_report)
     log = RunLog(directory)
     inputs = StatusInputs(directory, log, t, plan)
     stages = {stage.name: stage.status(inputs) for stage in all_stages()}

@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 import polars as pl
+from numpy.typing import NDArray
 
 from arena.nightly._planfile import KEYS
 from arena.stage import StageStatus
 from arena.stages import register_all_tables
-from arena.store import TABLES, RunLog
+from arena.store import DIGEST_ID, TABLES, RunLog, digest_key
 
 __all__ = [
     "STATES",
@@ -26,11 +28,6 @@ STATES = ("done", "invalid", "failed", "stale", "pending")
 
 # A partial answer (some turns logged) is not done: the next run resumes it.
 _STATE_OF_STATUS = {"ok": "done", "invalid": "invalid", "failed": "failed", "partial": "pending"}
-
-
-def _logged(log: RunLog, table: str) -> pl.DataFrame:
-    """The id, status and logical key of every logged row of a table."""
-    return log.read(table, columns=["status", *KEYS[table]]).select("id", "status", *KEYS[table])
 
 
 def classify(plan: pl.DataFrame, log: RunLog) -> pl.DataFrame:
@@ -49,40 +46,131 @@ class Classifier:
 
     Calling it with a slice of the plan's frame (`plan_chunks`) gives the
     slice with its `state` column, rows in order.
+
+    The log is read coded (`RunLog.read_coded`, a few parts at a time): ids as
+    the plan makes them as their digits (16 bytes a row), statuses and keys as
+    Enums (a byte or two each), so a million logged calls take about 25 MB
+    instead of their texts. The plan's ids and keys are turned alike to be
+    joined with them (a plan id of another form cannot be logged as digits).
     """
 
     def __init__(self, log: RunLog) -> None:
         self.log = log
         self._logged: dict[str, tuple[pl.DataFrame, pl.DataFrame]] = {}
+        # Per table: which logged rows and which distinct keys the plan's slices named.
+        self._named: dict[str, tuple[NDArray[np.bool_], NDArray[np.bool_]]] = {}
+
+    def outside(self, table: str) -> dict[str, int]:
+        """Logged rows of `table` (latest per id) whose id no slice classified so far
+        has: `stale` when a slice has their logical key (made for an older config),
+        else `unused` (a removed model or question). Call after the whole plan."""
+        logged, seen = self._table(table)
+        rows, keys = self._marks(table)
+        outside = logged.filter(pl.Series(~rows))
+        planned = seen.filter(pl.Series(keys))
+        stale = outside.join(planned, on="_key", how="semi").height
+        return {"stale": stale, "unused": outside.height - stale}
+
+    def _marks(self, table: str) -> tuple[NDArray[np.bool_], NDArray[np.bool_]]:
+        if table not in self._named:
+            logged, seen = self._table(table)
+            self._named[table] = (
+                np.zeros(logged.height, dtype=np.bool_),
+                np.zeros(seen.height, dtype=np.bool_),
+            )
+        return self._named[table]
+
+    def logged(self, table: str) -> pl.DataFrame:
+        """The id, status and logical key of every logged row of `table` (its latest
+        row per id), coded as described above; read once."""
+        return self._table(table)[0]
+
+    def joinable(self, calls: pl.DataFrame, table: str) -> pl.DataFrame:
+        """`calls` (plan rows of `table`) with `_id` and `_key`: their id and logical key
+        as `logged(table)` holds them (`_key`: null when never logged)."""
+        logged = self.logged(table)
+        ident = pl.col("id")
+        if logged.schema["id"] == pl.Int128:
+            ident = pl.when(ident.str.contains(DIGEST_ID)).then(digest_key(ident))
+        keys = KEYS[table]
+        coded = calls.with_columns(
+            pl.col(k).cast(logged.schema[k], strict=False).alias(f"_{k}") for k in keys
+        )
+        return coded.with_columns(ident.alias("_id"), _key(logged.schema, keys, "_")).drop(
+            f"_{k}" for k in keys
+        )
 
     def _table(self, table: str) -> tuple[pl.DataFrame, pl.DataFrame]:
-        """The (id, status) of the logged rows of `table`, and their distinct keys."""
+        """The logged rows of `table` (with their `_key`), and their distinct keys."""
         if table not in self._logged:
-            logged = _logged(self.log, table)
-            seen = logged.select(KEYS[table]).unique().with_columns(_seen=pl.lit(True))
-            self._logged[table] = (logged.select("id", "status"), seen)
+            keys = list(KEYS[table])
+            logged = self.log.read_coded(table, ["status", *keys], ["status", *keys])
+            logged = logged.with_columns(_key(logged.schema, keys))
+            if logged.schema["id"] != pl.Int128:  # ids as text: in text order
+                logged = logged.sort("id")
+            seen = logged.select(pl.col("_key").unique().sort())
+            self._logged[table] = (logged, seen)
         return self._logged[table]
 
     def __call__(self, plan: pl.DataFrame) -> pl.DataFrame:
         parts: list[pl.DataFrame] = []
-        for table, keys in KEYS.items():
+        for table in KEYS:
             calls = plan.filter(pl.col("stage") == table)
             if not calls.height:
                 continue
-            status, seen = self._table(table)
-            calls = calls.join(status, on="id", how="left", maintain_order="left")
-            calls = calls.join(seen, on=list(keys), how="left", maintain_order="left")
+            logged, seen = self._table(table)
+            coded = self.joinable(calls, table)
+            # Each call's logged row and logical key, looked up in their sorted columns
+            # (no hash table of the whole log built again for every slice).
+            row = _rows_of(logged["id"], coded["_id"])
+            key = _rows_of(seen["_key"], coded["_key"])
+            rows, keys = self._marks(table)  # what `outside` counts
+            rows[row.drop_nulls().to_numpy()] = True
+            keys[key.drop_nulls().to_numpy()] = True
+            status = logged["status"].cast(pl.String).gather(row)
             state = (
-                pl.when(pl.col("status").is_not_null())
-                .then(pl.col("status").replace_strict(_STATE_OF_STATUS, default="done"))
-                .when(pl.col("_seen").is_not_null())
+                pl.when(status.is_not_null())
+                .then(status.replace_strict(_STATE_OF_STATUS, default="done"))
+                .when(key.is_not_null())
                 .then(pl.lit("stale"))
                 .otherwise(pl.lit("pending"))
             )
-            parts.append(calls.with_columns(state=state).drop("status", "_seen"))
+            parts.append(calls.with_columns(state=state))
         if not parts:
             return plan.clear().with_columns(state=pl.lit(None, pl.String))
         return parts[0] if len(parts) == 1 else pl.concat(parts)
+
+
+def _rows_of(values: pl.Series, wanted: pl.Series) -> pl.Series:
+    """The row of each of `wanted` in `values` (sorted, no repeats; UInt32), null where
+    it is absent or null."""
+    if isinstance(values.dtype, pl.Struct):  # keys too wide for one number: a join
+        indexed = values.to_frame("_v").with_row_index("_row")
+        found = wanted.to_frame("_v").join(indexed, on="_v", how="left", maintain_order="left")
+        return found["_row"]
+    if not values.len():
+        return pl.repeat(None, wanted.len(), dtype=pl.UInt32, eager=True)
+    at = values.search_sorted(wanted, side="left").clip(0, values.len() - 1)
+    hit = values.gather(at) == wanted
+    return pl.select(pl.when(hit).then(at)).to_series().cast(pl.UInt32)
+
+
+def _key(schema: pl.Schema, keys: Sequence[str], prefix: str = "") -> pl.Expr:
+    """A logical key's Enum codes (columns `prefix` + key) as one number, `_key`: an
+    integer of up to 64 bits when the codes fit (a million keys are then told apart and
+    looked up as numbers), else a struct of the codes; null when a code is."""
+    widths = [max(1, len(_categories(schema[k]))).bit_length() for k in keys]
+    if sum(widths) > 64:
+        return pl.struct(pl.col(f"{prefix}{k}") for k in keys).alias("_key")
+    packed = pl.lit(0, dtype=pl.UInt64)
+    for k, width in zip(keys, widths, strict=True):
+        packed = packed * (1 << width) + pl.col(f"{prefix}{k}").to_physical().cast(pl.UInt64)
+    return packed.alias("_key")
+
+
+def _categories(dtype: pl.DataType) -> list[str]:
+    assert isinstance(dtype, pl.Enum), dtype  # `RunLog.read_coded` codes the keys
+    return dtype.categories.to_list()
 
 
 @dataclass
@@ -109,31 +197,42 @@ class StatusReport:
 
 
 def status_report(
-    plan: pl.DataFrame,
+    plan: pl.DataFrame | Iterable[pl.DataFrame],
     log: RunLog,
     *,
     stages: Mapping[str, StageStatus] | None = None,
 ) -> StatusReport:
     """Planned, done, invalid, failed, stale and pending calls per stage and provider, and spend.
 
-    Spend counts every logged row of the provider in that stage's table, stale
-    ones included (money spent is spent). `stages` (stage name -> its
-    `StageStatus`) add the stages that count planned calls (`calls`: BatchEval,
-    in batch calls, its table named as the stage) as rows; the tables of the
-    others are `other_tables`.
+    `plan` is the plan's frame, or its slices (`plan_chunks`): each is classified
+    and counted in turn, so a million-call plan never stands whole. Spend counts
+    every logged row of the provider in that stage's table, stale ones included
+    (money spent is spent). `stages` (stage name -> its `StageStatus`) add the
+    stages that count planned calls (`calls`: BatchEval, in batch calls, its
+    table named as the stage) as rows; the tables of the others are `other_tables`.
     """
     stages = stages or {}
     report = StatusReport()
-    states = classify(plan, log).select("stage", "provider", "state")
+    classifier = Classifier(log)  # the log's ids and keys, read once for every slice
+    tallies = [
+        classifier(chunk).group_by("stage", "provider", "state").len()
+        for chunk in ([plan] if isinstance(plan, pl.DataFrame) else plan)
+    ]
     counted = [name for name, st in stages.items() if st.calls is not None]
     for name in counted:
         calls = stages[name].calls
         assert calls is not None
-        states = pl.concat([states, calls.select(pl.lit(name).alias("stage"), "provider", "state")])
+        named = calls.select(pl.lit(name).alias("stage"), "provider", "state")
+        tallies.append(named.group_by("stage", "provider", "state").len())
+    tally_schema = pl.Schema({"stage": pl.String, "provider": pl.String, "state": pl.String})
+    with_len = pl.Schema([*tally_schema.items(), ("len", pl.UInt32())])
     counts = (
-        states.group_by("stage", "provider", "state")
-        .len()
+        pl.concat([t.cast(with_len) for t in tallies])
+        .group_by("stage", "provider", "state")
+        .agg(pl.col("len").sum())
         .pivot(on="state", index=["stage", "provider"], values="len")
+        if tallies
+        else pl.DataFrame(schema=tally_schema)
     )
     for state in STATES:
         if state not in counts.columns:
@@ -165,15 +264,8 @@ def status_report(
                         "spent_usd": usd,
                     }
                 )
-    for table, keys in KEYS.items():
-        logged = _logged(log, table)
-        planned = plan.filter(pl.col("stage") == table)
-        outside = logged.join(planned.select("id"), on="id", how="anti")
-        superseded = outside.join(planned.select(keys).unique(), on=list(keys), how="semi")
-        report.outside_plan[table] = {
-            "stale": superseded.height,
-            "unused": outside.height - superseded.height,
-        }
+    for table in KEYS:
+        report.outside_plan[table] = classifier.outside(table)
     for name, st in stages.items():
         if st.outside is not None:
             report.outside_plan[name] = st.outside
