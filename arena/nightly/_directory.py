@@ -24,6 +24,10 @@ from arena.store import TABLES, RunLog, failure_reasons, merge_reasons, token_to
 
 __all__ = ["DirectoryStatus", "StatusInputError", "directory_status", "logged_failures"]
 
+# Plan rows `arena status` classifies at once: a few slices of a million-call plan,
+# each a few MB.
+STATUS_CHUNK_ROWS = 1 << 17
+
 # The column naming the model that made the calls of the answers and reviews tables.
 _MODEL_COLUMNS = {"answers": "model", "reviews": "reviewer"}
 
@@ -91,7 +95,7 @@ def directory_status(
     else:
         t = load_for_directory(directory, config_file)
         plan = build_plan(t)
-        frame = plan_chunks(t, plan)  # classified a slice at a time (status_report)
+        frame = plan_chunks(t, plan, rows=STATUS_CHUNK_ROWS)  # classified a slice at a time
     log = RunLog(directory)
     inputs = StatusInputs(directory, log, t, plan)
     stages = {stage.name: stage.status(inputs) for stage in all_stages()}

@@ -127,7 +127,7 @@ class Classifier:
             rows, keys = self._marks(table)  # what `outside` counts
             rows[row.drop_nulls().to_numpy()] = True
             keys[key.drop_nulls().to_numpy()] = True
-            status = logged["status"].cast(pl.String).gather(row)
+            status = logged["status"].gather(row).cast(pl.String)
             state = (
                 pl.when(status.is_not_null())
                 .then(status.replace_strict(_STATE_OF_STATUS, default="done"))
