@@ -85,7 +85,7 @@ class Classifier:
         row per id), coded as described above; read once."""
         return self._table(table)[0]
 
-    def joinable(self, calls: pl.DataFrame, table: str) -> pl.DataFrame:
+    def _joinable(self, calls: pl.DataFrame, table: str) -> pl.DataFrame:
         """`calls` (plan rows of `table`) with `_id` and `_key`: their id and logical key
         as `logged(table)` holds them (`_key`: null when never logged)."""
         logged = self.logged(table)
@@ -119,7 +119,7 @@ class Classifier:
             if not calls.height:
                 continue
             logged, seen = self._table(table)
-            coded = self.joinable(calls, table)
+            coded = self._joinable(calls, table)
             # Each call's logged row and logical key, looked up in their sorted columns
             # (no hash table of the whole log built again for every slice).
             row = _rows_of(logged["id"], coded["_id"])
