@@ -15,6 +15,7 @@ that the battles between `i` and `j` judged by `r` number `X[r,i,j] + X[r,j,i]`.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -61,11 +62,15 @@ class QuestionFeatures:
     """Twice the win tensor of every question, as a (questions x R*C*C) matrix.
 
     Doubling keeps ties (half a win) integral, so resampling sums are exact;
-    graded verdicts (`ReviewSet.graded`) make it a float64 matrix.
+    graded verdicts (`ReviewSet.graded`) make it a float64 matrix. `rows`, when
+    set, makes the integer rows of questions [start, stop) on demand (`matrix`
+    is then an empty (0, R*C*C) array): `resample` asks for a block at a time,
+    so a big log's matrix never stands whole.
     """
 
     matrix: NDArray[np.int32] | NDArray[np.float64] | sp.csr_matrix
     shape: tuple[int, int, int]
+    rows: Callable[[int, int], NDArray[np.int32]] | None = None
 
 
 @dataclass(frozen=True, eq=False)
@@ -268,16 +273,12 @@ def resample(features: QuestionFeatures, counts: FloatArray) -> FloatArray:
     out = np.empty((rounds, n_features), dtype=np.float64)
     step = max(1, _CHUNK_CELLS // max(1, n_features))
     matrix = features.matrix
-    if isinstance(matrix, np.ndarray):
-        largest = float(counts.max(initial=0.0)) * float(matrix.sum(axis=0).max(initial=0))
-        # Graded features are not integers: float64 only.
-        exact_in_float32 = largest < 2.0**24 and matrix.dtype.kind in "iu"
-        dense: NDArray[np.floating[Any]] = matrix.astype(
-            np.float32 if exact_in_float32 else np.float64
-        )
+    if features.rows is not None or (isinstance(matrix, np.ndarray) and matrix.dtype.kind in "iu"):
+        _resample_blocks(features, counts, out)
+    elif isinstance(matrix, np.ndarray):  # graded features are not integers: float64 only
+        dense = matrix.astype(np.float64, copy=False)
         for start in range(0, rounds, step):
-            chunk: NDArray[np.floating[Any]] = counts[start : start + step].astype(dense.dtype)
-            out[start : start + step] = chunk @ dense
+            out[start : start + step] = counts[start : start + step] @ dense
     else:
         as_float = matrix.astype(np.float64)
         for start in range(0, rounds, step):
@@ -285,3 +286,29 @@ def resample(features: QuestionFeatures, counts: FloatArray) -> FloatArray:
             out[start : start + step] = np.asarray((as_float.T @ chunk.T).T)
     out *= 0.5
     return out.reshape(rounds, r, c, c)
+
+
+def _resample_blocks(features: QuestionFeatures, counts: FloatArray, out: FloatArray) -> None:
+    """`resample`'s sums (not yet halved) of integer features into `out`, a block of
+    questions at a time: only a block's rows stand as floats (or at all, with
+    `features.rows`). Each block's product is exact (float32 while its sums stay
+    below 2**24, else float64), so the totals are the same in any blocking."""
+    rounds, n_q = counts.shape
+    n_features = out.shape[1]
+    out[:] = 0.0
+    step = max(1, _CHUNK_CELLS // max(1, n_features))
+    q_step = max(1, _RESAMPLE_CELLS // max(1, n_features))
+    for q0 in range(0, n_q, q_step):
+        q1 = min(n_q, q0 + q_step)
+        block = features.rows(q0, q1) if features.rows is not None else features.matrix[q0:q1]
+        part = counts[:, q0:q1]
+        largest = float(part.max(initial=0.0)) * float(block.sum(axis=0).max(initial=0))
+        dense = block.astype(np.float32 if largest < 2.0**24 else np.float64)
+        del block
+        for start in range(0, rounds, step):
+            chunk: NDArray[np.floating[Any]] = part[start : start + step].astype(dense.dtype)
+            out[start : start + step] += chunk @ dense
+
+
+# Cells of the question features `resample` makes floats of at a time (4 MB as float32).
+_RESAMPLE_CELLS = 1_000_000

@@ -133,7 +133,18 @@ def _categorize_all(columns: Sequence[pl.Series]) -> list[_Column]:
     for i, column in enumerate(columns):
         if isinstance(column.dtype, pl.Enum):
             names = [str(v) for v in column.dtype.categories.to_list()]
-            codes = column.to_physical().cast(pl.Int32).fill_null(-1).to_numpy()
+            physical = column.to_physical()
+            if physical.null_count():  # null is code -1: the narrowest signed type
+                signed = (
+                    pl.Int8
+                    if len(names) < 1 << 7
+                    else pl.Int16
+                    if len(names) < 1 << 15
+                    else pl.Int32
+                )
+                codes = physical.cast(signed).fill_null(-1).to_numpy()
+            else:  # the Enum's own codes (a byte a row for a few names), not a wider copy
+                codes = physical.to_numpy()
             out[i] = _Column(codes, names, ordered=True)
         else:
             texts.append(i)
@@ -170,8 +181,10 @@ def _position(column: _Column, target: Sequence[str]) -> CodeArray:
     return _table(column, where, -1, np.int32)
 
 
-def _codes32(column: _Column) -> CodeArray:
-    return column.codes.astype(np.int32, copy=False)
+def _codes(column: _Column) -> NDArray[np.integer[Any]]:
+    """The column's codes as they are: the row pass reads any integer type, so a
+    million rows of byte codes are not widened to four bytes each."""
+    return column.codes
 
 
 def _integer_questions(values: NDArray[np.int64]) -> tuple[CodeArray, tuple[str, ...]]:
@@ -256,21 +269,21 @@ def encode_reviews(
     status_codes = np.zeros(0, dtype=np.int32)
     status_table = np.zeros(0, dtype=np.int8)
     if "status" in coded:
-        status_codes = _codes32(coded["status"])
+        status_codes = _codes(coded["status"])
         status_table = _table(coded["status"], _OUTCOME_OF_STATUS, 0, np.int8)
     if numeric_questions:
         raw_questions = reviews["question_id"].to_numpy().astype(np.int64, copy=False)
         question_codes = 0
     else:
-        # Codes of a column (int32: no wider copy of a million rows' codes).
-        raw_questions = coded["question_id"].codes.astype(np.int32, copy=False)
+        # The column's codes as they are (two bytes a row for up to 65,536 questions).
+        raw_questions = coded["question_id"].codes
         question_codes = len(coded["question_id"].names)
     found = row_pass(
         (
-            _codes32(column_a),
-            _codes32(column_b),
-            _codes32(column_r),
-            _codes32(verdicts),
+            _codes(column_a),
+            _codes(column_b),
+            _codes(column_r),
+            _codes(verdicts),
             status_codes,
         ),
         raw_questions,

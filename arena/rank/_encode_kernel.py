@@ -194,18 +194,21 @@ def _question_cells(
     model_b: NDArray[np.int32],
     score: NDArray[np.int8],
     n_models: int,
+    first: int,
     out: NDArray[np.int32],
 ) -> None:  # pragma: no cover - compiled
-    """Add each battle to `out` (questions x 2 * cells, cells = R * C * C, zeroed): two
-    to its cell's battles (the first half) and twice the first-shown answer's win value
-    (2 for A, 1 for a tie, 0 for B) to its cell's wins (the second half)."""
+    """Add each battle of questions `first` to `first + len(out) - 1` to `out` (those
+    questions x 2 * cells, cells = R * C * C, zeroed): two to its cell's battles (the
+    first half) and twice the first-shown answer's win value (2 for A, 1 for a tie,
+    0 for B) to its cell's wins (the second half). Other battles are skipped."""
     c = n_models
     cells = out.shape[1] // 2
     for k in range(question.shape[0]):
-        cell = (reviewer[k] * c + model_a[k]) * c + model_b[k]
-        row = question[k]
-        out[row, cell] += 2
-        out[row, cells + cell] += 1 - score[k]
+        row = question[k] - first
+        if 0 <= row < out.shape[0]:
+            cell = (reviewer[k] * c + model_a[k]) * c + model_b[k]
+            out[row, cell] += 2
+            out[row, cells + cell] += 1 - score[k]
 
 
 @njit(cache=True, nogil=True)

@@ -46,7 +46,8 @@ class RowPass:
         self.reviewer = np.empty(rows, dtype=np.int32)
         self.score = np.empty(rows, dtype=np.int8)
         self.question = np.empty(rows, dtype=question_type)  # as the raw question codes
-        self.row = np.empty(rows, dtype=np.int64)
+        # Each battle's row (for its style and graded columns): 4 bytes below 2**31 rows.
+        self.row = np.empty(rows, dtype=np.int32 if rows < 1 << 31 else np.int64)
         self.tally = np.zeros(LEFT_OUT + 1, dtype=np.int64)
         self.per_reviewer = np.zeros((3, reviewers), dtype=np.int64)
         self.question_seen = np.zeros(question_codes, dtype=np.bool_)

@@ -34,6 +34,7 @@ import threading
 import time
 import uuid
 import warnings
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -439,17 +440,33 @@ def digest_order(keys: pl.Series, *, latest: bool = False) -> np.ndarray:
     Each row's first 64 bits are packed with its position in the low bits and those
     numbers are sorted as they are (a plain sort of 8-byte numbers is several times
     quicker than an argsort: 0.05 s against 0.44 s for a million rows); the few runs
-    whose kept high bits are equal are then put in order by all 96 bits."""
+    whose kept high bits are equal are then put in order by all 96 bits, read for
+    those rows only."""
     frame = keys.to_frame("id")
+    high = frame.select((pl.col("id") // (1 << 32)).cast(pl.UInt64)).to_series().to_numpy()
+    packed = high if high.flags.writeable else high.copy()
+    del high, frame
+    return _packed_order(packed, lambda rows: _halves(keys, rows), latest)
 
-    def half(expr: pl.Expr, dtype: type[pl.DataType]) -> np.ndarray:
-        return frame.select(expr.cast(dtype)).to_series().to_numpy()
 
-    n = keys.len()
+def halves_order(high: np.ndarray, low: np.ndarray, *, latest: bool = False) -> np.ndarray:
+    """`digest_order` of keys given as their first 64 bits (uint64) and last 32 bits
+    (uint32), which stay as they are (a uint64 copy of `high` is sorted)."""
+    return _packed_order(high.copy(), lambda rows: (high[rows], low[rows]), latest)
+
+
+def _packed_order(
+    packed: np.ndarray,
+    halves: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]],
+    latest: bool,
+) -> np.ndarray:
+    """The order of keys whose first 64 bits are `packed` (overwritten); `halves(rows)`:
+    the first 64 and last 32 bits of the keys of `rows`."""
+    n = packed.size
     shift = np.uint64(max(1, (n - 1).bit_length()))
     # The packed numbers are made in place, the positions added a slice at a time:
     # 8 bytes a row, and the order 4 (an index below 2**32), at most.
-    packed = half(pl.col("id") // (1 << 32), pl.UInt64) >> shift
+    packed >>= shift
     packed <<= shift
     for start in range(0, n, _ORDER_SLICE):
         end = min(n, start + _ORDER_SLICE)
@@ -462,20 +479,46 @@ def digest_order(keys: pl.Series, *, latest: bool = False) -> np.ndarray:
     del packed
     if not same.size:
         return order
-    high = half(pl.col("id") // (1 << 32), pl.UInt64)
-    low = half(pl.col("id") % (1 << 32), pl.UInt32)
     breaks = np.diff(same) > 1
     starts = same[np.r_[True, breaks]]
     ends = same[np.r_[breaks, True]] + 2
     for start, end in zip(starts.tolist(), ends.tolist(), strict=True):
         rows = order[start:end]
-        order[start:end] = rows[np.lexsort((rows, low[rows], high[rows]))]
+        high_bits, low_bits = halves(rows)
+        order[start:end] = rows[np.lexsort((rows, low_bits, high_bits))]
     if latest:  # a key equal to the next one's is an earlier row of the same id
-        first, second = order[same], order[same + 1]
-        repeated = same[(high[first] == high[second]) & (low[first] == low[second])]
+        first, second = halves(order[same]), halves(order[same + 1])
+        repeated = same[(first[0] == second[0]) & (first[1] == second[1])]
         if repeated.size:
             order = np.delete(order, repeated)
     return order
+
+
+def digest_halves(ids: pl.Expr) -> tuple[pl.Expr, pl.Expr]:
+    """The first 64 bits (UInt64) and last 32 bits (UInt32) of `digest_key(ids)`, from
+    the texts: the key in 12 bytes, and what `halves_order` sorts on."""
+    high = ids.str.slice(2, 16).str.to_integer(base=16, dtype=pl.UInt64, strict=False)
+    low = ids.str.slice(18, 8).str.to_integer(base=16, dtype=pl.UInt32, strict=False)
+    return high, low
+
+
+def keys_of_halves(high: np.ndarray, low: np.ndarray, order: np.ndarray) -> pl.Series:
+    """The `digest_keys` (Int128) of the halves' rows `order`, made a slice at a time."""
+    chunks = [pl.Series("id", [], dtype=pl.Int128)]
+    for start in range(0, order.size, _ORDER_SLICE):
+        rows = order[start : start + _ORDER_SLICE]
+        part = pl.DataFrame({"h": high[rows], "l": low[rows]}, nan_to_null=False)
+        key = pl.col("h").cast(pl.Int128) * (1 << 32) + pl.col("l").cast(pl.Int128)
+        chunks.append(part.select(key.alias("id")).to_series())
+    return pl.concat(chunks, rechunk=False)
+
+
+def _halves(keys: pl.Series, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The first 64 and last 32 bits of the `digest_keys` of `rows`."""
+    frame = keys.gather(pl.Series(rows)).to_frame("id")
+    high = frame.select((pl.col("id") // (1 << 32)).cast(pl.UInt64)).to_series().to_numpy()
+    low = frame.select((pl.col("id") % (1 << 32)).cast(pl.UInt32)).to_series().to_numpy()
+    return high, low
 
 
 # Positions are added to the packed keys this many rows at a time (digest_order).

@@ -15,11 +15,13 @@ import polars as pl
 
 from arena.store._files import (
     DIGEST_ID,
-    digest_key,
+    digest_halves,
     digest_keys,
     digest_order,
     drop_repeats,
+    halves_order,
     journal_path,
+    keys_of_halves,
     latest_per_id,
     list_parts,
     list_sealed,
@@ -142,6 +144,17 @@ def part_rows(directory: str | os.PathLike[str], table: str) -> int:
         return 0
 
 
+# The columns a frame's ids stand as while read (`digest_halves`).
+HALVES = ("_id_high", "_id_low")
+
+
+def _joined(parts: list[np.ndarray]) -> np.ndarray:
+    """The arrays as one array of its own; `parts` is emptied (their memory goes)."""
+    out = np.concatenate(parts) if len(parts) != 1 else parts[0].copy()
+    parts.clear()
+    return out
+
+
 class RunLog:
     """The append-only log of one run directory (`DIR/log/`).
 
@@ -211,6 +224,7 @@ class RunLog:
         # its codes in the narrowest unsigned integer that holds them (a byte a row
         # for models and verdicts) until the Enums are known.
         found: list[dict[str, tuple[np.ndarray, list[str]]]] = []
+        halves: tuple[list[np.ndarray], list[np.ndarray]] = ([], [])  # `digest_halves`
         plain = [c for c in cols if c != "id" and c not in coded]
         dtypes: dict[str, pl.DataType] = {}  # of the columns a frame holds as Null
         letter: str | None = None
@@ -225,13 +239,17 @@ class RunLog:
             letter = first
             # The ids turned, checked and the texts coded in one parallel pass.
             frame = frame.with_columns(
-                digest_key(text).alias("id"),
+                *(half.alias(name) for half, name in zip(digest_halves(text), HALVES, strict=True)),
                 *as_codes,
                 (text.str.contains(DIGEST_ID) & text.str.starts_with(first)).all().alias("_ok"),
             )
             if not frame["_ok"][0]:
                 return self._read_coded_text(table, cols, coded)  # an id of another kind
-            frame = frame.drop("_ok")
+            # The ids stand as their two halves (12 bytes a row) until the rows are in
+            # order: the order is found on them, and the keys are made in that order.
+            for k, name in enumerate(HALVES):
+                halves[k].append(frame[name].to_numpy())
+            frame = frame.drop("_ok", "id", *HALVES)
             uniques = frame.select(pl.col(c).unique().drop_nulls().implode() for c in coded)
             seen: dict[str, tuple[np.ndarray, list[str]]] = {}
             for c, values in zip(coded, uniques.get_columns(), strict=True):
@@ -273,8 +291,14 @@ class RunLog:
         from concurrent.futures import ThreadPoolExecutor
 
         # In id order, an id's rows in the order written: its latest row is kept (as
-        # `drop_repeats` keeps it), found on the sorted ids without hashing them.
-        order = pl.Series(digest_order(merged["id"], latest=True))
+        # `drop_repeats` keeps it), found on the sorted ids without hashing them. The
+        # keys are made in that order first, then the halves go.
+        high, low = _joined(halves[0]), _joined(halves[1])
+        found_order = halves_order(high, low, latest=True)
+        keys = keys_of_halves(high, low, found_order)
+        del high, low
+        order = pl.Series(found_order)
+        del found_order
         series = merged.get_columns()
         del merged
 
@@ -287,7 +311,7 @@ class RunLog:
         else:  # `threads` columns at a time (polars lets go of the interpreter)
             with ThreadPoolExecutor(threads, thread_name_prefix="arena-gather") as pool:
                 list(pool.map(gather, range(len(series))))
-        return pl.DataFrame(series).with_columns(pl.col("id").set_sorted())
+        return pl.DataFrame([keys.set_sorted(), *series])
 
     def _read_coded_text(self, table: str, cols: list[str], coded: Sequence[str]) -> pl.DataFrame:
         """`read_coded` of a table whose ids are not all as the plan makes them."""
