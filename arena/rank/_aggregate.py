@@ -17,7 +17,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 from numpy.typing import NDArray
@@ -115,7 +115,13 @@ class _Accumulator:
         self.dense = rs.n_questions * n_features <= _DENSE_FEATURES
         self.keep_features = keep_features
         self.compiled = _plain.compiled(rs.n_battles)
-        self.feature_blocks: list[NDArray[np.int32] | sp.csr_matrix] = []
+        self.feature_blocks: list[sp.csr_matrix] = []  # a sparse matrix's blocks
+        # A dense matrix is written a block at a time into its place (not kept as blocks
+        # and joined at the end: both would stand at once).
+        self.matrix = np.empty(
+            (rs.n_questions if keep_features and self.dense else 0, n_features), dtype=np.int32
+        )
+        self.filled = 0
 
     def add(self, block: NDArray[np.int32]) -> None:
         """Fold in the counts (3, questions, R, C, C) of one block of questions.
@@ -125,6 +131,8 @@ class _Accumulator:
         first at (a, b) plus the one at (b, a) is zero). Fleiss: per battle
         (q, a, b) with two or more verdicts, over all reviewers.
         """
+        n_q = block.shape[1]
+        place = self.matrix[self.filled : self.filled + n_q] if self.matrix.shape[0] else None
         rows = fold_block(
             block,
             self.count,
@@ -133,14 +141,13 @@ class _Accumulator:
             self.questions_per_model,
             self.keep_features,
             self.compiled,
+            place,
         )
-        if self.keep_features:
-            if self.dense:
-                self.feature_blocks.append(rows)
-            else:
-                import scipy.sparse as sp
+        self.filled += n_q
+        if self.keep_features and not self.dense:
+            import scipy.sparse as sp
 
-                self.feature_blocks.append(sp.csr_matrix(rows))
+            self.feature_blocks.append(sp.csr_matrix(rows))
 
     def result(self) -> Tallies:
         rs = self.rs
@@ -149,9 +156,7 @@ class _Accumulator:
             shape = (rs.n_reviewers, rs.n_models, rs.n_models)
             matrix: NDArray[np.int32] | sp.csr_matrix
             if self.dense:
-                blocks = [b for b in self.feature_blocks if isinstance(b, np.ndarray)]
-                empty = np.zeros((0, int(np.prod(shape))), dtype=np.int32)
-                matrix = np.concatenate(blocks) if blocks else empty
+                matrix = self.matrix
             else:
                 import scipy.sparse as sp
 
@@ -300,10 +305,16 @@ def _resample_blocks(features: QuestionFeatures, counts: FloatArray, out: FloatA
     q_step = max(1, _RESAMPLE_CELLS // max(1, n_features))
     for q0 in range(0, n_q, q_step):
         q1 = min(n_q, q0 + q_step)
-        block = features.rows(q0, q1) if features.rows is not None else features.matrix[q0:q1]
+        block: NDArray[np.integer[Any]] = (
+            features.rows(q0, q1)
+            if features.rows is not None
+            else cast("NDArray[np.integer[Any]]", features.matrix[q0:q1])
+        )
         part = counts[:, q0:q1]
         largest = float(part.max(initial=0.0)) * float(block.sum(axis=0).max(initial=0))
-        dense = block.astype(np.float32 if largest < 2.0**24 else np.float64)
+        dense: NDArray[np.floating[Any]] = block.astype(
+            np.float32 if largest < 2.0**24 else np.float64
+        )
         del block
         for start in range(0, rounds, step):
             chunk: NDArray[np.floating[Any]] = part[start : start + step].astype(dense.dtype)

@@ -266,11 +266,12 @@ def encode_reviews(
 
     verdicts = coded["verdict"]
     outcome_of = {name: _OUTCOME_OF_VERDICT.get(name, UNKNOWN) for name in verdicts.names}
-    status_codes = np.zeros(0, dtype=np.int32)
+    status_codes: NDArray[np.integer[Any]] = np.zeros(0, dtype=np.int32)
     status_table = np.zeros(0, dtype=np.int8)
     if "status" in coded:
         status_codes = _codes(coded["status"])
         status_table = _table(coded["status"], _OUTCOME_OF_STATUS, 0, np.int8)
+    raw_questions: NDArray[np.integer[Any]]
     if numeric_questions:
         raw_questions = reviews["question_id"].to_numpy().astype(np.int64, copy=False)
         question_codes = 0
@@ -341,7 +342,7 @@ def encode_reviews(
 
 
 def _graded_columns(
-    reviews: pl.DataFrame, counted: NDArray[np.int64] | None, score: NDArray[np.int8]
+    reviews: pl.DataFrame, counted: NDArray[np.integer[Any]] | None, score: NDArray[np.int8]
 ) -> tuple[FloatArray | None, FloatArray | None]:
     """`p_a` and `weight` of the counted battles; None for a column absent or all null."""
     out: list[FloatArray | None] = []
@@ -367,7 +368,7 @@ def _graded_columns(
 
 
 def _style_columns(
-    reviews: pl.DataFrame, counted: NDArray[np.int64] | None
+    reviews: pl.DataFrame, counted: NDArray[np.integer[Any]] | None
 ) -> tuple[tuple[str, ...], FloatArray | None, FloatArray | None]:
     """The style features present in both positions, for the counted battles."""
     names = tuple(

@@ -16,6 +16,8 @@ Verdict categories are indexed tie 0, B wins 1, A wins 2 throughout.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 from numpy.typing import NDArray
 
@@ -27,12 +29,12 @@ __all__ = ["_count", "_fold", "_pass", "_question_cells", "_warm"]
 
 @njit(cache=True, nogil=True)
 def _pass(
-    ca: NDArray[np.int32],
-    cb: NDArray[np.int32],
-    cr: NDArray[np.int32],
-    cv: NDArray[np.int32],
-    cs: NDArray[np.int32],
-    cq: NDArray[np.int64] | NDArray[np.int32],
+    ca: NDArray[np.integer[Any]],
+    cb: NDArray[np.integer[Any]],
+    cr: NDArray[np.integer[Any]],
+    cv: NDArray[np.integer[Any]],
+    cs: NDArray[np.integer[Any]],
+    cq: NDArray[np.integer[Any]],
     la: NDArray[np.int32],
     lb: NDArray[np.int32],
     lr: NDArray[np.int32],
@@ -45,8 +47,8 @@ def _pass(
     out_b: NDArray[np.int32],
     out_r: NDArray[np.int32],
     out_score: NDArray[np.int8],
-    out_q: NDArray[np.int64] | NDArray[np.int32],
-    out_row: NDArray[np.int64],
+    out_q: NDArray[np.integer[Any]],
+    out_row: NDArray[np.integer[Any]],
     tally: NDArray[np.int64],
     per_reviewer: NDArray[np.int64],
     question_seen: NDArray[np.bool_],

@@ -47,7 +47,9 @@ class RowPass:
         self.score = np.empty(rows, dtype=np.int8)
         self.question = np.empty(rows, dtype=question_type)  # as the raw question codes
         # Each battle's row (for its style and graded columns): 4 bytes below 2**31 rows.
-        self.row = np.empty(rows, dtype=np.int32 if rows < 1 << 31 else np.int64)
+        self.row: NDArray[np.integer[Any]] = np.empty(
+            rows, dtype=np.int32 if rows < 1 << 31 else np.int64
+        )
         self.tally = np.zeros(LEFT_OUT + 1, dtype=np.int64)
         self.per_reviewer = np.zeros((3, reviewers), dtype=np.int64)
         self.question_seen = np.zeros(question_codes, dtype=np.bool_)
@@ -71,8 +73,8 @@ class RowPass:
 
 
 def row_pass(
-    codes: tuple[NDArray[np.int32], ...],
-    question: NDArray[np.int64] | NDArray[np.int32],
+    codes: tuple[NDArray[np.integer[Any]], ...],
+    question: NDArray[np.integer[Any]],
     lookups: tuple[NDArray[np.int32], NDArray[np.int32], NDArray[np.int32]],
     outcomes: tuple[NDArray[np.int8], NDArray[np.int8]],
     judge_as: NDArray[np.int64],
@@ -153,16 +155,18 @@ def fold_block(
     per_model: NDArray[np.int64],
     keep_features: bool,
     compiled: bool = True,
+    out: NDArray[np.int32] | None = None,
 ) -> NDArray[np.int32]:
     """Add one block of counts (3, questions, R, C, C) into `count` (3, R, C, C), the
     swap tallies `swap` (judged, agreed per reviewer) and the Fleiss sums `fleiss`
     (agreement, subjects, totals per category) and `per_model` (questions each
     model has a counted battle in); returns its rows of twice the win
     tensor per question (questions x R*C*C) when `keep_features`, else an empty array.
-    `compiled`: run the numba kernel (else its NumPy twin)."""
+    `compiled`: run the numba kernel (else its NumPy twin). `out`: where those rows go
+    (the block's rows of the whole matrix), when the caller has it."""
     _, n_q, n_r, n_c, _ = block.shape
     rows = n_q if keep_features else 0
-    features = np.empty((rows, n_r * n_c * n_c), dtype=np.int32)
+    features = np.empty((rows, n_r * n_c * n_c), dtype=np.int32) if out is None else out
     if not compiled:
         _plain.fold_plain(block, count, swap, fleiss, per_model, features)
         return features

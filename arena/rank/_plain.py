@@ -15,7 +15,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import polars as pl
@@ -103,8 +103,8 @@ def text_codes_plain(column: pl.Series) -> tuple[NDArray[np.int32], list[str]]:
 
 
 def pass_plain(
-    codes: tuple[NDArray[np.int32], ...],
-    cq: IntArray | NDArray[np.int32],
+    codes: tuple[NDArray[np.integer[Any]], ...],
+    cq: NDArray[np.integer[Any]],
     lookups: tuple[NDArray[np.int32], NDArray[np.int32], NDArray[np.int32]],
     outcomes: tuple[NDArray[np.int8], NDArray[np.int8]],
     judge_as: IntArray,

@@ -363,14 +363,14 @@ def reliability_features(rs: ReviewSet) -> QuestionFeatures:
         # compiled pass over the battles (no per-battle temporaries, no whole matrix).
         from arena.rank._encode_kernel import _question_cells
 
-        def rows(start: int, stop: int) -> NDArray[np.int32]:
+        def block_rows(start: int, stop: int) -> NDArray[np.int32]:
             block = np.zeros((stop - start, 2 * cells), dtype=np.int32)
             _question_cells(
                 rs.question, rs.reviewer, rs.model_a, rs.model_b, rs.score, c, start, block
             )
             return block
 
-        return QuestionFeatures(np.zeros((0, 2 * cells), dtype=np.int32), (2 * r, c, c), rows)
+        return QuestionFeatures(np.zeros((0, 2 * cells), dtype=np.int32), (2 * r, c, c), block_rows)
     q = rs.question.astype(np.int64)
     cell = _cell_index(rs)
     doubled_won = (1 - rs.score.astype(np.int64)).astype(np.int64)  # 2 * (1 - s) / 2

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import polars as pl
 import pytest
@@ -166,3 +168,46 @@ def test_reliability_weights_by_name() -> None:
     assert set(weights) == set(rs.reviewers)
     assert sum(weights.values()) == pytest.approx(1.0)
     assert max(weights, key=weights.__getitem__) == "m3"
+
+
+@pytest.mark.parametrize("block_cells", [1, 2 * 5 * 5 * 5 * 3, 10**9])
+def test_bootstrap_resamples_a_block_of_questions_at_a_time_to_the_same_sums(
+    monkeypatch: pytest.MonkeyPatch, block_cells: int
+) -> None:
+    """The bootstrap's resampled tallies (tallies and reliability features) come from a
+    few questions' rows at a time: every blocking gives exactly the full products, and
+    the compiled path makes the reliability rows of a block only when asked."""
+    import arena.rank._aggregate as aggregate_module
+    from arena.rank._aggregate import resample
+
+    rs = encode_reviews(_logistic_reviews(seed=3, questions=14))
+    counts = bootstrap_counts(rs.n_questions, 9, 2)
+    tallies = tally_reviews(rs, per_question=True)
+    assert tallies.features is not None
+    whole = np.asarray(tallies.features.matrix, dtype=np.float64)
+    features = reliability_features(rs)
+    asked: list[tuple[int, int]] = []
+    if features.rows is not None:  # the compiled path: rows on demand
+        assert features.matrix.shape[0] == 0
+        make = features.rows
+        reliable = np.vstack([make(q, q + 1) for q in range(rs.n_questions)]).astype(np.float64)
+
+        def counted(start: int, stop: int) -> np.ndarray:
+            asked.append((start, stop))
+            return make(start, stop)
+
+        features = dataclasses.replace(features, rows=counted)
+    else:
+        reliable = np.asarray(features.matrix, dtype=np.float64)
+    monkeypatch.setattr(aggregate_module, "_RESAMPLE_CELLS", block_cells)
+    got = resample(tallies.features, counts)
+    np.testing.assert_array_equal(got.reshape(9, -1), 0.5 * (counts @ whole))
+    played, won = resample_reliability(features, counts)
+    both = np.concatenate([played.reshape(9, -1), won.reshape(9, -1)], axis=1)
+    np.testing.assert_array_equal(both, 0.5 * (counts @ reliable))
+    if asked:  # each question's rows made once, in blocks that cover them in turn
+        assert [q for start, stop in asked for q in range(start, stop)] == list(
+            range(rs.n_questions)
+        )
+        per_block = max(1, block_cells // reliable.shape[1])
+        assert len(asked) == -(-rs.n_questions // per_block)

@@ -17,6 +17,7 @@ from arena.store import (
     digest_order,
     part_rows,
 )
+from arena.store._files import halves_order, keys_of_halves
 from tests.store.test_store_log import review, write_rows
 
 CODED = ["question_id", "model_a", "model_b", "reviewer", "verdict", "status", "answer_a_id"]
@@ -127,6 +128,15 @@ def test_digest_order_sorts_by_all_96_bits_and_keeps_equal_keys_in_order() -> No
     assert digest_order(keys, latest=True).tolist() == [last[t] for t in sorted(last)]
     assert digest_order(keys.head(0)).tolist() == []
     assert digest_order(keys.head(1)).tolist() == [0]
+    # The same order from the keys' two halves (as `read_coded` holds ids while reading),
+    # and the keys made again from the halves in that order.
+    high = pl.Series([int(t[2:18], 16) for t in texts], dtype=pl.UInt64).to_numpy()
+    low = pl.Series([int(t[18:], 16) for t in texts], dtype=pl.UInt32).to_numpy()
+    assert halves_order(high, low).tolist() == want
+    latest = halves_order(high, low, latest=True)
+    assert latest.tolist() == [last[t] for t in sorted(last)]
+    assert keys_of_halves(high, low, latest).to_list() == keys.gather(latest).to_list()
+    assert high.tolist() == [int(t[2:18], 16) for t in texts]  # the halves are left as given
 
 
 @pytest.mark.parametrize("parts_per_frame", [1, 3, 64])
