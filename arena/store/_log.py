@@ -213,7 +213,9 @@ class RunLog:
 
         When every id is as the plan makes them (one letter for the table, `-` and
         24 hex digits), the ids come as their `digest_keys` (Int128: 16 bytes a row
-        where the text takes about 42), in id order; other ids come as text.
+        where the text takes about 42), in id order; other ids come as text. While
+        read, they stand as their two halves (`digest_halves`, 12 bytes a row): the
+        order is found on those and the keys made in that order, a slice at a time.
         `threads` columns are put in that order at a time (each stands twice over
         while it is: the history snapshot of a long run keeps to one).
         """
