@@ -413,9 +413,20 @@ DIGEST_ID = r"^[a-z]-[0-9a-f]{24}$"
 def digest_key(ids: pl.Expr) -> pl.Expr:
     """The 24 hex digits of ids as the plan makes them as one 96-bit integer (Int128):
     ids of one letter compare as their texts do, and sort, hash and join as numbers."""
-    high = ids.str.slice(2, 16).str.to_integer(base=16, dtype=pl.UInt64, strict=False)
-    low = ids.str.slice(18, 8).str.to_integer(base=16, dtype=pl.UInt32, strict=False)
+    return _key_of(*digest_halves(ids))
+
+
+def _key_of(high: pl.Expr, low: pl.Expr) -> pl.Expr:
+    """The 96-bit key (Int128) of its first 64 and last 32 bits."""
     return high.cast(pl.Int128) * (1 << 32) + low.cast(pl.Int128)
+
+
+def _split(keys: pl.Series) -> tuple[np.ndarray, np.ndarray]:
+    """The first 64 bits (uint64) and last 32 bits (uint32) of `digest_keys`."""
+    frame = keys.to_frame("id")
+    high = frame.select((pl.col("id") // (1 << 32)).cast(pl.UInt64)).to_series().to_numpy()
+    low = frame.select((pl.col("id") % (1 << 32)).cast(pl.UInt32)).to_series().to_numpy()
+    return high, low
 
 
 def digest_keys(ids: pl.Series) -> pl.Series | None:
@@ -442,11 +453,12 @@ def digest_order(keys: pl.Series, *, latest: bool = False) -> np.ndarray:
     quicker than an argsort: 0.05 s against 0.44 s for a million rows); the few runs
     whose kept high bits are equal are then put in order by all 96 bits, read for
     those rows only."""
-    frame = keys.to_frame("id")
-    high = frame.select((pl.col("id") // (1 << 32)).cast(pl.UInt64)).to_series().to_numpy()
-    packed = high if high.flags.writeable else high.copy()
-    del high, frame
-    return _packed_order(packed, lambda rows: _halves(keys, rows), latest)
+    high = keys.to_frame("id").select((pl.col("id") // (1 << 32)).cast(pl.UInt64))
+    packed = high.to_series().to_numpy()
+    del high
+    if not packed.flags.writeable:
+        packed = packed.copy()
+    return _packed_order(packed, lambda rows: _split(keys.gather(pl.Series(rows))), latest)
 
 
 def halves_order(high: np.ndarray, low: np.ndarray, *, latest: bool = False) -> np.ndarray:
@@ -507,18 +519,9 @@ def keys_of_halves(high: np.ndarray, low: np.ndarray, order: np.ndarray) -> pl.S
     chunks = [pl.Series("id", [], dtype=pl.Int128)]
     for start in range(0, order.size, _ORDER_SLICE):
         rows = order[start : start + _ORDER_SLICE]
-        part = pl.DataFrame({"h": high[rows], "l": low[rows]}, nan_to_null=False)
-        key = pl.col("h").cast(pl.Int128) * (1 << 32) + pl.col("l").cast(pl.Int128)
-        chunks.append(part.select(key.alias("id")).to_series())
+        part = pl.DataFrame({"h": high[rows], "l": low[rows]})
+        chunks.append(part.select(_key_of(pl.col("h"), pl.col("l")).alias("id")).to_series())
     return pl.concat(chunks, rechunk=False)
-
-
-def _halves(keys: pl.Series, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The first 64 and last 32 bits of the `digest_keys` of `rows`."""
-    frame = keys.gather(pl.Series(rows)).to_frame("id")
-    high = frame.select((pl.col("id") // (1 << 32)).cast(pl.UInt64)).to_series().to_numpy()
-    low = frame.select((pl.col("id") % (1 << 32)).cast(pl.UInt32)).to_series().to_numpy()
-    return high, low
 
 
 # Positions are added to the packed keys this many rows at a time (digest_order).
@@ -548,10 +551,8 @@ def digest_fingerprint(keys: pl.Series) -> tuple[int, int, int]:
     sums = [np.uint64(0), np.uint64(0)]
     with np.errstate(over="ignore"):
         for start in range(0, keys.len(), FINGERPRINT_ROWS):
-            part = keys.slice(start, FINGERPRINT_ROWS).to_frame("id")
-            high = part.select((pl.col("id") // (1 << 32)).cast(pl.UInt64)).to_series()
-            low = part.select((pl.col("id") % (1 << 32)).cast(pl.UInt64)).to_series()
-            high_bits, low_bits = high.to_numpy(), low.to_numpy()
+            high_bits, low = _split(keys.slice(start, FINGERPRINT_ROWS))
+            low_bits = low.astype(np.uint64)
             for k, salt in enumerate(_SALTS):
                 mixed = _mixed(high_bits ^ _mixed(low_bits ^ salt))
                 sums[k] += mixed.sum(dtype=np.uint64)
