@@ -13,10 +13,15 @@ from typing import Any
 
 import click
 
+from arena.cli._allocators import give_memory_back
 from arena.cli._exit import Exit
 from arena.cli._exit import exit_now_interrupted as _exit_now_interrupted
 from arena.cli._exit import exit_program as _exit_program
 from arena.stages import COMMANDS as _STAGE_COMMANDS
+
+# Before polars and pyarrow are imported (by the commands): their allocators give
+# freed memory back at once (see arena.cli._allocators; the user's settings win).
+give_memory_back()
 
 # command name -> "module:attribute"
 COMMANDS: dict[str, str] = {
