@@ -1,5 +1,6 @@
-"""The `arena` program asks polars' and pyarrow's allocators to give freed memory back
-at once (arena.cli._allocators), unless the user's environment says otherwise."""
+"""The `arena` program asks pyarrow's allocator, and for `run` and `retry-failed` polars'
+too, to give freed memory back at once (arena.cli._allocators), unless the user's
+environment says otherwise."""
 
 from __future__ import annotations
 
@@ -8,25 +9,29 @@ import os
 import subprocess
 import sys
 
-# Imports the CLI first (as the program does), then the libraries, and reports what
-# they were configured with.
+import pytest
+
+# Loads a command as the program does (the command given as argv[1]), then the
+# libraries, and reports what they were configured with.
 PROBE = (
-    "import json, os\n"
-    "import arena.cli\n"
+    "import json, os, sys\n"
+    "import click\n"
+    "from arena.cli import main\n"
+    "assert main.get_command(click.Context(main), sys.argv[1]) is not None\n"
     "import polars, pyarrow\n"
     "print(json.dumps({'jemalloc': os.environ.get('_RJEM_MALLOC_CONF'),\n"
     "                  'pool': pyarrow.default_memory_pool().backend_name}))\n"
 )
 
 
-def _probe(**env: str) -> dict[str, str]:
+def _probe(command: str, **env: str) -> dict[str, str]:
     clean = {
         k: v
         for k, v in os.environ.items()
         if k not in ("_RJEM_MALLOC_CONF", "ARROW_DEFAULT_MEMORY_POOL")
     }
     done = subprocess.run(
-        [sys.executable, "-c", PROBE],
+        [sys.executable, "-c", PROBE, command],
         env={**clean, **env},
         capture_output=True,
         text=True,
@@ -36,15 +41,22 @@ def _probe(**env: str) -> dict[str, str]:
     return result
 
 
-def test_the_program_gives_freed_memory_back() -> None:
-    found = _probe()
+@pytest.mark.parametrize("command", ["run", "retry-failed"])
+def test_a_run_gives_freed_memory_back(command: str) -> None:
+    found = _probe(command)
     # polars puts its own settings first; the later ones win in jemalloc.
     assert found["jemalloc"].endswith(",dirty_decay_ms:0,muzzy_decay_ms:0")
     assert found["pool"] == "system"
 
 
+def test_other_commands_keep_polars_own_setting() -> None:
+    found = _probe("leaderboard")
+    assert "dirty_decay_ms:0" not in (found["jemalloc"] or "")
+    assert found["pool"] == "system"
+
+
 def test_the_users_allocator_settings_win() -> None:
-    found = _probe(_RJEM_MALLOC_CONF="narenas:2", ARROW_DEFAULT_MEMORY_POOL="mimalloc")
+    found = _probe("run", _RJEM_MALLOC_CONF="narenas:2", ARROW_DEFAULT_MEMORY_POOL="mimalloc")
     assert found["jemalloc"].endswith(",narenas:2")
     assert "dirty_decay_ms:0" not in found["jemalloc"]
     assert found["pool"] == "mimalloc"

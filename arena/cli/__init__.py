@@ -19,10 +19,6 @@ from arena.cli._exit import exit_now_interrupted as _exit_now_interrupted
 from arena.cli._exit import exit_program as _exit_program
 from arena.stages import COMMANDS as _STAGE_COMMANDS
 
-# Before polars and pyarrow are imported (by the commands): their allocators give
-# freed memory back at once (see arena.cli._allocators; the user's settings win).
-give_memory_back()
-
 # command name -> "module:attribute"
 COMMANDS: dict[str, str] = {
     "run": "arena.cli._run:run_cmd",
@@ -73,6 +69,9 @@ class LazyGroup(click.Group):
         if target is None:
             return super().get_command(ctx, cmd_name)
         module_name, _, attr = target.partition(":")
+        # Before the command imports polars and pyarrow: how their allocators give
+        # freed memory back (arena.cli._allocators; the user's settings win).
+        give_memory_back(cmd_name)
         command = getattr(importlib.import_module(module_name), attr)
         if not isinstance(command, click.Command):
             raise TypeError(f"{target} is not a click command")

@@ -7,20 +7,23 @@ for a while before the kernel gets it back:
   500 ms (dirty) and then 1 s (muzzy). The end of a run frees and allocates
   hundreds of megabytes in that time (the log read a few parts at a time, then
   coded, then ranked), so freed pages of one step stand beside the next step's.
-  `arena` asks for 0 ms: freed pages are handed back at once.
+  `arena run` and `arena retry-failed` ask for 0 ms: freed pages are handed
+  back at once. Other commands keep polars' setting: handing pages back and
+  faulting them in again made `arena leaderboard` on a 1M-call log about
+  0.8 s slower (4.9-5.2 s against 3.9-4.5 s), for about 60 MB less.
 - pyarrow (which writes the log's Parquet parts) allocates from its own pool,
   mimalloc by default, which kept about 27 MB of freed memory through a
   300,000-call run; the system allocator (glibc malloc) does not.
 
 Measured with `benchmarks/bench_scale.py` (docs/scale.md): the peak of a
-1M-call run fell by about 50 MB and that of a 3M-call run by about 60-100 MB,
+1M-call run fell by about 60 MB and that of a 3M-call run by about 90-120 MB,
 at the same calls per second.
 
 The user's choice wins: a `_RJEM_MALLOC_CONF` (which polars appends to its
 own settings) or `ARROW_DEFAULT_MEMORY_POOL` set in the environment is left
 as it is. The settings must be in the environment before polars and pyarrow
-are imported; `arena.cli` applies them when it is imported (it imports
-neither), and processes the program starts inherit them.
+are imported: `arena.cli` applies them when it loads a command's module
+(it imports neither before), and processes the command starts inherit them.
 """
 
 from __future__ import annotations
@@ -34,11 +37,14 @@ POLARS_ALLOCATOR_SETTINGS = "dirty_decay_ms:0,muzzy_decay_ms:0"
 # pyarrow reads this on first use of its default memory pool.
 ARROW_POOL_VARIABLE = "ARROW_DEFAULT_MEMORY_POOL"
 ARROW_POOL = "system"
+# The commands whose peak is the end of a long run (the history snapshot).
+LEAN_COMMANDS = frozenset({"run", "retry-failed"})
 
 
-def give_memory_back(environ: MutableMapping[str, str] | None = None) -> None:
-    """Set the allocator settings above in `environ` (default: this process's
-    environment), each only where the environment does not set it already."""
+def give_memory_back(command: str, environ: MutableMapping[str, str] | None = None) -> None:
+    """Set the allocator settings above for `command` in `environ` (default: this
+    process's environment), each only where the environment does not set it already."""
     env = os.environ if environ is None else environ
-    env.setdefault(POLARS_ALLOCATOR_VARIABLE, POLARS_ALLOCATOR_SETTINGS)
     env.setdefault(ARROW_POOL_VARIABLE, ARROW_POOL)
+    if command in LEAN_COMMANDS:
+        env.setdefault(POLARS_ALLOCATOR_VARIABLE, POLARS_ALLOCATOR_SETTINGS)
