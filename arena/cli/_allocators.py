@@ -13,7 +13,7 @@ for a while before the kernel gets it back:
   0.8 s slower (4.9-5.2 s against 3.9-4.5 s), for about 60 MB less.
 - pyarrow (which writes the log's Parquet parts) allocates from its own pool,
   mimalloc by default, which kept about 27 MB of freed memory through a
-  300,000-call run; the system allocator (glibc malloc) does not.
+  255,360-call run; the system allocator (glibc malloc) did not.
 
 Measured with `benchmarks/bench_scale.py` (docs/scale.md): the peak of a
 1M-call run fell by about 60 MB and that of a 3M-call run by about 90-120 MB,
@@ -29,7 +29,6 @@ are imported: `arena.cli` applies them when it loads a command's module
 from __future__ import annotations
 
 import os
-from collections.abc import MutableMapping
 
 # polars reads this (and appends it to its own jemalloc settings) when imported.
 POLARS_ALLOCATOR_VARIABLE = "_RJEM_MALLOC_CONF"
@@ -41,10 +40,9 @@ ARROW_POOL = "system"
 LEAN_COMMANDS = frozenset({"run", "retry-failed"})
 
 
-def give_memory_back(command: str, environ: MutableMapping[str, str] | None = None) -> None:
-    """Set the allocator settings above for `command` in `environ` (default: this
-    process's environment), each only where the environment does not set it already."""
-    env = os.environ if environ is None else environ
-    env.setdefault(ARROW_POOL_VARIABLE, ARROW_POOL)
+def give_memory_back(command: str) -> None:
+    """Set the allocator settings above for `command` in this process's environment,
+    each only where the environment does not set it already."""
+    os.environ.setdefault(ARROW_POOL_VARIABLE, ARROW_POOL)
     if command in LEAN_COMMANDS:
-        env.setdefault(POLARS_ALLOCATOR_VARIABLE, POLARS_ALLOCATOR_SETTINGS)
+        os.environ.setdefault(POLARS_ALLOCATOR_VARIABLE, POLARS_ALLOCATOR_SETTINGS)
