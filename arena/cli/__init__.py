@@ -13,7 +13,7 @@ from typing import Any
 
 import click
 
-from arena.cli._allocators import give_memory_back
+from arena.cli._allocators import give_memory_back as _give_memory_back
 from arena.cli._exit import Exit
 from arena.cli._exit import exit_now_interrupted as _exit_now_interrupted
 from arena.cli._exit import exit_program as _exit_program
@@ -71,7 +71,7 @@ class LazyGroup(click.Group):
         module_name, _, attr = target.partition(":")
         # Before the command imports polars and pyarrow: how their allocators give
         # freed memory back (arena.cli._allocators; the user's settings win).
-        give_memory_back(cmd_name)
+        _give_memory_back(cmd_name)
         command = getattr(importlib.import_module(module_name), attr)
         if not isinstance(command, click.Command):
             raise TypeError(f"{target} is not a click command")
