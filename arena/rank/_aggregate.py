@@ -62,13 +62,15 @@ class QuestionFeatures:
     """Twice the win tensor of every question, as a (questions x R*C*C) matrix.
 
     Doubling keeps ties (half a win) integral, so resampling sums are exact;
-    graded verdicts (`ReviewSet.graded`) make it a float64 matrix. `rows`, when
+    a dense integer matrix is in the narrowest type that holds its values
+    (int8 while no cell has more than a few battles: sum or multiply it in a
+    wider type); graded verdicts (`ReviewSet.graded`) make it a float64 matrix. `rows`, when
     set, makes the integer rows of questions [start, stop) on demand (`matrix`
     is then an empty (0, R*C*C) array): `resample` asks for a block at a time,
     so a big log's matrix never stands whole.
     """
 
-    matrix: NDArray[np.int32] | NDArray[np.float64] | sp.csr_matrix
+    matrix: NDArray[np.integer[Any]] | NDArray[np.float64] | sp.csr_matrix
     shape: tuple[int, int, int]
     rows: Callable[[int, int], NDArray[np.int32]] | None = None
 
@@ -117,9 +119,11 @@ class _Accumulator:
         self.compiled = _plain.compiled(rs.n_battles)
         self.feature_blocks: list[sp.csr_matrix] = []  # a sparse matrix's blocks
         # A dense matrix is written a block at a time into its place (not kept as blocks
-        # and joined at the end: both would stand at once).
-        self.matrix = np.empty(
-            (rs.n_questions if keep_features and self.dense else 0, n_features), dtype=np.int32
+        # and joined at the end: both would stand at once), in the narrowest integer
+        # that holds its values: a byte a cell while no cell has more than a few battles
+        # (widened, once, by the first block that needs it).
+        self.matrix: NDArray[np.integer[Any]] = np.empty(
+            (rs.n_questions if keep_features and self.dense else 0, n_features), dtype=np.int8
         )
         self.filled = 0
 
@@ -132,6 +136,12 @@ class _Accumulator:
         (q, a, b) with two or more verdicts, over all reviewers.
         """
         n_q = block.shape[1]
+        if self.matrix.shape[0]:
+            # A feature is 2 A + T of (a, b) plus 2 B + T of (b, a): at most twice the
+            # battles of both cells, each at most 3 times the largest verdict count.
+            largest = 12 * int(block.max(initial=0))
+            if largest > np.iinfo(self.matrix.dtype).max:
+                self.matrix = self.matrix.astype(np.int16 if largest < 1 << 15 else np.int32)
         place = self.matrix[self.filled : self.filled + n_q] if self.matrix.shape[0] else None
         rows = fold_block(
             block,
@@ -154,7 +164,7 @@ class _Accumulator:
         features = None
         if self.keep_features:
             shape = (rs.n_reviewers, rs.n_models, rs.n_models)
-            matrix: NDArray[np.int32] | sp.csr_matrix
+            matrix: NDArray[np.integer[Any]] | sp.csr_matrix
             if self.dense:
                 matrix = self.matrix
             else:

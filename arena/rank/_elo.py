@@ -47,8 +47,9 @@ _NAT_PER_ELO = math.log(10.0) / 400.0
 _INTERLEAVE = 4
 # What the shuffled copies of the battles (one per interleaved order and thread) may
 # take together: fewer orders are interleaved when a log is big, so that they do not
-# grow with it past this (at least one copy a thread).
-_BUFFER_BYTES = 24 << 20
+# grow with it past this (at least one copy a thread). A million battles (two bytes
+# each) interleave three orders a thread within it, three million one.
+_BUFFER_BYTES = 12 << 20
 _MASK64 = (1 << 64) - 1
 
 

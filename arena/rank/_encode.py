@@ -17,13 +17,13 @@ import numpy as np
 import polars as pl
 from numpy.typing import NDArray
 
-from arena.rank._encode_rows import FAILED, INVALID, LEFT_OUT, UNKNOWN, row_pass
+from arena.rank._encode_rows import FAILED, INVALID, LEFT_OUT, UNKNOWN, code_dtype, row_pass
 from arena.rank._plain import compiled, text_codes_all
 
 __all__ = ["REQUIRED_COLUMNS", "STYLE_FEATURES", "ReviewSet", "encode_reviews"]
 
 IntArray = NDArray[np.int64]
-CodeArray = NDArray[np.int32]
+CodeArray = NDArray[np.signedinteger[Any]]
 FloatArray = NDArray[np.float64]
 
 REQUIRED_COLUMNS = ("question_id", "model_a", "model_b", "reviewer", "verdict")
@@ -43,8 +43,11 @@ class ReviewSet:
 
     `question`, `model_a`, `model_b`, `reviewer` and `score` describe the counted
     battles only (valid verdicts). Model codes index `contestants`, reviewer
-    codes index `reviewers`, question codes run over `0..n_questions-1`; all
-    are int32 (widen before multiplying codes together).
+    codes index `reviewers`, question codes run over `0..n_questions-1`. Each
+    is the narrowest signed integer type that holds its codes (int8 up to 128
+    names, int16 up to 32,768, then int32: a byte a battle for a tournament's
+    models): widen before doing arithmetic with them (`astype(np.int64)`), as a
+    product or sum of two int8 codes overflows.
     """
 
     contestants: tuple[str, ...]
@@ -190,18 +193,19 @@ def _codes(column: _Column) -> NDArray[np.integer[Any]]:
 def _integer_questions(values: NDArray[np.int64]) -> tuple[CodeArray, tuple[str, ...]]:
     """Dense codes of integer question ids (numeric order) and each code's id as text."""
     if values.size == 0:
-        return values.astype(np.int32), ()
+        return values.astype(np.int8), ()
     low, high = int(values.min()), int(values.max())
     if high - low < 4 * values.size + 1024:
         shifted = values - low if low else values
         present = np.bincount(shifted, minlength=high - low + 1) > 0
         ids_text = tuple(str(v) for v in (np.flatnonzero(present) + low).tolist())
+        dtype = code_dtype(len(ids_text))
         if present.all():
-            return shifted.astype(np.int32), ids_text
-        remap = (np.cumsum(present) - 1).astype(np.int32)
+            return shifted.astype(dtype), ids_text
+        remap = (np.cumsum(present) - 1).astype(dtype)
         return remap[shifted], ids_text
     uniq, inverse = np.unique(values, return_inverse=True)
-    return inverse.astype(np.int32).ravel(), tuple(str(v) for v in uniq.tolist())
+    return inverse.astype(code_dtype(uniq.size)).ravel(), tuple(str(v) for v in uniq.tolist())
 
 
 def _text_questions(
@@ -213,8 +217,9 @@ def _text_questions(
     else:
         order = sorted(range(len(coded.names)), key=coded.names.__getitem__)
     used = [code for code in order if seen[code]]
-    remap = np.full(len(coded.names) + 1, -1, dtype=np.int32)
-    remap[used] = np.arange(len(used), dtype=np.int32)
+    dtype = code_dtype(len(used))
+    remap = np.full(len(coded.names) + 1, -1, dtype=dtype)
+    remap[used] = np.arange(len(used), dtype=dtype)
     return remap[raw], tuple(coded.names[code] for code in used)
 
 
@@ -297,6 +302,7 @@ def encode_reviews(
         as_contestant,
         exclude_self and bool(len(reviewer_names)),
         question_codes,
+        len(contestant_names),
     )
     if found.self_row >= 0:
         row = found.self_row

@@ -133,7 +133,7 @@ def _fold(
     swap: NDArray[np.float64],
     fleiss: NDArray[np.float64],
     per_model: NDArray[np.int64],
-    features: NDArray[np.int32],
+    features: NDArray[np.integer[Any]],
 ) -> None:  # pragma: no cover - compiled
     _, n_q, n_r, n_c, _ = block.shape
     keep_features = features.shape[0] > 0

@@ -20,6 +20,7 @@ from arena.rank import _plain
 
 __all__ = [
     "FAILED",
+    "code_dtype",
     "INVALID",
     "LEFT_OUT",
     "UNKNOWN",
@@ -35,15 +36,34 @@ INVALID, FAILED, LEFT_OUT = 3, 4, 5
 UNKNOWN = 6
 
 
+def code_dtype(count: int) -> np.dtype[Any]:
+    """The narrowest signed integer type that holds the codes `0..count-1` (and -1):
+    a byte a battle for up to 128 models, reviewers or questions."""
+    for dtype in (np.int8, np.int16, np.int32):
+        if count <= int(np.iinfo(dtype).max) + 1:
+            return np.dtype(dtype)
+    return np.dtype(np.int64)
+
+
 class RowPass:
-    """What one pass over the rows found (see `row_pass`)."""
+    """What one pass over the rows found (see `row_pass`).
+
+    The battles' model and reviewer codes are written in `code_dtype` of the
+    numbers of contestants and reviewers (`counts`).
+    """
 
     def __init__(
-        self, rows: int, reviewers: int, question_codes: int, question_type: Any = np.int64
+        self,
+        rows: int,
+        reviewers: int,
+        question_codes: int,
+        question_type: Any = np.int64,
+        counts: tuple[int, int] = (1 << 31, 1 << 31),
     ) -> None:
-        self.model_a = np.empty(rows, dtype=np.int32)
-        self.model_b = np.empty(rows, dtype=np.int32)
-        self.reviewer = np.empty(rows, dtype=np.int32)
+        models, judges = code_dtype(counts[0]), code_dtype(counts[1])
+        self.model_a = np.empty(rows, dtype=models)
+        self.model_b = np.empty(rows, dtype=models)
+        self.reviewer = np.empty(rows, dtype=judges)
         self.score = np.empty(rows, dtype=np.int8)
         self.question = np.empty(rows, dtype=question_type)  # as the raw question codes
         # Each battle's row (for its style and graded columns): 4 bytes below 2**31 rows.
@@ -80,12 +100,15 @@ def row_pass(
     judge_as: NDArray[np.int64],
     exclude_self: bool,
     question_codes: int,
+    n_models: int,
 ) -> RowPass:
     """Run the pass over `codes` = (model_a, model_b, reviewer, verdict, status)
     raw codes (status empty when absent); `question` holds raw question codes
-    (`question_codes` of them) or, with `question_codes` 0, integer ids."""
+    (`question_codes` of them) or, with `question_codes` 0, integer ids.
+    `n_models` contestants and `judge_as.shape[0]` reviewers size the codes' type."""
     ca, cb, cr, cv, cs = codes
-    found = RowPass(ca.shape[0], judge_as.shape[0], question_codes, question.dtype)
+    reviewers = judge_as.shape[0]
+    found = RowPass(ca.shape[0], reviewers, question_codes, question.dtype, (n_models, reviewers))
     if not _plain.compiled(ca.shape[0]):
         found.counted = _plain.pass_plain(
             codes, question, lookups, outcomes, judge_as, exclude_self, question_codes, found
@@ -155,8 +178,8 @@ def fold_block(
     per_model: NDArray[np.int64],
     keep_features: bool,
     compiled: bool = True,
-    out: NDArray[np.int32] | None = None,
-) -> NDArray[np.int32]:
+    out: NDArray[np.integer[Any]] | None = None,
+) -> NDArray[np.integer[Any]]:
     """Add one block of counts (3, questions, R, C, C) into `count` (3, R, C, C), the
     swap tallies `swap` (judged, agreed per reviewer) and the Fleiss sums `fleiss`
     (agreement, subjects, totals per category) and `per_model` (questions each
@@ -166,7 +189,9 @@ def fold_block(
     (the block's rows of the whole matrix), when the caller has it."""
     _, n_q, n_r, n_c, _ = block.shape
     rows = n_q if keep_features else 0
-    features = np.empty((rows, n_r * n_c * n_c), dtype=np.int32) if out is None else out
+    features: NDArray[np.integer[Any]] = (
+        np.empty((rows, n_r * n_c * n_c), dtype=np.int32) if out is None else out
+    )
     if not compiled:
         _plain.fold_plain(block, count, swap, fleiss, per_model, features)
         return features

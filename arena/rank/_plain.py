@@ -187,7 +187,7 @@ def fold_plain(
     swap: FloatArray,
     fleiss: FloatArray,
     per_model: IntArray,
-    features: NDArray[np.int32],
+    features: NDArray[np.integer[Any]],
 ) -> None:
     """`arena.rank._encode_kernel._fold` in array operations (same arguments)."""
     n_c = block.shape[-1]

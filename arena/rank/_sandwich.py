@@ -44,6 +44,9 @@ def _normal_cdf(x: float) -> float:
     return 0.5 * math.erfc(-x / math.sqrt(2.0))
 
 
+# Cells of the question features `question_pairs` weighs at a time (8 MB as floats).
+_BLOCK_CELLS = 1_000_000
+
 # The 97.5% quantile of the standard normal (scipy.stats.norm.ppf(0.975)).
 Z_95 = 1.959963984540054
 
@@ -59,7 +62,13 @@ def question_pairs(features: QuestionFeatures, cell_weights: FloatArray) -> Floa
     v = np.asarray(cell_weights, dtype=np.float64).reshape(cells)
     matrix = features.matrix
     if isinstance(matrix, np.ndarray):
-        dense = (matrix.reshape(-1, r, c * c) * v.reshape(r, c * c)).sum(axis=1)
+        # A block of questions at a time: the weighted cells stand as floats for those only.
+        weights = v.reshape(r, c * c)
+        dense = np.empty((matrix.shape[0], c * c))
+        step = max(1, _BLOCK_CELLS // max(1, cells))
+        for start in range(0, matrix.shape[0], step):
+            block = matrix[start : start + step].reshape(-1, r, c * c)
+            dense[start : start + step] = (block * weights).sum(axis=1)
     else:
         import scipy.sparse as sp
 

@@ -519,6 +519,16 @@ def _rewrites_reviews(log: RunLog) -> bool:
     )
 
 
+def _reads_review_ids(log: RunLog) -> bool:
+    """Whether a stage reads the reviews' ids for the leaderboard (a sampled run's
+    design, with rows in the log)."""
+    return any(
+        type(stage).leaderboard_design is not Stage.leaderboard_design
+        and any(log.has_files(table) for table in stage.tables)
+        for stage in all_stages()
+    )
+
+
 def is_run_directory(directory: Path) -> bool:
     """Whether a directory is a run's: it has its snapshot (`tournament.json`) or its log."""
     return (directory / "tournament.json").exists() or (directory / "log").is_dir()
@@ -570,8 +580,13 @@ def load_run(
                 # (Not when the plan's fingerprint may tell: `current_rows` tries it first.)
                 needed = style and plan_fingerprint(root, "reviews") is None
                 planned = pool.submit(plan_digests, root, "reviews") if needed else None
+                # The ratings alone need no id once the log is known to hold the plan's
+                # (a finished run's history snapshot): no keys, 16 bytes a review.
+                known = (
+                    None if style or _reads_review_ids(log) else plan_fingerprint(root, "reviews")
+                )
                 read = log.read_coded(
-                    "reviews", [*kept, *answer_ids], coded_columns, threads=threads
+                    "reviews", [*kept, *answer_ids], coded_columns, threads=threads, known=known
                 )
                 if style:
                     assert answers is not None
@@ -586,7 +601,12 @@ def load_run(
         else:
             read = log.read("reviews", columns=wanted)
             digests = None
-        reviews = current_rows(root, "reviews", read, digests=digests)
+        # Rows without ids are the plan's (`read_coded` found its fingerprint).
+        reviews = (
+            read
+            if "id" not in read.columns
+            else current_rows(root, "reviews", read, digests=digests)
+        )
         del read
         if answers is None:
             answers = log.read("answers", columns=texts)

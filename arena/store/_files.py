@@ -549,14 +549,28 @@ def digest_fingerprint(keys: pl.Series) -> tuple[int, int, int]:
     plan's ids is found so without reading them. Summed FINGERPRINT_ROWS keys at a
     time: a few small arrays whatever the size of the column."""
     sums = [np.uint64(0), np.uint64(0)]
-    with np.errstate(over="ignore"):
-        for start in range(0, keys.len(), FINGERPRINT_ROWS):
-            high_bits, low = _split(keys.slice(start, FINGERPRINT_ROWS))
-            low_bits = low.astype(np.uint64)
-            for k, salt in enumerate(_SALTS):
-                mixed = _mixed(high_bits ^ _mixed(low_bits ^ salt))
-                sums[k] += mixed.sum(dtype=np.uint64)
+    for start in range(0, keys.len(), FINGERPRINT_ROWS):
+        _add_prints(sums, *_split(keys.slice(start, FINGERPRINT_ROWS)))
     return keys.len(), int(sums[0]), int(sums[1])
+
+
+def halves_fingerprint(high: np.ndarray, low: np.ndarray, rows: np.ndarray) -> tuple[int, int, int]:
+    """`digest_fingerprint` of the keys of `rows` given as their halves (`digest_halves`:
+    the first 64 bits, uint64, and the last 32, uint32), without making the keys."""
+    sums = [np.uint64(0), np.uint64(0)]
+    for start in range(0, rows.size, FINGERPRINT_ROWS):
+        some = rows[start : start + FINGERPRINT_ROWS]
+        _add_prints(sums, high[some], low[some])
+    return int(rows.size), int(sums[0]), int(sums[1])
+
+
+def _add_prints(sums: list[np.uint64], high_bits: np.ndarray, low: np.ndarray) -> None:
+    """Add the two mixed sums of some keys' halves to `sums` (modulo 2**64)."""
+    low_bits = low.astype(np.uint64)
+    with np.errstate(over="ignore"):
+        for k, salt in enumerate(_SALTS):
+            mixed = _mixed(high_bits ^ _mixed(low_bits ^ salt))
+            sums[k] += mixed.sum(dtype=np.uint64)
 
 
 def digest_keys_of(ids: pl.Series) -> pl.Series:

@@ -19,6 +19,7 @@ from arena.store._files import (
     digest_keys,
     digest_order,
     drop_repeats,
+    halves_fingerprint,
     halves_order,
     journal_path,
     keys_of_halves,
@@ -205,7 +206,13 @@ class RunLog:
         raise RuntimeError(f"could not read table {table!r} of {self.log_dir}: it kept moving")
 
     def read_coded(
-        self, table: str, columns: Sequence[str], coded: Sequence[str], *, threads: int = 1
+        self,
+        table: str,
+        columns: Sequence[str],
+        coded: Sequence[str],
+        *,
+        threads: int = 1,
+        known: tuple[int, int, int] | None = None,
     ) -> pl.DataFrame:
         """`read(table, columns)` with the text columns `coded` as polars Enums (their
         values, in text order), read a few parts at a time (`scan`) and each part's
@@ -218,6 +225,11 @@ class RunLog:
         order is found on those and the keys made in that order, a slice at a time.
         `threads` columns are put in that order at a time (each stands twice over
         while it is: the history snapshot of a long run keeps to one).
+
+        `known`: a `digest_fingerprint` (the plan's, `plan_fingerprint`). When the
+        table's ids have exactly that fingerprint, no key is made: the rows come
+        in id order without an `id` column (a caller that needs no id beyond
+        knowing that the log holds the plan's ids, spared 16 bytes a row).
         """
         cols = list(dict.fromkeys(["id", *columns]))
         as_codes = [pl.col(c).cast(pl.Categorical) for c in coded]
@@ -297,7 +309,8 @@ class RunLog:
         # keys are made in that order first, then the halves go.
         high, low = _joined(halves[0]), _joined(halves[1])
         found_order = halves_order(high, low, latest=True)
-        keys = keys_of_halves(high, low, found_order)
+        keyless = known is not None and halves_fingerprint(high, low, found_order) == known
+        keys = None if keyless else keys_of_halves(high, low, found_order)
         del high, low
         order = pl.Series(found_order)
         del found_order
@@ -313,7 +326,7 @@ class RunLog:
         else:  # `threads` columns at a time (polars lets go of the interpreter)
             with ThreadPoolExecutor(threads, thread_name_prefix="arena-gather") as pool:
                 list(pool.map(gather, range(len(series))))
-        return pl.DataFrame([keys.set_sorted(), *series])
+        return pl.DataFrame(series if keys is None else [keys.set_sorted(), *series])
 
     def _read_coded_text(self, table: str, cols: list[str], coded: Sequence[str]) -> pl.DataFrame:
         """`read_coded` of a table whose ids are not all as the plan makes them."""

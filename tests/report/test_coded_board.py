@@ -124,9 +124,22 @@ def test_a_finished_run_is_told_by_the_plan_fingerprint_and_stale_rows_by_the_id
     monkeypatch.setattr(planfile, "plan_digests", counted)
     assert current_rows(out, "reviews", coded).height == coded.height
     assert reads == []  # the fingerprint told: the plan's ids were not read
+    import arena.store._log as store_log
+
+    keyed: list[int] = []
+    real_keys = store_log.keys_of_halves
+
+    def keys_made(*args: object) -> pl.Series:
+        keyed.append(1)
+        return real_keys(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(store_log, "keys_of_halves", keys_made)
     ratings = leaderboard_dict(build_leaderboard(out, options=OPTIONS, ratings_only=True))
     assert [m["bt"] for m in ratings["models"]] == [m["bt"] for m in expected["models"]]
-    assert reads == []
+    assert [m["elo"] for m in ratings["models"]] == [m["elo"] for m in expected["models"]]
+    assert reads == [] and keyed == []  # the ratings alone: no id made at all
+    build_leaderboard(out, options=OPTIONS)  # style control reads the answers' ids
+    assert keyed == [1]
 
     # A plan that lacks one of the logged reviews: that row is stale, found on the ids.
     fewer = plan.filter(pl.col("id") != coded_text_id(out))

@@ -12,6 +12,7 @@ import pytest
 from arena.store import (
     DIGEST_ID,
     RunLog,
+    digest_fingerprint,
     digest_keys,
     digest_keys_of,
     digest_order,
@@ -74,6 +75,25 @@ def test_plan_ids_come_as_their_digits_in_id_order(tmp_path: Path) -> None:
     assert part_rows(tmp_path, "reviews") == 301
     assert part_rows(tmp_path, "answers") == 0
     assert part_rows(tmp_path / "nowhere", "reviews") == 0 and not (tmp_path / "nowhere").exists()
+
+
+def test_a_known_fingerprint_spares_the_keys_and_keeps_the_id_order(tmp_path: Path) -> None:
+    """Told the fingerprint its ids have (the plan's), `read_coded` makes no key: the
+    same rows in the same id order, without the `id` column. Any other fingerprint
+    (one id fewer, another id) and the keys are made as ever."""
+    ids = [digest("r", i) for i in range(300)]
+    answers: list[str | None] = [digest("a", i % 17) for i in range(300)]
+    write_reviews(tmp_path, ids, answers)
+    log = RunLog(tmp_path)
+    keyed = log.read_coded("reviews", COLUMNS, CODED)
+    known = digest_fingerprint(digest_keys_of(pl.Series(ids)))
+    assert known == digest_fingerprint(keyed["id"])  # the latest row of each id, once
+    keyless = log.read_coded("reviews", COLUMNS, CODED, known=known)
+    assert "id" not in keyless.columns
+    assert keyless.equals(keyed.drop("id"))  # same rows, same (id) order, same Enums
+    for other in (ids[1:], [*ids[1:], digest("r", 999)]):
+        print_ = digest_fingerprint(digest_keys_of(pl.Series(other)))
+        assert log.read_coded("reviews", COLUMNS, CODED, known=print_).equals(keyed)
 
 
 @pytest.mark.parametrize(
