@@ -60,3 +60,45 @@ def test_the_users_allocator_settings_win() -> None:
     assert found["jemalloc"].endswith(",narenas:2")
     assert "dirty_decay_ms:0" not in found["jemalloc"]
     assert found["pool"] == "mimalloc"
+
+
+# After the command is loaded: frees an 8 MiB block, then allocates 4 MiB and reports
+# how much glibc holds in blocks mapped on their own (the 4 MiB are among them only
+# when the threshold stayed at 128 KiB; glibc's own rule would have raised it to 8 MiB).
+MAPPED_PROBE = (
+    "import ctypes, sys\n"
+    "import click\n"
+    "from arena.cli import main\n"
+    "assert main.get_command(click.Context(main), sys.argv[1]) is not None\n"
+    "import numpy as np\n"
+    "class Info(ctypes.Structure):\n"
+    "    _fields_ = [(n, ctypes.c_size_t) for n in ('arena', 'ordblks', 'smblks', 'hblks',\n"
+    "                'hblkhd', 'usmblks', 'fsmblks', 'uordblks', 'fordblks', 'keepcost')]\n"
+    "info = ctypes.CDLL(None).mallinfo2\n"
+    "info.restype = Info\n"
+    "big = np.ones(1 << 20); del big\n"
+    "before = info().hblkhd\n"
+    "half = np.ones(1 << 19)\n"
+    "print(info().hblkhd - before)\n"
+)
+
+
+def _mapped_bytes(command: str, **env: str) -> int:
+    clean = {k: v for k, v in os.environ.items() if k != "MALLOC_MMAP_THRESHOLD_"}
+    done = subprocess.run(
+        [sys.executable, "-c", MAPPED_PROBE, command],
+        env={**clean, **env},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return int(done.stdout.splitlines()[-1])
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's malloc")
+def test_a_run_maps_big_arrays_on_their_own_so_that_freeing_hands_them_back() -> None:
+    assert _mapped_bytes("run") >= 4 << 20
+    assert _mapped_bytes("retry-failed") >= 4 << 20
+    assert _mapped_bytes("leaderboard") < 4 << 20  # glibc's own rule: from the heap
+    # The user's setting (read by glibc at start) is left alone.
+    assert _mapped_bytes("run", MALLOC_MMAP_THRESHOLD_="67108864") < 4 << 20

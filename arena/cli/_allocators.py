@@ -19,15 +19,25 @@ Measured with `benchmarks/bench_scale.py` (docs/scale.md): the peak of a
 1M-call run fell by about 60 MB and that of a 3M-call run by about 90-120 MB,
 at the same calls per second.
 
+- glibc's malloc (NumPy's arrays, pyarrow's system pool) raises its threshold
+  for mapping a block on its own up to the largest block freed so far (32 MiB
+  at most), so that after the first big arrays of the end-of-run ranking every
+  later one comes from the heap, and memory freed inside the heap stays with the
+  process. `arena run` and `arena retry-failed` fix the threshold at 128 KiB
+  (glibc's own starting value, `mallopt(M_MMAP_THRESHOLD)`): every big array
+  is mapped on its own and handed back when freed. Where the C library has no
+  `mallopt` (not glibc), nothing is done.
+
 The user's choice wins: a `_RJEM_MALLOC_CONF` (which polars appends to its
 own settings) or `ARROW_DEFAULT_MEMORY_POOL` set in the environment is left
-as it is. The settings must be in the environment before polars and pyarrow
+as it is, and so is glibc's threshold when `MALLOC_MMAP_THRESHOLD_` is set. The settings must be in the environment before polars and pyarrow
 are imported: `arena.cli` applies them when it loads a command's module
 (it imports neither before), and processes the command starts inherit them.
 """
 
 from __future__ import annotations
 
+import ctypes
 import os
 
 # polars reads this (and appends it to its own jemalloc settings) when imported.
@@ -36,6 +46,10 @@ POLARS_ALLOCATOR_SETTINGS = "dirty_decay_ms:0,muzzy_decay_ms:0"
 # pyarrow reads this on first use of its default memory pool.
 ARROW_POOL_VARIABLE = "ARROW_DEFAULT_MEMORY_POOL"
 ARROW_POOL = "system"
+# glibc reads this when the process starts; `mallopt` sets the same for a running one.
+GLIBC_THRESHOLD_VARIABLE = "MALLOC_MMAP_THRESHOLD_"
+GLIBC_THRESHOLD = 128 * 1024
+_M_MMAP_THRESHOLD = -3  # mallopt's parameter number (malloc.h)
 # The commands whose peak is the end of a long run (the history snapshot).
 LEAN_COMMANDS = frozenset({"run", "retry-failed"})
 
@@ -46,3 +60,18 @@ def give_memory_back(command: str) -> None:
     os.environ.setdefault(ARROW_POOL_VARIABLE, ARROW_POOL)
     if command in LEAN_COMMANDS:
         os.environ.setdefault(POLARS_ALLOCATOR_VARIABLE, POLARS_ALLOCATOR_SETTINGS)
+        if GLIBC_THRESHOLD_VARIABLE not in os.environ:
+            fix_mmap_threshold(GLIBC_THRESHOLD)
+
+
+def fix_mmap_threshold(size: int) -> bool:
+    """Ask glibc's malloc to map every block of `size` bytes or more on its own (and so
+    hand it back when freed), with no adjusting of that threshold; False where the C
+    library has no `mallopt` or refuses."""
+    try:
+        mallopt = ctypes.CDLL(None).mallopt
+    except (OSError, AttributeError):
+        return False
+    mallopt.argtypes = (ctypes.c_int, ctypes.c_int)
+    mallopt.restype = ctypes.c_int
+    return bool(mallopt(_M_MMAP_THRESHOLD, size))
