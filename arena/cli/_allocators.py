@@ -30,9 +30,11 @@ at the same calls per second.
 
 The user's choice wins: a `_RJEM_MALLOC_CONF` (which polars appends to its
 own settings) or `ARROW_DEFAULT_MEMORY_POOL` set in the environment is left
-as it is, and so is glibc's threshold when `MALLOC_MMAP_THRESHOLD_` is set. The settings must be in the environment before polars and pyarrow
-are imported: `arena.cli` applies them when it loads a command's module
-(it imports neither before), and processes the command starts inherit them.
+as it is, and so is glibc's threshold when `MALLOC_MMAP_THRESHOLD_` is set.
+The settings must be in the environment before polars and pyarrow are
+imported: `arena.cli` applies them when it loads a command's module (it
+imports neither before), and processes the command starts inherit them (all
+but glibc's threshold, which is set in this process).
 """
 
 from __future__ import annotations

@@ -38,6 +38,7 @@ from arena.shard import recorded_shard
 from arena.stage import Stage
 from arena.stages import all_stages
 from arena.store import RunLog
+from arena.store._log import CODED_PARTS, LEAN_CODED_PARTS
 
 __all__ = [
     "IMPORT_COLUMNS",
@@ -586,7 +587,12 @@ def load_run(
                     None if style or _reads_review_ids(log) else plan_fingerprint(root, "reviews")
                 )
                 read = log.read_coded(
-                    "reviews", [*kept, *answer_ids], coded_columns, threads=threads, known=known
+                    "reviews",
+                    [*kept, *answer_ids],
+                    coded_columns,
+                    threads=threads,
+                    known=known,
+                    parts=CODED_PARTS if style else LEAN_CODED_PARTS,
                 )
                 if style:
                     assert answers is not None

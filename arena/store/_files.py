@@ -461,10 +461,34 @@ def digest_order(keys: pl.Series, *, latest: bool = False) -> np.ndarray:
     return _packed_order(packed, lambda rows: _split(keys.gather(pl.Series(rows))), latest)
 
 
-def halves_order(high: np.ndarray, low: np.ndarray, *, latest: bool = False) -> np.ndarray:
+def halves_order(
+    high: np.ndarray, low: np.ndarray, *, latest: bool = False, consume: bool = False
+) -> np.ndarray:
     """`digest_order` of keys given as their first 64 bits (uint64) and last 32 bits
-    (uint32), which stay as they are (a uint64 copy of `high` is sorted)."""
-    return _packed_order(high.copy(), lambda rows: (high[rows], low[rows]), latest)
+    (uint32), which stay as they are (a uint64 copy of `high` is sorted).
+
+    `consume`: `high` itself is sorted (it is left overwritten), and only the bits of
+    it that the packing drops are kept aside (4 bytes a row instead of a copy of 8):
+    rows whose kept bits are equal are put in order by those and `low`.
+    """
+    if not consume:
+        return _packed_order(high.copy(), lambda rows: (high[rows], low[rows]), latest)
+    shift = _position_bits(high.size)
+    mask = np.uint64((1 << shift) - 1)
+    dropped = np.empty(high.size, dtype=np.uint32 if shift <= 32 else np.uint64)
+    for start in range(0, high.size, _ORDER_SLICE):
+        np.bitwise_and(
+            high[start : start + _ORDER_SLICE],
+            mask,
+            out=dropped[start : start + _ORDER_SLICE],
+            casting="unsafe",
+        )
+    return _packed_order(high, lambda rows: (dropped[rows], low[rows]), latest)
+
+
+def _position_bits(n: int) -> int:
+    """Bits `_packed_order` packs a row's position in (the low bits of its key's first 64)."""
+    return max(1, (n - 1).bit_length())
 
 
 def _packed_order(
@@ -473,9 +497,10 @@ def _packed_order(
     latest: bool,
 ) -> np.ndarray:
     """The order of keys whose first 64 bits are `packed` (overwritten); `halves(rows)`:
-    the first 64 and last 32 bits of the keys of `rows`."""
+    the first 64 and last 32 bits of the keys of `rows` (or any bits that, with the
+    first 64's kept high bits, tell the keys apart in the same order)."""
     n = packed.size
-    shift = np.uint64(max(1, (n - 1).bit_length()))
+    shift = np.uint64(_position_bits(n))
     # The packed numbers are made in place, the positions added a slice at a time:
     # 8 bytes a row, and the order 4 (an index below 2**32), at most.
     packed >>= shift
@@ -550,7 +575,7 @@ def digest_fingerprint(keys: pl.Series) -> tuple[int, int, int]:
     time: a few small arrays whatever the size of the column."""
     sums = [np.uint64(0), np.uint64(0)]
     for start in range(0, keys.len(), FINGERPRINT_ROWS):
-        _add_prints(sums, *_split(keys.slice(start, FINGERPRINT_ROWS)))
+        add_prints(sums, *_split(keys.slice(start, FINGERPRINT_ROWS)))
     return keys.len(), int(sums[0]), int(sums[1])
 
 
@@ -560,12 +585,13 @@ def halves_fingerprint(high: np.ndarray, low: np.ndarray, rows: np.ndarray) -> t
     sums = [np.uint64(0), np.uint64(0)]
     for start in range(0, rows.size, FINGERPRINT_ROWS):
         some = rows[start : start + FINGERPRINT_ROWS]
-        _add_prints(sums, high[some], low[some])
+        add_prints(sums, high[some], low[some])
     return int(rows.size), int(sums[0]), int(sums[1])
 
 
-def _add_prints(sums: list[np.uint64], high_bits: np.ndarray, low: np.ndarray) -> None:
-    """Add the two mixed sums of some keys' halves to `sums` (modulo 2**64)."""
+def add_prints(sums: list[np.uint64], high_bits: np.ndarray, low: np.ndarray) -> None:
+    """Add the two mixed sums of `digest_fingerprint` of some keys, given as their halves
+    (`digest_halves`), to `sums` (modulo 2**64)."""
     low_bits = low.astype(np.uint64)
     with np.errstate(over="ignore"):
         for k, salt in enumerate(_SALTS):

@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
+import numpy as np
 import polars as pl
 import pytest
 
@@ -113,6 +114,48 @@ def test_other_ids_come_as_text(tmp_path: Path, odd_id: str) -> None:
     assert got.schema["id"] == pl.String
     expected = log.read("reviews", COLUMNS).sort("id")
     assert as_text(got, "r").sort("id").select(expected.columns).equals(expected)
+
+
+def test_a_log_of_the_known_ids_each_once_is_ordered_in_place_as_ever(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A log holding each known id once (no retried row) is ordered on its ids' first
+    halves in place: the same rows in the same order as the keyed read."""
+    import arena.store._log as store_log
+
+    ids = [digest("r", i) for i in range(300)]
+    rows = [("reviews", review(i, id=rid, question_id=f"q{i % 7}")) for i, rid in enumerate(ids)]
+    write_rows(tmp_path, rows, compact_every=40)
+    log = RunLog(tmp_path)
+    consumed: list[bool] = []
+    real = store_log.halves_order
+
+    def order(high: np.ndarray, low: np.ndarray, **kwargs: bool) -> np.ndarray:
+        consumed.append(kwargs.get("consume", False))
+        return real(high, low, **kwargs)
+
+    monkeypatch.setattr(store_log, "halves_order", order)
+    keyed = log.read_coded("reviews", COLUMNS, CODED, parts=3)
+    known = digest_fingerprint(digest_keys_of(pl.Series(ids)))
+    keyless = log.read_coded("reviews", COLUMNS, CODED, known=known, parts=3)
+    assert consumed == [False, True]
+    assert "id" not in keyless.columns and keyless.equals(keyed.drop("id"))
+
+
+def test_ordering_in_place_orders_as_the_copy_does() -> None:
+    """`halves_order(consume=True)` sorts the first halves themselves and keeps only the
+    bits the packing drops: keys equal in their kept bits (or in all 64 first bits)
+    are put in order by those and the last 32, as the copy's order does."""
+    rng = np.random.default_rng(3)
+    high = rng.integers(0, 1 << 63, size=5000, dtype=np.uint64)
+    low = rng.integers(0, 1 << 32, size=5000, dtype=np.uint64).astype(np.uint32)
+    kept = np.uint64(~((1 << 13) - 1) & ((1 << 64) - 1))  # 5000 rows: 13 position bits
+    high[100:140] = (high[7] & kept) | rng.integers(0, 1 << 13, size=40, dtype=np.uint64)
+    high[200:210] = high[9]  # equal first halves: the last 32 bits tell
+    want = halves_order(high, low)
+    got = halves_order(high.copy(), low, consume=True)
+    assert got.tolist() == want.tolist()
+    assert want.tolist() == np.lexsort((np.arange(5000), low, high)).tolist()
 
 
 def test_digest_keys_compare_as_the_texts_do() -> None:
