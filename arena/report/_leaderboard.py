@@ -421,8 +421,12 @@ def build_leaderboard(
     partial: MissingShards | None = None
     if target is not None and target.is_dir():
         # A big log's ranking runs compiled kernels: numba readies them meanwhile.
-        # (`part_rows` creates nothing: the directory is not checked yet.)
-        prefetch_kernels(lambda: sum(part_rows(d, "reviews") for d in directories))
+        # (`part_rows` creates nothing: the directory is not checked yet.) Not for a
+        # run's history snapshot: numba and its kernels (about 100 MB) would stand
+        # beside the reading of the log, the end of a long run's peak; they load when
+        # the coding needs them, with less of the log held.
+        if not ratings_only:
+            prefetch_kernels(lambda: sum(part_rows(d, "reviews") for d in directories))
         # The run's spend, while it reads and ranks: only in what `load_run` will take for
         # a run directory (`RunLog` makes `log/` when it is missing).
         if not ratings_only and reviews_file is None and all(map(is_run_directory, directories)):

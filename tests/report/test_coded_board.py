@@ -3,6 +3,8 @@ as codes); the ratings are those of the reviews read as text and ranked as a fra
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Callable
 from pathlib import Path
 
 import polars as pl
@@ -158,3 +160,29 @@ def test_a_finished_run_is_told_by_the_plan_fingerprint_and_stale_rows_by_the_id
 def coded_text_id(out: Path) -> str:
     """The id of one logged review, as text."""
     return str(RunLog(out).read("reviews", columns=["status"])["id"][0])
+
+
+def test_a_history_snapshot_loads_numba_after_reading_the_log(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`arena leaderboard` readies numba beside the reading of the log (speed); a run's
+    history snapshot (`ratings_only`) does not, so that numba's memory is not added to
+    the reading's at the end of a long run: the coding loads it when it needs it."""
+    import arena.report._leaderboard as board
+
+    config = small_tournament(tmp_path, models=3, questions=3)
+    out = tmp_path / "out"
+    assert CliRunner().invoke(main, ["run", str(config), "--out", str(out)]).exit_code == 0
+    started: list[int] = []
+    real = board.prefetch_kernels
+
+    def prefetch(rows: Callable[[], int]) -> threading.Thread:
+        started.append(rows())
+        return real(rows)
+
+    monkeypatch.setattr(board, "prefetch_kernels", prefetch)
+    lean = leaderboard_dict(build_leaderboard(out, options=OPTIONS, ratings_only=True))
+    assert started == []
+    full = leaderboard_dict(build_leaderboard(out, options=OPTIONS))
+    assert started == [3 * 3 * 2 * 3]  # every review of the log: a size hint
+    assert [m["bt"] for m in lean["models"]] == [m["bt"] for m in full["models"]]
