@@ -20,11 +20,11 @@ from arena.rank import _plain
 
 __all__ = [
     "FAILED",
-    "code_dtype",
     "INVALID",
     "LEFT_OUT",
     "UNKNOWN",
     "RowPass",
+    "code_dtype",
     "count_battles",
     "fold_block",
     "row_pass",
