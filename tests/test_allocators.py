@@ -24,20 +24,23 @@ PROBE = (
 )
 
 
-def _probe(command: str, **env: str) -> dict[str, str]:
-    clean = {
-        k: v
-        for k, v in os.environ.items()
-        if k not in ("_RJEM_MALLOC_CONF", "ARROW_DEFAULT_MEMORY_POOL")
-    }
+def _last_line(probe: str, command: str, unset: tuple[str, ...], env: dict[str, str]) -> str:
+    """The last line a probe prints in a fresh interpreter, the variables `unset` removed
+    from this environment and `env` added."""
+    clean = {k: v for k, v in os.environ.items() if k not in unset}
     done = subprocess.run(
-        [sys.executable, "-c", PROBE, command],
+        [sys.executable, "-c", probe, command],
         env={**clean, **env},
         capture_output=True,
         text=True,
         check=True,
     )
-    result: dict[str, str] = json.loads(done.stdout.splitlines()[-1])
+    return done.stdout.splitlines()[-1]
+
+
+def _probe(command: str, **env: str) -> dict[str, str]:
+    unset = ("_RJEM_MALLOC_CONF", "ARROW_DEFAULT_MEMORY_POOL")
+    result: dict[str, str] = json.loads(_last_line(PROBE, command, unset, env))
     return result
 
 
@@ -84,15 +87,7 @@ MAPPED_PROBE = (
 
 
 def _mapped_bytes(command: str, **env: str) -> int:
-    clean = {k: v for k, v in os.environ.items() if k != "MALLOC_MMAP_THRESHOLD_"}
-    done = subprocess.run(
-        [sys.executable, "-c", MAPPED_PROBE, command],
-        env={**clean, **env},
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    return int(done.stdout.splitlines()[-1])
+    return int(_last_line(MAPPED_PROBE, command, ("MALLOC_MMAP_THRESHOLD_",), env))
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's malloc")

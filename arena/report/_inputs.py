@@ -510,24 +510,25 @@ def keys_from_answers(reviews: pl.DataFrame, answers: pl.DataFrame) -> pl.DataFr
     return reviews.with_columns(found[c].alias(c) for c in ANSWER_KEYS)
 
 
-def _rewrites_reviews(log: RunLog) -> bool:
-    """Whether a stage may change the run's reviews before ranking (one that does, such as
-    the discussions, with rows in the log): it then gets them as texts."""
+def _stage_hook_with_rows(log: RunLog, hook: str) -> bool:
+    """Whether a stage with rows in the log has its own `hook` (a `Stage` method)."""
     return any(
-        type(stage).leaderboard_reviews is not Stage.leaderboard_reviews
+        getattr(type(stage), hook) is not getattr(Stage, hook)
         and any(log.has_files(table) for table in stage.tables)
         for stage in all_stages()
     )
+
+
+def _rewrites_reviews(log: RunLog) -> bool:
+    """Whether a stage may change the run's reviews before ranking (one that does, such as
+    the discussions, with rows in the log): it then gets them as texts."""
+    return _stage_hook_with_rows(log, "leaderboard_reviews")
 
 
 def _reads_review_ids(log: RunLog) -> bool:
     """Whether a stage reads the reviews' ids for the leaderboard (a sampled run's
     design, with rows in the log)."""
-    return any(
-        type(stage).leaderboard_design is not Stage.leaderboard_design
-        and any(log.has_files(table) for table in stage.tables)
-        for stage in all_stages()
-    )
+    return _stage_hook_with_rows(log, "leaderboard_design")
 
 
 def is_run_directory(directory: Path) -> bool:
