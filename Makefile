@@ -2,6 +2,8 @@ PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+# Processes `make test` runs the suite on (pytest-xdist; each takes whole test files).
+TEST_PROCESSES ?= 2
 
 .PHONY: install demo test lint bench clean
 
@@ -21,7 +23,7 @@ test: install
 	@command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 \
 	  || [ -n "$$ARENA_CHROMIUM" ] \
 	  || echo "make test: chromium not found, so the browser tests (tests/htmlreport, tests/viewer) are SKIPPED; install it with 'apt-get install -y chromium' as root (.ci/run does)"
-	$(BIN)/pytest -q -rs
+	$(BIN)/pytest -q -rs -n $(TEST_PROCESSES) --dist loadfile
 
 lint: install
 	$(BIN)/ruff check arena tests benchmarks

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from arena.config import FREE_TYPES, ConfigError, Tournament
+from arena.memory import trim_heap
 from arena.nightly import RunStart, failed_only, record_history, recorded_config, start_run
 from arena.pipeline import AllPairsPlanner, Plan, build_plan
 from arena.providers import ProviderUnavailable, create_provider
@@ -232,6 +233,7 @@ def run_directory(
             )
 
         summary = asyncio.run(execute())
+        trim_heap()  # what the calls freed, before the history snapshot reads the log
         summary.interrupted = interrupted()
         if summary.storage_error is None:
             write_last_run(t, "retry-failed" if retry_failed else "run", summary)
@@ -254,6 +256,7 @@ def run_directory(
                 added=summary.completed + summary.failed + summary.invalid > 0,
                 calls_open=_open_after(plan, start, summary),
             )
+            trim_heap()  # what the snapshot freed, before the night report reads the log
     return DirectoryRun(summary, start, plan, ran, blocked, recorded)
 
 

@@ -20,7 +20,7 @@ ROOT = Path(arena.__file__).resolve().parent
 # from its own layer's unit or from lower layers. Units of one layer do not
 # import each other.
 LAYERS: list[set[str]] = [
-    {"types", "progress", "errors", "lazy"},
+    {"types", "progress", "errors", "lazy", "memory"},
     {"formats", "store", "rank"},
     {"config"},
     {"shard", "review"},

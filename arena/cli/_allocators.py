@@ -39,8 +39,9 @@ but glibc's threshold, which is set in this process).
 
 from __future__ import annotations
 
-import ctypes
 import os
+
+from arena.memory import fix_mmap_threshold
 
 # polars reads this (and appends it to its own jemalloc settings) when imported.
 POLARS_ALLOCATOR_VARIABLE = "_RJEM_MALLOC_CONF"
@@ -51,7 +52,6 @@ ARROW_POOL = "system"
 # glibc reads this when the process starts; `mallopt` sets the same for a running one.
 GLIBC_THRESHOLD_VARIABLE = "MALLOC_MMAP_THRESHOLD_"
 GLIBC_THRESHOLD = 128 * 1024
-_M_MMAP_THRESHOLD = -3  # mallopt's parameter number (malloc.h)
 # The commands whose peak is the end of a long run (the history snapshot).
 LEAN_COMMANDS = frozenset({"run", "retry-failed"})
 
@@ -64,16 +64,3 @@ def give_memory_back(command: str) -> None:
         os.environ.setdefault(POLARS_ALLOCATOR_VARIABLE, POLARS_ALLOCATOR_SETTINGS)
         if GLIBC_THRESHOLD_VARIABLE not in os.environ:
             fix_mmap_threshold(GLIBC_THRESHOLD)
-
-
-def fix_mmap_threshold(size: int) -> bool:
-    """Ask glibc's malloc to map every block of `size` bytes or more on its own (and so
-    hand it back when freed), with no adjusting of that threshold; False where the C
-    library has no `mallopt` or refuses."""
-    try:
-        mallopt = ctypes.CDLL(None).mallopt
-    except (OSError, AttributeError):
-        return False
-    mallopt.argtypes = (ctypes.c_int, ctypes.c_int)
-    mallopt.restype = ctypes.c_int
-    return bool(mallopt(_M_MMAP_THRESHOLD, size))

@@ -51,6 +51,26 @@ _INTERLEAVE = 4
 # each) interleave three orders a thread within it, three million one.
 _BUFFER_BYTES = 12 << 20
 _MASK64 = (1 << 64) - 1
+# Reviews looked at together when counting or packing the rated ones.
+_SLICE = 1 << 18
+
+
+def _rated_counts(rs: ReviewSet, own: NDArray[np.int64]) -> tuple[int, NDArray[np.int64]]:
+    """The reviews rated (not of the reviewer's own battle: `own[reviewer]` is neither
+    model) and each model's battles among them, a slice at a time."""
+    battled = np.zeros(rs.n_models, dtype=np.int64)
+    n = 0
+    for start in range(0, rs.n_battles, _SLICE):
+        part = slice(start, start + _SLICE)
+        a, b = rs.model_a[part], rs.model_b[part]
+        mine = own[rs.reviewer[part]]
+        keep = (mine != a) & (mine != b)
+        if not keep.all():
+            a, b = a[keep], b[keep]
+        n += a.size
+        battled += np.bincount(a, minlength=rs.n_models)
+        battled += np.bincount(b, minlength=rs.n_models)
+    return n, battled
 
 
 @dataclass(frozen=True, eq=False)
@@ -98,10 +118,17 @@ class _Orders:
         orders: int,
         seed: int,
         starts: Future[StateArray] | None = None,
-        keep: NDArray[np.bool_] | None = None,
+        trusted_only: bool = False,
     ) -> None:
-        n = rs.n_battles if keep is None else int(np.count_nonzero(keep))
-        self.n = n
+        # `trusted_only`: leave out each reviewer's own battles. The rated reviews are
+        # never copied: the kernels pack them from `rs` into each order's buffer.
+        own = np.asarray(rs.reviewer_as_contestant, dtype=np.int64)
+        if not trusted_only or not (own >= 0).any():
+            own = np.full(rs.n_reviewers, -1, dtype=np.int64)
+        self.rs = rs
+        self.own = own
+        self.n, self.battled = _rated_counts(rs, own)
+        n = self.n
         self.n_models = rs.n_models
         self.orders = orders
         self.seed = seed
@@ -110,21 +137,10 @@ class _Orders:
         # A review's kind is its reviewer and score: (gain, gain * target) depend on nothing else.
         kinds = rs.n_reviewers * 3
         # Model codes in the low 2 * bits, the kind above: the narrowest integer that holds them
-        # (shuffling a smaller buffer touches less memory). Built in that integer, a part at
-        # a time: no temporary of 8 bytes a battle (four of them took 80 MB at 3M battles).
+        # (shuffling a smaller buffer touches less memory).
         self.bits = max(1, (rs.n_models - 1).bit_length())
         width = 2 * self.bits + max(1, (kinds - 1).bit_length())
         self.dtype = np.uint16 if width <= 16 else np.int32 if width <= 31 else np.int64
-        dtype = self.dtype
-        codes: NDArray[np.integer[Any]] = rs.reviewer.astype(dtype)
-        codes *= 3
-        codes += (rs.score + 1).astype(dtype)  # the kind
-        codes <<= dtype(self.bits)
-        codes |= rs.model_b.astype(dtype)
-        codes <<= dtype(self.bits)
-        codes |= rs.model_a.astype(dtype)
-        self.codes = codes if keep is None else codes[keep]
-        del codes
         self.plain: tuple[NDArray[np.int32], NDArray[np.int32], NDArray[np.int64]] | None = None
         if not compiled(n):
             # Small logs: NumPy draws the orders themselves, every order advances in step.
@@ -132,11 +148,33 @@ class _Orders:
             self.perms = np.empty((orders, n), dtype=np.int32)
             for k in range(orders):
                 self.perms[k] = rng.permutation(n)
+            mine = own[rs.reviewer]
+            keep = (mine != rs.model_a) & (mine != rs.model_b)
             kind = rs.reviewer.astype(np.int64) * 3 + (rs.score.astype(np.int64) + 1)
-            if keep is None:
-                self.plain = (rs.model_a, rs.model_b, kind)
-            else:
-                self.plain = (rs.model_a[keep], rs.model_b[keep], kind[keep])
+            self.plain = (rs.model_a[keep], rs.model_b[keep], kind[keep])
+
+    @property
+    def codes(self) -> NDArray[np.integer[Any]]:
+        """The rated reviews packed as the kernels read them (n,), in log order: built on
+        each call, a slice at a time (no temporary of 8 bytes a review)."""
+        rs, dtype, bits = self.rs, self.dtype, self.bits
+        out: NDArray[np.integer[Any]] = np.empty(self.n, dtype=dtype)
+        at = 0
+        for start in range(0, rs.n_battles, _SLICE):
+            part = slice(start, start + _SLICE)
+            a, b, r = rs.model_a[part], rs.model_b[part], rs.reviewer[part]
+            mine = self.own[r]
+            keep = (mine != a) & (mine != b)
+            codes = r[keep].astype(dtype)
+            codes *= 3
+            codes += (rs.score[part][keep] + 1).astype(dtype)
+            codes <<= dtype(bits)
+            codes |= b[keep].astype(dtype)
+            codes <<= dtype(bits)
+            codes |= a[keep].astype(dtype)
+            out[at : at + codes.size] = codes
+            at += codes.size
+        return out
 
     @property
     def starts(self) -> StateArray:
@@ -180,10 +218,22 @@ class _Orders:
         copy_bytes = max(1, self.n * np.dtype(self.dtype).itemsize)
         group = max(1, min(_INTERLEAVE, _BUFFER_BYTES // (copy_bytes * threads)))
         buffers = [np.empty((min(group, share.size), self.n), dtype=self.dtype) for share in shares]
+        rs = self.rs
 
         def work(t: int) -> None:
             _elo_kernel.run_orders(
-                shares[t], starts, self.codes, self.bits, table, self.n_models, out, buffers[t]
+                shares[t],
+                starts,
+                rs.model_a,
+                rs.model_b,
+                rs.reviewer,
+                rs.score,
+                self.own,
+                self.bits,
+                table,
+                self.n_models,
+                out,
+                buffers[t],
             )
 
         if len(shares) == 1:
@@ -253,12 +303,14 @@ def weighted_elo_prefetched(
     tol: float = 1e-6,
     max_passes: int = 10,
     weights: FloatArray | None = None,
-    keep: NDArray[np.bool_] | None = None,
+    trusted_only: bool = False,
 ) -> EloResult:
     """`weighted_elo`, with the orders' start states from `prefetch_orders(n, orders,
-    seed)` (None: found here), `n` the battles rated. `keep`: rate only these of `rs`'s
-    battles, as if `rs` held no other (no copy of `rs` is made)."""
-    n = rs.n_battles if keep is None else int(np.count_nonzero(keep))
+    seed)` (None: found here), `n` the battles rated. `trusted_only`: rate only the
+    battles in which the reviewer does not compete, as if `rs` held no other (no copy
+    of `rs` is made)."""
+    replay = _Orders(rs, orders, seed, starts, trusted_only)
+    n = replay.n
     n_reviewers = rs.n_reviewers
     if weights is None:
         weights = np.full(n_reviewers, 1.0 / max(n_reviewers, 1))
@@ -269,14 +321,7 @@ def weighted_elo_prefetched(
         return EloResult(
             np.full(rs.n_models, START_RATING), weights, 0, True, max(orders, 0), nothing
         )
-    replay = _Orders(rs, orders, seed, starts, keep)
-    battled = np.bincount(rs.model_a, minlength=rs.n_models) + np.bincount(
-        rs.model_b, minlength=rs.n_models
-    )
-    if keep is not None:  # less the battles left out (the few: no copy of the kept)
-        left_out = ~keep
-        battled -= np.bincount(rs.model_a[left_out], minlength=rs.n_models)
-        battled -= np.bincount(rs.model_b[left_out], minlength=rs.n_models)
+    battled = replay.battled
     rating, error = replay.rating_and_error(_step_table(n_reviewers, weights))
     passes, converged = 1, False
     while passes < max_passes:

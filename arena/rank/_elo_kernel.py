@@ -19,7 +19,7 @@ from numpy.typing import NDArray
 
 from arena.rank._jit import njit
 
-__all__ = ["order_starts", "run_orders", "shuffle"]
+__all__ = ["order_starts", "pack_reviews", "run_orders", "shuffle"]
 
 FloatArray = NDArray[np.float64]
 StateArray = NDArray[np.uint64]
@@ -141,10 +141,43 @@ def shuffle(values: NDArray[Any], start: StateArray) -> None:  # pragma: no cove
 
 
 @njit(cache=True, nogil=True)
+def pack_reviews(
+    target: NDArray[Any],
+    model_a: NDArray[Any],
+    model_b: NDArray[Any],
+    reviewer: NDArray[Any],
+    score: NDArray[np.int8],
+    own: NDArray[np.int64],
+    bits: int,
+) -> int:  # pragma: no cover - compiled
+    """Pack the rated reviews into `target` in log order; the number packed.
+
+    Review k is rated unless its reviewer competes in it (`own[reviewer]`, the
+    reviewer's contestant code or -1, is model A or B); it is packed as
+    `model_a | model_b << bits | kind << (2 * bits)`, `kind = reviewer * 3 + score + 1`.
+    """
+    k = 0
+    for i in range(model_a.shape[0]):
+        a = np.int64(model_a[i])
+        b = np.int64(model_b[i])
+        r = np.int64(reviewer[i])
+        mine = own[r]
+        if mine == a or mine == b:
+            continue
+        target[k] = ((r * 3 + np.int64(score[i]) + 1) << (2 * bits)) | (b << bits) | a
+        k += 1
+    return k
+
+
+@njit(cache=True, nogil=True)
 def run_orders(
     order_ids: NDArray[np.int64],
     starts: StateArray,
-    codes: NDArray[Any],
+    model_a: NDArray[Any],
+    model_b: NDArray[Any],
+    reviewer: NDArray[Any],
+    score: NDArray[np.int8],
+    own: NDArray[np.int64],
     bits: int,
     table: FloatArray,
     n_models: int,
@@ -153,19 +186,19 @@ def run_orders(
 ) -> None:  # pragma: no cover - compiled
     """Final ratings (nats above the start) of each order in `order_ids` into `out[order]`.
 
-    `codes[k]` packs review k as `model_a | model_b << bits | kind << (2 * bits)`, and
-    `table[kind]` = (gain, gain * target), so an update is
-    `delta = gain * target - gain * expit(R_a - R_b)`. The reviews are shuffled
-    into `buffers` (one row per interleaved order) and then read in sequence.
+    The rated reviews (see `pack_reviews`) are packed into `buffers` (one row per
+    interleaved order), shuffled there and read in sequence: no packed copy of
+    the reviews outlives a row. With `table[kind]` = (gain, gain * target), an
+    update is `delta = gain * target - gain * expit(R_a - R_b)`.
     """
     group = buffers.shape[0]
-    n = codes.shape[0]
+    n = buffers.shape[1]
     field = (1 << bits) - 1
     ratings = np.zeros((group, n_models))
     for first in range(0, order_ids.shape[0], group):
         size = min(group, order_ids.shape[0] - first)
         for g in range(size):
-            buffers[g, :] = codes
+            pack_reviews(buffers[g], model_a, model_b, reviewer, score, own, bits)
             shuffle(buffers[g], starts[order_ids[first + g]])
         ratings[:] = 0.0
         for i in range(n):

@@ -41,7 +41,7 @@ from arena.rank._reliability import (
     fit_reliability_batch,
     reliability_features,
     resample_reliability,
-    trusted_mask,
+    trusted_count,
     trusted_reviews,
     trusted_tensor,
 )
@@ -451,24 +451,23 @@ def rank_reviews(rs: ReviewSet, options: RankOptions | None = None) -> Ranking:
     reliable = opts.weights == "reliability"
     side = ThreadPoolExecutor(2, thread_name_prefix="arena-rank")
 
-    def rated_and_starts() -> tuple[
-        ReviewSet, NDArray[np.bool_] | None, Future[StateArray] | None, int
-    ]:
+    def rated_and_starts() -> tuple[ReviewSet, bool, Future[StateArray] | None, int]:
         # With reliability weights, ratings leave out the reviewers' own battles: a copy
         # of every battle's arrays, made on another core while the tallies are counted,
         # when style control or Elo's interval will read them; else Elo alone rates them,
-        # told which to keep (`keep`), and no copy is made (a big log's history snapshot).
-        keep = trusted_mask(rs) if reliable else None
-        n_rated = rs.n_battles if keep is None else int(np.count_nonzero(keep))
+        # told to leave those out (`leave_out`), and no copy or mask is kept (a big
+        # log's history snapshot).
+        n_rated = trusted_count(rs) if reliable else rs.n_battles
+        leave_out = n_rated < rs.n_battles
         rated = rs
-        if keep is not None and _reads_rated(rs, n_rated, opts):
-            rated, keep = trusted_reviews(rs, keep), None
+        if leave_out and _reads_rated(rs, n_rated, opts):
+            rated, leave_out = trusted_reviews(rs), False
         # Elo's order start states are found on another core while the rest is fitted.
         orders = elo_order_count(opts.elo_orders, n_rated)
         starts = None
         if opts.elo and n_rated and orders > 0:
             starts = prefetch_orders(n_rated, orders, ELO_ORDER_SEED)
-        return rated, keep, starts, orders
+        return rated, leave_out, starts, orders
 
     rated_job = side.submit(rated_and_starts)
     sandwich = opts.intervals == "sandwich"
@@ -491,7 +490,7 @@ def rank_reviews(rs: ReviewSet, options: RankOptions | None = None) -> Ranking:
     # control: both run in threads while the bootstrap works (NumPy and the compiled
     # kernels let go of the interpreter).
     passes = 10 if weighted else 1
-    rated, keep, starts, elo_orders = rated_job.result()
+    rated, leave_out, starts, elo_orders = rated_job.result()
     elo_job: Future[EloResult] | None = None
     if opts.elo:
         elo_job = side.submit(
@@ -502,7 +501,7 @@ def rank_reviews(rs: ReviewSet, options: RankOptions | None = None) -> Ranking:
             seed=ELO_ORDER_SEED,
             max_passes=passes,
             weights=pr.weights if reliable else None,
-            keep=keep,
+            trusted_only=leave_out,
         )
     style_job: Future[tuple[StyleFit | None, str | None]] | None = None
     if opts.intervals == "sandwich" and rated.n_questions >= 2:
@@ -539,7 +538,7 @@ def rank_reviews(rs: ReviewSet, options: RankOptions | None = None) -> Ranking:
         )
     elo_ci, elo_rounds = (
         _elo_interval(rated, boot, opts, passes, reliable)
-        if keep is None
+        if not leave_out
         else (np.full((2, c), np.nan), 0)  # too many battles for one (_reads_rated)
     )
     fixed = None

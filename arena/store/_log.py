@@ -630,9 +630,18 @@ class RunLog:
 
 
 def _repeats(hashes: list[np.ndarray]) -> bool:
-    """Whether a hash occurs twice among the arrays (emptied: their memory goes)."""
-    found = np.concatenate(hashes) if hashes else np.zeros(0, dtype=np.uint64)
-    hashes.clear()
+    """Whether a hash occurs twice among the arrays (emptied: their memory goes).
+
+    The arrays are moved one by one into one array and each freed once moved, so
+    that the hashes stand once (8 bytes a row), not twice as with a concatenation."""
+    found = np.empty(sum(h.size for h in hashes), dtype=np.uint64)
+    at = 0
+    hashes.reverse()
+    while hashes:
+        part = hashes.pop()
+        found[at : at + part.size] = part
+        at += part.size
+        del part
     found.sort()  # in place: a repeat is two equal neighbours
     return bool((found[1:] == found[:-1]).any())
 

@@ -254,3 +254,36 @@ def test_elo_orders_are_capped_by_their_work_on_big_logs(monkeypatch: pytest.Mon
     monkeypatch.setattr(ranking_module, "ELO_ORDER_STEPS", 1)
     floor = rank_reviews(rs, options)
     assert floor.elo is not None and floor.elo.orders == 5
+
+
+def test_elo_of_the_trusted_battles_keeps_no_copy_of_them(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`trusted_only` rates the battles whose reviewer does not compete in them as a copy
+    holding only those would be rated, on either path; the orders keep no array of a
+    review's length (the kernels pack each order's buffer from the review set)."""
+    from arena.rank._reliability import trusted_count, trusted_reviews
+
+    rs = encode_reviews(random_reviews(models=5, questions=6, judges=2, seed=8))
+    trusted = trusted_reviews(rs)
+    assert 0 < trusted_count(rs) == trusted.n_battles < rs.n_battles
+    monkeypatch.setattr(elo_module, "_SLICE", 64)  # several slices when counting and packing
+    replay = elo_module._Orders(rs, 3, 5, trusted_only=True)
+    assert replay.n == trusted.n_battles
+    np.testing.assert_array_equal(replay.codes, elo_module._Orders(trusted, 3, 5).codes)
+    if replay.plain is None:  # the compiled path: nothing of the reviews' length is kept
+        held = [v for v in vars(replay).values() if isinstance(v, np.ndarray)]
+        assert all(v.size < trusted.n_battles for v in held)
+        buffer = np.zeros(trusted.n_battles + 4, dtype=replay.dtype)
+        packed = _elo_kernel.pack_reviews(
+            buffer, rs.model_a, rs.model_b, rs.reviewer, rs.score, replay.own, replay.bits
+        )
+        assert packed == trusted.n_battles
+        np.testing.assert_array_equal(buffer[:packed], replay.codes)
+    weights = np.linspace(1.0, 2.0, rs.n_reviewers)
+    weights /= weights.sum()
+    ours = elo_module.weighted_elo_prefetched(
+        rs, None, orders=4, seed=2, weights=weights, trusted_only=True
+    )
+    copied = weighted_elo(trusted, orders=4, seed=2, weights=weights)
+    np.testing.assert_array_equal(ours.rating, copied.rating)
+    np.testing.assert_array_equal(ours.weights, copied.weights)
+    assert ours.passes == copied.passes
