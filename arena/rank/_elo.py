@@ -23,6 +23,7 @@ Ratings are kept in natural log-odds units inside the loop.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
@@ -55,18 +56,24 @@ _MASK64 = (1 << 64) - 1
 _SLICE = 1 << 18
 
 
-def _rated_counts(rs: ReviewSet, own: NDArray[np.int64]) -> tuple[int, NDArray[np.int64]]:
-    """The reviews rated (not of the reviewer's own battle: `own[reviewer]` is neither
-    model) and each model's battles among them, a slice at a time."""
-    battled = np.zeros(rs.n_models, dtype=np.int64)
-    n = 0
+def _rated_slices(
+    rs: ReviewSet, own: NDArray[np.int64]
+) -> Iterator[tuple[slice, NDArray[np.bool_]]]:
+    """(a slice of the reviews, which of them are rated: `own[reviewer]`, the reviewer's
+    contestant code or -1, is neither model), a slice at a time (no temporary of 8 bytes
+    a review)."""
     for start in range(0, rs.n_battles, _SLICE):
         part = slice(start, start + _SLICE)
-        a, b = rs.model_a[part], rs.model_b[part]
         mine = own[rs.reviewer[part]]
-        keep = (mine != a) & (mine != b)
-        if not keep.all():
-            a, b = a[keep], b[keep]
+        yield part, (mine != rs.model_a[part]) & (mine != rs.model_b[part])
+
+
+def _rated_counts(rs: ReviewSet, own: NDArray[np.int64]) -> tuple[int, NDArray[np.int64]]:
+    """The reviews rated and each model's battles among them."""
+    battled = np.zeros(rs.n_models, dtype=np.int64)
+    n = 0
+    for part, keep in _rated_slices(rs, own):
+        a, b = rs.model_a[part][keep], rs.model_b[part][keep]
         n += a.size
         battled += np.bincount(a, minlength=rs.n_models)
         battled += np.bincount(b, minlength=rs.n_models)
@@ -160,18 +167,14 @@ class _Orders:
         rs, dtype, bits = self.rs, self.dtype, self.bits
         out: NDArray[np.integer[Any]] = np.empty(self.n, dtype=dtype)
         at = 0
-        for start in range(0, rs.n_battles, _SLICE):
-            part = slice(start, start + _SLICE)
-            a, b, r = rs.model_a[part], rs.model_b[part], rs.reviewer[part]
-            mine = self.own[r]
-            keep = (mine != a) & (mine != b)
-            codes = r[keep].astype(dtype)
+        for part, keep in _rated_slices(rs, self.own):
+            codes: NDArray[np.integer[Any]] = rs.reviewer[part][keep].astype(dtype)
             codes *= 3
             codes += (rs.score[part][keep] + 1).astype(dtype)
             codes <<= dtype(bits)
-            codes |= b[keep].astype(dtype)
+            codes |= rs.model_b[part][keep].astype(dtype)
             codes <<= dtype(bits)
-            codes |= a[keep].astype(dtype)
+            codes |= rs.model_a[part][keep].astype(dtype)
             out[at : at + codes.size] = codes
             at += codes.size
         return out
