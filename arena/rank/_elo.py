@@ -23,7 +23,6 @@ Ratings are kept in natural log-odds units inside the loop.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
@@ -35,6 +34,7 @@ from arena.rank._cores import cores
 from arena.rank._encode import ReviewSet
 from arena.rank._peerrank import weights_from_scores
 from arena.rank._plain import compiled, elo_orders_plain
+from arena.rank._reliability import trusted_slices
 
 __all__ = ["EloResult", "prefetch_orders", "weighted_elo", "weighted_elo_prefetched"]
 
@@ -52,27 +52,14 @@ _INTERLEAVE = 4
 # each) interleave three orders a thread within it, three million one.
 _BUFFER_BYTES = 12 << 20
 _MASK64 = (1 << 64) - 1
-# Reviews looked at together when counting or packing the rated ones.
-_SLICE = 1 << 18
-
-
-def _rated_slices(
-    rs: ReviewSet, own: NDArray[np.int64]
-) -> Iterator[tuple[slice, NDArray[np.bool_]]]:
-    """(a slice of the reviews, which of them are rated: `own[reviewer]`, the reviewer's
-    contestant code or -1, is neither model), a slice at a time (no temporary of 8 bytes
-    a review)."""
-    for start in range(0, rs.n_battles, _SLICE):
-        part = slice(start, start + _SLICE)
-        mine = own[rs.reviewer[part]]
-        yield part, (mine != rs.model_a[part]) & (mine != rs.model_b[part])
 
 
 def _rated_counts(rs: ReviewSet, own: NDArray[np.int64]) -> tuple[int, NDArray[np.int64]]:
-    """The reviews rated and each model's battles among them."""
+    """The reviews rated (`own[reviewer]`, the reviewer's contestant code or -1, is
+    neither model) and each model's battles among them, a slice at a time."""
     battled = np.zeros(rs.n_models, dtype=np.int64)
     n = 0
-    for part, keep in _rated_slices(rs, own):
+    for part, keep in trusted_slices(rs, own):
         a, b = rs.model_a[part][keep], rs.model_b[part][keep]
         n += a.size
         battled += np.bincount(a, minlength=rs.n_models)
@@ -167,7 +154,7 @@ class _Orders:
         rs, dtype, bits = self.rs, self.dtype, self.bits
         out: NDArray[np.integer[Any]] = np.empty(self.n, dtype=dtype)
         at = 0
-        for part, keep in _rated_slices(rs, self.own):
+        for part, keep in trusted_slices(rs, self.own):
             codes: NDArray[np.integer[Any]] = rs.reviewer[part][keep].astype(dtype)
             codes *= 3
             codes += (rs.score[part][keep] + 1).astype(dtype)

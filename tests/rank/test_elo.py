@@ -260,12 +260,13 @@ def test_elo_of_the_trusted_battles_keeps_no_copy_of_them(monkeypatch: pytest.Mo
     """`trusted_only` rates the battles whose reviewer does not compete in them as a copy
     holding only those would be rated, on either path; the orders keep no array of a
     review's length (the kernels pack each order's buffer from the review set)."""
+    from arena.rank import _reliability as reliability_module
     from arena.rank._reliability import trusted_count, trusted_reviews
 
     rs = encode_reviews(random_reviews(models=5, questions=6, judges=2, seed=8))
     trusted = trusted_reviews(rs)
     assert 0 < trusted_count(rs) == trusted.n_battles < rs.n_battles
-    monkeypatch.setattr(elo_module, "_SLICE", 64)  # several slices when counting and packing
+    monkeypatch.setattr(reliability_module, "_MASK_SLICE", 64)  # several slices to walk
     replay = elo_module._Orders(rs, 3, 5, trusted_only=True)
     assert replay.n == trusted.n_battles
     np.testing.assert_array_equal(replay.codes, elo_module._Orders(trusted, 3, 5).codes)
