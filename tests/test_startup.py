@@ -289,7 +289,7 @@ LAZY_PACKAGES = {
     ],
     "arena.sampling": ["arena.sampling._schema"],
     "arena.pipeline": [],
-    "arena.scheduler": ["arena.scheduler._batching"],
+    "arena.scheduler": ["arena.scheduler._batch_table"],
 }
 
 

@@ -14,7 +14,6 @@ run goes to the log's spend ledger, so what was spent survives gc
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 from dataclasses import dataclass, field
@@ -183,6 +182,8 @@ def restore_archived(directory: str | os.PathLike[str], plan: pl.DataFrame) -> d
         if found.height:
             rows[table] = found.select(TABLES[table].names)
             restored[table] = found.height
+
+    import asyncio  # only a restore writes: `arena status` and `plan` load this module too
 
     async def write() -> None:
         async with log.writer() as writer:

@@ -5,15 +5,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from arena.lazy import lazy_attributes as _lazy_attributes
-from arena.scheduler._batching import (
-    BATCH_TABLE,
-    BatchDispatcher,
-    BatchSettings,
-    batch_custom_id,
-    jobs_in_flight,
-)
+from arena.scheduler._batch_table import BATCH_TABLE, jobs_in_flight
 
 if TYPE_CHECKING:
+    from arena.scheduler._batching import BatchDispatcher, BatchSettings, batch_custom_id
     from arena.scheduler._budget import Budget, PriceTable, TokenPrices
     from arena.scheduler._governor import Governor, GovernorClosed, Permit
     from arena.scheduler._prices import (
@@ -30,9 +25,13 @@ if TYPE_CHECKING:
     )
     from arena.scheduler._scheduler import CallOutcome, OutcomeStatus, Scheduler
 
-# Each public name -> its module, imported on first use (PEP 562); `_batching` is
-# imported here: it registers the `batch_jobs` log table (`arena status` reads it).
+# Each public name -> its module, imported on first use (PEP 562); `_batch_table` is
+# imported here: it registers the `batch_jobs` log table (`arena status` reads it
+# without loading the dispatcher, asyncio and the batch clients).
 _LAZY: dict[str, str] = {
+    "BatchDispatcher": "arena.scheduler._batching",
+    "BatchSettings": "arena.scheduler._batching",
+    "batch_custom_id": "arena.scheduler._batching",
     "Budget": "arena.scheduler._budget",
     "PriceTable": "arena.scheduler._budget",
     "TokenPrices": "arena.scheduler._budget",

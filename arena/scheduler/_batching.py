@@ -33,10 +33,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-import pyarrow as pa
-
 from arena.providers._batch import BatchClient, BatchJob, BatchResult, JobState, job_tags
-from arena.store import RunLog, register_table
+from arena.scheduler._batch_table import BATCH_TABLE, jobs_in_flight
+from arena.store import RunLog
 from arena.types import ErrorKind, GenerateRequest, ProviderError
 
 __all__ = [
@@ -47,22 +46,6 @@ __all__ = [
     "jobs_in_flight",
 ]
 
-BATCH_TABLE = "batch_jobs"
-BATCH_SCHEMA = pa.schema(
-    [
-        pa.field("id", pa.string(), nullable=False),  # the intent id
-        pa.field("provider", pa.string()),
-        pa.field("model", pa.string()),
-        pa.field("state", pa.string()),  # intent, submitted, ended, void, collected
-        pa.field("job_id", pa.string()),
-        pa.field("custom_ids", pa.string()),  # JSON list
-        pa.field("tags", pa.string()),  # JSON object
-        pa.field("created_at", pa.float64()),  # epoch seconds of the intent
-        pa.field("updated_at", pa.float64()),
-        pa.field("run_id", pa.string()),
-    ]
-)
-register_table(BATCH_TABLE, BATCH_SCHEMA)
 
 # Seconds before an intent's time a job may carry (clock skew with the provider).
 _SKEW = 120.0
@@ -367,21 +350,3 @@ class BatchDispatcher:
                 "run_id": self.run_id,
             },
         )
-
-
-def jobs_in_flight(log: RunLog, now: float | None = None) -> list[dict[str, Any]]:
-    """The batch jobs of a log not yet collected (`arena status`), oldest first, with their age."""
-    now = time.time() if now is None else now
-    rows = log.read(BATCH_TABLE).sort("created_at").iter_rows(named=True)
-    return [
-        {
-            "provider": row["provider"],
-            "model": row["model"],
-            "job_id": row["job_id"],
-            "state": row["state"],
-            "requests": len(json.loads(row["custom_ids"])),
-            "age_seconds": max(0.0, now - row["created_at"]),
-        }
-        for row in rows
-        if row["state"] in ("intent", "submitted")
-    ]

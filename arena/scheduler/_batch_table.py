@@ -1,0 +1,52 @@
+"""The `batch_jobs` log table of batch mode, and what `arena status` reads of it.
+
+Apart from the dispatcher (`arena.scheduler._batching`): `arena status` reads
+the table without loading asyncio and the providers' batch clients.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+import pyarrow as pa
+
+from arena.store import RunLog, register_table
+
+__all__ = ["BATCH_SCHEMA", "BATCH_TABLE", "jobs_in_flight"]
+
+BATCH_TABLE = "batch_jobs"
+BATCH_SCHEMA = pa.schema(
+    [
+        pa.field("id", pa.string(), nullable=False),  # the intent id
+        pa.field("provider", pa.string()),
+        pa.field("model", pa.string()),
+        pa.field("state", pa.string()),  # intent, submitted, ended, void, collected
+        pa.field("job_id", pa.string()),
+        pa.field("custom_ids", pa.string()),  # JSON list
+        pa.field("tags", pa.string()),  # JSON object
+        pa.field("created_at", pa.float64()),  # epoch seconds of the intent
+        pa.field("updated_at", pa.float64()),
+        pa.field("run_id", pa.string()),
+    ]
+)
+register_table(BATCH_TABLE, BATCH_SCHEMA)
+
+
+def jobs_in_flight(log: RunLog, now: float | None = None) -> list[dict[str, Any]]:
+    """The batch jobs of a log not yet collected (`arena status`), oldest first, with their age."""
+    now = time.time() if now is None else now
+    rows = log.read(BATCH_TABLE).sort("created_at").iter_rows(named=True)
+    return [
+        {
+            "provider": row["provider"],
+            "model": row["model"],
+            "job_id": row["job_id"],
+            "state": row["state"],
+            "requests": len(json.loads(row["custom_ids"])),
+            "age_seconds": max(0.0, now - row["created_at"]),
+        }
+        for row in rows
+        if row["state"] in ("intent", "submitted")
+    ]
