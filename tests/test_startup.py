@@ -110,6 +110,7 @@ NOT_NEEDED = {
         *_NOT_RUN,
     ),
     "status": (
+        "rich",  # the table is drawn by polars (arena.cli._table)
         "numba",
         "scipy",
         "statsmodels",
@@ -122,6 +123,7 @@ NOT_NEEDED = {
         *_NOT_RUN,
     ),
     "plan": (
+        "rich",  # the table is drawn by polars (arena.cli._table)
         "numba",
         "scipy",
         "statsmodels",

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
 import click
 
 from arena.cli._common import fail, load_or_exit
+from arena.cli._table import box_table
 from arena.config import ConfigError
 from arena.estimate import EXPECTED_SHARE, estimate_plan
 
@@ -40,18 +40,11 @@ def plan_cmd(file: Path, out: Path | None, as_json: bool) -> None:
     if as_json:
         click.echo(json.dumps(estimate.to_json()))
         return
-    from rich.console import Console  # here: the JSON needs no terminal table
-    from rich.table import Table
-
-    table = Table(title=f"Plan for {t.name} ({len(t.questions)} questions) -> {t.output_dir}")
     columns = estimate.columns()
-    for col in columns:
-        table.add_column(col, justify="left" if col in ("provider", "model") else "right")
-    for row in estimate.rows:
-        table.add_row(*(_cell(row[c]) for c in columns))
-    table.add_row("total", "", *(_cell(totals[k]) for k in columns[2:]), style="bold")
-    # Piped or logged output has no width: do not squeeze the columns into 80.
-    Console(width=None if sys.stdout.isatty() else 160).print(table)
+    cells = [[_cell(row[c]) for c in columns] for row in estimate.rows]
+    cells.append(["total", "", *(_cell(totals[k]) for k in columns[2:])])
+    title = f"Plan for {t.name} ({len(t.questions)} questions) -> {t.output_dir}"
+    click.echo(box_table(title, columns, cells, left=("provider", "model")))
     click.echo("est_tokens is an upper bound: prompts plus max_tokens for each pending call.")
     click.echo(
         "est_cost_usd prices est_tokens (the worst case) with the YAML's `prices:`, "

@@ -10,6 +10,7 @@ from typing import Any
 import click
 
 from arena.cli._common import Exit, fail
+from arena.cli._table import box_table
 from arena.config import ConfigError
 from arena.nightly import STATES, StatusInputError, directory_status, parse_age
 from arena.store import describe_tokens
@@ -65,17 +66,10 @@ def status_cmd(
         click.echo(json.dumps(data))
         _exit_if_stale(data["freshness"])
         return
-    from rich.console import Console  # here: the JSON needs no terminal table
-    from rich.table import Table
-
-    table = Table(title=f"Status of {directory} (plan from {source})")
-    for col in _COLUMNS:
-        table.add_column(col, justify="left" if col in ("stage", "provider") else "right")
-    for row in report.rows:
-        table.add_row(*_cells(row))
-    table.add_row(*_cells({"stage": "total", "provider": "", **report.total}), style="bold")
-    # Piped or logged output has no width: do not squeeze the columns into 80.
-    Console(width=None if sys.stdout.isatty() else 160).print(table)
+    cells = [_cells(row) for row in report.rows]
+    cells.append(_cells({"stage": "total", "provider": "", **report.total}))
+    title = f"Status of {directory} (plan from {source})"
+    click.echo(box_table(title, _COLUMNS, cells, left=("stage", "provider")))
     click.echo(describe_tokens(data["tokens"]))
     jobs = data.get("batch_jobs") or []
     if jobs:
