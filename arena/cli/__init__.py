@@ -72,10 +72,11 @@ class LazyGroup(click.Group):
         # Before the command imports polars and pyarrow: how their allocators give
         # freed memory back (arena.cli._allocators; the user's settings win).
         _give_memory_back(cmd_name)
-        if _PROGRAM:  # the program's own collector, not a caller's (tests, scripts)
-            from arena.cli._collector import pause_collector
+        if _PROGRAM:  # the program's own settings, not a caller's (tests, scripts)
+            from arena.cli._startup import pause_collector, skip_pydantic_plugins
 
-            pause_collector(cmd_name)  # while the command loads (arena.cli._collector)
+            pause_collector(cmd_name)  # while the command loads (arena.cli._startup)
+            skip_pydantic_plugins()
         command = getattr(importlib.import_module(module_name), attr)
         if not isinstance(command, click.Command):
             raise TypeError(f"{target} is not a click command")

@@ -1,11 +1,13 @@
 """The `arena` program starts an everyday command with Python's cyclic collector off and
-turns it on after a second (arena.cli._collector); `arena run` keeps it as it is, and a
-command called as a function changes nothing."""
+turns it on after a second, and tells pydantic not to look for plugins
+(arena.cli._startup); `arena run` keeps the collector as it is, the user's
+environment wins, and a command called as a function changes nothing."""
 
 from __future__ import annotations
 
 import gc
 import json
+import os
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -13,18 +15,19 @@ from pathlib import Path
 
 import pytest
 
-from arena.cli._collector import RUN_COMMANDS, pause_collector
+from arena.cli._startup import RUN_COMMANDS, pause_collector, skip_pydantic_plugins
 
 # Runs `arena status DIR --json` as the program does (main() without arguments), and
 # reports whether the collector was on when the command read DIR, and after it.
 PROBE = (
-    "import gc, json, sys, time\n"
+    "import gc, json, os, sys, time\n"
     "wait = float(sys.argv[2])\n"
     "import arena.cli._status as status\n"
     "read = status.directory_status\n"
     "seen = {}\n"
     "def directory_status(*args, **kwargs):\n"
     "    seen['reading'] = gc.isenabled()\n"
+    "    seen['plugins'] = os.environ.get('PYDANTIC_DISABLE_PLUGINS')\n"
     "    return read(*args, **kwargs)\n"
     "status.directory_status = directory_status\n"
     "import click\n"
@@ -72,18 +75,37 @@ def test_a_collector_turned_off_stays_off(collector_on: None) -> None:
     assert not gc.isenabled()
 
 
+def _probe(run_dir: Path, wait: float, **env: str) -> dict[str, object]:
+    clean = {k: v for k, v in os.environ.items() if k != "PYDANTIC_DISABLE_PLUGINS"}
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE, str(run_dir), str(wait)],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**clean, **env},
+    )
+    seen: dict[str, object] = json.loads(done.stderr.strip().splitlines()[-1])
+    return seen
+
+
 @pytest.mark.parametrize(("wait", "later"), [(0.0, False), (1.5, True)])
 def test_the_program_turns_the_collector_on_after_its_pause(
     small_run_dir: Path, wait: float, later: bool
 ) -> None:
-    done = subprocess.run(
-        [sys.executable, "-c", PROBE, str(small_run_dir), str(wait)],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    seen = json.loads(done.stderr.strip().splitlines()[-1])
-    assert seen == {"reading": False, "later": later}
+    seen = _probe(small_run_dir, wait)
+    assert seen == {"reading": False, "plugins": "__all__", "later": later}
+
+
+def test_the_users_pydantic_plugin_setting_wins(small_run_dir: Path) -> None:
+    seen = _probe(small_run_dir, 0.0, PYDANTIC_DISABLE_PLUGINS="logfire")
+    assert seen["plugins"] == "logfire"
+
+
+def test_skip_pydantic_plugins_sets_the_switch_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("PYDANTIC_DISABLE_PLUGINS", raising=False)
+    assert skip_pydantic_plugins() is True
+    assert os.environ["PYDANTIC_DISABLE_PLUGINS"] == "__all__"
+    assert skip_pydantic_plugins() is False
 
 
 def test_a_command_called_as_a_function_keeps_the_callers_collector(
