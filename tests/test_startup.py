@@ -92,6 +92,11 @@ _NOT_RUN = (
     "arena.store._lock",
     "arena.store._rewrite",
     "pyarrow.parquet",
+    # The log is read by polars; its tables' schemas need no pyarrow (arena.store._schema).
+    "pyarrow",
+    # A status or plan reads the batch jobs table, not the dispatcher's machinery.
+    "asyncio",
+    "arena.scheduler._batching",
 )
 NOT_NEEDED = {
     "leaderboard": (

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import pyarrow as pa
+import polars as pl
 
-from arena.store import register_table
+from arena.store import Column, TableSchema, register_table
 from arena.store._schema import COMMON_CALL_FIELDS
 
 __all__ = ["DISCUSSION_REVIEWER", "STATE_FILE", "TABLE", "TABLE_SCHEMA"]
@@ -22,30 +22,30 @@ DISCUSSION_REVIEWER = "(discussion)"
 # reviews table when it is there, `review_id` then names it), "turn" (one turn
 # of the discussion) and "final" (the verdict; not a call, its call columns
 # are null). `attempt` is 2 for the one re-ask after an unreadable preference.
-TABLE_SCHEMA = pa.schema(
+TABLE_SCHEMA = TableSchema(
     [
         *COMMON_CALL_FIELDS,
-        pa.field("discussion_id", pa.string()),
-        pa.field("battle_id", pa.string()),
-        pa.field("context", pa.string()),  # hash of everything the prompts depend on
-        pa.field("kind", pa.string()),  # "initial" | "turn" | "final"
-        pa.field("turn", pa.int64()),  # 0 for initial reviews; final: turns taken
-        pa.field("attempt", pa.int64()),
-        pa.field("speaker", pa.string()),  # null on the final row
-        pa.field("leader", pa.string()),
-        pa.field("follower", pa.string()),
-        pa.field("question_id", pa.string()),
-        pa.field("model_a", pa.string()),
-        pa.field("model_b", pa.string()),
-        pa.field("answer_a_id", pa.string()),
-        pa.field("answer_b_id", pa.string()),
-        pa.field("trigger", pa.string()),  # the triggers that selected the battle, comma-separated
-        pa.field("text", pa.string()),  # raw reply; null when failed
-        pa.field("preference", pa.string()),  # "A" | "B" | "tie" | "invalid" | null
-        pa.field("review_id", pa.string()),  # initial review copied from the reviews table
-        pa.field("verdict", pa.string()),  # final: the agreed verdict; null when unresolved
-        pa.field("outcome", pa.string()),  # final: "agreed" | "unresolved"
-        pa.field("reason", pa.string()),  # final: why it ended unresolved
+        Column("discussion_id", pl.String),
+        Column("battle_id", pl.String),
+        Column("context", pl.String),  # hash of everything the prompts depend on
+        Column("kind", pl.String),  # "initial" | "turn" | "final"
+        Column("turn", pl.Int64),  # 0 for initial reviews; final: turns taken
+        Column("attempt", pl.Int64),
+        Column("speaker", pl.String),  # null on the final row
+        Column("leader", pl.String),
+        Column("follower", pl.String),
+        Column("question_id", pl.String),
+        Column("model_a", pl.String),
+        Column("model_b", pl.String),
+        Column("answer_a_id", pl.String),
+        Column("answer_b_id", pl.String),
+        Column("trigger", pl.String),  # the triggers that selected the battle, comma-separated
+        Column("text", pl.String),  # raw reply; null when failed
+        Column("preference", pl.String),  # "A" | "B" | "tie" | "invalid" | null
+        Column("review_id", pl.String),  # initial review copied from the reviews table
+        Column("verdict", pl.String),  # final: the agreed verdict; null when unresolved
+        Column("outcome", pl.String),  # final: "agreed" | "unresolved"
+        Column("reason", pl.String),  # final: why it ended unresolved
     ]
 )
 

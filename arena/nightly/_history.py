@@ -12,9 +12,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import polars as pl
-import pyarrow as pa
 
-from arena.store import RunLog, register_table
+from arena.store import Column, RunLog, TableSchema, register_table
 
 __all__ = [
     "HISTORY_SCHEMA",
@@ -47,40 +46,40 @@ RATING_FIELDS = (
 )
 
 # One row per model per snapshot; the snapshot columns repeat on each of its rows.
-HISTORY_SCHEMA = pa.schema(
+HISTORY_SCHEMA = TableSchema(
     [
-        pa.field("id", pa.string()),  # "<snapshot>:<model>"
-        pa.field("snapshot", pa.string()),
-        pa.field("at", pa.float64()),  # epoch seconds
-        pa.field("command", pa.string()),  # "run" | "retry-failed"
-        pa.field("config_hash", pa.string()),
-        pa.field("n_models", pa.int64()),  # models ranked (unranked ones are not counted)
-        pa.field("n_questions", pa.int64()),
-        pa.field("reviews", pa.int64()),  # reviews counted as battles
-        pa.field("invalid", pa.int64()),
-        pa.field("failed", pa.int64()),
-        pa.field("calls_planned", pa.int64()),  # answers and reviews of the plan
-        pa.field("calls_open", pa.int64()),  # of which failed, stale or pending
-        pa.field("model", pa.string()),
-        pa.field("rank", pa.int64()),  # 1 = best, by bt as in the leaderboard; null: unranked
-        pa.field("bt", pa.float64()),
-        pa.field("bt_ci_low", pa.float64()),
-        pa.field("bt_ci_high", pa.float64()),
-        pa.field("win_rate", pa.float64()),
-        pa.field("weighted_win_rate", pa.float64()),
-        pa.field("elo", pa.float64()),
-        pa.field("wins", pa.float64()),
-        pa.field("ties", pa.float64()),
-        pa.field("losses", pa.float64()),
+        Column("id", pl.String),  # "<snapshot>:<model>"
+        Column("snapshot", pl.String),
+        Column("at", pl.Float64),  # epoch seconds
+        Column("command", pl.String),  # "run" | "retry-failed"
+        Column("config_hash", pl.String),
+        Column("n_models", pl.Int64),  # models ranked (unranked ones are not counted)
+        Column("n_questions", pl.Int64),
+        Column("reviews", pl.Int64),  # reviews counted as battles
+        Column("invalid", pl.Int64),
+        Column("failed", pl.Int64),
+        Column("calls_planned", pl.Int64),  # answers and reviews of the plan
+        Column("calls_open", pl.Int64),  # of which failed, stale or pending
+        Column("model", pl.String),
+        Column("rank", pl.Int64),  # 1 = best, by bt as in the leaderboard; null: unranked
+        Column("bt", pl.Float64),
+        Column("bt_ci_low", pl.Float64),
+        Column("bt_ci_high", pl.Float64),
+        Column("win_rate", pl.Float64),
+        Column("weighted_win_rate", pl.Float64),
+        Column("elo", pl.Float64),
+        Column("wins", pl.Float64),
+        Column("ties", pl.Float64),
+        Column("losses", pl.Float64),
         # Added for change attribution (null in snapshots of older arena versions).
-        pa.field("run_id", pa.string()),  # the run that took the snapshot
-        pa.field("tag", pa.string()),  # `arena run --tag`
-        pa.field("context", pa.string()),  # JSON: what the snapshot depends on (_attribution)
-        pa.field("rerun_answers", pa.int64()),  # stale answers the run made again
-        pa.field("rerun_reviews", pa.int64()),  # stale reviews the run made again
+        Column("run_id", pl.String),  # the run that took the snapshot
+        Column("tag", pl.String),  # `arena run --tag`
+        Column("context", pl.String),  # JSON: what the snapshot depends on (_attribution)
+        Column("rerun_answers", pl.Int64),  # stale answers the run made again
+        Column("rerun_reviews", pl.Int64),  # stale reviews the run made again
         # The rank interval of the leaderboard, when it gives one (null otherwise).
-        pa.field("rank_low", pa.int64()),
-        pa.field("rank_high", pa.int64()),
+        Column("rank_low", pl.Int64),
+        Column("rank_high", pl.Int64),
     ]
 )
 

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import numpy as np
 import polars as pl
-import pyarrow as pa
 from numpy.typing import NDArray
 
 __all__ = ["sort_by_id", "text_order"]
@@ -33,6 +32,8 @@ def _padded_bytes(column: pl.Series) -> tuple[NDArray[np.uint8], NDArray[np.int6
     None when the column has nulls or a value over _MAX_BYTES bytes."""
     if column.null_count():
         return None
+    import pyarrow as pa  # only for a column of _MIN_ROWS or more: a small leaderboard needs none
+
     array = column.to_arrow(compat_level=pl.CompatLevel.oldest())
     if isinstance(array, pa.ChunkedArray):
         array = array.combine_chunks()

@@ -2,27 +2,27 @@
 
 from __future__ import annotations
 
-import pyarrow as pa
+import polars as pl
 
-from arena.store import register_table
+from arena.store import Column, TableSchema, register_table
 
 __all__ = ["SAMPLING_SCHEMA", "SAMPLING_TABLE"]
 
 SAMPLING_TABLE = "sampling"
-SAMPLING_SCHEMA = pa.schema(
+SAMPLING_SCHEMA = TableSchema(
     [
-        pa.field("id", pa.string()),  # the unit: stable_id of its two review ids
-        pa.field("round", pa.int64()),
-        pa.field("round_id", pa.string()),  # the record call that wrote the round
-        pa.field("strategy", pa.string()),
-        pa.field("question_id", pa.string()),
-        pa.field("model_a", pa.string()),  # the pair, in contestants order
-        pa.field("model_b", pa.string()),
-        pa.field("reviewer", pa.string()),
-        pa.field("review_ab_id", pa.string()),
-        pa.field("review_ba_id", pa.string()),
-        pa.field("selected_at", pa.float64()),
-        pa.field("run_id", pa.string()),
+        Column("id", pl.String),  # the unit: stable_id of its two review ids
+        Column("round", pl.Int64),
+        Column("round_id", pl.String),  # the record call that wrote the round
+        Column("strategy", pl.String),
+        Column("question_id", pl.String),
+        Column("model_a", pl.String),  # the pair, in contestants order
+        Column("model_b", pl.String),
+        Column("reviewer", pl.String),
+        Column("review_ab_id", pl.String),
+        Column("review_ba_id", pl.String),
+        Column("selected_at", pl.Float64),
+        Column("run_id", pl.String),
     ]
 )
 register_table(SAMPLING_TABLE, SAMPLING_SCHEMA)

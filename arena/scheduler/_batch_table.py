@@ -10,25 +10,25 @@ import json
 import time
 from typing import Any
 
-import pyarrow as pa
+import polars as pl
 
-from arena.store import RunLog, register_table
+from arena.store import Column, RunLog, TableSchema, register_table
 
 __all__ = ["BATCH_SCHEMA", "BATCH_TABLE", "jobs_in_flight"]
 
 BATCH_TABLE = "batch_jobs"
-BATCH_SCHEMA = pa.schema(
+BATCH_SCHEMA = TableSchema(
     [
-        pa.field("id", pa.string(), nullable=False),  # the intent id
-        pa.field("provider", pa.string()),
-        pa.field("model", pa.string()),
-        pa.field("state", pa.string()),  # intent, submitted, ended, void, collected
-        pa.field("job_id", pa.string()),
-        pa.field("custom_ids", pa.string()),  # JSON list
-        pa.field("tags", pa.string()),  # JSON object
-        pa.field("created_at", pa.float64()),  # epoch seconds of the intent
-        pa.field("updated_at", pa.float64()),
-        pa.field("run_id", pa.string()),
+        Column("id", pl.String, nullable=False),  # the intent id
+        Column("provider", pl.String),
+        Column("model", pl.String),
+        Column("state", pl.String),  # intent, submitted, ended, void, collected
+        Column("job_id", pl.String),
+        Column("custom_ids", pl.String),  # JSON list
+        Column("tags", pl.String),  # JSON object
+        Column("created_at", pl.Float64),  # epoch seconds of the intent
+        Column("updated_at", pl.Float64),
+        Column("run_id", pl.String),
     ]
 )
 register_table(BATCH_TABLE, BATCH_SCHEMA)

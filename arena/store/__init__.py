@@ -18,7 +18,14 @@ from arena.store._files import (
 from arena.store._format import LOG_FORMAT, LOG_MANIFEST, LogFormatError
 from arena.store._log import RunLog, part_rows
 from arena.store._reasons import failure_reason, failure_reasons, merge_reasons
-from arena.store._schema import TABLES, USAGE_DETAIL_COLUMNS, register_table, usage_columns
+from arena.store._schema import (
+    TABLES,
+    USAGE_DETAIL_COLUMNS,
+    Column,
+    TableSchema,
+    register_table,
+    usage_columns,
+)
 from arena.store._usage import TOKEN_COLUMNS, describe_tokens, token_totals
 
 if TYPE_CHECKING:
@@ -46,6 +53,7 @@ __all__ = [
     "TABLES",
     "TOKEN_COLUMNS",
     "USAGE_DETAIL_COLUMNS",
+    "Column",
     "LockHeld",
     "LogFormatError",
     "LogWriter",
@@ -53,6 +61,7 @@ __all__ = [
     "RunLock",
     "RunLog",
     "StorageError",
+    "TableSchema",
     "describe_tokens",
     "digest_key",
     "digest_keys",

@@ -30,6 +30,7 @@ import json
 import logging
 import os
 import re
+import sys
 import threading
 import time
 import uuid
@@ -39,7 +40,6 @@ from pathlib import Path
 
 import numpy as np
 import polars as pl
-import pyarrow as pa
 
 from arena.errors import ArenaStorageError
 from arena.store._schema import empty_frame, normalize_row, polars_schema, table_schema
@@ -203,7 +203,9 @@ def _parse_lines(table: str, body: bytes) -> pl.DataFrame:
         )
     if not rows:
         return empty_frame(table)
-    frame = pl.from_arrow(pa.Table.from_pylist(rows, schema=schema))
+    import pyarrow as pa  # journals are read only after a crash or during a run
+
+    frame = pl.from_arrow(pa.Table.from_pylist(rows, schema=schema.arrow()))
     assert isinstance(frame, pl.DataFrame)
     return conform(frame, table)
 
@@ -292,7 +294,10 @@ def is_damaged(exc: BaseException) -> bool:
     come as OSError and are not damage.
     """
     panic = getattr(pl.exceptions, "PanicException", ())
-    return isinstance(exc, (pl.exceptions.ComputeError, pa.ArrowInvalid)) or (
+    # pyarrow's own error, where pyarrow is loaded (a reader that never loads it sees none)
+    arrow = sys.modules.get("pyarrow")
+    invalid = (arrow.ArrowInvalid,) if arrow is not None else ()
+    return isinstance(exc, (pl.exceptions.ComputeError, *invalid)) or (
         bool(panic) and isinstance(exc, panic)
     )
 
@@ -656,7 +661,7 @@ class Compactor:
         tmp = folder / f"{_TMP_PREFIX}{name}"
         import pyarrow.parquet as pq  # only a writer needs it: readers go through polars
 
-        arrow = frame.to_arrow().cast(table_schema(table))
+        arrow = frame.to_arrow().cast(table_schema(table).arrow())
         with open(tmp, "wb") as f:
             pq.write_table(arrow, f)
             f.flush()

@@ -3,51 +3,139 @@
 Every table has a string `id` column (unique per logical row) plus its own
 columns. Later stages (discussions, batcheval, history) add their tables with
 `register_table`.
+
+A schema is a `TableSchema`: its `Column`s, each a name, a polars type and
+whether it may be null. Reading the log needs only those (polars reads the
+Parquet parts), so a command that only reads (`arena status`, `arena plan`,
+`arena leaderboard`) never loads pyarrow, about 22 ms of its start; the Arrow
+schema a writer casts each part to (`TableSchema.arrow`) is made on first
+use. `register_table` also takes a pyarrow schema.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Mapping
-from typing import Any
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import polars as pl
-import pyarrow as pa
 
 from arena.types import Usage
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 __all__ = [
     "COMMON_CALL_FIELDS",
     "TABLES",
     "USAGE_DETAIL_COLUMNS",
+    "Column",
+    "TableSchema",
     "normalize_row",
     "register_table",
     "table_schema",
     "usage_columns",
 ]
 
+
+@dataclass(frozen=True)
+class Column:
+    """A log table's column: its name, its polars type and whether it may be null.
+
+    The types the log's own tables use are `pl.String`, `pl.Int64`,
+    `pl.Float64`, `pl.Boolean` and `pl.List(pl.String)`; a table registered
+    with a pyarrow schema may have others.
+    """
+
+    name: str
+    dtype: pl.DataType | type[pl.DataType]
+    nullable: bool = True
+
+    def __post_init__(self) -> None:
+        if isinstance(self.dtype, type):  # `pl.String` stands for `pl.String()`
+            object.__setattr__(self, "dtype", self.dtype())
+
+
+class TableSchema:
+    """A log table's columns (`Column`), in order; their names, polars and Arrow schemas."""
+
+    def __init__(self, columns: Iterable[Column], arrow: pa.Schema | None = None) -> None:
+        self.columns: tuple[Column, ...] = tuple(columns)
+        self.names: list[str] = [c.name for c in self.columns]
+        self.polars = pl.Schema({c.name: c.dtype for c in self.columns})
+        self._arrow = arrow
+
+    @classmethod
+    def of_arrow(cls, schema: pa.Schema) -> TableSchema:
+        """The table schema of a pyarrow schema (kept as its Arrow schema)."""
+        import pyarrow as pa
+
+        polars = pl.from_arrow(pa.Table.from_batches([], schema=schema)).schema  # type: ignore[union-attr]
+        return cls((Column(f.name, polars[f.name], f.nullable) for f in schema), schema)
+
+    def arrow(self) -> pa.Schema:
+        """The Arrow schema each part is written with (pyarrow loads on first use)."""
+        if self._arrow is None:
+            import pyarrow as pa
+
+            self._arrow = pa.schema(
+                [pa.field(c.name, _arrow_type(c.dtype), c.nullable) for c in self.columns]
+            )
+        return self._arrow
+
+    def equals(self, other: TableSchema) -> bool:
+        """Whether both have the same columns: names, types and nullability, in order."""
+        return self.columns == other.columns
+
+    def __iter__(self) -> Iterator[Column]:
+        return iter(self.columns)
+
+    def __len__(self) -> int:
+        return len(self.columns)
+
+    def __repr__(self) -> str:
+        return f"TableSchema({', '.join(f'{c.name}: {c.dtype}' for c in self.columns)})"
+
+
+def _arrow_type(dtype: pl.DataType | type[pl.DataType]) -> pa.DataType:
+    import pyarrow as pa
+
+    if dtype == pl.String:
+        return pa.string()
+    if dtype == pl.Int64:
+        return pa.int64()
+    if dtype == pl.Float64:
+        return pa.float64()
+    if dtype == pl.Boolean:
+        return pa.bool_()
+    if dtype == pl.List(pl.String):
+        return pa.list_(pa.string())
+    raise ValueError(f"no Arrow type for the log column type {dtype} (give a pyarrow schema)")
+
+
 # Columns shared by every table of calls (see docs/DESIGN.md).
-COMMON_CALL_FIELDS: tuple[pa.Field, ...] = (
-    pa.field("id", pa.string()),
-    pa.field("status", pa.string()),  # "ok" | "failed" | "invalid" | "partial"
-    pa.field("error", pa.string()),
-    pa.field("provider", pa.string()),
-    pa.field("tokens_in", pa.int64()),
-    pa.field("tokens_out", pa.int64()),
-    pa.field("cost_usd", pa.float64()),
-    pa.field("latency_s", pa.float64()),
-    pa.field("attempts", pa.int64()),
-    pa.field("started_at", pa.float64()),  # epoch seconds
-    pa.field("finished_at", pa.float64()),  # epoch seconds
-    pa.field("run_id", pa.string()),
+COMMON_CALL_FIELDS: tuple[Column, ...] = (
+    Column("id", pl.String),
+    Column("status", pl.String),  # "ok" | "failed" | "invalid" | "partial"
+    Column("error", pl.String),
+    Column("provider", pl.String),
+    Column("tokens_in", pl.Int64),
+    Column("tokens_out", pl.Int64),
+    Column("cost_usd", pl.Float64),
+    Column("latency_s", pl.Float64),
+    Column("attempts", pl.Int64),
+    Column("started_at", pl.Float64),  # epoch seconds
+    Column("finished_at", pl.Float64),  # epoch seconds
+    Column("run_id", pl.String),
     # tokens counted from the texts: the provider reported no usage
-    pa.field("usage_estimated", pa.bool_()),
+    Column("usage_estimated", pl.Boolean),
     # Of tokens_in: read from / written to the provider's prompt cache; of
     # tokens_out: reasoning (thinking). Null: not reported (or a log older
     # than these columns).
-    pa.field("tokens_cache_read", pa.int64()),
-    pa.field("tokens_cache_write", pa.int64()),
-    pa.field("tokens_reasoning", pa.int64()),
+    Column("tokens_cache_read", pl.Int64),
+    Column("tokens_cache_write", pl.Int64),
+    Column("tokens_reasoning", pl.Int64),
 )
 
 # The token columns that price a call apart from plain input and output.
@@ -72,33 +160,33 @@ def usage_columns(usages: Iterable[Usage]) -> dict[str, Any]:
     }
 
 
-TABLES: dict[str, pa.Schema] = {
-    "answers": pa.schema(
+TABLES: dict[str, TableSchema] = {
+    "answers": TableSchema(
         [
             *COMMON_CALL_FIELDS,
-            pa.field("question_id", pa.string()),
-            pa.field("model", pa.string()),
-            pa.field("answer_turns", pa.list_(pa.string())),  # null when failed
+            Column("question_id", pl.String),
+            Column("model", pl.String),
+            Column("answer_turns", pl.List(pl.String)),  # null when failed
         ]
     ),
-    "reviews": pa.schema(
+    "reviews": TableSchema(
         [
             *COMMON_CALL_FIELDS,
-            pa.field("question_id", pa.string()),
-            pa.field("model_a", pa.string()),
-            pa.field("model_b", pa.string()),
-            pa.field("reviewer", pa.string()),
-            pa.field("answer_a_id", pa.string()),
-            pa.field("answer_b_id", pa.string()),
-            pa.field("text", pa.string()),  # raw review text; null when failed
-            pa.field("verdict", pa.string()),  # "A" | "B" | "tie" | "invalid" | null
+            Column("question_id", pl.String),
+            Column("model_a", pl.String),
+            Column("model_b", pl.String),
+            Column("reviewer", pl.String),
+            Column("answer_a_id", pl.String),
+            Column("answer_b_id", pl.String),
+            Column("text", pl.String),  # raw review text; null when failed
+            Column("verdict", pl.String),  # "A" | "B" | "tie" | "invalid" | null
             # A graded verdict (a template's declared tokens, `review.verdicts`):
             # the share of the win credited to A, and the battle's weight. Null:
             # the verdict's own share (1, 0.5, 0) and weight 1 (and in older logs).
-            pa.field("p_a", pa.float64()),
-            pa.field("weight", pa.float64()),
+            Column("p_a", pl.Float64),
+            Column("weight", pl.Float64),
             # The `examples:` items shown in the prompt (null without examples).
-            pa.field("example_ids", pa.list_(pa.string())),
+            Column("example_ids", pl.List(pl.String)),
         ]
     ),
 }
@@ -108,22 +196,26 @@ TABLES: dict[str, pa.Schema] = {
 _TABLE_NAME = re.compile(r"^[a-z][a-z0-9_]*$")
 
 
-def register_table(name: str, schema: pa.Schema) -> None:
-    """Add a table to TABLES; re-registering the same schema is a no-op."""
+def register_table(name: str, schema: TableSchema | pa.Schema) -> None:
+    """Add a table to TABLES (a pyarrow schema is taken as its `TableSchema`);
+    re-registering the same columns is a no-op."""
     if not _TABLE_NAME.match(name):
         raise ValueError(f"invalid table name {name!r}: use lower-case letters, digits and '_'")
-    if schema.get_field_index("id") != 0 or not pa.types.is_string(schema.field("id").type):
+    if not isinstance(schema, TableSchema):  # a pyarrow schema: its caller loaded pyarrow
+        schema = TableSchema.of_arrow(schema)
+    if not schema.names or schema.names[0] != "id" or schema.columns[0].dtype != pl.String:
         raise ValueError(f"table {name!r}: the first column must be 'id' of type string")
     if len(set(schema.names)) != len(schema.names):
         raise ValueError(f"table {name!r}: duplicate column names in {schema.names}")
     existing = TABLES.get(name)
     if existing is not None and not existing.equals(schema):
         raise ValueError(f"table {name!r} is already registered with a different schema")
-    TABLES[name] = schema
+    if existing is None:
+        TABLES[name] = schema
 
 
-def table_schema(table: str) -> pa.Schema:
-    """The Arrow schema of a registered table, or ValueError naming it."""
+def table_schema(table: str) -> TableSchema:
+    """The schema of a registered table, or ValueError naming it."""
     try:
         return TABLES[table]
     except KeyError:
@@ -183,47 +275,52 @@ def _convert_string_list(value: Any) -> Any:
     raise _RowError("expected a list of strings")
 
 
-def _converter(dtype: pa.DataType) -> _Convert:
-    if pa.types.is_string(dtype) or pa.types.is_large_string(dtype):
+def _converter(schema: TableSchema, column: Column) -> _Convert:
+    dtype = column.dtype
+    if dtype == pl.String:
         return _convert_string
-    if pa.types.is_integer(dtype):
+    if dtype.is_integer():
         return _convert_int
-    if pa.types.is_floating(dtype):
+    if dtype.is_float():
         return _convert_float
-    if pa.types.is_boolean(dtype):
+    if dtype == pl.Boolean:
         return _convert_bool
-    if (pa.types.is_list(dtype) or pa.types.is_large_list(dtype)) and (
-        pa.types.is_string(dtype.value_type) or pa.types.is_large_string(dtype.value_type)
-    ):
+    if dtype == pl.List(pl.String):
         return _convert_string_list
 
-    def convert_other(value: Any) -> Any:
+    def convert_other(value: Any) -> Any:  # a type only a pyarrow schema gives: pyarrow checks
+        import pyarrow as pa
+
+        arrow_type = schema.arrow().field(column.name).type
         try:
-            pa.scalar(value, type=dtype)
+            pa.scalar(value, type=arrow_type)
         except (pa.ArrowException, TypeError, ValueError) as exc:
-            raise _RowError(f"expected {dtype}: {exc}") from None
+            raise _RowError(f"expected {arrow_type}: {exc}") from None
         return value
 
     return convert_other
 
 
+# Values of exactly these Python types need no conversion.
+_EXACT: tuple[tuple[type[pl.DataType], type], ...] = (
+    (pl.String, str),
+    (pl.Float64, float),
+    (pl.Float32, float),
+    (pl.Boolean, bool),
+)
+
+
 class _Compiled:
     """Per-table converters, rebuilt when the registered schema object changes."""
 
-    def __init__(self, schema: pa.Schema) -> None:
+    def __init__(self, schema: TableSchema) -> None:
         self.schema = schema
         self.names: list[str] = list(schema.names)
-        self.converters: dict[str, _Convert] = {f.name: _converter(f.type) for f in schema}
-        # Values of exactly these Python types need no conversion.
-        self.exact: dict[str, type] = {}
-        for f in schema:
-            if pa.types.is_string(f.type) or pa.types.is_large_string(f.type):
-                self.exact[f.name] = str
-            elif pa.types.is_floating(f.type):
-                self.exact[f.name] = float
-            elif pa.types.is_boolean(f.type):
-                self.exact[f.name] = bool
-        self.polars: pl.Schema = pl.from_arrow(pa.Table.from_batches([], schema=schema)).schema  # type: ignore[union-attr]
+        self.converters: dict[str, _Convert] = {c.name: _converter(schema, c) for c in schema}
+        self.exact: dict[str, type] = {
+            c.name: python for c in schema for dtype, python in _EXACT if c.dtype == dtype
+        }
+        self.polars: pl.Schema = schema.polars
 
 
 _COMPILED: dict[str, _Compiled] = {}

@@ -122,6 +122,8 @@ def test_public_api() -> None:
         "LockHeld",
         "TABLES",
         "register_table",
+        "Column",
+        "TableSchema",
         "StorageError",
         "storage_error",
         "failure_reason",
@@ -167,8 +169,9 @@ def test_schemas_match_design() -> None:
         "weight",
         "example_ids",
     ]
-    assert answers.field("answer_turns").type == pa.list_(pa.string())
-    for schema in (answers, reviews):
+    # The Arrow types each Parquet part is written with.
+    assert answers.arrow().field("answer_turns").type == pa.list_(pa.string())
+    for schema in (answers.arrow(), reviews.arrow()):
         for col in ("started_at", "finished_at", "cost_usd", "latency_s"):
             assert schema.field(col).type == pa.float64()
         for col in ("tokens_in", "tokens_out", "attempts"):
@@ -532,3 +535,56 @@ def test_read_retries_when_live_journal_is_sealed_while_opening(
     got = rows_by_id(log.read("answers"))
     assert calls == 2  # the first pass noticed the rename and started over
     assert {k: v["attempts"] for k, v in got.items()} == {"a-1": 5, "a-2": 1}
+
+
+def test_register_table_of_columns_writes_the_arrow_types(tmp_path: Path, extra_table: str) -> None:
+    import pyarrow.parquet as pq
+
+    from arena.store._files import list_parts
+    from arena.store._schema import Column, TableSchema
+
+    schema = TableSchema(
+        [
+            Column("id", pl.String, nullable=False),
+            Column("round", pl.Int64),
+            Column("score", pl.Float64),
+            Column("done", pl.Boolean),
+            Column("tags", pl.List(pl.String)),
+        ]
+    )
+    register_table(extra_table, schema)
+    assert TABLES[extra_table] is schema
+    # The same columns given as pyarrow's schema are the same table.
+    register_table(extra_table, schema.arrow())
+    assert schema.arrow() == pa.schema(
+        [
+            pa.field("id", pa.string(), nullable=False),
+            pa.field("round", pa.int64()),
+            pa.field("score", pa.float64()),
+            pa.field("done", pa.bool_()),
+            pa.field("tags", pa.list_(pa.string())),
+        ]
+    )
+    log = RunLog(tmp_path)
+
+    async def go() -> None:
+        async with log.writer(compact_every=2) as w:
+            await w.write(extra_table, {"id": "x-1", "round": 1, "score": 2, "tags": ["a"]})
+            await w.write(extra_table, {"id": "x-2", "done": True})
+            with pytest.raises(ValueError, match="column 'round': expected an integer"):
+                await w.write(extra_table, {"id": "x-3", "round": "one"})
+
+    asyncio.run(go())
+    frame = log.read(extra_table)
+    assert frame.schema == schema.polars
+    assert rows_by_id(frame)["x-1"] == {
+        "id": "x-1",
+        "round": 1,
+        "score": 2.0,
+        "done": None,
+        "tags": ["a"],
+    }
+    parts = list_parts(tmp_path / "log", extra_table)
+    assert parts and pq.read_schema(parts[0][1]).field("tags").type == pa.list_(pa.string())
+    with pytest.raises(ValueError, match="different schema"):
+        register_table(extra_table, TableSchema([Column("id", pl.String)]))
