@@ -52,6 +52,19 @@ def small_tournament(
     return path
 
 
+def finished_small_run(tmp: Path, *, models: int, questions: int) -> tuple[Path, Path]:
+    """A small sim tournament in `tmp`, run to the end by `arena run`:
+    (tournament YAML, run directory)."""
+    from click.testing import CliRunner
+
+    from arena.cli import main
+
+    config = small_tournament(tmp, models=models, questions=questions)
+    result = CliRunner().invoke(main, ["run", str(config), "--out", str(tmp / "out")])
+    assert result.exit_code == 0, result.output
+    return config, tmp / "out"
+
+
 @pytest.fixture
 def make_tournament(tmp_path: Path) -> Callable[..., Path]:
     """Factory fixture for small_tournament in the test's tmp_path."""

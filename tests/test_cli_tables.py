@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 from arena.cli import main
 from arena.cli._table import box_table
-from tests.conftest import small_tournament
+from tests.conftest import finished_small_run
 
 
 def _body(text: str) -> list[list[str]]:
@@ -35,11 +35,7 @@ def test_cells_are_whole_and_aligned() -> None:
 
 @pytest.fixture(scope="module")
 def small_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    tmp = tmp_path_factory.mktemp("tables")
-    config = small_tournament(tmp, models=3, questions=2)
-    result = CliRunner().invoke(main, ["run", str(config), "--out", str(tmp / "out")])
-    assert result.exit_code == 0, result.output
-    return config, tmp / "out"
+    return finished_small_run(tmp_path_factory.mktemp("tables"), models=3, questions=2)
 
 
 def test_status_table(small_run: tuple[Path, Path]) -> None:

@@ -122,13 +122,6 @@ def test_a_command_called_as_a_function_keeps_the_callers_collector(
 
 @pytest.fixture(scope="module")
 def small_run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from click.testing import CliRunner
+    from tests.conftest import finished_small_run
 
-    from arena.cli import main
-    from tests.conftest import small_tournament
-
-    tmp = tmp_path_factory.mktemp("collector")
-    config = small_tournament(tmp, models=3, questions=2)
-    result = CliRunner().invoke(main, ["run", str(config), "--out", str(tmp / "out")])
-    assert result.exit_code == 0, result.output
-    return tmp / "out"
+    return finished_small_run(tmp_path_factory.mktemp("collector"), models=3, questions=2)[1]

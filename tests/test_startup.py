@@ -14,7 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 from arena.cli import COMMANDS, SUMMARIES, main
-from tests.conftest import small_tournament
+from tests.conftest import finished_small_run, small_tournament
 
 HEAVY = ("polars", "pyarrow", "pydantic", "numpy", "yaml", "arena.config", "arena.store")
 
@@ -168,11 +168,7 @@ def _loaded_by(args: list[str], modules: tuple[str, ...]) -> list[str]:
 @pytest.fixture(scope="module")
 def small_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     """A finished sim run of 4 models on 6 questions: (tournament YAML, run directory)."""
-    tmp = tmp_path_factory.mktemp("startup")
-    config = small_tournament(tmp, models=4, questions=6)
-    result = CliRunner().invoke(main, ["run", str(config), "--out", str(tmp / "out")])
-    assert result.exit_code == 0, result.output
-    return config, tmp / "out"
+    return finished_small_run(tmp_path_factory.mktemp("startup"), models=4, questions=6)
 
 
 def _cases() -> list[Any]:
