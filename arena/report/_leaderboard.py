@@ -422,7 +422,7 @@ def build_leaderboard(
     if target is not None and target.is_dir():
         # A big log's ranking runs compiled kernels: numba readies them meanwhile.
         # (`part_rows` creates nothing: the directory is not checked yet.) Not for a
-        # run's history snapshot: numba and its kernels (about 100 MB) would stand
+        # run's history snapshot: numba and its kernels, which are large, would stand
         # beside the reading of the log, the end of a long run's peak; they load when
         # the coding needs them, with less of the log held.
         if not ratings_only:
