@@ -35,10 +35,12 @@ bench: install
 
 # Every benchmark at its small `--smoke` size, so none rots unseen (CI runs this).
 # Each one's output goes to test-artifacts/bench-smoke/; a failure prints its tail.
+# `make bench-smoke BENCHMARKS=benchmarks/bench_viewer.py` runs some of them.
 SMOKE_LOGS := test-artifacts/bench-smoke
+BENCHMARKS ?= $(wildcard benchmarks/bench_*.py)
 bench-smoke: install
 	@mkdir -p $(SMOKE_LOGS); all=$$(date +%s); \
-	for b in benchmarks/bench_*.py; do \
+	for b in $(BENCHMARKS); do \
 	  name=$$(basename $$b .py); start=$$(date +%s); \
 	  if ! $(BIN)/python $$b --smoke > $(SMOKE_LOGS)/$$name.log 2>&1; then \
 	    tail -n 30 $(SMOKE_LOGS)/$$name.log; echo "bench-smoke: $$b --smoke FAILED"; exit 1; \
