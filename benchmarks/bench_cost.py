@@ -582,6 +582,13 @@ def main() -> None:
     print(json.dumps(summary, indent=2))
 
 
+def _installed(module: str) -> bool:
+    try:
+        return importlib.util.find_spec(module) is not None
+    except ModuleNotFoundError:  # a dotted name whose parent package is missing
+        return False
+
+
 def _missing() -> list[str]:
     """What this benchmark needs and this machine lacks: the fake server and the provider SDKs."""
     return [
@@ -592,7 +599,7 @@ def _missing() -> list[str]:
             "anthropic",
             "google.genai",
         )
-        if importlib.util.find_spec(m) is None
+        if not _installed(m)
     ]
 
 

@@ -194,6 +194,13 @@ def main() -> None:
     )
 
 
+def _installed(module: str) -> bool:
+    try:
+        return importlib.util.find_spec(module) is not None
+    except ModuleNotFoundError:  # a dotted name whose parent package is missing
+        return False
+
+
 def _missing() -> list[str]:
     """What this benchmark needs and this machine lacks: the fake server and the OpenAI SDK."""
     return [
@@ -202,7 +209,7 @@ def _missing() -> list[str]:
             "aiohttp",
             "openai",
         )
-        if importlib.util.find_spec(m) is None
+        if not _installed(m)
     ]
 
 

@@ -222,9 +222,16 @@ def main() -> None:
     print(json.dumps(summary))
 
 
+def _installed(module: str) -> bool:
+    try:
+        return importlib.util.find_spec(module) is not None
+    except ModuleNotFoundError:  # a dotted name whose parent package is missing
+        return False
+
+
 def _missing() -> list[str]:
     """What this benchmark needs and this machine lacks: aiohttp (the viewer's server)."""
-    return [m for m in ("aiohttp",) if importlib.util.find_spec(m) is None]
+    return [m for m in ("aiohttp",) if not _installed(m)]
 
 
 if __name__ == "__main__":
