@@ -42,10 +42,10 @@ steps a batch run waits through (each a job round trip), and
 `full`'s; `tau_by_reliability_vs_full` and `tau_aligned_vs_full` likewise).
 
 The size: 8 questions (`--questions`), so each way is 80 answers and 7,200
-reviews (10 answers and 900 reviews a question). Through the fake server a
-run makes some tens of calls a second on two cores, so the seven ways take
-minutes; more questions change the totals, not the ratios (every question's
-calls are alike, and no cache entry is shared across questions). The 10%
+reviews (10 answers and 900 reviews a question). Every call goes through the
+fake server over HTTP, so the seven ways take minutes; more questions change
+the totals, not the ratios (every question's calls are alike, and no cache
+entry is shared across questions). The 10%
 adaptive designs spend 720 reviews over 45 pairs, so their ranking
 (`tau_all_vs_full`) is noisier than a bigger tournament's; the ranking at a
 bigger size is measured on the simulator (below). `--smoke` runs the first
