@@ -265,8 +265,8 @@ def test_every_stage_loads_from_its_hooks_alone() -> None:
     # The registry's stages come without their packages' standalone commands.
     probe = (
         "import sys\n"
-        "from arena.stages import all_stages\n"
-        "print([type(s).__module__ for s in all_stages()])\n"
+        "from arena.stages import all_parts\n"
+        "print([type(p.report).__module__ for p in all_parts()])\n"
         "print(sorted(m for m in sys.modules if m.endswith(('._standalone', '._cli'))))\n"
     )
     out = subprocess.run(

@@ -31,7 +31,7 @@ if TYPE_CHECKING:
         compose_round,
         ordering_scores,
     )
-    from arena.batcheval._hooks import BATCHEVAL_STAGE, BatchEvalHooks, batch_tokens
+    from arena.batcheval._hooks import BATCHEVAL_STAGE, BatchEvalCalls, batch_tokens
     from arena.batcheval._human import (
         ALL_SCORERS,
         HumanScores,
@@ -71,9 +71,9 @@ if TYPE_CHECKING:
     from arena.batcheval._states import BATCHEVAL_SCHEMA, batches_outside, batcheval_states
     from arena.batcheval._summary import batcheval_summary, contestant_scores, run_human_scores
     from arena.batcheval._tournament import (
-        TournamentBatchEval,
+        TournamentBatchEvalPlanner,
+        batcheval_planner,
         batcheval_preflight,
-        batcheval_stage,
         tournament_samples,
     )
     from arena.config import BatchEvalConfig, CriterionConfig, ScaleConfig
@@ -94,7 +94,7 @@ _LAZY: dict[str, str] = {
     "compose_round": "arena.batcheval._compose",
     "ordering_scores": "arena.batcheval._compose",
     "BATCHEVAL_STAGE": "arena.batcheval._hooks",
-    "BatchEvalHooks": "arena.batcheval._hooks",
+    "BatchEvalCalls": "arena.batcheval._hooks",
     "batch_tokens": "arena.batcheval._hooks",
     "ALL_SCORERS": "arena.batcheval._human",
     "HumanScores": "arena.batcheval._human",
@@ -135,9 +135,9 @@ _LAZY: dict[str, str] = {
     "batcheval_summary": "arena.batcheval._summary",
     "contestant_scores": "arena.batcheval._summary",
     "run_human_scores": "arena.batcheval._summary",
-    "TournamentBatchEval": "arena.batcheval._tournament",
+    "TournamentBatchEvalPlanner": "arena.batcheval._tournament",
     "batcheval_preflight": "arena.batcheval._tournament",
-    "batcheval_stage": "arena.batcheval._tournament",
+    "batcheval_planner": "arena.batcheval._tournament",
     "tournament_samples": "arena.batcheval._tournament",
     "BatchEvalConfig": "arena.config",
     "CriterionConfig": "arena.config",
@@ -165,7 +165,7 @@ __all__ = [
     "Batch",
     "BatchEvalConfig",
     "BatchEvalFileConfig",
-    "BatchEvalHooks",
+    "BatchEvalCalls",
     "BatchEvalPlanner",
     "BatchEvalSetup",
     "Composition",
@@ -177,13 +177,13 @@ __all__ = [
     "Scorer",
     "StageSummary",
     "Strategy",
-    "TournamentBatchEval",
+    "TournamentBatchEvalPlanner",
     "batch_id",
     "batch_tokens",
     "batcheval_preflight",
     "batcheval_states",
     "batches_outside",
-    "batcheval_stage",
+    "batcheval_planner",
     "batcheval_summary",
     "bootstrap_ci",
     "compose_round",

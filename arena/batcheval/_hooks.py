@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -16,76 +18,78 @@ from arena.stage import (
     EstimateInputs,
     ModelCalls,
     Stage,
+    StageBoard,
+    StageCommand,
     StageEstimate,
+    StageReport,
+    StageRun,
     StageStatus,
+    StageTable,
     StatusInputs,
 )
 from arena.types import estimate_tokens
 
 if TYPE_CHECKING:
-    from arena.batcheval._tournament import TournamentBatchEval
+    from arena.batcheval._tournament import TournamentBatchEvalPlanner
     from arena.config import BatchEvalConfig, ExamplePool, Tournament
     from arena.pipeline import AllPairsPlanner, AnswerCall
 
 # The stage's modules load in the hook that uses them: the leaderboard asks
 # this stage only for a run's scores, `arena status` for its batch states.
 
-__all__ = ["BATCHEVAL_STAGE", "BatchEvalHooks", "batch_tokens"]
+__all__ = [
+    "BATCHEVAL_STAGE",
+    "BatchEvalBoard",
+    "BatchEvalCalls",
+    "BatchEvalPlanStatus",
+    "BatchEvalRun",
+    "batch_tokens",
+]
 
 
-class BatchEvalHooks(Stage):
-    """The BatchEval stage: scores every answer when the tournament has a `batcheval:` section.
-
-    Its calls are batch calls, counted in `arena plan` and `arena status` like
-    answers and reviews (column and stage `batcheval`).
-    """
-
-    name = "batcheval"
-    tables = (TABLE,)
-    model_columns = {TABLE: "scorer"}
-    plan_key = "batcheval"
-    plan_column = "batcheval"
-    board_key = "batcheval"
-    answer_cost_tables = (TABLE,)
-
-    def leaderboard_prepare(self, paths: Sequence[Path], options: Mapping[str, Any]) -> Any:
-        """Human BatchEval scores of the run's answers (`--human-scores`), checked early."""
-        path = options.get("human_scores")
-        if path is None:
-            return None
-        from arena.batcheval._summary import run_human_scores
-
-        return run_human_scores(list(paths), path)
-
-    def leaderboard_block(self, inputs: BoardInputs) -> dict[str, Any] | None:
-        """The run's BatchEval scores of the board's contestants, correlated with BT ratings."""
-        if not any((Path(d) / SCORES_FILE).is_file() for d in inputs.directories):
-            return None  # no scores (as batcheval_summary finds): the rest stays unloaded
-        from arena.batcheval._summary import batcheval_summary
-
-        block = batcheval_summary(
-            inputs.directories, inputs.ratings, seed=inputs.seed, human=inputs.prepared
-        )
-        if block is None:
-            return None
-        # Models left out of the leaderboard (removed since the scores were made) are left out.
-        rank = {name: k for k, name in enumerate(inputs.order)}
-        block["rows"] = sorted(
-            (r for r in block["rows"] if r["model"] in rank),
-            key=lambda r: (rank[r["model"]], r["criterion"]),
-        )
-        block["against"] = "bt"
-        return block if block["rows"] else None
+class BatchEvalRun(StageRun):
+    """In `arena run`: the BatchEval planner when the tournament has a `batcheval:` section."""
 
     def preflight(self, t: Tournament) -> list[str]:
         from arena.batcheval._tournament import batcheval_preflight
 
         return batcheval_preflight(t)
 
-    def planner(self, t: Tournament, base: AllPairsPlanner) -> TournamentBatchEval | None:
-        from arena.batcheval._tournament import batcheval_stage
+    def planner(self, t: Tournament, base: AllPairsPlanner) -> TournamentBatchEvalPlanner | None:
+        from arena.batcheval._tournament import batcheval_planner
 
-        return batcheval_stage(t, base)
+        return batcheval_planner(t, base)
+
+
+@dataclass(frozen=True)
+class BatchEvalCalls:
+    """The batch calls of a plan: rounds x batches per round x criteria x scorers."""
+
+    calls: int
+    rounds: int
+    batches_per_round: int
+    criteria: int
+    scorers: int
+
+    def to_json(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    def note(self) -> str:
+        """The line under `arena plan`."""
+        return (
+            f"batcheval: {self.rounds} rounds x {self.batches_per_round} batches "
+            f"x {self.criteria} criteria x {self.scorers} scorers = "
+            f"{self.calls} calls; est_tokens counts each twice (a batch with a missing "
+            "score is asked once more)."
+        )
+
+
+class BatchEvalPlanStatus(StageReport):
+    """Its batch calls, counted in `arena plan` and `arena status` like answers and reviews
+    (column and stage `batcheval`)."""
+
+    plan_key = "batcheval"
+    plan_column = "batcheval"
 
     def estimate(self, inputs: EstimateInputs) -> StageEstimate:
         t, cfg = inputs.t, inputs.t.config.batcheval
@@ -115,20 +119,14 @@ class BatchEvalHooks(Stage):
                     exp_out=round(cfg.max_tokens * EXPECTED_SHARE),
                 )
             )
-        block = {
-            "calls": batches.height,
-            "rounds": cfg.rounds,
-            "batches_per_round": batches.filter(pl.col("round") == 1)["batch_index"].n_unique(),
-            "criteria": len(cfg.criteria),
-            "scorers": len(cfg.scorers),
-        }
-        note = (
-            f"batcheval: {block['rounds']} rounds x {block['batches_per_round']} batches "
-            f"x {block['criteria']} criteria x {block['scorers']} scorers = "
-            f"{block['calls']} calls; est_tokens counts each twice (a batch with a missing "
-            "score is asked once more)."
+        block = BatchEvalCalls(
+            calls=batches.height,
+            rounds=cfg.rounds,
+            batches_per_round=batches.filter(pl.col("round") == 1)["batch_index"].n_unique(),
+            criteria=len(cfg.criteria),
+            scorers=len(cfg.scorers),
         )
-        return StageEstimate(block=block, calls=calls, notes=[note])
+        return StageEstimate(block=block, calls=calls, notes=[block.note()])
 
     def status(self, inputs: StatusInputs) -> StageStatus:
         t, plan = inputs.t, inputs.plan
@@ -141,6 +139,41 @@ class BatchEvalHooks(Stage):
         return StageStatus(
             calls=states.select("provider", "state"), outside=batches_outside(states, inputs.log)
         )
+
+
+class BatchEvalBoard(StageBoard):
+    """On the leaderboard: the run's BatchEval scores, correlated with the BT ratings."""
+
+    key = "batcheval"
+
+    def prepare(self, paths: Sequence[Path], options: Mapping[str, Any]) -> Any:
+        """Human BatchEval scores of the run's answers (`--human-scores`), checked early."""
+        path = options.get("human_scores")
+        if path is None:
+            return None
+        from arena.batcheval._summary import run_human_scores
+
+        return run_human_scores(list(paths), path)
+
+    def block(self, inputs: BoardInputs) -> dict[str, Any] | None:
+        """The run's BatchEval scores of the board's contestants, correlated with BT ratings."""
+        if not any((Path(d) / SCORES_FILE).is_file() for d in inputs.directories):
+            return None  # no scores (as batcheval_summary finds): the rest stays unloaded
+        from arena.batcheval._summary import batcheval_summary
+
+        block = batcheval_summary(
+            inputs.directories, inputs.ratings, seed=inputs.seed, human=inputs.prepared
+        )
+        if block is None:
+            return None
+        # Models left out of the leaderboard (removed since the scores were made) are left out.
+        rank = {name: k for k, name in enumerate(inputs.order)}
+        block["rows"] = sorted(
+            (r for r in block["rows"] if r["model"] in rank),
+            key=lambda r: (rank[r["model"]], r["criterion"]),
+        )
+        block["against"] = "bt"
+        return block if block["rows"] else None
 
 
 def batch_tokens(
@@ -182,4 +215,19 @@ def batch_tokens(
     return out
 
 
-BATCHEVAL_STAGE = BatchEvalHooks()
+BATCHEVAL_STAGE = Stage(
+    name="batcheval",
+    tables=(
+        StageTable(
+            TABLE, "arena.batcheval._schema:TABLE_SCHEMA", model_column="scorer", on_answers=True
+        ),
+    ),
+    run=BatchEvalRun(),
+    report=BatchEvalPlanStatus(),
+    board=BatchEvalBoard(),
+    command=StageCommand(
+        "batcheval",
+        "arena.batcheval._cli:batcheval_cmd",
+        "Score every sample in SAMPLES.jsonl (`id`, `text`, optional `context`) with BatchEval.",
+    ),
+)

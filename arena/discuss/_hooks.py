@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -13,26 +14,39 @@ import polars as pl
 from arena.config import ConfigError
 from arena.discuss._schema import STATE_FILE, TABLE
 from arena.stage import (
+    BoardText,
     EstimateInputs,
     Scores,
     Stage,
+    StageBoard,
+    StageCommand,
     StageEstimate,
+    StageReport,
+    StageRun,
     StageStatus,
+    StageTable,
     StatusInputs,
 )
 
 if TYPE_CHECKING:
     from arena.config import DiscussionConfig, Tournament
-    from arena.discuss._board import DiscussionTable
     from arena.discuss._rundir import DiscussionReport
-    from arena.discuss._stage import DiscussionStage
+    from arena.discuss._stage import DiscussionPlanner
     from arena.pipeline import AllPairsPlanner
 
 # The stage's modules load in the hook that uses them: the leaderboard asks
 # this stage for a run's discussions (none: nothing more is loaded), `arena
 # status` for their counts, `arena plan` for its bound.
 
-__all__ = ["DISCUSSION_STAGE", "DiscussionHooks"]
+__all__ = [
+    "DISCUSSION_STAGE",
+    "DiscussionBoard",
+    "DiscussionBound",
+    "DiscussionCounts",
+    "DiscussionPlanStatus",
+    "DiscussionRun",
+    "discussion_bound",
+]
 
 
 @dataclass
@@ -114,31 +128,8 @@ def merged_discussions(
     return DiscussionReport(state, discussion_stats(table, state.context), adjusted, table)
 
 
-class DiscussionHooks(Stage):
-    """The discussion stage: a planner when the tournament has a `discussion:` section."""
-
-    name = "discussions"
-    tables = (TABLE,)
-    model_columns = {TABLE: "speaker"}
-    plan_key = "discussion"
-    board_key = "discussion"
-    board_title = "PeerDiscussion"
-
-    def leaderboard_reviews(
-        self, directories: Sequence[Path], reviews: pl.DataFrame
-    ) -> DiscussedBoard | None:
-        report = merged_discussions(directories, reviews)
-        return None if report is None else DiscussedBoard(report)
-
-    def leaderboard_tables(self, block: Mapping[str, Any]) -> list[DiscussionTable]:
-        from arena.discuss._board import discussion_tables
-
-        return discussion_tables(block)
-
-    def leaderboard_footer(self, block: Mapping[str, Any]) -> list[str]:
-        from arena.discuss._board import discussion_footer
-
-        return discussion_footer(block)
+class DiscussionRun(StageRun):
+    """In `arena run`: the discussion planner when the tournament has a `discussion:` section."""
 
     def preflight(self, t: Tournament) -> list[str]:
         from arena.pipeline import AllPairsPlanner, Plan
@@ -149,12 +140,80 @@ class DiscussionHooks(Stage):
             return [str(exc)]
         return []
 
-    def planner(self, t: Tournament, base: AllPairsPlanner) -> DiscussionStage | None:
+    def planner(self, t: Tournament, base: AllPairsPlanner) -> DiscussionPlanner | None:
         if t.config.discussion is None:
             return None
-        from arena.discuss._stage import DiscussionStage
+        from arena.discuss._stage import DiscussionPlanner
 
-        return DiscussionStage(t, base)
+        return DiscussionPlanner(t, base)
+
+
+@dataclass(frozen=True)
+class DiscussionCounts:
+    """Discussions in the log (`discussion_counts`): how many, how they ended, their calls."""
+
+    logged: int
+    agreed: int
+    unresolved: int
+    in_progress: int
+    stale: int
+    calls: int
+    failed_calls: int
+
+    def to_json(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    def note(self) -> str | None:
+        """The line under `arena status` (None: no discussion logged)."""
+        if not any(dataclasses.astuple(self)):
+            return None
+        return (
+            f"discussions: {self.logged} logged ({self.agreed} agreed, {self.unresolved} "
+            f"unresolved, {self.in_progress} in progress), {self.calls} calls "
+            f"({self.failed_calls} failed)"
+            + (f"; {self.stale} more under older settings, not used" if self.stale else "")
+        )
+
+
+@dataclass(frozen=True)
+class DiscussionBound:
+    """The most calls discussions can make (`discussion_bound`), and those logged so far."""
+
+    battles: int
+    pairs: int
+    max_turns: int
+    max_calls: int
+    logged: DiscussionCounts | None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "battles": self.battles,
+            "pairs": self.pairs,
+            "max_turns": self.max_turns,
+            "max_calls": self.max_calls,
+            "logged": None if self.logged is None else self.logged.to_json(),
+        }
+
+    def note(self) -> str:
+        """The line under `arena plan`."""
+        logged = self.logged
+        return (
+            f"discussion: depends on triggers; at most {self.battles} battles x "
+            f"{self.pairs} pair(s) x 2 x ({self.max_turns} turns + 2 initial "
+            f"reviews) = {self.max_calls} calls, not in the table or the estimates"
+            + (
+                "."
+                if logged is None
+                else f"; logged: {logged.logged} discussions "
+                f"({logged.agreed} agreed, {logged.unresolved} unresolved)."
+            )
+        )
+
+
+class DiscussionPlanStatus(StageReport):
+    """In `arena plan`: the bound on discussion calls; in `arena status`: their counts."""
+
+    plan_key = "discussion"
 
     def estimate(self, inputs: EstimateInputs) -> StageEstimate:
         t, section = inputs.t, inputs.t.config.discussion
@@ -167,18 +226,7 @@ class DiscussionHooks(Stage):
         context = discussion_context(t, section, load_templates(section, t.path))
         logged = None if inputs.log is None else discussion_counts(inputs.log, context)
         bound = discussion_bound(t, section, logged)
-        note = (
-            f"discussion: depends on triggers; at most {bound['battles']} battles x "
-            f"{bound['pairs']} pair(s) x 2 x ({bound['max_turns']} turns + 2 initial "
-            f"reviews) = {bound['max_calls']} calls, not in the table or the estimates"
-            + (
-                "."
-                if not logged
-                else f"; logged: {logged['logged']} discussions "
-                f"({logged['agreed']} agreed, {logged['unresolved']} unresolved)."
-            )
-        )
-        return StageEstimate(block=bound, notes=[note])
+        return StageEstimate(block=bound, notes=[bound.note()])
 
     def status(self, inputs: StatusInputs) -> StageStatus:
         # Discussions of other settings than these are stale: the YAML's, else the last run's.
@@ -193,21 +241,30 @@ class DiscussionHooks(Stage):
         else:
             state = read_state(inputs.directory)
             context = None if state is None else state.context
-        d = discussion_counts(inputs.log, context)
-        notes = []
-        if any(d.values()):
-            notes.append(
-                f"discussions: {d['logged']} logged ({d['agreed']} agreed, {d['unresolved']} "
-                f"unresolved, {d['in_progress']} in progress), {d['calls']} calls "
-                f"({d['failed_calls']} failed)"
-                + (f"; {d['stale']} more under older settings, not used" if d["stale"] else "")
-            )
-        return StageStatus(block=d, notes=notes)
+        counts = DiscussionCounts(**discussion_counts(inputs.log, context))
+        note = counts.note()
+        return StageStatus(block=counts, notes=[] if note is None else [note])
+
+
+class DiscussionBoard(StageBoard):
+    """On the leaderboard: the ranking with the agreed discussion verdicts applied."""
+
+    key = "discussion"
+    title = "PeerDiscussion"
+
+    def reviews(self, directories: Sequence[Path], reviews: pl.DataFrame) -> DiscussedBoard | None:
+        report = merged_discussions(directories, reviews)
+        return None if report is None else DiscussedBoard(report)
+
+    def text(self, block: Mapping[str, Any]) -> BoardText:
+        from arena.discuss._board import discussion_footer, discussion_tables
+
+        return BoardText(discussion_tables(block), discussion_footer(block))
 
 
 def discussion_bound(
     t: Tournament, d: DiscussionConfig, logged: dict[str, int] | None
-) -> dict[str, Any]:
+) -> DiscussionBound:
     """The most calls discussions can make: every battle selected, every step asked twice.
 
     Each ordered battle of the plan may be selected, and is discussed by each
@@ -220,13 +277,24 @@ def discussion_bound(
     if d.leader == "both":
         pairs *= 2  # each pair discusses each battle twice, once with each leading
     battles = len(t.questions) * n * (n - 1)
-    return {
-        "battles": battles,
-        "pairs": pairs,
-        "max_turns": d.max_turns,
-        "max_calls": battles * pairs * 2 * (d.max_turns + 2),
-        "logged": logged,
-    }
+    return DiscussionBound(
+        battles=battles,
+        pairs=pairs,
+        max_turns=d.max_turns,
+        max_calls=battles * pairs * 2 * (d.max_turns + 2),
+        logged=None if logged is None else DiscussionCounts(**logged),
+    )
 
 
-DISCUSSION_STAGE = DiscussionHooks()
+DISCUSSION_STAGE = Stage(
+    name="discussions",
+    tables=(StageTable(TABLE, "arena.discuss._schema:TABLE_SCHEMA", model_column="speaker"),),
+    run=DiscussionRun(),
+    report=DiscussionPlanStatus(),
+    board=DiscussionBoard(),
+    command=StageCommand(
+        "discuss",
+        "arena.discuss._cli:discuss_cmd",
+        "Discuss the disputed battles of the tournament in DIR, from its logged reviews.",
+    ),
+)

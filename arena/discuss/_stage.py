@@ -65,7 +65,7 @@ from arena.scheduler import CallOutcome
 from arena.store import RunLog
 from arena.types import CallStatus, Verdict, stable_id
 
-__all__ = ["DiscussionSteps", "DiscussionStage", "discussion_id", "discussion_stage"]
+__all__ = ["DiscussionSteps", "DiscussionPlanner", "discussion_id", "discussion_planner"]
 
 _Key = tuple[str, str, str]  # (question id, model A, model B)
 _DONE = (CallStatus.OK.value, CallStatus.INVALID.value)
@@ -163,7 +163,7 @@ class DiscussionSteps:
         self._calls.append(call)
 
 
-class DiscussionStage(Planner):
+class DiscussionPlanner(Planner):
     """Discusses every selected battle as soon as its reviews are known."""
 
     name = "discussions"
@@ -488,6 +488,6 @@ def _ask_call(ask: Ask, stage: str) -> Call:
     )
 
 
-def discussion_stage(t: Tournament, base: AllPairsPlanner) -> DiscussionStage | None:
+def discussion_planner(t: Tournament, base: AllPairsPlanner) -> DiscussionPlanner | None:
     """The stage factory `arena run` uses: a stage when the tournament has a discussion section."""
-    return DiscussionStage(t, base) if t.config.discussion is not None else None
+    return DiscussionPlanner(t, base) if t.config.discussion is not None else None
