@@ -41,11 +41,11 @@ __all__ = [
 ]
 
 # "module:attribute" of the review selector's `ReviewSelectorPart`.
-SELECTOR = "arena.sampling._hooks:SAMPLING_SELECTOR"
-# "module:attribute" of each stage's `Stage` object (its package's `_hooks` module).
+SELECTOR = "arena.sampling._selection:SAMPLING_SELECTOR"
+# "module:attribute" of each stage's `Stage` object (its package's `_stage` module).
 REGISTRY: list[str] = [
-    "arena.discuss._hooks:DISCUSSION_STAGE",
-    "arena.batcheval._hooks:BATCHEVAL_STAGE",
+    "arena.discuss._stage:DISCUSSION_STAGE",
+    "arena.batcheval._stage:BATCHEVAL_STAGE",
 ]
 # The parts' own commands, declared by each part (`Part.command`): command name ->
 # "module:attribute" and its summary. `arena --help` lists them without loading any

@@ -5,11 +5,11 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 
+from arena.batcheval._planner import BatchEvalPlanner, Scorer
 from arena.batcheval._prompt import check_pool, load_template
 from arena.batcheval._samples import Sample
 from arena.batcheval._schema import SCORES_FILE
 from arena.batcheval._scores import write_scores
-from arena.batcheval._stage import BatchEvalPlanner, Scorer
 from arena.config import ConfigError, Question, Tournament
 from arena.pipeline import AllPairsPlanner
 from arena.review import render_answer, render_question

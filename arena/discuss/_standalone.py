@@ -11,8 +11,8 @@ import dataclasses
 from collections.abc import Callable, Sequence
 
 from arena.config import Tournament, parse_config
+from arena.discuss._planner import DiscussionPlanner
 from arena.discuss._prompt import load_templates
-from arena.discuss._stage import DiscussionPlanner
 from arena.pipeline import AllPairsPlanner, Plan, build_plan, load_done
 from arena.runner import ProgressFn, RunSummary
 from arena.scheduler import Scheduler
