@@ -70,7 +70,7 @@ from arena.rank._peerrank import (
     weights_from_scores,
     win_counts,
 )
-from arena.rank._plain import COMPILED_MIN_ROWS, prefetch_kernels
+from arena.rank._elo import COMPILED_MIN_ROWS, prefetch_kernels
 from arena.rank._ranking import (
     ELO_BOOTSTRAP_ORDERS,
     ELO_BOOTSTRAP_STEPS,

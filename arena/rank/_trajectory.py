@@ -72,14 +72,9 @@ def elo_trajectory(
     steps = np.unique(np.rint(np.linspace(0, n, points)).astype(np.int64))
     if n == 0:
         return EloTrajectory(steps, np.full((steps.size, rs.n_models), START_RATING), orders)
-    from arena.rank import _trajectory_kernel
-
     replay = _Orders(rs, orders, seed)
     table = _step_table(rs.n_reviewers, np.asarray(weights, dtype=np.float64))
-    total = np.zeros((steps.size, rs.n_models))
-    _trajectory_kernel.run_trajectory(
-        replay.starts, replay.codes, replay.bits, table, rs.n_models, steps, total
-    )
+    total = replay.ratings_at(table, steps).sum(axis=1)
     rating: FloatArray = START_RATING + total / orders / _NAT_PER_ELO
     return EloTrajectory(steps, rating, orders)
 
