@@ -9,7 +9,9 @@ from the ratings (min-max, normalise) after each pass until they settle.
 The orders: order `k` (k = 0, 1, ...) of a call with `seed` is the `k`-th
 `numpy.random.default_rng(seed).permutation(n)` drawn one after the other, `n`
 the rated reviews in log order. NumPy draws them (`order_permutations`), once
-per call, and every pass replays the same orders.
+per call, and every pass replays the same orders. Seeded this way, both the
+NumPy path and the compiled one below read the very same orders, with no
+generator of arena's own.
 
 Orders are independent, so they run side by side; within an order each update
 reads the ratings the previous one wrote. A log of fewer than
@@ -42,8 +44,8 @@ from arena.rank._reliability import trusted_slices
 
 __all__ = [
     "COMPILED_MIN_ROWS",
+    "EloOrders",
     "EloResult",
-    "PermArray",
     "order_permutations",
     "prefetch_kernels",
     "prefetch_orders",
@@ -177,7 +179,7 @@ def _lockstep(
     return out
 
 
-class _Orders:
+class EloOrders:
     """The rated reviews and random orders of one `weighted_elo` call, run once per pass."""
 
     def __init__(
@@ -185,7 +187,6 @@ class _Orders:
         rs: ReviewSet,
         orders: int,
         seed: int,
-        perms: Future[PermArray] | None = None,
         trusted_only: bool = False,
     ) -> None:
         # `trusted_only`: leave out each reviewer's own battles.
@@ -198,8 +199,8 @@ class _Orders:
         self.n_models = rs.n_models
         self.orders = orders
         self.seed = seed
-        self._pending = perms
         self._perms: PermArray | None = None
+        self._shuffled: NDArray[np.integer[Any]] | None = None
         # A review's kind is its reviewer and score: (gain, gain * target) depend on nothing else.
         kinds = rs.n_reviewers * 3
         # The kernel reads each review packed: model codes in the low 2 * bits, the kind
@@ -238,13 +239,22 @@ class _Orders:
 
     @property
     def perms(self) -> PermArray:
-        """The orders (orders, n): from `prefetch_orders` when given, else drawn here."""
+        """The orders (orders, n) of the NumPy path."""
         if self._perms is None:
-            if self._pending is not None:
-                self._perms = self._pending.result()
-            else:
-                self._perms = order_permutations(self.n, self.orders, self.seed)
+            self._perms = order_permutations(self.n, self.orders, self.seed)
         return self._perms
+
+    def shuffled(self) -> NDArray[np.integer[Any]]:
+        """The compiled path's reviews in each order (orders, n), packed: row `k` is
+        `packed[order_permutations(n, orders, seed)[k]]`, drawn an order at a time."""
+        if self._shuffled is None:
+            assert self.packed is not None
+            rng = np.random.default_rng(self.seed)
+            out = np.empty((self.orders, self.n), dtype=self.packed.dtype)
+            for k in range(self.orders):
+                np.take(self.packed, rng.permutation(self.n), out=out[k])
+            self._shuffled = out
+        return self._shuffled
 
     def ratings_at(self, table: FloatArray, checkpoints: NDArray[np.int64]) -> FloatArray:
         """Ratings (points, orders, C), nats above the start, after `checkpoints[p]`
@@ -253,8 +263,7 @@ class _Orders:
             return _lockstep(*self.columns, self.perms, table, self.n_models, checkpoints)
         from arena.rank._elo_kernel import run_orders
 
-        assert self.packed is not None
-        perms, packed = self.perms, self.packed
+        shuffled = self.shuffled()
         out = np.zeros((checkpoints.size, self.orders, self.n_models))
         threads = max(1, min(cores(), -(-self.orders // _ORDERS_PER_THREAD)))
         bounds = np.linspace(0, self.orders, threads + 1).astype(np.int64).tolist()
@@ -262,7 +271,7 @@ class _Orders:
         def work(t: int) -> None:
             lo, hi = bounds[t], bounds[t + 1]
             part = np.zeros((checkpoints.size, hi - lo, self.n_models))
-            run_orders(perms[lo:hi], packed, self.bits, table, self.n_models, checkpoints, part)
+            run_orders(shuffled[lo:hi], self.bits, table, self.n_models, checkpoints, part)
             out[:, lo:hi] = part
 
         if threads == 1:
@@ -292,16 +301,25 @@ def _step_table(n_reviewers: int, weights: FloatArray) -> FloatArray:
     return table
 
 
-def prefetch_orders(n: int, orders: int, seed: int) -> Future[PermArray] | None:
-    """Start drawing the `orders` permutations of `n` (`order_permutations`) on a thread
-    of its own, so that a caller with other work to do first (Bradley-Terry, the
-    bootstrap) hands them to `weighted_elo_prefetched` ready. None on a log small
-    enough for the NumPy orders (drawn when needed, at once)."""
+def prefetch_orders(
+    rs: ReviewSet, n: int, orders: int, seed: int, trusted_only: bool = False
+) -> Future[EloOrders] | None:
+    """Start drawing the orders of `weighted_elo_prefetched(rs, ..., orders=orders,
+    seed=seed, trusted_only=trusted_only)` on a thread of its own, `n` the reviews it
+    rates, so that a caller with other work to do first (Bradley-Terry, the bootstrap)
+    hands them over ready. None on a log small enough for the NumPy orders (drawn
+    when needed, at once)."""
     if not compiled(n):
         return None
+
+    def draw() -> EloOrders:
+        replay = EloOrders(rs, orders, seed, trusted_only)
+        replay.shuffled()
+        return replay
+
     pool = ThreadPoolExecutor(1)
     try:
-        return pool.submit(order_permutations, n, orders, seed)
+        return pool.submit(draw)
     finally:
         pool.shutdown(wait=False)
 
@@ -328,7 +346,7 @@ def weighted_elo(
 
 def weighted_elo_prefetched(
     rs: ReviewSet,
-    perms: Future[PermArray] | None,
+    prepared: Future[EloOrders] | None,
     *,
     orders: int = 100,
     seed: int = 0,
@@ -337,11 +355,11 @@ def weighted_elo_prefetched(
     weights: FloatArray | None = None,
     trusted_only: bool = False,
 ) -> EloResult:
-    """`weighted_elo`, with the orders from `prefetch_orders(n, orders, seed)` (None:
-    drawn here), `n` the battles rated. `trusted_only`: rate only the
+    """`weighted_elo`, with the orders from `prefetch_orders` for the same arguments
+    (None: drawn here). `trusted_only`: rate only the
     battles in which the reviewer does not compete, as if `rs` held no other (no copy
     of `rs` is made)."""
-    replay = _Orders(rs, orders, seed, perms, trusted_only)
+    replay = EloOrders(rs, orders, seed, trusted_only) if prepared is None else prepared.result()
     n = replay.n
     n_reviewers = rs.n_reviewers
     if weights is None:

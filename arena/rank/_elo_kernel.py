@@ -8,7 +8,7 @@ reviews or more, and imports this module (and numba) only then.
 
 The orders are not drawn here: `arena.rank._elo` draws them with NumPy
 (`numpy.random.default_rng(seed).permutation(n)`, one order after the other)
-and passes them in as index arrays.
+and passes in the reviews already put in each order.
 """
 
 from __future__ import annotations
@@ -31,8 +31,7 @@ _INTERLEAVE = 4
 
 @njit(cache=True, nogil=True)
 def run_orders(
-    perms: NDArray[np.int32],
-    codes: NDArray[Any],
+    shuffled: NDArray[Any],
     bits: int,
     table: FloatArray,
     n_models: int,
@@ -40,14 +39,14 @@ def run_orders(
     out: FloatArray,
 ) -> None:  # pragma: no cover - compiled
     """Ratings (nats above the start) of order `k` after `checkpoints[p]` reviews into
-    `out[p, k]`, for each order `k` (a row of `perms`: indices into `codes`).
+    `out[p, k]`, for each order `k`: row `k` of `shuffled` holds the reviews in that order.
 
-    `codes[i]` packs review `i` as `model_a | model_b << bits | kind << (2 * bits)`;
+    A review is packed as `model_a | model_b << bits | kind << (2 * bits)`;
     with `table[kind]` = (gain, gain * target) an update is
     `delta = gain * target - gain / (1 + exp(R_b - R_a))`, `R_a += delta`, `R_b -= delta`.
     `checkpoints` is sorted, within 0..n.
     """
-    orders, n = perms.shape
+    orders, n = shuffled.shape
     field = (1 << bits) - 1
     points = checkpoints.shape[0]
     ratings = np.zeros((_INTERLEAVE, n_models))
@@ -61,7 +60,7 @@ def run_orders(
                     out[p, first + g] = ratings[g]
                 p += 1
             for g in range(size):
-                code = codes[perms[first + g, i]]
+                code = shuffled[first + g, i]
                 a = code & field
                 b = (code >> bits) & field
                 kind = code >> (2 * bits)
@@ -81,8 +80,7 @@ def warm() -> None:
     bytes a review), on one review: what `arena.rank.prefetch_kernels` does early."""
     out = np.zeros((1, 1, 2))
     run_orders(
-        np.zeros((1, 1), dtype=np.int32),
-        np.array([2], dtype=np.uint16),
+        np.array([[2]], dtype=np.uint16),
         1,
         np.zeros((3, 2)),
         2,

@@ -19,7 +19,7 @@ from arena.rank._diagnostics import (
 )
 from arena.rank._elo import (
     EloResult,
-    PermArray,
+    EloOrders,
     prefetch_orders,
     weighted_elo,
     weighted_elo_prefetched,
@@ -451,7 +451,7 @@ def rank_reviews(rs: ReviewSet, options: RankOptions | None = None) -> Ranking:
     reliable = opts.weights == "reliability"
     side = ThreadPoolExecutor(2, thread_name_prefix="arena-rank")
 
-    def rated_and_orders() -> tuple[ReviewSet, bool, Future[PermArray] | None, int]:
+    def rated_and_orders() -> tuple[ReviewSet, bool, Future[EloOrders] | None, int]:
         # With reliability weights, ratings leave out the reviewers' own battles: a copy
         # of every battle's arrays, made on another core while the tallies are counted,
         # when style control or Elo's interval will read them; else Elo alone rates them,
@@ -466,7 +466,7 @@ def rank_reviews(rs: ReviewSet, options: RankOptions | None = None) -> Ranking:
         orders = elo_order_count(opts.elo_orders, n_rated)
         perms = None
         if opts.elo and n_rated and orders > 0:
-            perms = prefetch_orders(n_rated, orders, ELO_ORDER_SEED)
+            perms = prefetch_orders(rated, n_rated, orders, ELO_ORDER_SEED, leave_out)
         return rated, leave_out, perms, orders
 
     rated_job = side.submit(rated_and_orders)
