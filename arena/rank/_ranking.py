@@ -18,8 +18,8 @@ from arena.rank._diagnostics import (
     reviewer_fleiss_kappa,
 )
 from arena.rank._elo import (
-    EloResult,
     EloOrders,
+    EloResult,
     prefetch_orders,
     weighted_elo,
     weighted_elo_prefetched,

@@ -36,8 +36,8 @@ from arena.rank._bt import (
     comparison_components,
 )
 from arena.rank._encode import ReviewSet
-from arena.rank._peerrank import solve_weights, weights_from_scores
 from arena.rank._numeric import expit
+from arena.rank._peerrank import solve_weights, weights_from_scores
 from arena.rank._sandwich import Z_95
 
 __all__ = ["StyleFit", "answer_style", "fit_style_control", "length_bias"]

@@ -80,9 +80,7 @@ def test_kernel_reads_codes_of_every_width(models: int, judges: int, width: type
 
 @pytest.mark.parametrize("per_thread", [1, 3, 100])
 @pytest.mark.usefixtures("kernel")
-def test_threads_do_not_change_the_result(
-    monkeypatch: pytest.MonkeyPatch, per_thread: int
-) -> None:
+def test_threads_do_not_change_the_result(monkeypatch: pytest.MonkeyPatch, per_thread: int) -> None:
     rs = encode_reviews(random_reviews(models=4, judges=1, questions=6, seed=4))
     monkeypatch.setattr(elo_module, "cores", lambda: 1)
     alone = weighted_elo(rs, orders=11, seed=2)
