@@ -487,8 +487,8 @@ def rank_reviews(rs: ReviewSet, options: RankOptions | None = None) -> Ranking:
             balanced=opts.balanced,
         )
     # Weighted Elo needs only these weights, and with sandwich intervals so does style
-    # control: both run in threads while the bootstrap works (NumPy and the compiled
-    # kernels let go of the interpreter).
+    # control: both run in threads while the bootstrap works (NumPy and the compiled Elo
+    # kernel let go of the interpreter).
     passes = 10 if weighted else 1
     rated, leave_out, perms, elo_orders = rated_job.result()
     elo_job: Future[EloResult] | None = None
