@@ -246,13 +246,16 @@ class EloOrders:
 
     def shuffled(self) -> NDArray[np.integer[Any]]:
         """The compiled path's reviews in each order (orders, n), packed: row `k` is
-        `packed[order_permutations(n, orders, seed)[k]]`, drawn an order at a time."""
+        `packed[order_permutations(n, orders, seed)[k]]`. Shuffling a copy of `packed`
+        draws what `permutation(n)` draws (NumPy's `permutation` shuffles an `arange`),
+        so each row is shuffled in place, with no index array."""
         if self._shuffled is None:
             assert self.packed is not None
             rng = np.random.default_rng(self.seed)
             out = np.empty((self.orders, self.n), dtype=self.packed.dtype)
             for k in range(self.orders):
-                np.take(self.packed, rng.permutation(self.n), out=out[k])
+                out[k] = self.packed
+                rng.shuffle(out[k])
             self._shuffled = out
         return self._shuffled
 
