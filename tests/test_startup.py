@@ -202,12 +202,12 @@ def loaded(small_run: tuple[Path, Path]) -> dict[str, list[str]]:
 
 
 def test_small_leaderboard_ranks_on_the_numpy_passes(small_run: tuple[Path, Path]) -> None:
-    # The NumPy passes give the leaderboard numba gives (forced with a zero threshold).
+    # NumPy's Elo gives the leaderboard the compiled Elo gives (forced with a zero threshold).
     _, out = small_run
     probe = (
         "import sys\n"
-        "from arena.rank import _plain\n"
-        "_plain.COMPILED_MIN_ROWS = int(sys.argv[1])\n"
+        "from arena.rank import _elo\n"
+        "_elo.COMPILED_MIN_ROWS = int(sys.argv[1])\n"
         "from arena.cli import main\n"
         f"main(['leaderboard', {str(out)!r}, '--format', 'json'])\n"
     )
