@@ -85,7 +85,7 @@ async def _run_job(server: FakeServer, tmp: Path, monkeypatch: pytest.MonkeyPatc
             results = await asyncio.gather(
                 *(dispatcher.request("p_openai", cid, req) for cid, req in _interleaved())
             )
-            await dispatcher.close(completed=True)
+            await dispatcher.close()
     finally:
         await provider.close()
     assert all(r is not None and r.ok for r in results)
