@@ -73,6 +73,7 @@ _SKEW = 120.0
 _POLL_FAILURES = 5
 
 _T = TypeVar("_T")
+_F = TypeVar("_F")
 
 
 @dataclass(frozen=True)
@@ -541,8 +542,8 @@ class BatchDispatcher:
             )
 
     async def _held(
-        self, intents: list[_Intent], look: Callable[[], Awaitable[_T]], failed: _T
-    ) -> _T:
+        self, intents: list[_Intent], look: Callable[[], Awaitable[_T]], failed: _F
+    ) -> _T | _F:
         """`look()`, or `failed` when the provider cannot be asked now: then the intents'
         requests are held pending in this run (never sent again while their job may run)."""
         try:
