@@ -36,7 +36,7 @@ BATCH_SCHEMA = TableSchema(
         Column("id", pl.String, nullable=False),  # the intent id
         Column("provider", pl.String),
         Column("model", pl.String),
-        Column("state", pl.String),  # intent, submitted, ended, void, collected
+        Column("state", pl.String),  # intent, submitted, collected, void, gone
         Column("job_id", pl.String),
         Column("custom_ids", pl.String),  # JSON list
         Column("tags", pl.String),  # JSON object

@@ -510,18 +510,34 @@ class BatchDispatcher:
     async def _adopt_of(self, provider: str, intents: list[_Intent]) -> None:
         client = self.clients[provider]
         untagged = [i for i in intents if i.job_id is None and not client.tags_listed]
-        listed: list[BatchJob] = []
+        listed: list[BatchJob] | None = []
         if untagged:
             since = min(i.created_at for i in untagged) - _SKEW
-            listed = await self._held(untagged, lambda: client.list_jobs(since=since), [])
+            listed = await self._held(untagged, lambda: client.list_jobs(since=since), None)
         adopted = 0
         for intent in intents:
-            job = await self._held([intent], partial(self._find, provider, intent, listed), False)
+            if listed is None and intent in untagged:
+                continue  # the jobs could not be listed: held pending in this run
+            job = await self._held(
+                [intent], partial(self._find, provider, intent, listed or []), False
+            )
             if job is False:
                 continue  # could not look: held pending in this run
             if job is None:  # the provider never accepted it: its requests are free
                 intent.closed = True
                 await self._log(intent, "void", time.time())
+                continue
+            if isinstance(job, ProviderError):  # the job is gone: its results with it
+                log.warning(
+                    "provider %s: batch job %s of an earlier run is no longer there (%s): "
+                    "its %d requests not logged go out again",
+                    provider,
+                    intent.job_id,
+                    job,
+                    len(set(intent.custom_ids) - intent.logged),
+                )
+                intent.closed = True
+                await self._log(intent, "gone", time.time())
                 continue
             assert isinstance(job, BatchJob)
             intent.provider, intent.job_id, intent.account = provider, job.id, client.account
@@ -568,11 +584,17 @@ class BatchDispatcher:
 
     async def _find(
         self, provider: str, intent: _Intent, listed: list[BatchJob]
-    ) -> BatchJob | None:
-        """The intent's job: by its id, its tags, or (untagged) the custom ids of its results."""
+    ) -> BatchJob | ProviderError | None:
+        """The intent's job: by its id, its tags, or (untagged) the custom ids of its results
+        (a ProviderError: the API no longer knows the job id)."""
         client = self.clients[provider]
         if intent.job_id is not None:
-            return await client.get(intent.job_id)
+            try:
+                return await client.get(intent.job_id)
+            except ProviderError as exc:
+                if exc.status == 404:  # deleted, or past the API's retention
+                    return exc
+                raise
         if client.tags_listed:
             found = await client.list_jobs(tags={"arena_intent": intent.id})
             return found[0] if found else None

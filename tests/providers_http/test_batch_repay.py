@@ -246,3 +246,17 @@ def test_a_job_of_a_key_no_provider_has_is_reported(
     err = caplog.text
     assert "belong to an endpoint or key that no provider of this run has" in err
     assert "p_anthropic" in err
+
+
+def test_a_job_the_api_no_longer_knows_is_given_up_with_a_warning(
+    tmp_path: Path, server: FakeServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    path = _tournament(tmp_path, server, BATCH)
+    _kill_after_jobs(path, 3)
+    server.reset()  # the jobs are gone (past the API's retention)
+    with FakeClock(server, 5.0):
+        _run(path)
+    assert "is no longer there" in caplog.text
+    log = RunLog(tmp_path / "out")
+    assert log.read("answers").height + log.read("reviews").height == CALLS
+    assert set(log.read(BATCH_TABLE)["state"]) <= {"collected", "gone", "void"}
