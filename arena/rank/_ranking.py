@@ -46,6 +46,7 @@ from arena.rank._reliability import (
     trusted_tensor,
 )
 from arena.rank._sandwich import Z_95, bt_sandwich, question_pairs
+from arena.rank._self_judged import keep_sole_self_judged
 from arena.rank._style import StyleFit, fit_style_control, length_bias
 
 __all__ = [
@@ -449,6 +450,8 @@ def rank_reviews(rs: ReviewSet, options: RankOptions | None = None) -> Ranking:
         raise ValueError(f"intervals must be one of {', '.join(INTERVALS)}, not {opts.intervals!r}")
     weighted = opts.weights == "peerrank"
     reliable = opts.weights == "reliability"
+    if reliable:  # own battles that are a model's only evidence stay (sole_self_judged)
+        rs, _ = keep_sole_self_judged(rs)
     side = ThreadPoolExecutor(2, thread_name_prefix="arena-rank")
 
     def rated_and_starts() -> tuple[ReviewSet, bool, Future[StateArray] | None, int]:
