@@ -95,6 +95,16 @@ _OPTIONS = (
         "questions). JSON: `lc_win_rate`, `lc_ci_low`, `lc_ci_high` in `vs_baseline`.",
     ),
     click.option(
+        "--duplicates",
+        type=click.Choice(["last", "first", "all", "error"]),
+        default="last",
+        show_default=True,
+        help="A review read twice from --reviews files (same question, models in the same "
+        "positions, reviewer and turn; e.g. a re-run file, or a file given twice): count the "
+        "last copy read (files in the order given, a folder's by name), the first, all, "
+        "or stop with exit 2. The JSON `warnings` count the repeats and name the files.",
+    ),
+    click.option(
         "--conventions",
         type=click.Choice(["arena", "prd"]),
         default="arena",
@@ -171,6 +181,7 @@ def ranking_options(command: Callable[..., Any]) -> Callable[..., Any]:
         no_self: bool,
         baseline: str | None,
         length_control: bool,
+        duplicates: str,
         conventions: str,
         human_merge: str | None,
         majority: str | None,
@@ -191,6 +202,7 @@ def ranking_options(command: Callable[..., Any]) -> Callable[..., Any]:
             exclude_self=no_self,
             baseline=baseline,
             length_control=length_control,
+            duplicates=duplicates,
             intervals=intervals,
             elo_bootstrap=elo_bootstrap,
             human_merge=human_merge or chosen["human_merge"],

@@ -140,6 +140,13 @@ def _check_run_directory(root: Path) -> None:
         raise LeaderboardInputError(root, "", "not a run directory (no tournament.json, no log/)")
 
 
+def board_duplicates(options: LeaderboardOptions | None) -> str:
+    """The report's battles keep the copies the leaderboard counted (which refused any
+    repeat under "error")."""
+    chosen = "last" if options is None else options.duplicates
+    return "all" if chosen == "error" else chosen
+
+
 def _judgments_report(
     files: Sequence[str | Path],
     *,
@@ -162,7 +169,11 @@ def _judgments_report(
         strong_win_weight=strong_win_weight,
     )
     judgments = load_reviews_file(
-        list(paths), format=reviews_format, strong_win_weight=strong_win_weight, keep_texts=True
+        list(paths),
+        format=reviews_format,
+        strong_win_weight=strong_win_weight,
+        keep_texts=True,
+        duplicates=board_duplicates(options),
     )
     run = RunData(paths[0], judgments=judgments)
     return ReportData(

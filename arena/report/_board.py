@@ -50,6 +50,9 @@ class LeaderboardOptions:
     # With `baseline`: each model's length-controlled win rate against it
     # (rank.length_controlled_win_rates; the JSON `lc_*` fields of `vs_baseline`).
     length_control: bool = False
+    # A review read twice from --reviews files: count the "last" copy, the "first",
+    # "all", or refuse ("error") (report.DUPLICATES; a JSON warning counts them).
+    duplicates: str = "last"
 
 
 @dataclass(eq=False)

@@ -41,6 +41,7 @@ from arena.store import RunLog
 from arena.store._log import CODED_PARTS, LEAN_CODED_PARTS
 
 __all__ = [
+    "DUPLICATES",
     "IMPORT_COLUMNS",
     "LeaderboardInputError",
     "MissingShards",
@@ -48,6 +49,7 @@ __all__ = [
     "load_reviews_file",
     "load_run",
     "check_one_tournament",
+    "drop_duplicates",
     "latest_rows",
     "load_runs",
 ]
@@ -55,6 +57,11 @@ __all__ = [
 IMPORT_COLUMNS = ("question_id", "model_a", "model_b", "reviewer")
 _VERDICTS = {"a": "A", "b": "B", "tie": "tie", "invalid": "invalid"}
 _SCORES = {-1: "A", 0: "tie", 1: "B"}
+# What to do with a review read twice (`load_reviews_file(duplicates=...)`).
+DUPLICATES = ("last", "first", "all", "error")
+# A review's identity among imported judgments: the same review read twice repeats it.
+DUPLICATE_KEY = ("question_id", "model_a", "model_b", "reviewer", "turn")
+_FILE = "_arena_file"
 _SUFFIXES = {
     ".jsonl": "jsonl",
     ".ndjson": "jsonl",
@@ -248,12 +255,56 @@ def _judgment_files(path: Path) -> list[Path]:
     return files
 
 
+def drop_duplicates(
+    frame: pl.DataFrame, files: Sequence[Path], keep: str
+) -> tuple[pl.DataFrame, str | None]:
+    """`frame` with each repeated review counted once, and the line that says so.
+
+    A review repeats another when they share DUPLICATE_KEY (the columns of it
+    the frame has): the same question, the same models in the same positions
+    (so both games of one pair are two reviews), the same reviewer and turn.
+    `keep`: "last" or "first" keeps that copy (rows in reading order),
+    "error" raises LeaderboardInputError naming the first repeat's files.
+    `frame[_FILE]` is each row's index in `files`. (None: nothing repeats.)
+    """
+    key = [c for c in DUPLICATE_KEY if c in frame.columns]
+    occurrence = pl.int_range(pl.len()).over(key)
+    copies = pl.len().over(key)
+    marks = frame.select(occurrence.alias("k"), copies.alias("n"))
+    repeated = marks["n"] > 1
+    if not repeated.any():
+        return frame, None
+    kept_mask = marks["k"] == (marks["n"] - 1 if keep == "last" else 0)
+    dropped = int((~kept_mask).sum())
+    involved = frame.filter(repeated)[_FILE].unique().sort().to_list()
+    names = [str(files[k]) for k in involved]
+    if keep == "error":
+        row = frame.filter(repeated).row(0, named=True)
+        what = ", ".join(f"{c} {row[c]!r}" for c in key if row[c] is not None)
+        raise LeaderboardInputError(
+            names[0],
+            "",
+            f"a review read twice ({what}; {dropped} repeats in all, in "
+            f"{', '.join(names)}): choose --duplicates last, first or all",
+        )
+    shown = ", ".join(names[:10]) + (f" and {len(names) - 10} more" if len(names) > 10 else "")
+    note = (
+        f"{dropped} review{'s' if dropped != 1 else ''} repeat a review already read (same "
+        f"question, models in the same positions, reviewer and turn): the {keep} copy of "
+        f"each is counted (--duplicates {keep}; first, last, all or error to choose); "
+        f"repeats in {shown}"
+    )
+    return frame.filter(kept_mask), note
+
+
 def load_reviews_file(
     path: str | Path | Sequence[str | Path],
     *,
     format: str | None = None,
     strong_win_weight: float = 3.0,
     keep_texts: bool = False,
+    duplicates: str = "last",
+    notes: list[str] | None = None,
 ) -> pl.DataFrame:
     """Read judgments into the ranking's reviews columns, from one or several files or folders.
 
@@ -271,6 +322,12 @@ def load_reviews_file(
     `format` (one of JUDGMENT_FORMATS). A folder stands for its files.
     `keep_texts` keeps the answers' texts as `answer_a`, `answer_b` where the
     files have them (for reading the battles: `arena view --reviews`).
+    `duplicates` (one of DUPLICATES): what to do with a review whose (question,
+    model A, model B, reviewer, turn) was already read, in this file or an
+    earlier one (files in the order given, a folder's by name): count the
+    `last` copy (the default: a later re-run supersedes), the `first`, `all`
+    of them, or raise (`error`); the repeats are counted in one line appended
+    to `notes` (see `drop_duplicates`).
     Raises LeaderboardInputError naming the file, the row and the field.
     """
     sources = [Path(path)] if isinstance(path, str | Path) else [Path(p) for p in path]
@@ -278,10 +335,19 @@ def load_reviews_file(
     if format is not None and format not in JUDGMENT_FORMATS:
         known = ", ".join(JUDGMENT_FORMATS)
         raise LeaderboardInputError("--reviews-format", "", f"{format!r} is not one of {known}")
+    if duplicates not in DUPLICATES:
+        known = ", ".join(DUPLICATES)
+        raise LeaderboardInputError("--duplicates", "", f"{duplicates!r} is not one of {known}")
     frames = [_load_one(file, format, strong_win_weight, keep_texts) for file in files]
-    if len(frames) == 1:
-        return frames[0]
-    return pl.concat(frames, how="diagonal_relaxed")
+    if duplicates == "all":
+        return frames[0] if len(frames) == 1 else pl.concat(frames, how="diagonal_relaxed")
+    # Each row's file (its position in `files`), for naming where repeats are.
+    tagged = [f.with_columns(pl.lit(k, dtype=pl.Int32).alias(_FILE)) for k, f in enumerate(frames)]
+    merged = tagged[0] if len(tagged) == 1 else pl.concat(tagged, how="diagonal_relaxed")
+    kept, note = drop_duplicates(merged, files, duplicates)
+    if note is not None and notes is not None:
+        notes.append(note)
+    return kept.drop(_FILE)
 
 
 def _load_one(

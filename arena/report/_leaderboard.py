@@ -412,7 +412,8 @@ def build_leaderboard(
     human = (
         None
         if human_file is None
-        else load_reviews_file(human_file, strong_win_weight=strong_win_weight)
+        # Several human labels on one battle are the design (majority-voted): all kept.
+        else load_reviews_file(human_file, strong_win_weight=strong_win_weight, duplicates="all")
     )
     prepared = _stage_options(target, paths, human_scores_file)
     spend: Future[float] | None = None
@@ -420,6 +421,7 @@ def build_leaderboard(
     skills: dict[str, float] = {}
     answers = scored = None
     partial: MissingShards | None = None
+    input_notes: list[str] = []  # what reading the files found (repeated reviews)
     if target is not None and target.is_dir():
         # A big log's ranking runs compiled kernels: numba readies them meanwhile.
         # (`part_rows` creates nothing: the directory is not checked yet.) Not for a
@@ -456,6 +458,8 @@ def build_leaderboard(
             [f for f in files if f is not None],
             format=reviews_format,
             strong_win_weight=strong_win_weight,
+            duplicates=opts.duplicates,
+            notes=input_notes,
         )
         source = ", ".join(str(f) for f in files)
         if reviews_file is not None and target is not None:
@@ -536,6 +540,7 @@ def build_leaderboard(
                     board.vs_baseline,
                     key=lambda rate: -rate.win_rate if rate.win_rate == rate.win_rate else 1.0,
                 )
+        board.warnings[:0] = input_notes
         if partial is not None:
             board.partial = partial.to_json()
             board.warnings.insert(0, partial.note())
