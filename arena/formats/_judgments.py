@@ -88,6 +88,9 @@ class Judgments:
     path: Path
     format: str
     columns: dict[str, list[Any]] = field(default_factory=lambda: {c: [] for c in JUDGMENT_COLUMNS})
+    # AlpacaEval annotations of a model against itself (the baseline's own
+    # annotations file): skipped, counted per model.
+    skipped_self: dict[str, int] = field(default_factory=dict)
 
     def add(
         self,
@@ -157,6 +160,9 @@ def _alpacaeval(out: Judgments, where: str, obj: Mapping[str, Any]) -> None:
         instruction = f"{instruction}\n\n{extra.strip()}"
     model_a = _text(path, where, obj, "generator_1")
     model_b = _text(path, where, obj, "generator_2")
+    if model_a == model_b:  # the baseline against itself: no battle
+        out.skipped_self[model_a] = out.skipped_self.get(model_a, 0) + 1
+        return
     reviewer = _optional_text(obj, "annotator") or "alpacaeval"
     raw = obj.get("preference")
     preference = _number(raw)

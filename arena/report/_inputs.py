@@ -9,6 +9,7 @@ file, the row (or column) and the problem.
 from __future__ import annotations
 
 import dataclasses
+import glob
 import json
 import math
 from collections.abc import Sequence
@@ -50,6 +51,7 @@ __all__ = [
     "load_run",
     "check_one_tournament",
     "drop_duplicates",
+    "judgment_sources",
     "latest_rows",
     "load_runs",
 ]
@@ -242,17 +244,47 @@ def _verdicts_from_p_a(p_a: pl.Series) -> pl.Series:
     )
 
 
-def _judgment_files(path: Path) -> list[Path]:
-    """A reviews file, or every reviews file of a folder (by name)."""
+_GLOB_CHARACTERS = frozenset("*?[")
+
+
+def _judgment_files(path: Path) -> list[tuple[Path, bool]]:
+    """(file, found in a folder) for a reviews file, every reviews file in a folder and
+    its subfolders (by path), or every match of a glob pattern (`**` for any depth)."""
+    if not path.exists() and _GLOB_CHARACTERS & set(str(path)):
+        matches = sorted(Path(p) for p in glob.glob(str(path), recursive=True))
+        if not matches:
+            raise LeaderboardInputError(path, "", "no file or folder matches this pattern")
+        return [found for match in matches for found in _judgment_files(match)]
     if not path.exists():
         raise LeaderboardInputError(path, "", "no such file or folder")
     if not path.is_dir():
-        return [path]
-    files = sorted(p for p in path.iterdir() if p.suffix.lower() in _SUFFIXES and p.is_file())
+        return [(path, False)]
+    files = sorted(p for p in path.rglob("*") if p.suffix.lower() in _SUFFIXES and p.is_file())
     if not files:
         known = ", ".join(sorted(_SUFFIXES))
-        raise LeaderboardInputError(path, "", f"a folder with no reviews files ({known})")
-    return files
+        raise LeaderboardInputError(path, "", f"a folder with no reviews files ({known}) in it")
+    return [(file, True) for file in files]
+
+
+def judgment_sources(paths: Sequence[str | Path]) -> bool:
+    """Whether positional sources are judgment files rather than run directories: none is
+    a run directory, and each is a file, a glob pattern, or a folder holding reviews files."""
+
+    def judgments(path: Path) -> bool:
+        if path.is_file():
+            return True
+        if not path.exists():
+            return bool(_GLOB_CHARACTERS & set(str(path)))
+        if is_run_directory(path):
+            return False
+        return any(p.suffix.lower() in _SUFFIXES for p in path.rglob("*"))
+
+    return bool(paths) and all(judgments(Path(p)) for p in paths)
+
+
+class _NotJudgments(LeaderboardInputError):
+    """A file whose first record is no judgments format: an error when named, skipped
+    when found in a folder (an AlpacaEval results folder's `model_outputs.json`)."""
 
 
 def drop_duplicates(
@@ -331,14 +363,33 @@ def load_reviews_file(
     Raises LeaderboardInputError naming the file, the row and the field.
     """
     sources = [Path(path)] if isinstance(path, str | Path) else [Path(p) for p in path]
-    files = [file for source in sources for file in _judgment_files(source)]
+    found = [item for source in sources for item in _judgment_files(source)]
     if format is not None and format not in JUDGMENT_FORMATS:
         known = ", ".join(JUDGMENT_FORMATS)
         raise LeaderboardInputError("--reviews-format", "", f"{format!r} is not one of {known}")
     if duplicates not in DUPLICATES:
         known = ", ".join(DUPLICATES)
         raise LeaderboardInputError("--duplicates", "", f"{duplicates!r} is not one of {known}")
-    frames = [_load_one(file, format, strong_win_weight, keep_texts) for file in files]
+    frames: list[pl.DataFrame] = []
+    files: list[Path] = []
+    skipped: list[Path] = []
+    selves: dict[Path, dict[str, int]] = {}
+    for file, in_folder in found:
+        try:
+            frame = _load_one(file, format, strong_win_weight, keep_texts, selves)
+        except _NotJudgments:
+            if not in_folder:
+                raise
+            skipped.append(file)
+            continue
+        if frame.height:
+            frames.append(frame)
+            files.append(file)
+    out = notes if notes is not None else []
+    out += _reading_notes(skipped, selves)
+    if not frames:
+        where = ", ".join(str(s) for s in sources)
+        raise LeaderboardInputError(where, "", "no reviews in these files")
     if duplicates == "all":
         return frames[0] if len(frames) == 1 else pl.concat(frames, how="diagonal_relaxed")
     # Each row's file (its position in `files`), for naming where repeats are.
@@ -350,8 +401,32 @@ def load_reviews_file(
     return kept.drop(_FILE)
 
 
+def _reading_notes(skipped: Sequence[Path], selves: dict[Path, dict[str, int]]) -> list[str]:
+    """What reading left out: files in folders that are not judgments, annotations of a
+    model against itself."""
+    out: list[str] = []
+    if skipped:
+        shown = ", ".join(str(p) for p in skipped[:5])
+        more = f" and {len(skipped) - 5} more" if len(skipped) > 5 else ""
+        out.append(
+            f"skipped {len(skipped)} file{'s' if len(skipped) != 1 else ''} found in the "
+            f"folders that {'are' if len(skipped) != 1 else 'is'} not judgments: {shown}{more}"
+        )
+    for path, models in selves.items():
+        for model, count in models.items():
+            out.append(
+                f"skipped {count} annotation{'s' if count != 1 else ''} of {model} against "
+                f"itself in {path} (a baseline's own annotations: no battle)"
+            )
+    return out
+
+
 def _load_one(
-    source: Path, format: str | None, strong_win_weight: float, keep_texts: bool = False
+    source: Path,
+    format: str | None,
+    strong_win_weight: float,
+    keep_texts: bool = False,
+    selves: dict[Path, dict[str, int]] | None = None,
 ) -> pl.DataFrame:
     kind = _check_file(source)
     records = None
@@ -372,12 +447,16 @@ def _load_one(
             )
         except FormatError as exc:
             raise LeaderboardInputError(exc.file, exc.where, exc.problem) from None
+        if judgments.skipped_self and selves is not None:
+            selves[source] = dict(judgments.skipped_self)
+        if judgments.skipped_self and not len(judgments):
+            return pl.DataFrame()  # only the baseline against itself
         return _native_frame(source, judgments, keep_texts)
     frame, kind = _read(source) if records is None else (_frame_of_records(records), kind)
     if found is None and frame.height and kind in ("csv", "parquet"):
         detected = _detected(source, dict.fromkeys(frame.columns))
         if detected != "arena":
-            return _load_one(source, detected, strong_win_weight, keep_texts)
+            return _load_one(source, detected, strong_win_weight, keep_texts, selves)
     return _arena_frame(source, kind, frame, keep_texts)
 
 
@@ -385,7 +464,7 @@ def _detected(path: Path, first: dict[str, Any]) -> str:
     try:
         return detect_format(path, first)
     except FormatError as exc:
-        raise LeaderboardInputError(exc.file, exc.where, exc.problem) from None
+        raise _NotJudgments(exc.file, exc.where, exc.problem) from None
 
 
 def _native_frame(path: Path, judgments: Judgments, keep_texts: bool = False) -> pl.DataFrame:

@@ -42,6 +42,7 @@ from arena.report._inputs import (
     LeaderboardInputError,
     MissingShards,
     is_run_directory,
+    judgment_sources,
     load_reviews_file,
     load_run,
     load_runs,
@@ -394,10 +395,18 @@ def build_leaderboard(
     elif reviews_file is not None:
         reviews_file = list(reviews_file) or None
     paths = [] if path is None else [Path(path)] if isinstance(path, str | Path) else list(path)
+    # Judgment files, glob patterns and folders of them given as sources: as --reviews.
+    if reviews_file is None and paths and not (len(paths) == 1 and Path(paths[0]).is_file()):
+        if judgment_sources(paths):
+            reviews_file, paths = [Path(p) for p in paths], []
     for shard in paths if len(paths) > 1 else []:  # the shard directories of one tournament
-        if not Path(shard).is_dir() or reviews_file is not None:
+        if not is_run_directory(Path(shard)) or reviews_file is not None:
             raise LeaderboardInputError(
-                shard, "", "several sources must all be run directories (and no --reviews)"
+                shard,
+                "",
+                "several sources must all be run directories (the shards of one tournament) "
+                "or all judgment files and folders; with a run directory, give judgments "
+                "with --reviews (repeatable)",
             )
     target = Path(paths[0]) if paths else None
     directories = [Path(p) for p in paths] if target is not None and target.is_dir() else []
