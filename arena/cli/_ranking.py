@@ -90,9 +90,10 @@ _OPTIONS = (
         "length_control",
         is_flag=True,
         help="With --baseline: also each model's length-controlled win rate against it (a "
-        "logistic fit of strength, question difficulty and the tanh of the standardised "
-        "length difference, predicted at the baseline's length; bootstrap interval over "
-        "questions). JSON: `lc_win_rate`, `lc_ci_low`, `lc_ci_high` in `vs_baseline`.",
+        "logistic fit of each model's own battles on its strength and the tanh of the "
+        "standardised length difference, predicted at the baseline's length: the same "
+        "whatever other models are imported; bootstrap interval over questions). JSON: "
+        "`lc_win_rate`, `lc_ci_low`, `lc_ci_high` in `vs_baseline`.",
     ),
     click.option(
         "--duplicates",
