@@ -49,7 +49,7 @@ from arena.report._inputs import (
 )
 from arena.report._json import by_model, leaderboard_dict, number
 from arena.report._order import sort_by_id
-from arena.report._trust import self_judged_warnings
+from arena.report._trust import bias_warnings, self_judged_warnings
 from arena.stage import BoardInputs, BoardReviews
 from arena.stages import all_stages
 from arena.store import RunLog, part_rows
@@ -263,6 +263,7 @@ def _rank_frame(
         source, ranking, list(ranking.ranks.order), anchor=opts.anchor, cost_usd=cost_usd
     )
     board.warnings = self_judged_warnings(rs, opts.weights) + _warnings(ranking, opts.bootstrap)
+    board.warnings += bias_warnings(ranking)
     if opts.baseline is not None:
         board.baseline = opts.baseline
         rates = baseline_win_rates(rs, opts.baseline, bootstrap=opts.bootstrap, seed=opts.seed)

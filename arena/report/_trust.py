@@ -1,12 +1,13 @@
-"""Warnings about what the input hides from the ranking: self-judged battles kept,
-duplicate reviews dropped (see docs/anchors.md)."""
+"""Warnings about what the input hides from the ranking: self-judged battles kept (here),
+and the biases `arena.rank._bias` measures (see docs/anchors.md)."""
 
 from __future__ import annotations
 
 from arena.rank import ReviewSet
+from arena.rank._bias import bias_warnings
 from arena.rank._self_judged import sole_self_judged
 
-__all__ = ["self_judged_warnings"]
+__all__ = ["bias_warnings", "self_judged_warnings"]
 
 
 def self_judged_warnings(rs: ReviewSet, weights: str) -> list[str]:
