@@ -106,6 +106,15 @@ _OPTIONS = (
         "or stop with exit 2. The JSON `warnings` count the repeats and name the files.",
     ),
     click.option(
+        "--games",
+        type=click.Choice(["separate", "merged"]),
+        default="separate",
+        show_default=True,
+        help="MT-bench pairwise records: each of the two games (both orders) a review, or "
+        "the two merged into one as FastChat's pairwise table counts them (the winner "
+        "where both games name it, else a tie).",
+    ),
+    click.option(
         "--conventions",
         type=click.Choice(["arena", "prd"]),
         default="arena",
@@ -183,6 +192,7 @@ def ranking_options(command: Callable[..., Any]) -> Callable[..., Any]:
         baseline: str | None,
         length_control: bool,
         duplicates: str,
+        games: str,
         conventions: str,
         human_merge: str | None,
         majority: str | None,
@@ -204,6 +214,7 @@ def ranking_options(command: Callable[..., Any]) -> Callable[..., Any]:
             baseline=baseline,
             length_control=length_control,
             duplicates=duplicates,
+            games=games,
             intervals=intervals,
             elo_bootstrap=elo_bootstrap,
             human_merge=human_merge or chosen["human_merge"],

@@ -53,6 +53,8 @@ class LeaderboardOptions:
     # A review read twice from --reviews files: count the "last" copy, the "first",
     # "all", or refuse ("error") (report.DUPLICATES; a JSON warning counts them).
     duplicates: str = "last"
+    # MT-bench records' two games: two reviews ("separate") or FastChat's one ("merged").
+    games: str = "separate"
 
 
 @dataclass(eq=False)

@@ -337,6 +337,7 @@ def load_reviews_file(
     keep_texts: bool = False,
     duplicates: str = "last",
     notes: list[str] | None = None,
+    games: str = "separate",
 ) -> pl.DataFrame:
     """Read judgments into the ranking's reviews columns, from one or several files or folders.
 
@@ -359,7 +360,8 @@ def load_reviews_file(
     earlier one (files in the order given, a folder's by name): count the
     `last` copy (the default: a later re-run supersedes), the `first`, `all`
     of them, or raise (`error`); the repeats are counted in one line appended
-    to `notes` (see `drop_duplicates`).
+    to `notes` (see `drop_duplicates`). `games`: MT-bench records' two games
+    as two reviews or merged into one (`arena.formats.read_judgments`).
     Raises LeaderboardInputError naming the file, the row and the field.
     """
     sources = [Path(path)] if isinstance(path, str | Path) else [Path(p) for p in path]
@@ -376,7 +378,7 @@ def load_reviews_file(
     selves: dict[Path, dict[str, int]] = {}
     for file, in_folder in found:
         try:
-            frame = _load_one(file, format, strong_win_weight, keep_texts, selves)
+            frame = _load_one(file, format, strong_win_weight, keep_texts, selves, games)
         except _NotJudgments:
             if not in_folder:
                 raise
@@ -427,6 +429,7 @@ def _load_one(
     strong_win_weight: float,
     keep_texts: bool = False,
     selves: dict[Path, dict[str, int]] | None = None,
+    games: str = "separate",
 ) -> pl.DataFrame:
     kind = _check_file(source)
     records = None
@@ -443,7 +446,11 @@ def _load_one(
             records = [(_where(kind, i), row) for i, row in enumerate(frame.to_dicts())]
         try:
             judgments = read_judgments(
-                source, format=found, strong_win_weight=strong_win_weight, records=records
+                source,
+                format=found,
+                strong_win_weight=strong_win_weight,
+                records=records,
+                games=games,
             )
         except FormatError as exc:
             raise LeaderboardInputError(exc.file, exc.where, exc.problem) from None
@@ -456,7 +463,7 @@ def _load_one(
     if found is None and frame.height and kind in ("csv", "parquet"):
         detected = _detected(source, dict.fromkeys(frame.columns))
         if detected != "arena":
-            return _load_one(source, detected, strong_win_weight, keep_texts, selves)
+            return _load_one(source, detected, strong_win_weight, keep_texts, selves, games)
     return _arena_frame(source, kind, frame, keep_texts)
 
 

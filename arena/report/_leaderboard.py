@@ -397,9 +397,10 @@ def build_leaderboard(
         reviews_file = list(reviews_file) or None
     paths = [] if path is None else [Path(path)] if isinstance(path, str | Path) else list(path)
     # Judgment files, glob patterns and folders of them given as sources: as --reviews.
-    if reviews_file is None and paths and not (len(paths) == 1 and Path(paths[0]).is_file()):
-        if judgment_sources(paths):
-            reviews_file, paths = [Path(p) for p in paths], []
+    # (With --reviews too: all of them are read as one set.)
+    lone_file = len(paths) == 1 and Path(paths[0]).is_file() and reviews_file is None
+    if paths and not lone_file and judgment_sources(paths):
+        reviews_file, paths = [*(reviews_file or []), *(Path(p) for p in paths)], []
     for shard in paths if len(paths) > 1 else []:  # the shard directories of one tournament
         if not is_run_directory(Path(shard)) or reviews_file is not None:
             raise LeaderboardInputError(
@@ -470,6 +471,7 @@ def build_leaderboard(
             strong_win_weight=strong_win_weight,
             duplicates=opts.duplicates,
             notes=input_notes,
+            games=opts.games,
         )
         source = ", ".join(str(f) for f in files)
         if reviews_file is not None and target is not None:
