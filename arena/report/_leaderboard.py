@@ -397,8 +397,8 @@ def build_leaderboard(
         reviews_file = list(reviews_file) or None
     paths = [] if path is None else [Path(path)] if isinstance(path, str | Path) else list(path)
     # Judgment files, glob patterns and folders of them given as sources: as --reviews.
-    # (With --reviews too: all of them are read as one set.)
-    lone_file = len(paths) == 1 and Path(paths[0]).is_file() and reviews_file is None
+    # (Folders and patterns with --reviews too: all of them are read as one set.)
+    lone_file = len(paths) == 1 and Path(paths[0]).is_file()
     if paths and not lone_file and judgment_sources(paths):
         reviews_file, paths = [*(reviews_file or []), *(Path(p) for p in paths)], []
     for shard in paths if len(paths) > 1 else []:  # the shard directories of one tournament
