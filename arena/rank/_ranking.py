@@ -228,6 +228,12 @@ def _bootstrap(
         raise ValueError("a bootstrap needs tallies with per-question features")
     counts = bootstrap_counts(rs.n_questions, rounds, seed)
     tensors = resample(tallies.features, counts)
+    if reliability is not None and rs.n_reviewers == 1:
+        # One reviewer: its weight is 1 whatever the draw (nothing to refit).
+        weights = np.repeat(reliability.weights[None, :], rounds, axis=0)
+        trusted = trusted_tensor(tensors, rs.reviewer_as_contestant)
+        scores = weighted_win_rates(trusted, weights, balanced=balanced)
+        return _Bootstrap(counts, tensors, weights, scores, trusted)
     if reliability is not None:
         # Every round refits the reliability model, warm-started at the full data's.
         played, won = resample_reliability(reliability_features(rs), counts)
