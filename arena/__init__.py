@@ -44,7 +44,7 @@ def __getattr__(name: str) -> Any:
 
 
 # Modules that register their log tables with the store when imported.
-_TABLE_MODULES = ("arena.discuss", "arena.batcheval", "arena.nightly", "arena.sampling")
+_TABLE_MODULES = ("arena.discuss", "arena.batcheval", "arena.rundir", "arena.sampling")
 
 
 def open_log(directory: str | os.PathLike[str]) -> RunLog:

@@ -19,10 +19,10 @@ from typing import Any
 
 from arena.config import FREE_TYPES, ConfigError, Tournament
 from arena.memory import trim_heap
-from arena.nightly import RunStart, failed_only, record_history, recorded_config, start_run
 from arena.pipeline import AllPairsPlanner, Plan, build_plan
 from arena.providers import ProviderUnavailable, create_provider
 from arena.report import build_leaderboard, leaderboard_dict
+from arena.rundir import RunStart, failed_only, record_history, recorded_config, start_run
 from arena.runner import Planner, ProgressFn, RunSummary
 from arena.scheduler import Scheduler, price_table
 from arena.session import run_planners, tournament_setup

@@ -8,7 +8,7 @@ errors of each package subclass the kind they are, under their own names:
   `LeaderboardInputError`).
 - `ArenaInputError`: another input cannot be used as given: a questions,
   answers or reviews file (`arena.formats.FormatError`), or a run directory
-  whose plan is not the tournament's (`arena.nightly.PlanChanged`).
+  whose plan is not the tournament's (`arena.rundir.PlanChanged`).
 - `ArenaStorageError`: the log cannot be written: disk full, read-only file
   system, no permission (`arena.store.StorageError`); rows logged before stay.
 - `ArenaLockError`: another run holds the run directory (`arena.store.LockHeld`).

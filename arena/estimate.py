@@ -18,9 +18,9 @@ import polars as pl
 from numpy.typing import NDArray
 
 from arena.config import Tournament
-from arena.nightly import Classifier, plan_chunks
 from arena.pipeline import Plan, ReviewCall, build_plan
 from arena.review import render_review_prompt
+from arena.rundir import Classifier, plan_chunks
 from arena.scheduler import PriceTable, price_table
 from arena.stage import EXPECTED_SHARE, EstimateInputs, StageEstimate
 from arena.stages import all_stages

@@ -20,9 +20,9 @@ from arena.errors import (
     ArenaStorageError,
 )
 from arena.formats import FormatError
-from arena.nightly import PlanChanged
 from arena.providers import ProviderUnavailable
 from arena.report import LeaderboardInputError
+from arena.rundir import PlanChanged
 from arena.store import LockHeld, StorageError
 
 # Each package's error, one of each kind, with the exit code `arena` ends with.

@@ -2,7 +2,7 @@
 
 `recorded(...)` wraps a command: it gives the run an id (`ARENA_RUN_ID` from
 the wrapper script, else a new one), and at the end, for every exit code,
-builds the run's status record (`arena.nightly` `build_record`, the same
+builds the run's status record (`arena.rundir` `build_record`, the same
 shape for every exit, with `schema_version`), writes it to DIR/last_run.json
 and into the per-night report files (`write_report`), sends the alert the
 tournament's `alerts:` asks for and writes its `metrics_file:`. With
@@ -68,9 +68,9 @@ def new_run_id() -> str:
 
 
 def _warn(directory: Path | None, message: str) -> None:
-    """A by-product failed: logged with its traceback (arena.nightly log_problem)."""
+    """A by-product failed: logged with its traceback (arena.rundir log_problem)."""
     try:
-        from arena.nightly import log_problem
+        from arena.ops import log_problem
 
         log_problem(directory, message, trace=True)
     except Exception:  # noqa: BLE001 - logging must never end the run
@@ -107,7 +107,7 @@ class _Record:
 
     def _alert_settings(self) -> Any:
         if self.settings is None:
-            from arena.nightly import AlertSettings
+            from arena.ops import AlertSettings
 
             try:
                 self.settings = alert_settings(self.config)
@@ -131,7 +131,7 @@ class _Record:
     def finish(self, summary: Mapping[str, Any], code: int | None) -> dict[str, Any]:
         """The run's status record, written to the report files and last_run.json; alerts
         and metrics when the run ended (`code` not None). Never raises."""
-        from arena.nightly import (
+        from arena.ops import (
             EXIT_MEANINGS,
             build_record,
             minimal_report,
@@ -185,7 +185,7 @@ class _Record:
             try:
                 write_last_run_record(out, record)
                 if state is not None:
-                    from arena.nightly import save_ops_state
+                    from arena.ops import save_ops_state
 
                     save_ops_state(out, state)
             except Exception as exc:  # noqa: BLE001
@@ -210,7 +210,8 @@ def _spent_total(out: Path | None) -> float | None:
 def _next_alert(
     out: Path, code: int, settings: Any, ended: float | None
 ) -> tuple[str | None, dict[str, Any] | None]:
-    from arena.nightly import alert_reason, read_ops_state
+    from arena.ops import alert_reason
+    from arena.rundir import read_ops_state
 
     try:
         state = read_ops_state(out)
@@ -226,7 +227,7 @@ def _next_alert(
 
 
 def _write_report(out: Path, report: dict[str, Any], record: Mapping[str, Any]) -> str | None:
-    from arena.nightly import minimal_report, write_report
+    from arena.ops import minimal_report, write_report
 
     report["record"] = dict(record)
     try:
@@ -245,7 +246,7 @@ def _write_report(out: Path, report: dict[str, Any], record: Mapping[str, Any]) 
 def _alert_and_metrics(
     settings: Any, record: dict[str, Any], out: Path | None, state: Mapping[str, Any] | None
 ) -> None:
-    from arena.nightly import deliver_alert, write_metrics
+    from arena.ops import deliver_alert, write_metrics
 
     if record.get("alert") is not None:
         try:
@@ -263,7 +264,7 @@ def alert_settings(config: Path | None) -> Any:
     """The `alerts:` and `metrics_file:` of a tournament YAML, read on their own (so that
     a YAML with an error elsewhere still alerts); empty settings without a YAML."""
     from arena.config import AlertsConfig, read_yaml
-    from arena.nightly import AlertSettings
+    from arena.ops import AlertSettings
 
     if config is None or not config.is_file():
         return AlertSettings()
@@ -287,7 +288,7 @@ def alert_settings(config: Path | None) -> Any:
 def mark_killed(out: Path, current: str) -> list[str]:
     """Mark the runs of DIR that never ended as killed (their report and last_run.json);
     only while no run holds DIR's lock. Returns their run ids."""
-    from arena.nightly import REPORTS_DIR, mark_report_killed
+    from arena.ops import REPORTS_DIR, mark_report_killed
     from arena.store import LockHeld, RunLock
 
     folder = out / REPORTS_DIR
@@ -338,7 +339,7 @@ def _is_dir(path: Path) -> bool:
 def _count_snapshots(out: Path | None) -> int:
     if out is None or not _is_dir(out / "log"):
         return 0
-    from arena.nightly import read_history, snapshot_ids
+    from arena.rundir import read_history, snapshot_ids
 
     try:
         return len(snapshot_ids(read_history(out)))
@@ -428,7 +429,7 @@ def _config_of(kwargs: Mapping[str, Any]) -> Path | None:
         if kwargs.get(key) is not None:
             return Path(kwargs[key])
     if kwargs.get("directory") is not None:
-        from arena.nightly import recorded_config
+        from arena.rundir import recorded_config
 
         return recorded_config(kwargs["directory"])
     return None

@@ -32,8 +32,8 @@ from arena.discuss import (
     with_discussion,
 )
 from arena.engine import preflight
-from arena.nightly import load_for_directory
 from arena.report import LeaderboardInputError, load_reviews_file
+from arena.rundir import load_for_directory
 from arena.runner import RunSummary
 from arena.store import RunLock, RunLog
 

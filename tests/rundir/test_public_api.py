@@ -1,4 +1,4 @@
-"""The public surface of arena.nightly, and its place in the import graph."""
+"""The public surfaces of arena.rundir and arena.ops, and their place in the import graph."""
 
 from __future__ import annotations
 
@@ -7,97 +7,102 @@ import subprocess
 import sys
 from pathlib import Path
 
-import arena.nightly
+import arena.ops
+import arena.rundir
 
 
 def test_public_names() -> None:
-    assert set(arena.nightly.__all__) == {
+    assert set(arena.rundir.__all__) == {
+        "ARCHIVE_DIR",
+        "Classifier",
         "DirectoryStatus",
-        "StatusInputError",
-        "directory_status",
-        "logged_failures",
+        "GcReport",
         "HISTORY_SCHEMA",
         "HISTORY_TABLE",
+        "HistoryView",
+        "LAST_RUN",
+        "ModelChange",
+        "OPS_STATE",
         "PLAN_FILE",
         "PLAN_SCHEMA",
-        "STATES",
-        "Classifier",
-        "HistoryView",
-        "ModelChange",
         "PlanChanged",
         "RunStart",
+        "STATES",
+        "StatusInputError",
         "StatusReport",
         "append_history",
         "call_states",
+        "change_phrases",
         "classify",
+        "collect_garbage",
         "current_rows",
+        "describe_changes",
         "diff_snapshots",
+        "directory_status",
         "failed_only",
         "history_view",
+        "iso_time",
+        "last_success",
         "load_for_directory",
+        "logged_failures",
         "plan_changes",
         "plan_chunks",
         "plan_fingerprint",
         "plan_frame",
+        "prune_archive",
+        "prune_reports",
         "read_history",
+        "read_last_run",
+        "read_ops_state",
         "read_plan",
         "record_history",
         "recorded_config",
+        "restore_archived",
+        "results_hash",
+        "select_range",
+        "select_snapshot",
         "snapshot_ids",
         "snapshot_rows",
         "start_run",
         "status_report",
-        "write_plan",
-        "ARCHIVE_DIR",
-        "GcReport",
-        "collect_garbage",
-        "EXIT_MEANINGS",
-        "REPORTS_DIR",
-        "change_phrases",
-        "describe_changes",
-        "failures_by_reason",
-        "night_report",
-        "report_markdown",
-        "report_paths",
-        "results_hash",
-        "select_range",
-        "select_snapshot",
         "tournament_context",
-        "write_report",
-        "LAST_RUN",
+        "write_plan",
+    }
+    assert set(arena.ops.__all__) == {
+        "AlertSettings",
+        "EXIT_MEANINGS",
         "OPS_LOG",
-        "OPS_STATE",
         "RECORD_SCHEMA_PATH",
+        "REPORTS_DIR",
         "SCHEMA_VERSION",
         "STATUS_OF_EXIT",
-        "AlertSettings",
         "alert_reason",
         "build_record",
         "deliver_alert",
-        "iso_time",
-        "last_success",
+        "failures_by_reason",
         "log_problem",
         "mark_report_killed",
         "minimal_report",
+        "night_report",
         "no_snapshot_note",
         "parse_age",
-        "read_last_run",
-        "read_ops_state",
+        "report_markdown",
+        "report_paths",
         "save_ops_state",
         "write_last_run_record",
         "write_metrics",
-        "prune_archive",
-        "prune_reports",
-        "restore_archived",
+        "write_report",
     }
-    for name in arena.nightly.__all__:
-        assert getattr(arena.nightly, name) is not None
+    for package in (arena.rundir, arena.ops):
+        for name in package.__all__:
+            assert getattr(package, name) is not None
 
 
-def test_importing_it_loads_neither_the_engine_nor_the_report() -> None:
+def test_importing_them_loads_neither_the_engine_nor_the_report_nor_the_cli() -> None:
     code = (
-        "import sys, arena.nightly; "
-        "print(sorted(m for m in ('arena.engine', 'arena.report') if m in sys.modules))"
+        "import sys, arena.rundir, arena.ops; "
+        "print(sorted(m for m in ('arena.engine', 'arena.report', 'arena.cli')"
+        " if m in sys.modules))"
     )
     out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
@@ -106,10 +111,10 @@ def test_importing_it_loads_neither_the_engine_nor_the_report() -> None:
 
 
 def test_the_cli_uses_only_the_public_names() -> None:
-    cli = Path(arena.nightly.__file__).resolve().parent.parent / "cli"
+    cli = Path(arena.rundir.__file__).resolve().parent.parent / "cli"
     private = [
         path.name
         for path in sorted(cli.glob("*.py"))
-        if re.search(r"^\s*(from|import) arena\.nightly\._", path.read_text(), re.M)
+        if re.search(r"^\s*(from|import) arena\.(rundir|ops)\._", path.read_text(), re.M)
     ]
     assert private == []

@@ -15,10 +15,10 @@ from click.testing import CliRunner
 
 from arena.cli import main
 from arena.config import DEFAULT_REVIEW_TEMPLATE
-from arena.nightly import describe_changes, read_history, snapshot_ids
+from arena.rundir import describe_changes, read_history, snapshot_ids
 from arena.store import RunLock, RunLog
 from tests.conftest import small_tournament
-from tests.nightly._support import cli, edit_yaml, priced, validate_record
+from tests.rundir._support import cli, edit_yaml, priced, validate_record
 
 REPO = Path(__file__).resolve().parents[2]
 FLAKY = {"retry": {"max_attempts": 1, "backoff_base": 0.0, "backoff_max": 0.0}}
@@ -76,7 +76,7 @@ def test_a_report_that_fails_is_logged_and_the_run_keeps_its_exit_code(
     def broken(*args: Any, **kwargs: Any) -> None:
         raise KeyError("a bug in the report")
 
-    monkeypatch.setattr("arena.nightly.night_report", broken)
+    monkeypatch.setattr("arena.ops.night_report", broken)
     line = _night(yaml_path)
     assert line["exit_code"] == 0 and line["completed"] == 42
     report = json.loads(Path(line["report"]).read_text())  # the minimal report
