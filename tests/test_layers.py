@@ -35,6 +35,7 @@ LAYERS: list[set[str]] = [
     {"stages"},
     {"rundir"},
     {"ops"},
+    {"nightly"},  # the deprecated alias of rundir and ops
     {"estimate", "report"},
     {"viewer"},
     {"htmlreport", "engine"},

@@ -118,3 +118,25 @@ def test_the_cli_uses_only_the_public_names() -> None:
         if re.search(r"^\s*(from|import) arena\.(rundir|ops)\._", path.read_text(), re.M)
     ]
     assert private == []
+
+
+def test_the_old_name_still_imports_with_a_deprecation_warning() -> None:
+    code = (
+        "import warnings; warnings.simplefilter('error', DeprecationWarning)\n"
+        "try:\n"
+        "    import arena.nightly\n"
+        "except DeprecationWarning as e:\n"
+        "    print('warned:', e)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout
+    assert out.startswith("warned: arena.nightly is deprecated")
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        import arena.nightly as old
+    assert old.read_plan is arena.rundir.read_plan
+    assert old.write_metrics is arena.ops.write_metrics
+    assert set(old.__all__) == set(arena.rundir.__all__) | set(arena.ops.__all__)
