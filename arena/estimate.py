@@ -27,7 +27,7 @@ from arena.stages import all_stages
 from arena.store import RunLog
 from arena.types import Usage, estimate_tokens
 
-__all__ = ["EXPECTED_SHARE", "PlanEstimate", "estimate_plan", "plan_columns"]
+__all__ = ["EXPECTED_SHARE", "PlanEstimate", "estimate_plan", "plan_columns", "unpriced_warning"]
 
 # State of a call not done -> the plan column that counts it.
 _TO_RUN = {"pending": "new", "stale": "stale", "failed": "failed"}
@@ -89,6 +89,11 @@ class PlanEstimate:
     def notes(self) -> list[str]:
         """The stages' lines under the table, in registry order."""
         return [line for est in self.stages.values() for line in est.notes]
+
+
+def unpriced_warning(models: list[str]) -> str:
+    """The warning of a plan that counts `models` at $0 for want of a price."""
+    return f"no price for {', '.join(models)}: counted as $0 (give one in the YAML's `prices:`)"
 
 
 def estimate_plan(t: Tournament) -> PlanEstimate:

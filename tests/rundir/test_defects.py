@@ -299,7 +299,7 @@ def test_a_log_that_cannot_be_written_and_an_early_ctrl_c_leave_a_valid_record(
     def interrupted(*args: Any, **kwargs: Any) -> None:
         raise KeyboardInterrupt
 
-    monkeypatch.setattr("arena.cli._run.preflight", interrupted)
+    monkeypatch.setattr("arena.engine.preflight", interrupted)
     stopped = _night(yaml_path)
     assert stopped["exit_code"] == 130 and stopped["record"]["status"] == "interrupted"
     last = validate_record(json.loads((out / "last_run.json").read_text()))
