@@ -45,9 +45,29 @@ if TYPE_CHECKING:
         report_paths,
         write_report,
     )
+    from arena.ops._runrecord import (
+        RUN_ID_ENV,
+        RunRecord,
+        alert_settings,
+        count_snapshots,
+        is_dir,
+        mark_killed,
+        new_run_id,
+        warn_problem,
+        whole_run,
+    )
 
 # Each public name -> its module, imported on first use.
 _LAZY: dict[str, str] = {
+    "count_snapshots": "arena.ops._runrecord",
+    "is_dir": "arena.ops._runrecord",
+    "warn_problem": "arena.ops._runrecord",
+    "whole_run": "arena.ops._runrecord",
+    "RUN_ID_ENV": "arena.ops._runrecord",
+    "RunRecord": "arena.ops._runrecord",
+    "alert_settings": "arena.ops._runrecord",
+    "mark_killed": "arena.ops._runrecord",
+    "new_run_id": "arena.ops._runrecord",
     "AlertSettings": "arena.ops._alerts",
     "OPS_LOG": "arena.ops._alerts",
     "alert_reason": "arena.ops._alerts",
@@ -78,6 +98,15 @@ __getattr__, __dir__ = _lazy_attributes(__name__, globals(), _LAZY)
 
 
 __all__ = [
+    "count_snapshots",
+    "is_dir",
+    "warn_problem",
+    "whole_run",
+    "RUN_ID_ENV",
+    "RunRecord",
+    "alert_settings",
+    "mark_killed",
+    "new_run_id",
     "AlertSettings",
     "EXIT_MEANINGS",
     "OPS_LOG",

@@ -92,6 +92,15 @@ def test_public_names() -> None:
         "write_last_run_record",
         "write_metrics",
         "write_report",
+        "RUN_ID_ENV",
+        "count_snapshots",
+        "is_dir",
+        "warn_problem",
+        "whole_run",
+        "RunRecord",
+        "alert_settings",
+        "mark_killed",
+        "new_run_id",
     }
     for package in (arena.rundir, arena.ops):
         for name in package.__all__:
