@@ -21,12 +21,12 @@ from typing import Any
 
 from arena.config import FREE_TYPES, ConfigError, Tournament, load_tournament
 from arena.errors import ArenaInputError, PreflightError
-from arena.memory import trim_heap
 from arena.pipeline import AllPairsPlanner, Plan, build_plan
 from arena.providers import ProviderUnavailable, create_provider
 from arena.report import build_leaderboard, leaderboard_dict
 from arena.rundir import RunStart, failed_only, record_history, recorded_config, start_run
 from arena.runner import Planner, ProgressFn, RunSummary
+from arena.runtime import release_memory_promptly, trim_heap
 from arena.scheduler import Scheduler, price_table
 from arena.session import run_planners, tournament_setup
 from arena.shard import Shard, parse_shard
@@ -315,6 +315,7 @@ def run_directory(
     `interrupted`, not stopped by the budget) appends the leaderboard to DIR's
     history (unless `history` is False: a smoke run of the first questions).
     """
+    release_memory_promptly()  # a long run's peak is its end (arena.runtime)
     with RunLock(t.output_dir):
         check_shard_directory(t)  # never run (nor record) another shard over a shard's calls
         plan = build_plan(t)
