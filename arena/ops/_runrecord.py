@@ -59,7 +59,7 @@ def new_run_id() -> str:
 def warn_problem(directory: Path | None, message: str) -> None:
     """A by-product failed: logged with its traceback (arena.rundir log_problem)."""
     try:
-        from arena.ops import log_problem
+        from arena.ops._alerts import log_problem
 
         log_problem(directory, message, trace=True)
     except Exception:  # noqa: BLE001 - logging must never end the run
@@ -98,7 +98,7 @@ class RunRecord:
 
     def _alert_settings(self) -> Any:
         if self.settings is None:
-            from arena.ops import AlertSettings
+            from arena.ops._alerts import AlertSettings
 
             try:
                 self.settings = alert_settings(self.config)
@@ -122,14 +122,8 @@ class RunRecord:
     def finish(self, summary: Mapping[str, Any], code: int | None) -> dict[str, Any]:
         """The run's status record, written to the report files and last_run.json; alerts
         and metrics when the run ended (`code` not None). Never raises."""
-        from arena.ops import (
-            EXIT_MEANINGS,
-            build_record,
-            minimal_report,
-            night_report,
-            report_paths,
-            write_last_run_record,
-        )
+        from arena.ops._record import build_record, write_last_run_record
+        from arena.ops._report import EXIT_MEANINGS, minimal_report, night_report, report_paths
 
         ended = None if code is None else time.time()
         out = self._directory()
@@ -176,7 +170,7 @@ class RunRecord:
             try:
                 write_last_run_record(out, record)
                 if state is not None:
-                    from arena.ops import save_ops_state
+                    from arena.ops._alerts import save_ops_state
 
                     save_ops_state(out, state)
             except Exception as exc:  # noqa: BLE001
@@ -201,7 +195,7 @@ def _spent_total(out: Path | None) -> float | None:
 def _next_alert(
     out: Path, code: int, settings: Any, ended: float | None
 ) -> tuple[str | None, dict[str, Any] | None]:
-    from arena.ops import alert_reason
+    from arena.ops._alerts import alert_reason
     from arena.rundir import read_ops_state
 
     try:
@@ -218,7 +212,7 @@ def _next_alert(
 
 
 def _write_report(out: Path, report: dict[str, Any], record: Mapping[str, Any]) -> str | None:
-    from arena.ops import minimal_report, write_report
+    from arena.ops._report import minimal_report, write_report
 
     report["record"] = dict(record)
     try:
@@ -237,7 +231,7 @@ def _write_report(out: Path, report: dict[str, Any], record: Mapping[str, Any]) 
 def _alert_and_metrics(
     settings: Any, record: dict[str, Any], out: Path | None, state: Mapping[str, Any] | None
 ) -> None:
-    from arena.ops import deliver_alert, write_metrics
+    from arena.ops._alerts import deliver_alert, write_metrics
 
     if record.get("alert") is not None:
         try:
@@ -255,7 +249,7 @@ def alert_settings(config: Path | None) -> Any:
     """The `alerts:` and `metrics_file:` of a tournament YAML, read on their own (so that
     a YAML with an error elsewhere still alerts); empty settings without a YAML."""
     from arena.config import AlertsConfig, read_yaml
-    from arena.ops import AlertSettings
+    from arena.ops._alerts import AlertSettings
 
     if config is None or not config.is_file():
         return AlertSettings()
@@ -279,7 +273,8 @@ def alert_settings(config: Path | None) -> Any:
 def mark_killed(out: Path, current: str) -> list[str]:
     """Mark the runs of DIR that never ended as killed (their report and last_run.json);
     only while no run holds DIR's lock. Returns their run ids."""
-    from arena.ops import REPORTS_DIR, mark_report_killed
+    from arena.ops._record import mark_report_killed
+    from arena.ops._report import REPORTS_DIR
     from arena.store import LockHeld, RunLock
 
     folder = out / REPORTS_DIR
