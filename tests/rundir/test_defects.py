@@ -76,7 +76,7 @@ def test_a_report_that_fails_is_logged_and_the_run_keeps_its_exit_code(
     def broken(*args: Any, **kwargs: Any) -> None:
         raise KeyError("a bug in the report")
 
-    monkeypatch.setattr("arena.ops.night_report", broken)
+    monkeypatch.setattr("arena.ops._report.night_report", broken)
     line = _night(yaml_path)
     assert line["exit_code"] == 0 and line["completed"] == 42
     report = json.loads(Path(line["report"]).read_text())  # the minimal report
