@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from arena.cli._exit import Command
+from arena.cli._common import Command
 from arena.cli._history import LAST_TWO, show_history_or_diff
 from arena.cli._output import output_console
 from arena.cli._ranking import ranking_options, reviews_options

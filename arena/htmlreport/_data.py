@@ -20,7 +20,6 @@ from typing import Any
 
 import polars as pl
 
-from arena.nightly import read_history, snapshot_ids
 from arena.report import (
     Leaderboard,
     LeaderboardInputError,
@@ -29,6 +28,7 @@ from arena.report import (
     leaderboard_dict,
     load_reviews_file,
 )
+from arena.rundir import read_history, snapshot_ids
 from arena.viewer import RunData
 
 __all__ = ["DEFAULT_BATTLES", "ReportData", "build_report"]

@@ -31,10 +31,10 @@ from arena.formats import (
     read_judgments,
     read_records,
 )
-from arena.nightly import current_rows
-from arena.nightly._planfile import plan_digests, plan_fingerprint
 from arena.rank import STYLE_FEATURES, answer_style
 from arena.report._order import sort_by_id
+from arena.rundir import current_rows
+from arena.rundir._planfile import plan_digests, plan_fingerprint
 from arena.shard import recorded_shard
 from arena.stage import StageBoard
 from arena.stages import all_parts

@@ -73,7 +73,7 @@ def validate_record(record: Any) -> dict[str, Any]:
     """Check a run's status record against the JSON Schema shipped with arena; the record."""
     import jsonschema
 
-    from arena.nightly import RECORD_SCHEMA_PATH
+    from arena.ops import RECORD_SCHEMA_PATH
 
     schema = json.loads(RECORD_SCHEMA_PATH.read_text())
     jsonschema.Draft202012Validator.check_schema(schema)

@@ -9,12 +9,12 @@ from typing import Any
 import polars as pl
 
 from arena.config import DEFAULT_REVIEW_TEMPLATE, load_tournament
-from arena.nightly import PLAN_FILE, classify, plan_frame, read_plan
 from arena.pipeline import build_plan
 from arena.report import build_leaderboard, leaderboard_dict
+from arena.rundir import PLAN_FILE, classify, plan_frame, read_plan
 from arena.store import RunLog
 from tests.conftest import small_tournament
-from tests.nightly._support import add_model, as_json, edit_yaml, full_size, plan_ids, run
+from tests.rundir._support import add_model, as_json, edit_yaml, full_size, plan_ids, run
 
 
 def _assert_ran_exactly(summary: dict[str, Any], new: int, skipped: int) -> None:

@@ -11,12 +11,11 @@ from typing import Any
 import polars as pl
 
 from arena.config import Tournament
-from arena.nightly._ops import last_success
-from arena.nightly._planfile import plan_chunks, read_plan
-from arena.nightly._record import iso_time, read_last_run
-from arena.nightly._runs import load_for_directory, recorded_config
-from arena.nightly._status import StatusReport, status_report
 from arena.pipeline import Plan, build_plan
+from arena.rundir._files import iso_time, last_success, read_last_run
+from arena.rundir._planfile import plan_chunks, read_plan
+from arena.rundir._runs import load_for_directory, recorded_config
+from arena.rundir._status import StatusReport, status_report
 from arena.scheduler import jobs_in_flight
 from arena.stage import StatusInputs
 from arena.stages import all_parts

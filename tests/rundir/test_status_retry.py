@@ -9,18 +9,11 @@ from typing import Any
 
 import polars as pl
 
-from arena.nightly import (
-    PLAN_FILE,
-    current_rows,
-    read_history,
-    read_plan,
-    status_report,
-    write_plan,
-)
-from arena.nightly._planfile import PLAN_SCHEMA
+from arena.rundir import PLAN_FILE, current_rows, read_history, read_plan, status_report, write_plan
+from arena.rundir._planfile import PLAN_SCHEMA
 from arena.store import RunLog
 from tests.conftest import small_tournament
-from tests.nightly._support import add_model, as_json, cli, edit_yaml, run
+from tests.rundir._support import add_model, as_json, cli, edit_yaml, run
 
 _FLAKY = {
     "sim": {"failure_rate": 0.3},

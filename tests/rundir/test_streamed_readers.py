@@ -14,13 +14,13 @@ import pytest
 import arena.report._inputs as inputs_module
 import arena.store._log as log_module
 from arena.config import load_tournament
-from arena.nightly import failures_by_reason
+from arena.ops import failures_by_reason
 from arena.pipeline import ReviewIdSet, build_plan, settled_reviews
 from arena.report import LeaderboardOptions, build_leaderboard, leaderboard_dict
 from arena.store import RunLog, token_totals
 from arena.store._files import list_parts, sealed_path
 from tests.conftest import small_tournament
-from tests.nightly._support import edit_yaml, priced, run
+from tests.rundir._support import edit_yaml, priced, run
 from tests.store.test_store_log import write_rows
 
 FLAKY = {"retry": {"max_attempts": 1, "backoff_base": 0.0, "backoff_max": 0.0}}

@@ -19,9 +19,10 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from arena.cli import main
 from arena.config import DEFAULT_REVIEW_TEMPLATE
-from arena.nightly import alert_reason, read_history, snapshot_ids
+from arena.ops import alert_reason
+from arena.rundir import read_history, snapshot_ids
 from tests.conftest import small_tournament
-from tests.nightly._support import cli, edit_yaml, priced, validate_record
+from tests.rundir._support import cli, edit_yaml, priced, validate_record
 
 REPO = Path(__file__).resolve().parents[2]
 FLAKY = {"retry": {"max_attempts": 1, "backoff_base": 0.0, "backoff_max": 0.0}}

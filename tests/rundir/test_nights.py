@@ -14,10 +14,10 @@ import pytest
 import yaml
 
 from arena.config import DEFAULT_REVIEW_TEMPLATE
-from arena.nightly import read_history, recorded_config, snapshot_ids
+from arena.rundir import read_history, recorded_config, snapshot_ids
 from arena.store import RunLock
 from tests.conftest import small_tournament
-from tests.nightly._support import board_cli, cli, edit_yaml
+from tests.rundir._support import board_cli, cli, edit_yaml
 
 RECORD_KEYS = {"run_id", "command", "started_at", "ended_at", "pid", "exit_code", "report"}
 

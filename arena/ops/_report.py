@@ -20,8 +20,8 @@ from typing import Any
 
 import polars as pl
 
-from arena.nightly._history import HISTORY_TABLE, read_history, snapshot_ids
-from arena.nightly._views import HistoryView
+from arena.rundir._history import HISTORY_TABLE, read_history, snapshot_ids
+from arena.rundir._views import HistoryView
 from arena.stages import register_all_tables
 from arena.store import TABLES, RunLog
 

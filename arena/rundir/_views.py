@@ -16,8 +16,8 @@ from rich.console import Console, JustifyMethod
 from rich.table import Table
 
 from arena.config import ConfigError
-from arena.nightly._attribution import describe_changes
-from arena.nightly._history import (
+from arena.rundir._attribution import describe_changes
+from arena.rundir._history import (
     RATING_FIELDS,
     ModelChange,
     anchor_shift,

@@ -15,7 +15,7 @@ from arena.cli import main
 from arena.config import DEFAULT_REVIEW_TEMPLATE
 from arena.fakeserver import FakeServer, FakeServerConfig
 from tests.conftest import small_tournament
-from tests.nightly._support import edit_yaml
+from tests.rundir._support import edit_yaml
 
 pytestmark = pytest.mark.filterwarnings(
     "ignore:Inheritance class AiohttpClientSession:DeprecationWarning"

@@ -15,10 +15,10 @@ from click.testing import CliRunner
 
 from arena.cli import main
 from arena.config import DEFAULT_REVIEW_TEMPLATE
-from arena.nightly import describe_changes, read_history, snapshot_ids
+from arena.rundir import describe_changes, read_history, snapshot_ids
 from arena.store import RunLock, RunLog
 from tests.conftest import small_tournament
-from tests.nightly._support import cli, edit_yaml, priced, validate_record
+from tests.rundir._support import cli, edit_yaml, priced, validate_record
 
 REPO = Path(__file__).resolve().parents[2]
 FLAKY = {"retry": {"max_attempts": 1, "backoff_base": 0.0, "backoff_max": 0.0}}
@@ -76,7 +76,7 @@ def test_a_report_that_fails_is_logged_and_the_run_keeps_its_exit_code(
     def broken(*args: Any, **kwargs: Any) -> None:
         raise KeyError("a bug in the report")
 
-    monkeypatch.setattr("arena.nightly.night_report", broken)
+    monkeypatch.setattr("arena.ops._report.night_report", broken)
     line = _night(yaml_path)
     assert line["exit_code"] == 0 and line["completed"] == 42
     report = json.loads(Path(line["report"]).read_text())  # the minimal report
@@ -299,7 +299,7 @@ def test_a_log_that_cannot_be_written_and_an_early_ctrl_c_leave_a_valid_record(
     def interrupted(*args: Any, **kwargs: Any) -> None:
         raise KeyboardInterrupt
 
-    monkeypatch.setattr("arena.cli._run.preflight", interrupted)
+    monkeypatch.setattr("arena.engine.preflight", interrupted)
     stopped = _night(yaml_path)
     assert stopped["exit_code"] == 130 and stopped["record"]["status"] == "interrupted"
     last = validate_record(json.loads((out / "last_run.json").read_text()))

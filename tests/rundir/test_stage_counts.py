@@ -16,7 +16,7 @@ from arena.discuss import discussion_stats, read_state
 from arena.pipeline import build_plan
 from arena.store import RunLog
 from tests.conftest import small_tournament
-from tests.nightly._support import as_json, cli, edit_yaml, run
+from tests.rundir._support import as_json, cli, edit_yaml, run
 
 CRITERIA = [
     {"name": "helpfulness", "description": "Does it help?", "scale": {"low": 1, "high": 5}},

@@ -11,7 +11,7 @@ from arena.config import load_tournament
 from arena.review import render_review_prompt
 from arena.types import estimate_tokens
 from tests.conftest import small_tournament
-from tests.nightly._support import cli
+from tests.rundir._support import cli
 
 
 def test_review_estimate_counts_both_answers_and_every_turn(tmp_path: Path) -> None:

@@ -8,10 +8,10 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from arena.nightly import diff_snapshots, read_history, snapshot_ids, snapshot_rows
 from arena.report import build_leaderboard, leaderboard_dict
+from arena.rundir import diff_snapshots, read_history, snapshot_ids, snapshot_rows
 from tests.conftest import small_tournament
-from tests.nightly._support import add_model, board_cli, edit_yaml, run
+from tests.rundir._support import add_model, board_cli, edit_yaml, run
 
 
 @pytest.fixture

@@ -14,7 +14,7 @@ from click.testing import CliRunner
 from arena.cli import main
 from arena.fakeserver import FakeServer, FakeServerConfig
 from tests.conftest import small_tournament
-from tests.nightly._support import cli, edit_yaml, priced, validate_record
+from tests.rundir._support import cli, edit_yaml, priced, validate_record
 
 pytestmark = pytest.mark.filterwarnings(
     "ignore:Inheritance class AiohttpClientSession:DeprecationWarning"

@@ -10,12 +10,12 @@ import polars as pl
 import pytest
 
 from arena.config import load_tournament
-from arena.nightly import Classifier, plan_chunks, plan_frame, status_report
-from arena.nightly._status import _rows_of
 from arena.pipeline import build_plan
+from arena.rundir import Classifier, plan_chunks, plan_frame, status_report
+from arena.rundir._status import _rows_of
 from arena.store import RunLog
 from tests.conftest import small_tournament
-from tests.nightly._support import add_model, edit_yaml, run
+from tests.rundir._support import add_model, edit_yaml, run
 
 STATE_OF = {"ok": "done", "invalid": "invalid", "failed": "failed", "partial": "pending"}
 KEYS = {

@@ -9,8 +9,8 @@ from click.testing import CliRunner
 from arena.cli import main
 from arena.config import load_tournament
 from arena.engine import build_plan
-from arena.nightly import read_history, snapshot_ids
-from arena.nightly._runs import _open_calls
+from arena.rundir import read_history, snapshot_ids
+from arena.rundir._runs import _open_calls
 from tests.conftest import small_tournament
 
 

@@ -22,8 +22,8 @@ from typing import Any
 
 import polars as pl
 
-from arena.nightly._history import HISTORY_TABLE
-from arena.nightly._planfile import KEYS, read_plan
+from arena.rundir._history import HISTORY_TABLE
+from arena.rundir._planfile import KEYS, read_plan
 from arena.stages import register_all_tables
 from arena.store import TABLES, RunLog
 from arena.types import CallStatus

@@ -14,9 +14,9 @@ import polars as pl
 
 from arena.config import ConfigError, load_tournament
 from arena.errors import ArenaInputError
-from arena.nightly._attribution import results_hash, tournament_context
-from arena.nightly._gc import ARCHIVE_DIR, restore_archived
-from arena.nightly._history import (
+from arena.rundir._attribution import results_hash, tournament_context
+from arena.rundir._gc import ARCHIVE_DIR, restore_archived
+from arena.rundir._history import (
     HISTORY_TABLE,
     RATING_FIELDS,
     append_history,
@@ -24,7 +24,7 @@ from arena.nightly._history import (
     snapshot_ids,
     snapshot_rows,
 )
-from arena.nightly._planfile import (
+from arena.rundir._planfile import (
     KEYS,
     PLAN_FILE,
     plan_changes,
@@ -33,7 +33,7 @@ from arena.nightly._planfile import (
     read_plan,
     write_plan,
 )
-from arena.nightly._status import Classifier, classify
+from arena.rundir._status import Classifier, classify
 from arena.shard import recorded_shard, shard_tournament
 from arena.store import RunLog
 from arena.types import CallStatus

@@ -3,7 +3,7 @@
 `arena run` and `arena retry-failed` write it to `DIR/last_run.json` and into
 their report file (`DIR/reports/<run id>.json`, key `record`), print it with
 `--json` (key `record`), POST it to the alert webhook and pipe it to the alert
-command. Its JSON Schema ships as `arena/nightly/run_record.schema.json`
+command. Its JSON Schema ships as `arena/ops/run_record.schema.json`
 (`RECORD_SCHEMA_PATH`); `schema_version` changes when a field changes meaning
 or goes away (fields are only ever added within a version).
 
@@ -18,10 +18,11 @@ import json
 import os
 import socket
 import time
-import uuid
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
+
+from arena.rundir._files import LAST_RUN, iso_time, read_last_run, write_json_atomic
 
 __all__ = [
     "CALL_FIELDS",
@@ -39,7 +40,6 @@ __all__ = [
 ]
 
 SCHEMA_VERSION = 1
-LAST_RUN = "last_run.json"
 RECORD_SCHEMA_PATH = Path(__file__).with_name("run_record.schema.json")
 
 # Exit code -> the record's `status` (None: still running).
@@ -76,13 +76,6 @@ CALL_FIELDS = (
 def hostname() -> str:
     """This machine's host name."""
     return socket.gethostname()
-
-
-def iso_time(at: float | None) -> str | None:
-    """Local time with its UTC offset, e.g. 2026-03-02T02:15:07+0100."""
-    if at is None:
-        return None
-    return time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(at))
 
 
 def _int(value: Any) -> int:
@@ -159,28 +152,9 @@ def build_record(
     }
 
 
-def write_json_atomic(path: Path, data: Any) -> None:
-    """Write JSON to `path` through a temporary file and a rename (never half written)."""
-    tmp = path.parent / f".{path.name}.{uuid.uuid4().hex}.tmp"
-    try:
-        tmp.write_text(json.dumps(data, indent=1, default=str) + "\n", encoding="utf-8")
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
-
-
 def write_last_run_record(directory: Path, record: Mapping[str, Any]) -> None:
     """DIR/last_run.json: the record of the latest run (its end, or that it is running)."""
     write_json_atomic(directory / LAST_RUN, dict(record))
-
-
-def read_last_run(directory: Path) -> dict[str, Any] | None:
-    """DIR/last_run.json, or None when missing or unreadable."""
-    try:
-        data = json.loads((directory / LAST_RUN).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    return data if isinstance(data, dict) else None
 
 
 def _parse_time(text: Any, default: float) -> float:
@@ -198,7 +172,7 @@ def mark_report_killed(directory: Path, path: Path, *, found_by: str) -> str | N
 
     The caller holds DIR's lock (so no run is going) or knows the run is gone.
     """
-    from arena.nightly._report import EXIT_MEANINGS, report_paths, write_report
+    from arena.ops._report import EXIT_MEANINGS, report_paths, write_report
 
     data = json.loads(path.read_text(encoding="utf-8"))
     if not isinstance(data, dict) or data.get("exit_code") is not None:

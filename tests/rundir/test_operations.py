@@ -19,7 +19,7 @@ import pytest
 from arena.store import RunLock
 from arena.store._lock import LOCK_NAME
 from tests.conftest import small_tournament
-from tests.nightly._support import validate_record
+from tests.rundir._support import validate_record
 
 REPO = Path(__file__).resolve().parents[2]
 WRAPPER = REPO / "scripts" / "arena-nightly.sh"

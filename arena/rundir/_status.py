@@ -10,7 +10,7 @@ import numpy as np
 import polars as pl
 from numpy.typing import NDArray
 
-from arena.nightly._planfile import KEYS
+from arena.rundir._planfile import KEYS
 from arena.stage import StageStatus
 from arena.stages import register_all_tables
 from arena.store import DIGEST_ID, TABLES, RunLog, digest_key

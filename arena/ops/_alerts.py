@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from arena.nightly._record import write_json_atomic
+from arena.rundir._files import OPS_STATE, last_success, read_ops_state, write_json_atomic
 
 __all__ = [
     "OPS_LOG",
@@ -42,7 +42,6 @@ __all__ = [
     "write_metrics",
 ]
 
-OPS_STATE = "ops_state.json"
 OPS_LOG = "problems.log"  # under DIR/reports/
 
 FAILURE_CODES = (1, 2, 74)
@@ -89,18 +88,6 @@ def log_problem(directory: Path | None, message: str, *, trace: bool = False) ->
             f.write(text)
     except OSError:
         pass
-
-
-def read_ops_state(directory: Path) -> dict[str, Any]:
-    """DIR/ops_state.json, or the state of a directory that never alerted."""
-    try:
-        data = json.loads((directory / OPS_STATE).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        data = None
-    state: dict[str, Any] = {"partial_streak": 0, "alerted": False, "last_success_unix": None}
-    if isinstance(data, dict):
-        state.update({k: data[k] for k in state if k in data})
-    return state
 
 
 def alert_reason(
@@ -254,25 +241,3 @@ def parse_age(text: str) -> float:
     if not parts or _AGE_PART.sub("", value).strip():
         raise ValueError(f"{text!r} is not an age: give a number and a unit, e.g. 26h, 90m, 2d")
     return sum(float(n) * _AGE_UNITS[u] for n, u in parts)
-
-
-def last_success(directory: Path) -> float | None:
-    """When DIR's last complete run (exit 0) ended: DIR/ops_state.json, else the newest
-    such record among the report files; None when no run completed."""
-    known = read_ops_state(directory).get("last_success_unix")
-    if isinstance(known, int | float):
-        return float(known)
-    best: float | None = None
-    for path in (directory / "reports").glob("*.json"):
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            continue
-        if not isinstance(data, dict) or data.get("exit_code") != 0:
-            continue
-        record: dict[str, Any] = data["record"] if isinstance(data.get("record"), dict) else {}
-        ended = record.get("ended_unix")
-        if not isinstance(ended, int | float):
-            ended = path.stat().st_mtime  # a report of an older arena: written at its end
-        best = float(ended) if best is None else max(best, float(ended))
-    return best
