@@ -250,6 +250,10 @@ class EloOrders:
         self.orders = orders
         self.seed = seed
         self._perms: PermArray | None = None
+        # The compiled path's orders once walked (orders, n), kept when `keep` is set (by
+        # a caller that replays them: then one pass draws them, the others read them).
+        self.keep = False
+        self._store: NDArray[np.integer[Any]] | None = None
         # A review's kind is its reviewer and score: (gain, gain * target) depend on nothing else.
         kinds = rs.n_reviewers * 3
         # The kernel reads each review packed: model codes in the low 2 * bits, the kind
@@ -302,6 +306,10 @@ class EloOrders:
 
         assert self.packed is not None
         packed, keys = self.packed, order_keys(self.orders, self.seed)
+        stored = self._store is not None
+        if self._store is None and self.keep:
+            self._store = np.empty((self.orders, self.n), dtype=packed.dtype)
+        store = self._store if self._store is not None else np.empty((0, 1), packed.dtype)
         out = np.zeros((checkpoints.size, self.orders, self.n_models))
         threads = max(1, min(cores(), -(-self.orders // _ORDERS_PER_THREAD)))
         bounds = np.linspace(0, self.orders, threads + 1).astype(np.int64).tolist()
@@ -309,7 +317,18 @@ class EloOrders:
         def work(t: int) -> None:
             lo, hi = bounds[t], bounds[t + 1]
             part = np.zeros((checkpoints.size, hi - lo, self.n_models))
-            run_orders(packed, keys[lo:hi], self.bits, table, self.n_models, checkpoints, part)
+            rows = store[lo:hi] if store.shape[0] else store
+            run_orders(
+                packed,
+                keys[lo:hi],
+                rows,
+                stored,
+                self.bits,
+                table,
+                self.n_models,
+                checkpoints,
+                part,
+            )
             out[:, lo:hi] = part
 
         if threads == 1:
@@ -392,6 +411,7 @@ def weighted_elo_prefetched(
     battles in which the reviewer does not compete, as if `rs` held no other (no copy
     of `rs` is made)."""
     replay = EloOrders(rs, orders, seed, trusted_only) if prepared is None else prepared.result()
+    replay.keep = max_passes > 1  # the passes after the first read the orders it drew
     n = replay.n
     n_reviewers = rs.n_reviewers
     if weights is None:

@@ -9,7 +9,9 @@ reviews or more, and imports this module (and numba) only then.
 The kernel puts each order together as it goes, by the documented scheme of
 `arena.rank._elo` (a Fisher-Yates shuffle whose draws are a hash of the
 order's key and the step): step `i` picks the review at position `i` of the
-order and rates it at once, so no shuffled copy of the reviews is kept.
+order and rates it at once. A single pass keeps no shuffled copy of the
+reviews; when several passes replay the orders, the first keeps them and the
+others read them.
 """
 
 from __future__ import annotations
@@ -48,9 +50,26 @@ def _mix(z: np.uint64) -> np.uint64:  # pragma: no cover - compiled
 
 
 @njit(cache=True, nogil=True)
+def _rate(
+    ratings: FloatArray, g: int, code: Any, field: int, bits: int, table: FloatArray
+) -> None:  # pragma: no cover - compiled
+    """One update of order `g`'s ratings by the packed review `code`."""
+    a = code & field
+    b = (code >> bits) & field
+    kind = code >> (2 * bits)
+    rating_a = ratings[g, a]
+    rating_b = ratings[g, b]
+    delta = table[kind, 1] - table[kind, 0] / (1.0 + math.exp(rating_b - rating_a))
+    ratings[g, a] = rating_a + delta
+    ratings[g, b] = rating_b - delta
+
+
+@njit(cache=True, nogil=True)
 def run_orders(
     packed: NDArray[Any],
     keys: NDArray[np.uint64],
+    store: NDArray[Any],
+    stored: bool,
     bits: int,
     table: FloatArray,
     n_models: int,
@@ -62,7 +81,9 @@ def run_orders(
 
     Step `i` of an order swaps position `i` of its copy of `packed` with position
     `i + ((h >> 32) * (n - i) >> 32)`, `h = mix64(key + (i + 1) * GAMMA)`, and
-    rates the review now at `i`. A review is packed as
+    rates the review now at `i`. The copies are `store[k]` when `store` has a row
+    per order (they then hold the orders, and with `stored` they already do: read
+    as they are, nothing drawn), else a few scratch rows. A review is packed as
     `model_a | model_b << bits | kind << (2 * bits)`; with `table[kind]` =
     (gain, gain * target) an update is
     `delta = gain * target - gain / (1 + exp(R_b - R_a))`, `R_a += delta`, `R_b -= delta`.
@@ -72,12 +93,15 @@ def run_orders(
     orders = keys.shape[0]
     field = (1 << bits) - 1
     points = checkpoints.shape[0]
+    keep = store.shape[0] > 0
     ratings = np.zeros((_INTERLEAVE, n_models))
-    copies = np.empty((_INTERLEAVE, n), dtype=packed.dtype)
+    scratch = np.empty((0 if keep else _INTERLEAVE, n), dtype=packed.dtype)
     for first in range(0, orders, _INTERLEAVE):
         size = min(_INTERLEAVE, orders - first)
-        for g in range(size):
-            copies[g] = packed
+        rows = store[first : first + size] if keep else scratch[:size]
+        if not stored:
+            for g in range(size):
+                rows[g] = packed
         ratings[:] = 0.0
         p = 0
         for i in range(n):
@@ -85,21 +109,19 @@ def run_orders(
                 for g in range(size):
                     out[p, first + g] = ratings[g]
                 p += 1
+            if stored:
+                for g in range(size):
+                    _rate(ratings, g, rows[g, i], field, bits, table)
+                continue
             step = np.uint64(i + 1) * _GAMMA
             span = np.uint64(n - i)
             for g in range(size):
                 h = _mix(keys[first + g] + step)
                 j = i + np.int64(((h >> _S32) * span) >> _S32)
-                code = copies[g, j]
-                copies[g, j] = copies[g, i]
-                a = code & field
-                b = (code >> bits) & field
-                kind = code >> (2 * bits)
-                rating_a = ratings[g, a]
-                rating_b = ratings[g, b]
-                delta = table[kind, 1] - table[kind, 0] / (1.0 + math.exp(rating_b - rating_a))
-                ratings[g, a] = rating_a + delta
-                ratings[g, b] = rating_b - delta
+                code = rows[g, j]
+                rows[g, j] = rows[g, i]
+                rows[g, i] = code
+                _rate(ratings, g, code, field, bits, table)
         while p < points:
             for g in range(size):
                 out[p, first + g] = ratings[g]
@@ -113,6 +135,8 @@ def warm() -> None:
     run_orders(
         np.array([2], dtype=np.uint16),
         np.zeros(1, dtype=np.uint64),
+        np.empty((0, 1), dtype=np.uint16),
+        False,
         1,
         np.zeros((3, 2)),
         2,

@@ -157,3 +157,22 @@ def test_a_ranking_gives_the_same_elo_on_either_path(monkeypatch: pytest.MonkeyP
         assert lockstep.elo is not None and compiled.elo is not None
         np.testing.assert_allclose(compiled.elo.rating, lockstep.elo.rating, rtol=0, atol=1e-9)
         np.testing.assert_array_equal(compiled.bt.rating, lockstep.bt.rating)
+
+
+@pytest.mark.usefixtures("kernel")
+def test_replayed_orders_are_drawn_once_and_read_after() -> None:
+    """With `keep` (several passes), the first pass leaves each order's reviews in the
+    store, and the next passes read them there: the same ratings either way."""
+    rs = encode_reviews(random_reviews(models=4, questions=4, judges=1, seed=2))
+    table = elo_module._step_table(rs.n_reviewers, np.full(rs.n_reviewers, 1.0 / rs.n_reviewers))
+    steps = np.array([0, rs.n_battles // 2, rs.n_battles], dtype=np.int64)
+    fresh = elo_module.EloOrders(rs, 6, 4).ratings_at(table, steps)
+    replay = elo_module.EloOrders(rs, 6, 4)
+    replay.keep = True
+    first = replay.ratings_at(table, steps)
+    assert replay.packed is not None and replay._store is not None
+    perms = elo_module.order_permutations(rs.n_battles, 6, 4)
+    np.testing.assert_array_equal(replay._store, replay.packed[perms])
+    second = replay.ratings_at(table, steps)
+    np.testing.assert_array_equal(first, fresh)
+    np.testing.assert_array_equal(second, fresh)
