@@ -17,7 +17,8 @@ the table's notes when it fires:
   in their positions) both judged on which they gave the same verdict. A bloc is
   a group of at least two reviewers, joined where a pair's agreement exceeds
   each one's mean agreement with the reviewers outside the pair by BLOC_MARGIN,
-  and whose mean agreement within exceeds the mean with the rest by BLOC_MARGIN;
+  and whose mean agreement within exceeds the mean with the rest by BLOC_MARGIN
+  and each outside reviewer's mean agreement with the group by BLOC_MARGIN / 2;
   fewer than half the reviewers (a majority that agrees is the consensus).
   The line names every member, the two agreements and the bloc's share of the
   reviewer weights (said to be outsized when above its share of the reviewers).
@@ -179,8 +180,14 @@ def reviewer_blocs(agreement: FloatArray) -> list[list[int]]:
         members = sorted(group)
         outside = [k for k in range(r) if k not in group]
         within = np.nanmean(off[np.ix_(members, members)])
-        across = np.nanmean(off[np.ix_(members, outside)])
-        if within - across >= BLOC_MARGIN:
+        block = off[np.ix_(members, outside)]
+        across = np.nanmean(block)
+        # Each outside reviewer's mean agreement with the group: one that agrees with
+        # it nearly as much as its members do makes it part of a wider consensus
+        # (two honest judges look like a pair when a real bloc drags the mean down).
+        with np.errstate(invalid="ignore"):
+            closest = np.nanmax(np.nanmean(block, axis=0)) if outside else np.nan
+        if within - across >= BLOC_MARGIN and not within - closest < BLOC_MARGIN / 2:
             blocs.append(members)
     return blocs
 
