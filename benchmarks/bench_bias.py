@@ -13,6 +13,9 @@ length: 8 models with skills 1.4 to -1.4 (steps of 0.4) whose answer lengths
     keeps Kendall tau >= 0.85 to the truth on every seed, or else every seed
     warns about a style effect and the rank intervals (rank_low..rank_high)
     cover the true rank for at least 90% of the models.
+null: the length design's models without any length bias, the stronger ones
+    writing longer answers (400 down to 50 words): the default order should stay
+    raw Bradley-Terry (no style effect to find).
 bloc: 6 honest models (skills 1.5 to -0.5) and 4 near-identical weak ones
     (same style marker, answer length and judging; skills -0.9 to -2.1) that
     vote for each other (`ally_preference` 4.0, more than any skill gap: added
@@ -20,9 +23,9 @@ bloc: 6 honest models (skills 1.5 to -0.5) and 4 near-identical weak ones
     seed, and under `--weights peerrank` a warning names the four members and
     no honest reviewer.
 
-Prints one line per design and seed, a paired summary per design (default rank
+Prints one line per design and seed, a summary per design (default rank
 against the raw Bradley-Terry rank on the same seeds), then a final JSON line
-{"length": {...}, "bloc": {...}, "seconds"}.
+{"length": {...}, "null": {...}, "bloc": {...}, "seconds"}.
 
 This is a check of the method on designs it was not tuned on: the biases are
 built into the simulator, so it shows what the defaults do with a known truth,
@@ -79,6 +82,19 @@ def length_models(seed: int, bias: float = LENGTH_BIAS) -> dict[str, dict[str, A
             "answer_words": int(words[k]),
             "answer_words_spread": 0.35,
             "length_bias": bias,
+            "judge_noise": 0.5,
+        }
+        for k in range(8)
+    }
+
+
+def null_models() -> dict[str, dict[str, Any]]:
+    """The null design: no reviewer is length-biased, the stronger models write longer."""
+    return {
+        f"m{k}": {
+            "skill": round(1.4 - 0.4 * k, 2),
+            "answer_words": round(400 / 10 ** (k / 7)),
+            "answer_words_spread": 0.35,
             "judge_noise": 0.5,
         }
         for k in range(8)
@@ -148,8 +164,10 @@ def ranked(data: dict[str, Any], skills: dict[str, float]) -> dict[str, Any]:
     }
 
 
-def length_seed(seed: int, questions: int, folder: Path, bias: float) -> dict[str, Any]:
-    models = length_models(seed, bias)
+def length_seed(
+    seed: int, questions: int, folder: Path, bias: float, null: bool = False
+) -> dict[str, Any]:
+    models = null_models() if null else length_models(seed, bias)
     tournament = load_tournament(write_tournament(folder, seed, questions, models))
     asyncio.run(run_tournament(tournament))
     data = board(tournament.output_dir, "reliability")
@@ -214,6 +232,13 @@ def main() -> None:
             f"{fmt(row['cover']):>11}  {fmt(row['cover_raw']):>10}  {row['rank_by']:>8}  "
             f"{row['style_warned']!s:>6}  {row['length_coef']}"
         )
+    null: list[dict[str, Any]] = []
+    print("null design (no length bias, stronger = longer): seed  tau(rank)  rank_by  coef")
+    for seed in seeds:
+        with tempfile.TemporaryDirectory() as tmp:
+            row = length_seed(seed, length_q, Path(tmp), 0.0, null=True)
+        null.append(row)
+        print(f"  {seed:4d}  {fmt(row['tau']):>9}  {row['rank_by']:>8}  {row['length_coef']}")
     print("bloc design: seed  weights  tau(rank)  bloc weight share  warning names")
     for seed in seeds:
         with tempfile.TemporaryDirectory() as tmp:
@@ -271,8 +296,19 @@ def main() -> None:
         f"peerrank {bloc_summary['tau_peerrank_mean']:.3f}; bloc named exactly under peerrank "
         f"on {bloc_summary['peerrank_named_exactly']}/{len(bloc)}; done {bloc_summary['done']}"
     )
+    null_summary = {
+        "seeds": len(null),
+        "tau_min": float(min(r["tau"] for r in null)),
+        "style_ordered_seeds": sum(r["rank_by"] == "bt_style" for r in null),
+    }
+    print(
+        f"null, {len(null)} seeds: style-controlled order on "
+        f"{null_summary['style_ordered_seeds']}; "
+        f"tau(rank) min {null_summary['tau_min']:.3f}"
+    )
     result = {
         "length": length_summary,
+        "null": null_summary,
         "bloc": bloc_summary,
         "seconds": round(time.perf_counter() - started, 1),
     }
