@@ -45,7 +45,7 @@ the worse or the better one: n, error_before, error_after), "contestant_accuracy
 "contestant_accuracy_after", "accuracy_before", "accuracy_after" (pooled over the
 seeds), "accuracy_change" (mean, low, high, per_seed), "discussants_before",
 "discussants_after", "split" (n, accuracy_before, accuracy_after, to_leader,
-to_follower), "verdict_a_share", "tau_before", "tau_after" (means over the seeds)
+to_follower), "vote_a_share", "verdict_a_share", "tau_before", "tau_after" (means over the seeds)
 and "tau_change" (mean, low, high).
 """
 
@@ -218,6 +218,7 @@ def run_seed(name: str, questions: int, seed: int) -> dict[str, Any]:
             "split_to_leader",
             "split_to_follower",
             "verdict_a",
+            "vote_a",
         )
     }
     cases = {"worse": 0, "better": 0}
@@ -231,6 +232,7 @@ def run_seed(name: str, questions: int, seed: int) -> dict[str, Any]:
         c["right_before"] += old == truth
         c["right_after"] += new == truth
         c["verdict_a"] += new == "A"
+        c["vote_a"] += old == "A"
         lead, follow = row["leader"], row["follower"]
         c["discussants_before"] += (
             (initial.get((d, lead)) == truth) + (initial.get((d, follow)) == truth)
@@ -348,6 +350,8 @@ def run_variant(name: str, questions: int, seeds: list[int]) -> dict[str, Any]:
             "to_leader": int(total("split_to_leader")),
             "to_follower": int(total("split_to_follower")),
         },
+        # share of A (first shown) among the verdicts before and after (the truth: about 0.5)
+        "vote_a_share": total("vote_a") / n,
         "verdict_a_share": total("verdict_a") / n,
         "tau_before": float(np.mean([r["tau_before"] for r in runs])),
         "tau_after": float(np.mean([r["tau_after"] for r in runs])),
@@ -390,8 +394,8 @@ def run_variant(name: str, questions: int, seeds: list[int]) -> dict[str, Any]:
         print(
             f"  discussants starting apart: {split['n']}, accuracy {split['accuracy_before']:.3f} "
             f"(vote) -> {split['accuracy_after']:.3f}; agreed on the leader's "
-            f"{split['to_leader']}, the follower's {split['to_follower']}; verdict A share "
-            f"{result['verdict_a_share']:.3f}"
+            f"{split['to_leader']}, the follower's {split['to_follower']}; A share of the verdicts "
+            f"{result['vote_a_share']:.3f} before, {result['verdict_a_share']:.3f} after"
         )
     print(f"  Kendall tau {result['tau_before']:.3f} before, {result['tau_after']:.3f} after")
     return result
