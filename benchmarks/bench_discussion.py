@@ -406,9 +406,13 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--questions", type=int, default=40)
     parser.add_argument("--seeds", type=int, default=5, help="seeds 1..N (default 5)")
+    parser.add_argument(
+        "--smoke", action="store_true", help="6 questions, one seed: a check that every variant runs"
+    )
     args = parser.parse_args(argv)
-    seeds = list(range(1, args.seeds + 1))
-    results = {name: run_variant(name, args.questions, seeds) for name in VARIANTS}
+    questions = 6 if args.smoke else args.questions
+    seeds = [1] if args.smoke else list(range(1, args.seeds + 1))
+    results = {name: run_variant(name, questions, seeds) for name in VARIANTS}
     print(
         "plumbing check: the sim_gains figures include the simulator's built-in fresh look; "
         "no_sim_gains is what is left without it"

@@ -140,4 +140,7 @@ def test_only_the_registry_names_the_stage_packages() -> None:
     }
     assert naming == NAMES_A_STAGE
     registry = (ROOT / "stages.py").read_text(encoding="utf-8")
-    assert all(f'"arena.{name}._hooks:' in registry for name in STAGE_PACKAGES)
+    assert all(
+        f'"arena.{name}._stage:' in registry or f'"arena.{name}._selection:' in registry
+        for name in STAGE_PACKAGES
+    )

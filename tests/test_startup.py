@@ -61,7 +61,7 @@ def test_package_attributes_load_on_first_use() -> None:
 # pandas: pyarrow's `Schema.empty_table()` loads it (1.3 s), the store builds
 # empty tables without it; statsmodels and the HTML report: no plain leaderboard,
 # status or plan uses them. The stage packages: `arena.stages` imports each
-# stage's hooks (`<package>._hooks`) and a package's `__init__` loads its other
+# part (`<package>._stage`, `arena.sampling._selection`) and a package's `__init__` loads its other
 # modules on first use, so a command that asks every stage for its part does not
 # load the stage's own command (`_standalone`: the runner of `arena discuss` /
 # `arena batcheval`, with the scheduler and providers setup) or the rest.
@@ -202,12 +202,12 @@ def loaded(small_run: tuple[Path, Path]) -> dict[str, list[str]]:
 
 
 def test_small_leaderboard_ranks_on_the_numpy_passes(small_run: tuple[Path, Path]) -> None:
-    # The NumPy passes give the leaderboard numba gives (forced with a zero threshold).
+    # NumPy's Elo gives the leaderboard the compiled Elo gives (forced with a zero threshold).
     _, out = small_run
     probe = (
         "import sys\n"
-        "from arena.rank import _plain\n"
-        "_plain.COMPILED_MIN_ROWS = int(sys.argv[1])\n"
+        "from arena.rank import _elo\n"
+        "_elo.COMPILED_MIN_ROWS = int(sys.argv[1])\n"
         "from arena.cli import main\n"
         f"main(['leaderboard', {str(out)!r}, '--format', 'json'])\n"
     )
@@ -265,15 +265,15 @@ def test_every_stage_loads_from_its_hooks_alone() -> None:
     # The registry's stages come without their packages' standalone commands.
     probe = (
         "import sys\n"
-        "from arena.stages import all_stages\n"
-        "print([type(s).__module__ for s in all_stages()])\n"
+        "from arena.stages import all_parts\n"
+        "print([type(p.report).__module__ for p in all_parts()])\n"
         "print(sorted(m for m in sys.modules if m.endswith(('._standalone', '._cli'))))\n"
     )
     out = subprocess.run(
         [sys.executable, "-c", probe], capture_output=True, text=True, check=True
     ).stdout.splitlines()
     assert out == [
-        "['arena.sampling._hooks', 'arena.discuss._hooks', 'arena.batcheval._hooks']",
+        "['arena.sampling._selection', 'arena.discuss._stage', 'arena.batcheval._stage']",
         "[]",
     ]
 

@@ -4,7 +4,7 @@ See docs/batcheval.md for the method (the paper's protocol by default, arena's
 variants as options), the YAML section and the `arena batcheval` command.
 Importing this package registers the `batcheval` log table with the store; its
 other names load on first use, from their modules (the stage itself is
-`arena.batcheval._hooks`, which `arena.stages` imports without the rest).
+`arena.batcheval._stage`, which `arena.stages` imports without the rest).
 """
 
 from __future__ import annotations
@@ -32,7 +32,6 @@ if TYPE_CHECKING:
         ordering_scores,
     )
     from arena.batcheval._diagnostics import batch_diagnostics, logged_batches, score_entropy
-    from arena.batcheval._hooks import BATCHEVAL_STAGE, BatchEvalHooks, batch_tokens
     from arena.batcheval._human import (
         ALL_SCORERS,
         HumanScores,
@@ -41,6 +40,14 @@ if TYPE_CHECKING:
         load_human_scores,
     )
     from arena.batcheval._parse import one_generation, parse_scores
+    from arena.batcheval._planner import (
+        Batch,
+        BatchEvalPlanner,
+        SampleScore,
+        Scorer,
+        StageSummary,
+        batch_id,
+    )
     from arena.batcheval._prompt import (
         DEFAULT_TEMPLATES,
         PROCEDURE_PLACEHOLDERS,
@@ -54,14 +61,7 @@ if TYPE_CHECKING:
     )
     from arena.batcheval._samples import Sample, load_samples
     from arena.batcheval._scores import SCORES_SCHEMA, read_scores, scores_frame, write_scores
-    from arena.batcheval._stage import (
-        Batch,
-        BatchEvalPlanner,
-        SampleScore,
-        Scorer,
-        StageSummary,
-        batch_id,
-    )
+    from arena.batcheval._stage import BATCHEVAL_STAGE, BatchEvalCalls, batch_tokens
     from arena.batcheval._standalone import (
         BatchEvalFileConfig,
         BatchEvalSetup,
@@ -72,9 +72,9 @@ if TYPE_CHECKING:
     from arena.batcheval._states import BATCHEVAL_SCHEMA, batches_outside, batcheval_states
     from arena.batcheval._summary import batcheval_summary, contestant_scores, run_human_scores
     from arena.batcheval._tournament import (
-        TournamentBatchEval,
+        TournamentBatchEvalPlanner,
+        batcheval_planner,
         batcheval_preflight,
-        batcheval_stage,
         tournament_samples,
     )
     from arena.config import BatchEvalConfig, CriterionConfig, ScaleConfig
@@ -94,12 +94,12 @@ _LAZY: dict[str, str] = {
     "Strategy": "arena.batcheval._compose",
     "compose_round": "arena.batcheval._compose",
     "ordering_scores": "arena.batcheval._compose",
+    "BATCHEVAL_STAGE": "arena.batcheval._stage",
+    "BatchEvalCalls": "arena.batcheval._stage",
+    "batch_tokens": "arena.batcheval._stage",
     "batch_diagnostics": "arena.batcheval._diagnostics",
     "logged_batches": "arena.batcheval._diagnostics",
     "score_entropy": "arena.batcheval._diagnostics",
-    "BATCHEVAL_STAGE": "arena.batcheval._hooks",
-    "BatchEvalHooks": "arena.batcheval._hooks",
-    "batch_tokens": "arena.batcheval._hooks",
     "ALL_SCORERS": "arena.batcheval._human",
     "HumanScores": "arena.batcheval._human",
     "human_agreement": "arena.batcheval._human",
@@ -122,12 +122,12 @@ _LAZY: dict[str, str] = {
     "read_scores": "arena.batcheval._scores",
     "scores_frame": "arena.batcheval._scores",
     "write_scores": "arena.batcheval._scores",
-    "Batch": "arena.batcheval._stage",
-    "BatchEvalPlanner": "arena.batcheval._stage",
-    "SampleScore": "arena.batcheval._stage",
-    "Scorer": "arena.batcheval._stage",
-    "StageSummary": "arena.batcheval._stage",
-    "batch_id": "arena.batcheval._stage",
+    "Batch": "arena.batcheval._planner",
+    "BatchEvalPlanner": "arena.batcheval._planner",
+    "SampleScore": "arena.batcheval._planner",
+    "Scorer": "arena.batcheval._planner",
+    "StageSummary": "arena.batcheval._planner",
+    "batch_id": "arena.batcheval._planner",
     "BatchEvalFileConfig": "arena.batcheval._standalone",
     "BatchEvalSetup": "arena.batcheval._standalone",
     "load_setup": "arena.batcheval._standalone",
@@ -139,9 +139,9 @@ _LAZY: dict[str, str] = {
     "batcheval_summary": "arena.batcheval._summary",
     "contestant_scores": "arena.batcheval._summary",
     "run_human_scores": "arena.batcheval._summary",
-    "TournamentBatchEval": "arena.batcheval._tournament",
+    "TournamentBatchEvalPlanner": "arena.batcheval._tournament",
     "batcheval_preflight": "arena.batcheval._tournament",
-    "batcheval_stage": "arena.batcheval._tournament",
+    "batcheval_planner": "arena.batcheval._tournament",
     "tournament_samples": "arena.batcheval._tournament",
     "BatchEvalConfig": "arena.config",
     "CriterionConfig": "arena.config",
@@ -169,7 +169,7 @@ __all__ = [
     "Batch",
     "BatchEvalConfig",
     "BatchEvalFileConfig",
-    "BatchEvalHooks",
+    "BatchEvalCalls",
     "BatchEvalPlanner",
     "BatchEvalSetup",
     "Composition",
@@ -181,14 +181,14 @@ __all__ = [
     "Scorer",
     "StageSummary",
     "Strategy",
-    "TournamentBatchEval",
+    "TournamentBatchEvalPlanner",
     "batch_diagnostics",
     "batch_id",
     "batch_tokens",
     "batcheval_preflight",
     "batcheval_states",
     "batches_outside",
-    "batcheval_stage",
+    "batcheval_planner",
     "batcheval_summary",
     "bootstrap_ci",
     "compose_round",

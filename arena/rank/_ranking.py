@@ -18,8 +18,8 @@ from arena.rank._diagnostics import (
     reviewer_fleiss_kappa,
 )
 from arena.rank._elo import (
+    EloOrders,
     EloResult,
-    StateArray,
     prefetch_orders,
     weighted_elo,
     weighted_elo_prefetched,
@@ -451,7 +451,7 @@ def rank_reviews(rs: ReviewSet, options: RankOptions | None = None) -> Ranking:
     reliable = opts.weights == "reliability"
     side = ThreadPoolExecutor(2, thread_name_prefix="arena-rank")
 
-    def rated_and_starts() -> tuple[ReviewSet, bool, Future[StateArray] | None, int]:
+    def rated_and_orders() -> tuple[ReviewSet, bool, Future[EloOrders] | None, int]:
         # With reliability weights, ratings leave out the reviewers' own battles: a copy
         # of every battle's arrays, made on another core while the tallies are counted,
         # when style control or Elo's interval will read them; else Elo alone rates them,
@@ -462,14 +462,14 @@ def rank_reviews(rs: ReviewSet, options: RankOptions | None = None) -> Ranking:
         rated = rs
         if leave_out and _reads_rated(rs, n_rated, opts):
             rated, leave_out = trusted_reviews(rs), False
-        # Elo's order start states are found on another core while the rest is fitted.
+        # Elo's orders are drawn on another core while the rest is fitted.
         orders = elo_order_count(opts.elo_orders, n_rated)
-        starts = None
+        perms = None
         if opts.elo and n_rated and orders > 0:
-            starts = prefetch_orders(n_rated, orders, ELO_ORDER_SEED)
-        return rated, leave_out, starts, orders
+            perms = prefetch_orders(rated, n_rated, orders, ELO_ORDER_SEED, leave_out)
+        return rated, leave_out, perms, orders
 
-    rated_job = side.submit(rated_and_starts)
+    rated_job = side.submit(rated_and_orders)
     sandwich = opts.intervals == "sandwich"
     tallies = tally_reviews(rs, per_question=opts.bootstrap > 0 or sandwich)
     reliability = None
@@ -487,16 +487,16 @@ def rank_reviews(rs: ReviewSet, options: RankOptions | None = None) -> Ranking:
             balanced=opts.balanced,
         )
     # Weighted Elo needs only these weights, and with sandwich intervals so does style
-    # control: both run in threads while the bootstrap works (NumPy and the compiled
-    # kernels let go of the interpreter).
+    # control: both run in threads while the bootstrap works (NumPy and the compiled Elo
+    # kernel let go of the interpreter).
     passes = 10 if weighted else 1
-    rated, leave_out, starts, elo_orders = rated_job.result()
+    rated, leave_out, perms, elo_orders = rated_job.result()
     elo_job: Future[EloResult] | None = None
     if opts.elo:
         elo_job = side.submit(
             weighted_elo_prefetched,
             rated,
-            starts,
+            perms,
             orders=elo_orders,
             seed=ELO_ORDER_SEED,
             max_passes=passes,

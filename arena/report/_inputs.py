@@ -35,8 +35,8 @@ from arena.nightly._planfile import plan_digests, plan_fingerprint
 from arena.rank import STYLE_FEATURES, answer_style
 from arena.report._order import sort_by_id
 from arena.shard import recorded_shard
-from arena.stage import Stage
-from arena.stages import all_stages
+from arena.stage import StageBoard
+from arena.stages import all_parts
 from arena.store import RunLog
 from arena.store._log import CODED_PARTS, LEAN_CODED_PARTS
 
@@ -511,24 +511,25 @@ def keys_from_answers(reviews: pl.DataFrame, answers: pl.DataFrame) -> pl.DataFr
 
 
 def _stage_hook_with_rows(log: RunLog, hook: str) -> bool:
-    """Whether a stage with rows in the log has its own `hook` (a `Stage` method)."""
+    """Whether a part with rows in the log has its own `hook` (a `StageBoard` method)."""
     return any(
-        getattr(type(stage), hook) is not getattr(Stage, hook)
-        and any(log.has_files(table) for table in stage.tables)
-        for stage in all_stages()
+        part.board is not None
+        and getattr(type(part.board), hook) is not getattr(StageBoard, hook)
+        and any(log.has_files(table.name) for table in part.tables)
+        for part in all_parts()
     )
 
 
 def _rewrites_reviews(log: RunLog) -> bool:
     """Whether a stage may change the run's reviews before ranking (one that does, such as
     the discussions, with rows in the log): it then gets them as texts."""
-    return _stage_hook_with_rows(log, "leaderboard_reviews")
+    return _stage_hook_with_rows(log, "reviews")
 
 
 def _reads_review_ids(log: RunLog) -> bool:
     """Whether a stage reads the reviews' ids for the leaderboard (a sampled run's
     design, with rows in the log)."""
-    return _stage_hook_with_rows(log, "leaderboard_design")
+    return _stage_hook_with_rows(log, "design")
 
 
 def is_run_directory(directory: Path) -> bool:
@@ -618,7 +619,9 @@ def load_run(
         if answers is None:
             answers = log.read("answers", columns=texts)
         # The stages' calls on the answers (BatchEval), for their cost.
-        scored = [log.read(t, columns=costs) for s in all_stages() for t in s.answer_cost_tables]
+        scored = [
+            log.read(t.name, columns=costs) for p in all_parts() for t in p.tables if t.on_answers
+        ]
         batcheval: pl.DataFrame | None = (
             pl.concat(scored, how="diagonal_relaxed") if scored else None
         )

@@ -49,7 +49,7 @@ from arena.report._inputs import (
 from arena.report._json import by_model, leaderboard_dict, number
 from arena.report._order import sort_by_id
 from arena.stage import BoardInputs, BoardReviews
-from arena.stages import all_stages
+from arena.stages import all_parts
 from arena.store import RunLog, part_rows
 
 __all__ = ["build_leaderboard", "rank_frame", "with_answer_style"]
@@ -302,10 +302,10 @@ def _stage_reviews(
     """The reviews with a stage's outcomes applied (a run's agreed discussions), if any,
     with the stage's key in the leaderboard."""
     try:
-        for stage in all_stages():
-            changed = stage.leaderboard_reviews(directories, reviews)
-            if changed is not None and stage.board_key is not None:
-                return stage.board_key, changed
+        for part in all_parts():
+            changed = None if part.board is None else part.board.reviews(directories, reviews)
+            if changed is not None and part.board is not None:
+                return part.board.key, changed
     except ConfigError as exc:
         raise LeaderboardInputError(exc.file, exc.key, exc.problem) from None
     return None
@@ -422,7 +422,7 @@ def build_leaderboard(
     if target is not None and target.is_dir():
         # A big log's ranking runs compiled kernels: numba readies them meanwhile.
         # (`part_rows` creates nothing: the directory is not checked yet.) Not for a
-        # run's history snapshot: numba and its kernels (about 100 MB) would stand
+        # run's history snapshot: numba and its kernels, which are large, would stand
         # beside the reading of the log, the end of a long run's peak; they load when
         # the coding needs them, with less of the log held.
         if not ratings_only:
@@ -525,10 +525,10 @@ def build_leaderboard(
                 human=human,
                 seed=opts.seed,
             )
-            setattr(board, discussed_key, block)
+            board.set_block(discussed_key, block)
         if design is not None:
             design[1]["balanced_win_rates"] = bool(opts.balanced)
-            setattr(board, design[0], design[1])
+            board.set_block(design[0], design[1])
             if design[1].get("baseline") == board.baseline and board.vs_baseline is not None:
                 # The baseline design's headline: best win rate against the baseline first.
                 board.vs_baseline = sorted(
@@ -614,8 +614,9 @@ def _stage_options(
     options = {"human_scores": human_scores}
     prepared: dict[str, Any] = {}
     try:
-        for stage in all_stages():
-            prepared[stage.name] = stage.leaderboard_prepare([Path(p) for p in paths], options)
+        for part in all_parts():
+            if part.board is not None:
+                prepared[part.name] = part.board.prepare([Path(p) for p in paths], options)
     except ConfigError as exc:
         raise LeaderboardInputError(exc.file, exc.key, exc.problem) from None
     return prepared
@@ -629,19 +630,19 @@ def _stage_blocks(
     bt = board.scores("bt")
     ratings = {names[i]: float(bt[i]) for i in range(len(names)) if not math.isnan(bt[i])}
     order = [names[i] for i in board.order]
-    for stage in all_stages():
-        if stage.board_key is None:
+    for part in all_parts():
+        if part.board is None:
             continue
-        inputs = BoardInputs(run_dirs, order, ratings, seed, prepared.get(stage.name))
-        block = stage.leaderboard_block(inputs)
+        inputs = BoardInputs(run_dirs, order, ratings, seed, prepared.get(part.name))
+        block = part.board.block(inputs)
         if block is not None:
-            setattr(board, stage.board_key, block)
+            board.set_block(part.board.key, block)
 
 
 def _design_block(directory: Path, reviews: pl.DataFrame) -> tuple[str, dict[str, Any]] | None:
     """The review design a run's log records, with the stage's board key (None: a full design)."""
-    for stage in all_stages():
-        design = stage.leaderboard_design(directory, reviews)
-        if design is not None and stage.board_key is not None:
-            return stage.board_key, design
+    for part in all_parts():
+        design = None if part.board is None else part.board.design(directory, reviews)
+        if design is not None and part.board is not None:
+            return part.board.key, design
     return None
