@@ -45,7 +45,7 @@ def __getattr__(name: str) -> Any:
 
 # Modules that register their log tables with the store when imported; the stages'
 # tables are registered by the registry of parts (`arena.stages`).
-_TABLE_MODULES = ("arena.nightly",)
+_TABLE_MODULES = ("arena.rundir",)
 
 
 def open_log(directory: str | os.PathLike[str]) -> RunLog:

@@ -9,9 +9,7 @@ returns its `RunSummary` (partial, budget-stopped or complete).
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
-import io
 import json
 import math
 import os
@@ -24,7 +22,7 @@ from typing import Any
 import polars as pl
 
 from arena.config import Tournament, load_tournament
-from arena.errors import ArenaConfigError, ArenaInputError, ArenaStorageError
+from arena.errors import ArenaInputError, ArenaStorageError, PreflightError
 from arena.formats import JUDGMENT_FORMATS
 from arena.report import Leaderboard as Board
 from arena.report import LeaderboardOptions, build_leaderboard, leaderboard_dict, render_markdown
@@ -33,17 +31,6 @@ from arena.runner import RunSummary
 __all__ = ["Leaderboard", "PreflightError", "leaderboard", "plan", "run"]
 
 _PathLike = str | os.PathLike[str]
-
-
-class PreflightError(ArenaConfigError):
-    """A tournament that loads but cannot start (a provider's key or SDK missing, a
-    model without a price under a budget...): `problems` lists each, as `arena run`
-    prints them (exit 2 there)."""
-
-    def __init__(self, path: Path, problems: Sequence[str]) -> None:
-        self.path = path
-        self.problems = list(problems)
-        super().__init__("\n  ".join([f"{path}: cannot start:", *self.problems]))
 
 
 def _tournament(config: _PathLike | Tournament, out: _PathLike | None) -> Tournament:
@@ -64,6 +51,7 @@ def run(
     shard: str | tuple[int, int] | None = None,
     tag: str | None = None,
     progress: bool = False,
+    batch: bool = False,
 ) -> RunSummary:
     """Run or resume a tournament, as `arena run`: the same run directory, log and history.
 
@@ -71,7 +59,9 @@ def run(
     directory (default: the YAML's `output`, else runs/<name>). `budget`: this
     run's limit in USD; `limit`: only the first N questions (a smoke run, no
     history snapshot); `shard`: "K/N" or (K, N); `tag`: the history snapshot's
-    tag; `progress`: a line of figures on stderr every 10 s.
+    tag; `progress`: a line of figures on stderr every 10 s; `batch`: send the calls
+    of every openai, anthropic and gemini provider as batch jobs (`--batch`). These
+    are the settings of `arena.engine.RunOptions`, as `arena run`'s flags.
 
     Returns the `RunSummary` (`completed`, `failed`, `pending`, `budget_stopped`,
     `by_stage`, `errors`, ...). Raises `ConfigError` for a bad YAML,
@@ -80,42 +70,28 @@ def run(
     before are kept), all `arena.ArenaError`. Ctrl-C raises `KeyboardInterrupt`
     after the calls in flight were cancelled; what was logged stays.
     """
-    from arena.engine import preflight, run_directory, unpriced_models
-    from arena.shard import for_directory, parse_shard
+    from arena.engine import RunOptions, prepare_run, run_directory
 
-    if budget is not None and (not math.isfinite(budget) or budget < 0):
-        raise ArenaInputError(f"budget: {budget} is not a budget: give a finite amount >= 0 USD")
-    if limit is not None and limit < 1:
-        raise ArenaInputError(f"limit: {limit} is not a number of questions >= 1")
-    t = _tournament(config, out)
-    if limit is not None:
-        t = t.limited(limit)
-    for line in t.answer_file_problems():
-        warnings.warn(line, stacklevel=2)
-    wanted = None
-    if shard is not None:
-        try:
-            wanted = parse_shard(shard if isinstance(shard, str) else f"{shard[0]}/{shard[1]}")
-        except ValueError as exc:
-            raise ArenaInputError(f"shard: {exc}") from None
-    t = for_directory(t, wanted)  # a shard's directory continues its shard
-    problems = preflight(t, budget_usd=budget)
-    if problems:
-        raise PreflightError(t.path, problems)
-    if budget is not None or t.config.budget_usd is not None:
-        for name in unpriced_models(t):
-            warnings.warn(
-                f"no price for model '{name}' ({t.provider_model_id(name)}): "
-                "`unpriced: allow` counts its calls as $0 against the budget",
-                stacklevel=2,
-            )
+    options = RunOptions(
+        out=None if out is None else Path(out),
+        limit=limit,
+        shard=shard,
+        batch=batch,
+        budget=budget,
+        tag=tag,
+    )
+    t = prepare_run(
+        config if isinstance(config, Tournament) else Path(config),
+        options,
+        warn=lambda line: warnings.warn(line, stacklevel=3),
+    )
     shown = None
     if progress:
         from arena.progress import LineView, RunProgress
 
         shown = RunProgress(LineView(sys.stderr), interval=10.0)
     try:
-        done = run_directory(t, budget_usd=budget, progress=shown, tag=tag, history=limit is None)
+        done = run_directory(t, budget_usd=budget, progress=shown, tag=tag, history=options.history)
     finally:
         if shown is not None:
             shown.close()
@@ -247,26 +223,15 @@ def plan(config: _PathLike | Tournament, out: _PathLike | None = None) -> dict[s
     """What a run would call and cost, and how much is done: `arena plan --json`'s document
     (`rows` per provider and model, `total`, `unpriced`, `from_file`, `batcheval`,
     `discussion`, `sampling`). A `Tournament` is planned from its YAML and output
-    directory. Raises `ConfigError` for a bad YAML."""
+    directory. Models without a price are named in a warning (`warnings`). Raises
+    `ConfigError` for a bad YAML."""
+    from arena.estimate import estimate_plan, unpriced_warning
+
     t = _tournament(config, out)
-    return _plan_document(t.path, t.output_dir)
-
-
-def _plan_document(path: Path, out: Path) -> dict[str, Any]:
-    """The one place the API reaches the cost estimate: it lives in the `arena plan`
-    command, run here in-process for its JSON (stdout and stderr kept from the caller)."""
-    from arena.cli._plan import plan_cmd
-
-    stdout, stderr = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
-        try:
-            plan_cmd.main([str(path), "--out", str(out), "--json"], standalone_mode=False)
-        except SystemExit as exc:  # the command's own bad-input exit (2)
-            if exc.code not in (0, None):
-                message = stderr.getvalue().strip().removeprefix("arena: error: ")
-                raise ArenaConfigError(message or f"{path}: arena plan failed") from None
-    for line in stderr.getvalue().splitlines():
-        if line.startswith("arena: warning: "):
-            warnings.warn(line.removeprefix("arena: warning: "), stacklevel=3)
-    data: dict[str, Any] = json.loads(stdout.getvalue())
+    if isinstance(config, Tournament):  # planned from its YAML, as `arena plan` does
+        t = load_tournament(t.path, t.output_dir)
+    estimate = estimate_plan(t)
+    if estimate.unpriced:
+        warnings.warn(unpriced_warning(estimate.unpriced), stacklevel=2)
+    data: dict[str, Any] = json.loads(json.dumps(estimate.to_json()))  # as `--json` prints
     return data

@@ -11,22 +11,27 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any
 
-from arena.config import FREE_TYPES, ConfigError, Tournament
-from arena.memory import trim_heap
-from arena.nightly import RunStart, failed_only, record_history, recorded_config, start_run
+from arena.config import FREE_TYPES, ConfigError, Tournament, load_tournament
+from arena.errors import ArenaInputError, PreflightError
 from arena.pipeline import AllPairsPlanner, Plan, build_plan
 from arena.providers import ProviderUnavailable, create_provider
 from arena.report import build_leaderboard, leaderboard_dict
+from arena.rundir import RunStart, failed_only, record_history, recorded_config, start_run
 from arena.runner import Planner, ProgressFn, RunSummary
+from arena.runtime import release_memory_promptly, trim_heap
 from arena.scheduler import Scheduler, price_table
 from arena.session import run_planners, tournament_setup
+from arena.shard import Shard, parse_shard
 from arena.shard import check_directory as check_shard_directory
+from arena.shard import for_directory as shard_for_directory
 from arena.stages import preflight as stages_preflight
 from arena.stages import review_selector, stage_planners
 from arena.store import RunLock
@@ -136,6 +141,105 @@ def unpriced_budget_problems(t: Tournament, budget_usd: float | None = None) -> 
     ]
 
 
+# Seconds the calls in flight get to finish after a first SIGINT / SIGTERM (`--grace`).
+DEFAULT_GRACE_SECONDS = 10.0
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """One run's settings: every flag of `arena run` (its `--json` is only how the CLI
+    prints the result), used by `arena.run()` and the CLI alike.
+
+    `out`: the output directory (default: the YAML's `output`, else runs/<name>);
+    `limit`: only the first N questions (a smoke run: no history snapshot);
+    `shard`: "K/N", (K, N) or a `Shard`; `batch`: the SDK providers' batch APIs;
+    `budget`: this run's limit in USD; `grace`: seconds the calls in flight get
+    after a first SIGINT / SIGTERM; `tag`: the history snapshot's name.
+    """
+
+    out: Path | None = None
+    limit: int | None = None
+    shard: str | tuple[int, int] | Shard | None = None
+    batch: bool = False
+    budget: float | None = None
+    grace: float = DEFAULT_GRACE_SECONDS
+    tag: str | None = None
+
+    def __post_init__(self) -> None:
+        budget = self.budget
+        if budget is not None and (not math.isfinite(budget) or budget < 0):
+            raise ArenaInputError(
+                f"budget: {budget} is not a budget: give a finite amount >= 0 USD"
+            )
+        if self.limit is not None and self.limit < 1:
+            raise ArenaInputError(f"limit: {self.limit} is not a number of questions >= 1")
+        if not (math.isfinite(self.grace) and self.grace >= 0):
+            raise ArenaInputError(f"grace: {self.grace} is not a number of seconds >= 0")
+
+    @property
+    def history(self) -> bool:
+        """Whether the run may add a history snapshot (not a `limit` smoke run)."""
+        return self.limit is None
+
+    def requested_shard(self) -> Shard | None:
+        """`shard` as a `Shard`; ArenaInputError naming the problem."""
+        if self.shard is None or isinstance(self.shard, Shard):
+            return self.shard
+        text = self.shard if isinstance(self.shard, str) else f"{self.shard[0]}/{self.shard[1]}"
+        try:
+            return parse_shard(text)
+        except ValueError as exc:
+            raise ArenaInputError(f"shard: {exc}") from None
+
+
+def _say_nothing(line: str) -> None:
+    pass
+
+
+def prepare_run(
+    config: Path | Tournament,
+    options: RunOptions,
+    *,
+    warn: Callable[[str], None] = _say_nothing,
+    note: Callable[[str], None] = _say_nothing,
+) -> Tournament:
+    """The tournament a run of `config` with `options` runs, checked before any call.
+
+    In order: the shard asked for, the YAML (ConfigError), `limit` and
+    `batch`, the answer files' problems (`warn`), the shard the directory
+    holds (a shard's directory continues its shard: `note`), the preflight
+    (raises `PreflightError` listing every problem) and, under a budget, the
+    models counted as $0 (`warn`). `arena run` and `arena.run()` both start here.
+    """
+    wanted = options.requested_shard()
+    if isinstance(config, Tournament):
+        t = config if options.out is None else replace(config, output_dir=Path(options.out))
+    else:
+        t = load_tournament(Path(config), None if options.out is None else Path(options.out))
+    if options.limit is not None:
+        t = t.limited(options.limit)
+    if options.batch:
+        t = t.batched()
+    for line in t.answer_file_problems():
+        warn(line)
+    t = shard_for_directory(t, wanted)  # another shard than the directory's: ConfigError
+    if wanted is None and t.shard is not None:
+        note(
+            f"{t.output_dir} holds shard {t.shard[0]}/{t.shard[1]} "
+            "(its tournament.json): running that shard"
+        )
+    problems = preflight(t, budget_usd=options.budget)  # a budget with an unpriced model
+    if problems:
+        raise PreflightError(t.path, problems)
+    if options.budget is not None or t.config.budget_usd is not None:
+        for name in unpriced_models(t):  # left only with `unpriced: allow`
+            warn(
+                f"no price for model '{name}' ({t.provider_model_id(name)}): "
+                "`unpriced: allow` counts its calls as $0 against the budget"
+            )
+    return t
+
+
 async def run_tournament(
     t: Tournament,
     *,
@@ -211,6 +315,7 @@ def run_directory(
     `interrupted`, not stopped by the budget) appends the leaderboard to DIR's
     history (unless `history` is False: a smoke run of the first questions).
     """
+    release_memory_promptly()  # a long run's peak is its end (arena.runtime)
     with RunLock(t.output_dir):
         check_shard_directory(t)  # never run (nor record) another shard over a shard's calls
         plan = build_plan(t)
@@ -299,10 +404,13 @@ def log_line(message: str) -> None:
 
 
 __all__ = [
+    "DEFAULT_GRACE_SECONDS",
     "LAST_RUN",
     "DirectoryRun",
+    "RunOptions",
     "log_line",
     "preflight",
+    "prepare_run",
     "run_directory",
     "run_tournament",
     "snapshot",

@@ -18,16 +18,16 @@ import polars as pl
 from numpy.typing import NDArray
 
 from arena.config import Tournament
-from arena.nightly import Classifier, plan_chunks
 from arena.pipeline import Plan, ReviewCall, build_plan
 from arena.review import render_review_prompt
+from arena.rundir import Classifier, plan_chunks
 from arena.scheduler import PriceTable, price_table
 from arena.stage import EXPECTED_SHARE, EstimateInputs, StageEstimate
 from arena.stages import all_parts
 from arena.store import RunLog
 from arena.types import Usage, estimate_tokens
 
-__all__ = ["EXPECTED_SHARE", "PlanEstimate", "estimate_plan", "plan_columns"]
+__all__ = ["EXPECTED_SHARE", "PlanEstimate", "estimate_plan", "plan_columns", "unpriced_warning"]
 
 # State of a call not done -> the plan column that counts it.
 _TO_RUN = {"pending": "new", "stale": "stale", "failed": "failed"}
@@ -96,6 +96,11 @@ class PlanEstimate:
     def notes(self) -> list[str]:
         """The stages' lines under the table, in registry order."""
         return [line for est in self.stages.values() for line in est.notes]
+
+
+def unpriced_warning(models: list[str]) -> str:
+    """The warning of a plan that counts `models` at $0 for want of a price."""
+    return f"no price for {', '.join(models)}: counted as $0 (give one in the YAML's `prices:`)"
 
 
 def estimate_plan(t: Tournament) -> PlanEstimate:

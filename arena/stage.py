@@ -145,7 +145,7 @@ class SelectorRun:
 class ModelCalls:
     """Calls of one model that a stage adds to the `arena plan` table, in one state.
 
-    `state` is the calls' state (`arena.nightly.STATES`): `done` or `invalid`
+    `state` is the calls' state (`arena.rundir.STATES`): `done` or `invalid`
     (logged with a result: not asked again), `failed`, `stale` or `pending`.
     Tokens are the upper bound (`est_*`) and the expected (`exp_*`) input and
     output of all `count` calls (counted only for calls not logged yet).

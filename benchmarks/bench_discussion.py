@@ -407,7 +407,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--questions", type=int, default=40)
     parser.add_argument("--seeds", type=int, default=5, help="seeds 1..N (default 5)")
     parser.add_argument(
-        "--smoke", action="store_true", help="6 questions, one seed: a check that every variant runs"
+        "--smoke", action="store_true", help="6 questions, seed 1: a check that every variant runs"
     )
     args = parser.parse_args(argv)
     questions = 6 if args.smoke else args.questions

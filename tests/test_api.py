@@ -190,3 +190,47 @@ def test_the_readme_example_runs(tmp_path: Path) -> None:
     assert (tmp_path / "runs" / "api" / "log").is_dir()
     calls, done = map(int, lines[-1].split())
     assert calls == done > 0
+
+
+def test_one_options_object_for_a_run(tmp_path: Path) -> None:
+    """`arena.run()` and `arena run` share `RunOptions` and `prepare_run`: the same checks,
+    `--batch` included, in the library."""
+    from arena.cli._common import DEFAULT_GRACE_SECONDS
+    from arena.engine import RunOptions, prepare_run
+    from arena.shard import Shard
+
+    assert RunOptions().grace == DEFAULT_GRACE_SECONDS  # the CLI's default is the library's
+    for bad in ({"budget": float("nan")}, {"limit": 0}, {"grace": -1.0}):
+        with pytest.raises(ArenaInputError):
+            RunOptions(**bad)
+    assert RunOptions(shard=(2, 5)).requested_shard() == Shard(2, 5)
+    assert RunOptions(shard="2/5").requested_shard() == Shard(2, 5)
+    assert not RunOptions(limit=2).history
+
+    path = small_tournament(tmp_path)
+    data = yaml.safe_load(path.read_text())
+    data["providers"]["remote"] = {"type": "openai", "api_key_env": "ARENA_TEST_SET_KEY_44"}
+    data["models"]["m2"] = {"provider": "remote", "model": "gpt-test"}
+    path.write_text(yaml.safe_dump(data))
+    os.environ["ARENA_TEST_SET_KEY_44"] = "sk-test"
+    try:
+        t = prepare_run(path, RunOptions(out=tmp_path / "o", limit=2, batch=True))
+    finally:
+        del os.environ["ARENA_TEST_SET_KEY_44"]
+    assert len(t.questions) == 2
+    assert t.output_dir == tmp_path / "o"
+    assert t.config.providers["remote"].batch_mode() is not None  # --batch
+    assert t.config.providers["sim"].batch_mode() is None
+
+
+def test_plan_warns_through_the_warnings_module(tmp_path: Path) -> None:
+    path = small_tournament(tmp_path)
+    data = yaml.safe_load(path.read_text())
+    data["providers"]["remote"] = {"type": "openai", "api_key_env": "ARENA_TEST_UNSET_KEY_44"}
+    data["models"]["m2"] = {"provider": "remote", "model": "no-such-model-44"}
+    path.write_text(yaml.safe_dump(data))
+    with pytest.warns(UserWarning, match="no price for m2"):
+        planned = arena.plan(path)
+    cli = CliRunner().invoke(main, ["plan", str(path), "--json"])
+    assert "arena: warning: no price for m2" in cli.stderr
+    assert planned == json.loads(cli.stdout)

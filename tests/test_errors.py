@@ -1,4 +1,4 @@
-"""One hierarchy of errors (`arena.ArenaError`), mapped to exit codes in one place."""
+"""One hierarchy of errors (`arena.ArenaError`), each kind carrying its exit code."""
 
 from __future__ import annotations
 
@@ -9,7 +9,8 @@ import pytest
 from click.testing import CliRunner
 
 import arena
-from arena.cli._exit import ERROR_EXITS, Command, Exit, exit_for
+from arena.cli._common import Command
+from arena.cli._exit import Exit, exit_for
 from arena.config import ConfigError
 from arena.errors import (
     ArenaConfigError,
@@ -18,12 +19,13 @@ from arena.errors import (
     ArenaLockError,
     ArenaProviderError,
     ArenaStorageError,
+    PreflightError,
 )
 from arena.formats import FormatError
-from arena.nightly import PlanChanged
 from arena.providers import ProviderUnavailable
 from arena.report import LeaderboardInputError
-from arena.store import LockHeld, StorageError
+from arena.rundir import PlanChanged
+from arena.store import LockHeld, LogFormatError, StorageError
 
 # Each package's error, one of each kind, with the exit code `arena` ends with.
 CASES: list[tuple[ArenaError, type[ArenaError], Exit]] = [
@@ -40,6 +42,17 @@ CASES: list[tuple[ArenaError, type[ArenaError], Exit]] = [
     (LockHeld(Path("runs/x")), ArenaLockError, Exit.LOCKED),
     (ArenaError("something else"), ArenaError, Exit.ERROR),
 ]
+
+
+def test_each_kind_carries_its_exit_code() -> None:
+    assert ArenaError.exit_code == 1
+    assert (ArenaConfigError.exit_code, ArenaInputError.exit_code) == (2, 2)
+    assert (ArenaProviderError.exit_code, ArenaStorageError.exit_code) == (2, 74)
+    assert ArenaLockError.exit_code == 75
+    # of two kinds (storage and input), the lower: a newer log format is bad input (2)
+    assert issubclass(LogFormatError, ArenaStorageError)
+    assert LogFormatError.exit_code == 2
+    assert PreflightError.exit_code == 2
 
 
 def test_the_package_exports_the_hierarchy() -> None:
@@ -61,7 +74,6 @@ def test_each_error_is_of_its_kind_and_exits_with_its_code(
 def test_other_exceptions_have_no_code_of_their_own() -> None:
     assert exit_for(ValueError("a bug")) is None
     assert exit_for(KeyboardInterrupt()) is None
-    assert ERROR_EXITS[-1] == (ArenaError, Exit.ERROR)  # the catch-all comes last
 
 
 @pytest.mark.parametrize(("error", "kind", "code"), CASES, ids=[type(c[0]).__name__ for c in CASES])

@@ -34,8 +34,7 @@ from arena.batcheval import (
 )
 from arena.batcheval._human import label_copy_agreement
 from arena.batcheval._prompt import check_pool
-from arena.cli._common import Exit, Interrupts, budget_option, fail, signal_exit
-from arena.cli._exit import Command
+from arena.cli._common import Command, Exit, Interrupts, budget_option, fail, signal_exit
 from arena.config import BatchEvalConfig, ConfigError
 from arena.engine import log_line
 from arena.runner import error_lines

@@ -13,7 +13,6 @@ from typing import Any
 
 import click
 
-from arena.cli._allocators import give_memory_back as _give_memory_back
 from arena.cli._exit import Exit
 from arena.cli._exit import exit_now_interrupted as _exit_now_interrupted
 from arena.cli._exit import exit_program as _exit_program
@@ -70,14 +69,10 @@ class LazyGroup(click.Group):
         if target is None:
             return super().get_command(ctx, cmd_name)
         module_name, _, attr = target.partition(":")
-        # Before the command imports polars and pyarrow: how their allocators give
-        # freed memory back (arena.cli._allocators; the user's settings win).
-        _give_memory_back(cmd_name)
-        if _PROGRAM:  # the program's own settings, not a caller's (tests, scripts)
-            from arena.cli._startup import pause_collector, skip_pydantic_plugins
+        if _PROGRAM:  # the program's own process, not a caller's (tests, scripts)
+            from arena.runtime import pause_collector
 
-            pause_collector(cmd_name)  # while the command loads (arena.cli._startup)
-            skip_pydantic_plugins()
+            pause_collector(cmd_name)  # while the command loads (arena.runtime)
         command = getattr(importlib.import_module(module_name), attr)
         if not isinstance(command, click.Command):
             raise TypeError(f"{target} is not a click command")

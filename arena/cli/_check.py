@@ -24,8 +24,7 @@ from typing import Any
 import click
 from pydantic import BaseModel
 
-from arena.cli._common import Exit
-from arena.cli._exit import Command
+from arena.cli._common import Command, Exit
 from arena.config import (
     ConfigError,
     Tournament,

@@ -29,6 +29,18 @@ if TYPE_CHECKING:
 # runner, `arena plan` no store).
 
 
+class Command(click.Command):
+    """An arena command: an `ArenaError` it does not handle ends it with its kind's exit
+    code and message (`ArenaError.exit_code`), also when it is invoked on its own (tests,
+    scripts) rather than through `arena`."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except ArenaError as exc:
+            error_exit(exc, bool(ctx.params.get("as_json")))
+
+
 def fail(message: str, code: Exit = Exit.BAD_INPUT) -> NoReturn:
     """Print an error on stderr and exit with the code."""
     note_failure(message)  # the run record of `arena run` / `retry-failed` (_record.py)
@@ -62,8 +74,8 @@ def error_exit(exc: ArenaError, as_json: bool) -> NoReturn:
 @contextmanager
 def exit_on_fault(as_json: bool) -> Iterator[None]:
     """Ctrl-C before a command handles signals exits 130; an `ArenaError` a command did
-    not handle exits with its kind's code (`ERROR_EXITS`: 2 bad config or input, 75
-    locked, ...), its message on stderr; an unwritable log exits 74."""
+    not handle exits with its kind's code (`ArenaError.exit_code`: 2 bad config or
+    input, 75 locked, ...), its message on stderr; an unwritable log exits 74."""
     try:
         yield
     except KeyboardInterrupt:

@@ -1,4 +1,4 @@
-"""Process exit codes, and the one map from arena's errors to them.
+"""Process exit codes (each `ArenaError` kind names its own: `arena.errors`).
 
 Light: `arena --help` loads this, click and `arena.errors` (which imports nothing).
 """
@@ -9,18 +9,9 @@ import os
 import sys
 from enum import IntEnum
 from types import FrameType
-from typing import Any, NoReturn
+from typing import NoReturn
 
-import click
-
-from arena.errors import (
-    ArenaConfigError,
-    ArenaError,
-    ArenaInputError,
-    ArenaLockError,
-    ArenaProviderError,
-    ArenaStorageError,
-)
+from arena.errors import ArenaError
 
 
 class Exit(IntEnum):
@@ -37,39 +28,10 @@ class Exit(IntEnum):
     SIGTERM = 143
 
 
-# The exit code of each kind of error (arena.errors), the one place the CLI maps
-# them; first match wins, so an error of two kinds (a log of a newer format is a
-# storage error the user fixes like bad input) takes the first.
-ERROR_EXITS: tuple[tuple[type[ArenaError], Exit], ...] = (
-    (ArenaConfigError, Exit.BAD_INPUT),
-    (ArenaInputError, Exit.BAD_INPUT),
-    (ArenaProviderError, Exit.BAD_INPUT),
-    (ArenaLockError, Exit.LOCKED),
-    (ArenaStorageError, Exit.STORAGE),
-    (ArenaError, Exit.ERROR),
-)
-
-
 def exit_for(exc: BaseException) -> Exit | None:
-    """The exit code of an arena error (None for any other exception: a bug, exit 1)."""
-    for kind, code in ERROR_EXITS:
-        if isinstance(exc, kind):
-            return code
-    return None
-
-
-class Command(click.Command):
-    """An arena command: an `ArenaError` it does not handle ends it with its kind's exit
-    code and message (`ERROR_EXITS`), also when it is invoked on its own (tests, scripts)
-    rather than through `arena`."""
-
-    def invoke(self, ctx: click.Context) -> Any:
-        try:
-            return super().invoke(ctx)
-        except ArenaError as exc:
-            from arena.cli._common import error_exit  # loads the config and the store
-
-            error_exit(exc, bool(ctx.params.get("as_json")))
+    """The exit code of an arena error, the one its kind carries (`ArenaError.exit_code`);
+    None for any other exception (a bug, exit 1)."""
+    return Exit(exc.exit_code) if isinstance(exc, ArenaError) else None
 
 
 def _flush() -> None:

@@ -11,8 +11,7 @@ from pathlib import Path
 import click
 
 import arena
-from arena.cli._common import fail
-from arena.cli._exit import Command
+from arena.cli._common import Command, fail
 from arena.report import check_one_tournament, latest_rows
 from arena.stages import register_all_tables
 from arena.store import TABLES

@@ -10,8 +10,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from arena.cli._common import Exit, fail
-from arena.cli._exit import Command
+from arena.cli._common import Command, Exit, fail
 
 if TYPE_CHECKING:
     from arena.fakeserver import FakeServerConfig

@@ -7,15 +7,8 @@ from pathlib import Path
 
 import click
 
-from arena.cli._common import fail
-from arena.cli._exit import Command
-from arena.nightly import (
-    ARCHIVE_DIR,
-    HISTORY_TABLE,
-    collect_garbage,
-    prune_archive,
-    prune_reports,
-)
+from arena.cli._common import Command, fail
+from arena.rundir import ARCHIVE_DIR, HISTORY_TABLE, collect_garbage, prune_archive, prune_reports
 from arena.stages import all_parts
 from arena.store import RunLock
 

@@ -24,7 +24,7 @@ def show_history_or_diff(
     """
     # Here, not at the top: a plain `arena leaderboard` needs neither.
     from arena.config import ConfigError
-    from arena.nightly import history_view
+    from arena.rundir import history_view
 
     if diff is not None and source is None and diff != LAST_TWO and Path(diff).is_dir():
         source, diff = Path(diff), LAST_TWO  # `--diff DIR`: the value was the directory

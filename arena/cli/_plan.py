@@ -11,7 +11,7 @@ import click
 from arena.cli._common import fail, load_or_exit
 from arena.cli._table import box_table
 from arena.config import ConfigError
-from arena.estimate import EXPECTED_SHARE, estimate_plan
+from arena.estimate import EXPECTED_SHARE, estimate_plan, unpriced_warning
 
 
 @click.command("plan")
@@ -32,11 +32,7 @@ def plan_cmd(file: Path, out: Path | None, as_json: bool) -> None:
         fail(str(exc))
     totals, unpriced, from_file = estimate.total, estimate.unpriced, estimate.from_file
     if unpriced:
-        click.echo(
-            f"arena: warning: no price for {', '.join(unpriced)}: counted as $0 "
-            "(give one in the YAML's `prices:`)",
-            err=True,
-        )
+        click.echo(f"arena: warning: {unpriced_warning(unpriced)}", err=True)
     if as_json:
         click.echo(json.dumps(estimate.to_json()))
         return

@@ -6,8 +6,7 @@ from pathlib import Path
 
 import click
 
-from arena.cli._common import fail
-from arena.cli._exit import Command
+from arena.cli._common import Command, fail
 from arena.cli._ranking import ranking_options, reviews_options
 from arena.htmlreport import DEFAULT_BATTLES, build_report, write_report
 from arena.report import LeaderboardInputError, LeaderboardOptions

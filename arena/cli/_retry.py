@@ -8,6 +8,7 @@ from typing import Any
 import click
 
 from arena.cli._common import (
+    Command,
     budget_option,
     fail,
     grace_option,
@@ -15,11 +16,10 @@ from arena.cli._common import (
     recorded_config_option,
     report_and_exit,
 )
-from arena.cli._exit import Command
 from arena.cli._record import output_of_dir, recorded
 from arena.cli._run import run_in_directory, storage_report, tokens_text
 from arena.engine import preflight
-from arena.nightly import load_for_directory
+from arena.rundir import load_for_directory
 
 
 @click.command("retry-failed", cls=Command)

@@ -11,24 +11,23 @@ from rich.console import Console
 
 from arena.cli._common import (
     DEFAULT_GRACE_SECONDS,
+    Command,
     Exit,
     Interrupts,
     budget_option,
     fail,
     grace_option,
     json_summary_option,
-    load_or_exit,
     report_and_exit,
     signal_exit,
 )
-from arena.cli._exit import Command
 from arena.cli._record import current_run_id, output_of_yaml, recorded, running, tag_option
-from arena.config import Tournament
-from arena.engine import DirectoryRun, preflight, run_directory, unpriced_models
+from arena.config import ConfigError, Tournament
+from arena.engine import DirectoryRun, RunOptions, prepare_run, run_directory
+from arena.errors import PreflightError
 from arena.progress import BarsView, LineView, RunProgress
 from arena.runner import RunSummary
 from arena.scheduler import Scheduler
-from arena.shard import for_directory as shard_for_directory
 from arena.shard import parse_shard
 
 # Seconds between progress lines when stderr is not a terminal (cron, logs), and
@@ -180,33 +179,21 @@ def run_cmd(
             shard = parse_shard(shard_text)
         except ValueError as exc:
             fail(f"--shard: {exc}")
-    t = load_or_exit(file, out)
-    if limit is not None:
-        t = t.limited(limit)
-    if batch:
-        t = t.batched()
-    for line in t.answer_file_problems():
-        click.echo(f"arena: warning: {line}", err=True)
-    # A shard directory continues its shard; another --shard there is refused (ConfigError).
-    t = shard_for_directory(t, shard)
-    if shard is None and t.shard is not None:
-        click.echo(
-            f"arena: {t.output_dir} holds shard {t.shard[0]}/{t.shard[1]} "
-            "(its tournament.json): running that shard",
-            err=True,
+    options = RunOptions(
+        out=out, limit=limit, shard=shard, batch=batch, budget=budget, grace=grace, tag=tag
+    )
+    try:
+        t = prepare_run(
+            file,
+            options,
+            warn=lambda line: click.echo(f"arena: warning: {line}", err=True),
+            note=lambda line: click.echo(f"arena: {line}", err=True),
         )
-    problems = preflight(t, budget_usd=budget)  # a budget with an unpriced model: refused
-    if problems:
-        fail("\n  ".join([f"{file}: cannot start:"] + problems))
-    if budget is not None or t.config.budget_usd is not None:
-        for name in unpriced_models(t):  # left only with `unpriced: allow`
-            click.echo(
-                f"arena: warning: no price for model '{name}' "
-                f"({t.provider_model_id(name)}): `unpriced: allow` counts its calls as $0 "
-                "against the budget",
-                err=True,
-            )
-    done, code = run_in_directory(t, budget, as_json, grace=grace, tag=tag, history=limit is None)
+    except PreflightError as exc:
+        fail("\n  ".join([f"{file}: cannot start:", *exc.problems]))
+    except ConfigError as exc:
+        fail(str(exc))
+    done, code = run_in_directory(t, budget, as_json, grace=grace, tag=tag, history=options.history)
     summary = done.summary
     report: dict[str, Any] = summary.to_json()
     report.update(done.start.to_json())  # new / stale / retried calls at the start

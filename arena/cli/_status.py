@@ -12,7 +12,8 @@ import click
 from arena.cli._common import Exit, fail
 from arena.cli._table import box_table
 from arena.config import ConfigError
-from arena.nightly import STATES, StatusInputError, directory_status, parse_age
+from arena.ops import parse_age
+from arena.rundir import STATES, StatusInputError, directory_status
 from arena.store import describe_tokens
 
 _COLUMNS = ("stage", "provider", "planned", *STATES, "spent_usd")

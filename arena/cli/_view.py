@@ -9,8 +9,7 @@ from pathlib import Path
 
 import click
 
-from arena.cli._common import Exit, fail
-from arena.cli._exit import Command
+from arena.cli._common import Command, Exit, fail
 from arena.cli._ranking import reviews_options
 from arena.viewer import RunData
 

@@ -9,6 +9,7 @@ from typing import Any
 import click
 
 from arena.cli._common import (
+    Command,
     Interrupts,
     budget_option,
     fail,
@@ -17,7 +18,6 @@ from arena.cli._common import (
     recorded_config_option,
     report_and_exit,
 )
-from arena.cli._exit import Command
 from arena.cli._run import _PlainProgress, exit_code, storage_report
 from arena.config import Tournament
 from arena.discuss import TABLE as DISCUSSIONS
@@ -32,8 +32,8 @@ from arena.discuss import (
     with_discussion,
 )
 from arena.engine import preflight
-from arena.nightly import load_for_directory
 from arena.report import LeaderboardInputError, load_reviews_file
+from arena.rundir import load_for_directory
 from arena.runner import RunSummary
 from arena.store import RunLock, RunLog
 
@@ -91,7 +91,7 @@ def discuss_cmd(
     human = None
     if human_file is not None:
         try:
-            human = load_reviews_file(human_file)
+            human = load_reviews_file(human_file, duplicates="all")
         except LeaderboardInputError as exc:
             fail(str(exc))
     problems = preflight(t, budget_usd=budget)

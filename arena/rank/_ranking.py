@@ -46,6 +46,7 @@ from arena.rank._reliability import (
     trusted_tensor,
 )
 from arena.rank._sandwich import Z_95, bt_sandwich, question_pairs
+from arena.rank._self_judged import keep_sole_self_judged
 from arena.rank._style import StyleFit, fit_style_control, length_bias
 
 __all__ = [
@@ -227,6 +228,12 @@ def _bootstrap(
         raise ValueError("a bootstrap needs tallies with per-question features")
     counts = bootstrap_counts(rs.n_questions, rounds, seed)
     tensors = resample(tallies.features, counts)
+    if reliability is not None and rs.n_reviewers == 1:
+        # One reviewer: its weight is 1 whatever the draw (nothing to refit).
+        weights = np.repeat(reliability.weights[None, :], rounds, axis=0)
+        trusted = trusted_tensor(tensors, rs.reviewer_as_contestant)
+        scores = weighted_win_rates(trusted, weights, balanced=balanced)
+        return _Bootstrap(counts, tensors, weights, scores, trusted)
     if reliability is not None:
         # Every round refits the reliability model, warm-started at the full data's.
         played, won = resample_reliability(reliability_features(rs), counts)
@@ -449,6 +456,8 @@ def rank_reviews(rs: ReviewSet, options: RankOptions | None = None) -> Ranking:
         raise ValueError(f"intervals must be one of {', '.join(INTERVALS)}, not {opts.intervals!r}")
     weighted = opts.weights == "peerrank"
     reliable = opts.weights == "reliability"
+    if reliable:  # own battles that are a model's only evidence stay (sole_self_judged)
+        rs, _ = keep_sole_self_judged(rs)
     side = ThreadPoolExecutor(2, thread_name_prefix="arena-rank")
 
     def rated_and_orders() -> tuple[ReviewSet, bool, Future[EloOrders] | None, int]:

@@ -50,6 +50,11 @@ class LeaderboardOptions:
     # With `baseline`: each model's length-controlled win rate against it
     # (rank.length_controlled_win_rates; the JSON `lc_*` fields of `vs_baseline`).
     length_control: bool = False
+    # A review read twice from --reviews files: count the "last" copy, the "first",
+    # "all", or refuse ("error") (report.DUPLICATES; a JSON warning counts them).
+    duplicates: str = "last"
+    # MT-bench records' two games: two reviews ("separate") or FastChat's one ("merged").
+    games: str = "separate"
 
 
 # The stages' blocks that are fields of the board, in the JSON where they always were.

@@ -42,12 +42,14 @@ from arena.report._inputs import (
     LeaderboardInputError,
     MissingShards,
     is_run_directory,
+    judgment_sources,
     load_reviews_file,
     load_run,
     load_runs,
 )
 from arena.report._json import by_model, leaderboard_dict, number
 from arena.report._order import sort_by_id
+from arena.report._trust import bias_warnings, self_judged_warnings
 from arena.stage import BoardInputs, BoardReviews
 from arena.stages import all_parts
 from arena.store import RunLog, part_rows
@@ -260,7 +262,8 @@ def _rank_frame(
     board = Leaderboard(
         source, ranking, list(ranking.ranks.order), anchor=opts.anchor, cost_usd=cost_usd
     )
-    board.warnings = _warnings(ranking, opts.bootstrap)
+    board.warnings = self_judged_warnings(rs, opts.weights) + _warnings(ranking, opts.bootstrap)
+    board.warnings += bias_warnings(ranking)
     if opts.baseline is not None:
         board.baseline = opts.baseline
         rates = baseline_win_rates(rs, opts.baseline, bootstrap=opts.bootstrap, seed=opts.seed)
@@ -393,10 +396,19 @@ def build_leaderboard(
     elif reviews_file is not None:
         reviews_file = list(reviews_file) or None
     paths = [] if path is None else [Path(path)] if isinstance(path, str | Path) else list(path)
+    # Judgment files, glob patterns and folders of them given as sources: as --reviews.
+    # (Folders and patterns with --reviews too: all of them are read as one set.)
+    lone_file = len(paths) == 1 and Path(paths[0]).is_file()
+    if paths and not lone_file and judgment_sources(paths):
+        reviews_file, paths = [*(reviews_file or []), *(Path(p) for p in paths)], []
     for shard in paths if len(paths) > 1 else []:  # the shard directories of one tournament
-        if not Path(shard).is_dir() or reviews_file is not None:
+        if not is_run_directory(Path(shard)) or reviews_file is not None:
             raise LeaderboardInputError(
-                shard, "", "several sources must all be run directories (and no --reviews)"
+                shard,
+                "",
+                "several sources must all be run directories (the shards of one tournament) "
+                "or all judgment files and folders; with a run directory, give judgments "
+                "with --reviews (repeatable)",
             )
     target = Path(paths[0]) if paths else None
     directories = [Path(p) for p in paths] if target is not None and target.is_dir() else []
@@ -411,7 +423,8 @@ def build_leaderboard(
     human = (
         None
         if human_file is None
-        else load_reviews_file(human_file, strong_win_weight=strong_win_weight)
+        # Several human labels on one battle are the design (majority-voted): all kept.
+        else load_reviews_file(human_file, strong_win_weight=strong_win_weight, duplicates="all")
     )
     prepared = _stage_options(target, paths, human_scores_file)
     spend: Future[float] | None = None
@@ -419,6 +432,7 @@ def build_leaderboard(
     skills: dict[str, float] = {}
     answers = scored = None
     partial: MissingShards | None = None
+    input_notes: list[str] = []  # what reading the files found (repeated reviews)
     if target is not None and target.is_dir():
         # A big log's ranking runs compiled kernels: numba readies them meanwhile.
         # (`part_rows` creates nothing: the directory is not checked yet.) Not for a
@@ -455,6 +469,9 @@ def build_leaderboard(
             [f for f in files if f is not None],
             format=reviews_format,
             strong_win_weight=strong_win_weight,
+            duplicates=opts.duplicates,
+            notes=input_notes,
+            games=opts.games,
         )
         source = ", ".join(str(f) for f in files)
         if reviews_file is not None and target is not None:
@@ -535,6 +552,7 @@ def build_leaderboard(
                     board.vs_baseline,
                     key=lambda rate: -rate.win_rate if rate.win_rate == rate.win_rate else 1.0,
                 )
+        board.warnings[:0] = input_notes
         if partial is not None:
             board.partial = partial.to_json()
             board.warnings.insert(0, partial.note())

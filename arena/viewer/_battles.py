@@ -22,7 +22,7 @@ import polars as pl
 
 import arena
 from arena.config import ConfigError
-from arena.nightly import current_rows, load_for_directory
+from arena.rundir import current_rows, load_for_directory
 
 __all__ = [
     "VERDICTS",

@@ -11,7 +11,7 @@ import yaml
 
 from arena.config import MAX_YAML_DEPTH, ConfigError, load_tournament, read_yaml
 from tests.conftest import small_tournament
-from tests.nightly._support import cli
+from tests.rundir._support import cli
 
 
 def _bomb(levels: int = 9, width: int = 9) -> str:

@@ -9,7 +9,7 @@ import yaml
 
 from arena.config import ConfigError, load_tournament
 from tests.conftest import small_tournament
-from tests.nightly._support import cli
+from tests.rundir._support import cli
 
 
 def test_questions_file_not_utf8(tmp_path: Path) -> None:

@@ -65,8 +65,8 @@ def test_counts_per_model_follow_each_call_state(tmp_path: Path) -> None:
     """On a log with failed, stale and missing calls, each model's row counts its calls by
     their state as the plan and the log say (done, failed, stale, new), a review at a time."""
     from arena.config import load_tournament
-    from arena.nightly import call_states
     from arena.pipeline import build_plan, load_done
+    from arena.rundir import call_states
     from arena.store import RunLog
 
     path = small_tournament(tmp_path, models=3, questions=5, sim={"failure_rate": 0.3})

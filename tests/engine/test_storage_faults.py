@@ -54,7 +54,7 @@ def test_ctrl_c_during_start_up_exits_130(tmp_path: Path, monkeypatch: pytest.Mo
     def interrupted(*args: object, **kwargs: object) -> None:
         raise KeyboardInterrupt
 
-    monkeypatch.setattr("arena.cli._run.preflight", interrupted)
+    monkeypatch.setattr("arena.engine.preflight", interrupted)
     result = CliRunner().invoke(main, ["run", str(yaml_path)])
     assert result.exit_code == 130, result.output
 

@@ -79,7 +79,7 @@ def test_a_run_parks_few_reviews_and_makes_them_all(
 
 
 def test_plan_file_rows_from_columns_match_the_calls(tmp_path: Path) -> None:
-    from arena.nightly import plan_frame
+    from arena.rundir import plan_frame
 
     t = load_tournament(small_tournament(tmp_path, models=3, questions=3))
     plan = build_plan(t)
@@ -146,8 +146,8 @@ def test_packed_ids_take_review_ids_only() -> None:
 
 
 def test_plan_file_written_in_slices_is_the_plan_frame(tmp_path: Path) -> None:
-    from arena.nightly import plan_frame, read_plan, write_plan
-    from arena.nightly._planfile import plan_chunks
+    from arena.rundir import plan_frame, read_plan, write_plan
+    from arena.rundir._planfile import plan_chunks
 
     t = load_tournament(small_tournament(tmp_path, models=3, questions=3))
     plan = build_plan(t)
@@ -170,9 +170,9 @@ def test_a_run_start_classified_in_slices_counts_like_the_whole_plan(
 ) -> None:
     # Done, failed, stale and pending calls: start_run (slices of 5 rows) finds the
     # counts and the stale calls that classifying the whole plan frame finds.
-    import arena.nightly._planfile as planfile
-    from arena.nightly import classify, plan_frame, read_plan, start_run
-    from tests.nightly._support import edit_yaml, run
+    import arena.rundir._planfile as planfile
+    from arena.rundir import classify, plan_frame, read_plan, start_run
+    from tests.rundir._support import edit_yaml, run
 
     yaml_path = small_tournament(tmp_path, models=3, questions=2)
     run(yaml_path)

@@ -13,8 +13,8 @@ import yaml
 from click.testing import CliRunner
 
 from arena.cli import main
-from arena.nightly import current_rows
 from arena.report import LeaderboardOptions, build_leaderboard, leaderboard_dict, rank_frame
+from arena.rundir import current_rows
 from arena.store import RunLog
 from tests.conftest import small_tournament
 
@@ -100,8 +100,8 @@ def test_a_finished_run_is_told_by_the_plan_fingerprint_and_stale_rows_by_the_id
     """The plan file keeps the fingerprint of its review ids: a log holding exactly those
     ids is ranked without reading the plan's ids; one more (stale) id, or a plan
     written without fingerprints, sends the reading to the ids, with the same board."""
-    import arena.nightly._planfile as planfile
-    from arena.nightly import plan_fingerprint, read_plan, write_plan
+    import arena.rundir._planfile as planfile
+    from arena.rundir import plan_fingerprint, read_plan, write_plan
     from arena.store import digest_fingerprint, digest_keys_of
 
     config = small_tournament(tmp_path, models=3, questions=4, sim={"answer_words": 30})

@@ -10,8 +10,8 @@ from typing import Any
 import polars as pl
 import pytest
 
-from arena.nightly import PLAN_SCHEMA, current_rows, write_plan
 from arena.report._order import sort_by_id, text_order
+from arena.rundir import PLAN_SCHEMA, current_rows, write_plan
 
 
 def _frame(ids: Sequence[str | None]) -> pl.DataFrame:

@@ -1,0 +1,89 @@
+"""The run directory's small state files, as the commands that only read them need them.
+
+`DIR/last_run.json` (the latest run's record), `DIR/ops_state.json` (the
+alert streak and the last success) and the atomic JSON write every writer of
+them uses. `arena.ops` builds and writes the records; `arena status` reads
+them through this module, so status never loads the operations code.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+__all__ = [
+    "LAST_RUN",
+    "OPS_STATE",
+    "iso_time",
+    "last_success",
+    "read_last_run",
+    "read_ops_state",
+    "write_json_atomic",
+]
+
+LAST_RUN = "last_run.json"
+OPS_STATE = "ops_state.json"
+
+
+def iso_time(at: float | None) -> str | None:
+    """Local time with its UTC offset, e.g. 2026-03-02T02:15:07+0100."""
+    if at is None:
+        return None
+    return time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(at))
+
+
+def write_json_atomic(path: Path, data: Any) -> None:
+    """Write JSON to `path` through a temporary file and a rename (never half written)."""
+    tmp = path.parent / f".{path.name}.{uuid.uuid4().hex}.tmp"
+    try:
+        tmp.write_text(json.dumps(data, indent=1, default=str) + "\n", encoding="utf-8")
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def read_last_run(directory: Path) -> dict[str, Any] | None:
+    """DIR/last_run.json, or None when missing or unreadable."""
+    try:
+        data = json.loads((directory / LAST_RUN).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def read_ops_state(directory: Path) -> dict[str, Any]:
+    """DIR/ops_state.json, or the state of a directory that never alerted."""
+    try:
+        data = json.loads((directory / OPS_STATE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        data = None
+    state: dict[str, Any] = {"partial_streak": 0, "alerted": False, "last_success_unix": None}
+    if isinstance(data, dict):
+        state.update({k: data[k] for k in state if k in data})
+    return state
+
+
+def last_success(directory: Path) -> float | None:
+    """When DIR's last complete run (exit 0) ended: DIR/ops_state.json, else the newest
+    such record among the report files; None when no run completed."""
+    known = read_ops_state(directory).get("last_success_unix")
+    if isinstance(known, int | float):
+        return float(known)
+    best: float | None = None
+    for path in (directory / "reports").glob("*.json"):
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        if not isinstance(data, dict) or data.get("exit_code") != 0:
+            continue
+        record: dict[str, Any] = data["record"] if isinstance(data.get("record"), dict) else {}
+        ended = record.get("ended_unix")
+        if not isinstance(ended, int | float):
+            ended = path.stat().st_mtime  # a report of an older arena: written at its end
+        best = float(ended) if best is None else max(best, float(ended))
+    return best
