@@ -1,10 +1,11 @@
 """BatchEval's diagnostics: batch bias and score entropy, round by round.
 
-The BatchEval paper argues for heterogeneous batches with two measures; arena
-computes them, in its own words, from the scores each sample got in each round
-and the batch it was scored in (per criterion and scorer):
+The BatchEval paper argues for heterogeneous batches with two measures. arena
+computes its own formulation of each from the scores every sample got in each
+round and the batch it was scored in (per criterion and scorer); they need no
+human scores:
 
-- Batch bias (the paper's Eq. 3): a batch pulls the scores of its samples away
+- Batch bias (what the paper's Eq. 3 measures): a batch pulls the scores of its samples away
   from where they usually lie. A sample's usual level is its mean score over
   all its rounds; the bias of a batch is the mean, over its samples, of the
   sample's score in that batch minus its usual level. Per round, `batch_bias`
@@ -15,7 +16,7 @@ and the batch it was scored in (per criterion and scorer):
   samples scores them up, a batch of strong ones scores them down. Batches
   that span the quality range (heterogeneous) all have about the same quality,
   so no batch can move its samples much.
-- Score entropy across rounds (the paper's Figure 3): the Shannon entropy, in
+- Score entropy across rounds (what the paper's Figure 3 plots): the Shannon entropy, in
   bits, of the distribution of the samples' scores (rounded to two decimals),
   of round r alone (`entropy_round`) and of each sample's mean over rounds
   1..r (`entropy_mean_to_round`, the final score a run of r rounds gives). More
