@@ -37,6 +37,7 @@ if TYPE_CHECKING:
         DirectoryStatus,
         StatusInputError,
         directory_status,
+        directory_summary,
         logged_failures,
     )
     from arena.rundir._files import (
@@ -44,6 +45,7 @@ if TYPE_CHECKING:
         OPS_STATE,
         iso_time,
         last_success,
+        live_last_run,
         read_last_run,
         read_ops_state,
     )
@@ -97,6 +99,8 @@ _LAZY: dict[str, str] = {
     "DirectoryStatus": "arena.rundir._directory",
     "StatusInputError": "arena.rundir._directory",
     "directory_status": "arena.rundir._directory",
+    "directory_summary": "arena.rundir._directory",
+    "live_last_run": "arena.rundir._files",
     "logged_failures": "arena.rundir._directory",
     "LAST_RUN": "arena.rundir._files",
     "OPS_STATE": "arena.rundir._files",
@@ -168,6 +172,8 @@ __all__ = [
     "describe_changes",
     "diff_snapshots",
     "directory_status",
+    "directory_summary",
+    "live_last_run",
     "failed_only",
     "history_view",
     "iso_time",

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import time
 import uuid
 from pathlib import Path
@@ -20,6 +21,8 @@ __all__ = [
     "OPS_STATE",
     "iso_time",
     "last_success",
+    "live_last_run",
+    "process_alive",
     "read_last_run",
     "read_ops_state",
     "write_json_atomic",
@@ -53,6 +56,62 @@ def read_last_run(directory: Path) -> dict[str, Any] | None:
     except (OSError, ValueError):
         return None
     return data if isinstance(data, dict) else None
+
+
+KILLED_MEANING = (
+    "killed: the process is gone without an exit code (SIGKILL, out of memory, the "
+    "machine stopped); the next run records it as exit 137"
+)
+
+
+def process_alive(pid: int, host: str | None, started: float | None) -> bool | None:
+    """Whether the process `pid` of a run started at `started` on `host` still runs: None
+    when it cannot be told from here (another host). A pid reused by a process that
+    started after the run (Linux: /proc/PID/stat) is not that run."""
+    if host is not None and host != socket.gethostname():
+        return None
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        pass  # it exists, as another user
+    except OSError:
+        return None
+    if started is None:
+        return True
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        ticks = int(fields[19])  # field 22: start time after boot, in clock ticks
+        with open("/proc/stat") as f:
+            boot = next(int(line.split()[1]) for line in f if line.startswith("btime "))
+        begun = boot + ticks / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError, StopIteration):
+        return True
+    return begun <= started + 5.0  # a process started after the run: the pid was reused
+
+
+def live_last_run(directory: Path) -> dict[str, Any] | None:
+    """DIR/last_run.json as `arena status` shows it: a record that says "running" gets
+    `alive` (its pid checked on this host; None from another host), and a run whose
+    process is gone reads `killed` at once (its exit code stays null until the next
+    run marks it 137)."""
+    last = read_last_run(directory)
+    if last is None or last.get("exit_code") is not None or not last.get("run_id"):
+        return last
+    pid = last.get("pid")
+    started = last.get("started_unix")
+    alive = process_alive(
+        int(pid) if isinstance(pid, int) else 0,
+        str(last["host"]) if last.get("host") else None,
+        float(started) if isinstance(started, int | float) else None,
+    )
+    last = {**last, "alive": alive}
+    if alive is False:
+        last.update(status="killed", exit_meaning=KILLED_MEANING)
+    return last
 
 
 def read_ops_state(directory: Path) -> dict[str, Any]:

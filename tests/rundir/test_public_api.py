@@ -69,6 +69,11 @@ def test_public_names() -> None:
         "write_plan",
     }
     assert set(arena.ops.__all__) == {
+        "HEARTBEAT_SECONDS",
+        "Heartbeat",
+        "metrics_file_problem",
+        "redact_url",
+        "run_spend",
         "AlertSettings",
         "EXIT_MEANINGS",
         "OPS_LOG",
