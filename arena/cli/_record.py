@@ -221,11 +221,11 @@ def recorded(
             except Exception as exc:
                 if rec.done:
                     raise
-                message = storage_message(exc, rec.output)
-                if message is not None:  # a full disk before the run began: exit 74
-                    rec.error = rec.error or message
+                full = storage_message(exc, rec.output)
+                if full is not None:  # a full disk before the run began: exit 74
+                    rec.error = rec.error or full
                     _fallback(rec, ArenaStorageError.exit_code)
-                    _end(message, ArenaStorageError.exit_code)
+                    _end(full, ArenaStorageError.exit_code)
                 rec.error = rec.error or f"{type(exc).__name__}: {exc}"
                 warn_problem(
                     rec.output if rec.output is not None and is_dir(rec.output) else None,

@@ -272,7 +272,11 @@ def _post(settings: AlertSettings, body: bytes) -> tuple[str | None, bool]:
     conn = kind(parts.hostname or "", parts.port, timeout=settings.timeout)
     target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
 
+    opened: list[Any] = []  # the socket, to shut it from outside at the deadline
+
     def work() -> tuple[int, str | None]:
+        conn.connect()
+        opened.append(conn.sock)
         conn.request(
             "POST",
             target,
@@ -284,8 +288,7 @@ def _post(settings: AlertSettings, body: bytes) -> tuple[str | None, bool]:
         return response.status, response.getheader("Location")
 
     def stop() -> None:
-        sock = conn.sock
-        if sock is not None:
+        for sock in opened:
             try:
                 sock.shutdown(2)
             except OSError:

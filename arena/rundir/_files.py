@@ -120,7 +120,13 @@ def read_ops_state(directory: Path) -> dict[str, Any]:
         data = json.loads((directory / OPS_STATE).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         data = None
-    state: dict[str, Any] = {"partial_streak": 0, "alerted": False, "last_success_unix": None}
+    state: dict[str, Any] = {
+        "partial_streak": 0,
+        "alerted": False,
+        "alerted_exit": None,  # the exit code last alerted (one alert per change of state)
+        "last_success_unix": None,
+        "undelivered": [],  # alert records no channel took yet: sent again by the next run
+    }
     if isinstance(data, dict):
         state.update({k: data[k] for k in state if k in data})
     return state
