@@ -174,8 +174,9 @@ def test_a_kill_9_shows_at_once_and_the_next_run_records_and_alerts_it(tmp_path:
         beat = _metrics(metrics)
         assert beat["arena_run_in_progress"] == 1
         assert beat["arena_run_started_timestamp_seconds"] <= time.time()
-        assert beat["arena_run_last_progress_timestamp_seconds"] >= (
-            beat["arena_run_started_timestamp_seconds"]
+        assert (
+            beat["arena_run_last_progress_timestamp_seconds"]
+            >= (beat["arena_run_started_timestamp_seconds"])
         )
         _wait_for(lambda: _spent_rows(out), proc, "it spent")
         running = json.loads(cli("status", str(out), "--json").stdout)["last_run"]
