@@ -43,16 +43,20 @@ def __getattr__(name: str) -> Any:
     return getattr(importlib.import_module(module), name)
 
 
-# Modules that register their log tables with the store when imported.
-_TABLE_MODULES = ("arena.discuss", "arena.batcheval", "arena.rundir", "arena.sampling")
+# Modules that register their log tables with the store when imported; the stages'
+# tables are registered by the registry of parts (`arena.stages`).
+_TABLE_MODULES = ("arena.rundir",)
 
 
 def open_log(directory: str | os.PathLike[str]) -> RunLog:
     """A run directory's log, with every table arena writes registered (answers, reviews,
-    discussions, batcheval, history, sampling)."""
+    history, and every registered stage's: discussions, batcheval, sampling, ...)."""
     for module in _TABLE_MODULES:
         importlib.import_module(module)
+    from arena.stages import register_all_tables
     from arena.store import RunLog
+
+    register_all_tables()
 
     return RunLog(directory)
 

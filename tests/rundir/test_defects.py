@@ -276,8 +276,8 @@ def test_wall_seconds_is_the_whole_run_and_the_call_loop_is_apart(tmp_path: Path
 
 
 def test_exit_code_1_is_in_every_exit_code_table() -> None:
-    readme = (REPO / "README.md").read_text()
-    section = readme.split("## Exit codes", 1)[1].split("\n## ", 1)[0]
+    reference = (REPO / "docs" / "cli.md").read_text()
+    section = reference.split("## Exit codes", 1)[1].split("\n## ", 1)[0]
     assert re.search(r"^\| 1 \| ", section, re.M)
     nightly = (REPO / "docs" / "nightly.md").read_text()
     assert re.search(r"^\| 1 \| ", nightly, re.M)
