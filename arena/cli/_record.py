@@ -32,7 +32,6 @@ import click
 from arena.errors import ArenaError, ArenaStorageError
 from arena.ops import (
     RUN_ID_ENV,
-    Heartbeat,
     RunRecord,
     count_snapshots,
     is_dir,
@@ -69,6 +68,8 @@ def running(directory: Path, done: Callable[[], int] | None = None) -> None:
         rec.finish({**rec.fields(None), "output": str(directory)}, None)
         rec.started_written = True
     if done is not None:
+        from arena.ops import Heartbeat  # here: the everyday commands never load asyncio
+
         try:
             Heartbeat(rec, done).start()
         except Exception as exc:  # noqa: BLE001 - a by-product never stops the run

@@ -12,12 +12,14 @@ are written by `RunRecord.finish`.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import asyncio
 
 __all__ = ["HEARTBEAT_SECONDS", "Heartbeat"]
 
@@ -39,6 +41,8 @@ class Heartbeat:
 
     def start(self) -> None:
         """Beat on the running event loop until the loop ends (or `stop`)."""
+        import asyncio  # here: the commands that never run calls do not load it
+
         settings = self.rec.alert_settings_once()
         if settings.metrics_file is None and settings.after_seconds is None:
             return
@@ -51,6 +55,8 @@ class Heartbeat:
             self._task.cancel()
 
     async def _beat(self) -> None:
+        import asyncio
+
         while True:
             self.beat()
             await asyncio.sleep(self.interval)
@@ -105,5 +111,7 @@ class Heartbeat:
             f"{time.time() - self.progress_unix:.0f} s ago"
         }
         if settings.alerting:
+            import asyncio
+
             loop = asyncio.get_running_loop()
             loop.run_in_executor(None, deliver_alert, settings, record, self.rec.output)

@@ -23,7 +23,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from arena.rundir._files import LAST_RUN, iso_time, read_last_run, write_json_atomic
+from arena.rundir._files import LAST_RUN, RUNS_FILE, iso_time, read_last_run, write_json_atomic
 
 __all__ = [
     "CALL_FIELDS",
@@ -34,6 +34,7 @@ __all__ = [
     "build_record",
     "hostname",
     "iso_time",
+    "append_run",
     "mark_report_killed",
     "read_last_run",
     "write_json_atomic",
@@ -188,6 +189,29 @@ def write_last_run_record(directory: Path, record: Mapping[str, Any]) -> None:
         raise
 
 
+def append_run(directory: Path, record: Mapping[str, Any]) -> None:
+    """One line for an ended run in DIR/runs.jsonl (`arena runs`), from its record."""
+    calls = record.get("calls") or {}
+    row = {
+        "run_id": record.get("run_id"),
+        "command": record.get("command"),
+        "started_at": record.get("started_at"),
+        "started_unix": record.get("started_unix"),
+        "ended_at": record.get("ended_at"),
+        "exit_code": record.get("exit_code"),
+        "status": record.get("status"),
+        "calls": sum(_int(calls.get(k)) for k in ("completed", "invalid", "failed")),
+        "failed": _int(calls.get("failed")),
+        "spent_usd": record.get("spent_usd"),
+        "wall_seconds": record.get("wall_seconds"),
+        "snapshot": (record.get("snapshot") or {}).get("number")
+        if (record.get("snapshot") or {}).get("added")
+        else None,
+    }
+    with open(directory / RUNS_FILE, "a", encoding="utf-8") as f:
+        f.write(json.dumps(row, default=str) + "\n")
+
+
 def _smaller(record: Mapping[str, Any]) -> list[dict[str, Any]]:
     """The record, then shorter forms of it (for a full disk): without the error list,
     then only what `arena status` shows."""
@@ -258,6 +282,7 @@ def mark_report_killed(
     last = read_last_run(directory)
     if last is not None and last.get("run_id") == run_id and last.get("exit_code") is None:
         write_last_run_record(directory, record)
+    append_run(directory, record)
     return {
         "run_id": run_id,
         "started_at": record["started_at"],

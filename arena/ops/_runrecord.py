@@ -170,7 +170,7 @@ class RunRecord:
 
         A run refused because another one holds DIR (exit 75) writes nothing there:
         its record is printed and may alert, the holder's state stays as it is."""
-        from arena.ops._record import build_record, write_last_run_record
+        from arena.ops._record import append_run, build_record, write_last_run_record
         from arena.ops._report import EXIT_MEANINGS, minimal_report, night_report, report_paths
 
         ended = None if code is None else time.time()
@@ -224,6 +224,11 @@ class RunRecord:
                 write_last_run_record(out, record)
             except Exception as exc:  # noqa: BLE001
                 warn_problem(out, f"could not write {out / LAST_RUN_NAME}: {exc}")
+            if code is not None:
+                try:
+                    append_run(out, record)
+                except Exception as exc:  # noqa: BLE001
+                    warn_problem(out, f"could not add run {self.run_id} to runs.jsonl: {exc}")
         if settings is not None:
             _alert_and_metrics(settings, record, out, state)
         return record

@@ -25,11 +25,30 @@ __all__ = [
     "process_alive",
     "read_last_run",
     "read_ops_state",
+    "read_runs",
+    "RUNS_FILE",
+    "RUN_COLUMNS",
     "write_json_atomic",
 ]
 
 LAST_RUN = "last_run.json"
 OPS_STATE = "ops_state.json"
+# One line per ended run (and per run found killed), appended by the run record; `arena
+# gc` never prunes it (the report files it may): `arena runs DIR` reads it.
+RUNS_FILE = "runs.jsonl"
+RUN_COLUMNS = (
+    "run_id",
+    "command",
+    "started_at",
+    "ended_at",
+    "exit_code",
+    "status",
+    "calls",
+    "failed",
+    "spent_usd",
+    "wall_seconds",
+    "snapshot",
+)
 
 
 def iso_time(at: float | None) -> str | None:
@@ -112,6 +131,24 @@ def live_last_run(directory: Path) -> dict[str, Any] | None:
     if alive is False:
         last.update(status="killed", exit_meaning=KILLED_MEANING)
     return last
+
+
+def read_runs(directory: Path) -> list[dict[str, Any]]:
+    """Every run of DIR (DIR/runs.jsonl), one row each (a run's latest line), oldest
+    first; a torn last line (a crash mid-append) is skipped."""
+    rows: dict[str, dict[str, Any]] = {}
+    try:
+        text = (directory / RUNS_FILE).read_text(encoding="utf-8")
+    except OSError:
+        return []
+    for line in text.splitlines():
+        try:
+            row = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(row, dict) and row.get("run_id"):
+            rows[str(row["run_id"])] = {c: row.get(c) for c in (*RUN_COLUMNS, "started_unix")}
+    return sorted(rows.values(), key=lambda r: (r.get("started_unix") or 0.0, r["run_id"]))
 
 
 def read_ops_state(directory: Path) -> dict[str, Any]:

@@ -208,6 +208,9 @@ def test_a_kill_9_shows_at_once_and_the_next_run_records_and_alerts_it(tmp_path:
     assert after["arena_killed_runs_spent_usd"] == pytest.approx(spent)
     killed = json.loads((out / "reports" / f"{killed_id}.json").read_text())["record"]
     assert (killed["status"], killed["spent_usd"]) == ("killed", pytest.approx(spent))
+    runs = {r["run_id"]: r for r in json.loads(cli("runs", str(out), "--json").stdout)["runs"]}
+    assert (runs[killed_id]["status"], runs[killed_id]["exit_code"]) == ("killed", 137)
+    assert runs[killed_id]["spent_usd"] == pytest.approx(spent)
 
 
 def test_a_night_longer_than_after_seconds_alerts_once_while_it_runs(tmp_path: Path) -> None:
@@ -423,3 +426,31 @@ def test_metrics_are_written_only_as_a_regular_file_in_an_existing_folder(tmp_pa
     # `arena check` warns about what `arena run` refuses.
     yaml_path = small_tournament(tmp_path, extra={"metrics_file": "missing/arena.prom"})
     assert "missing does not exist" in cli("check", str(yaml_path)).output
+
+
+# 7. `arena runs DIR`: one row per run, kept across gc.
+
+
+def test_runs_lists_every_run_and_gc_keeps_the_list(tmp_path: Path) -> None:
+    yaml_path = small_tournament(tmp_path, models=2, questions=1, extra=priced(2))
+    out = tmp_path / "out"
+    lines = [
+        json.loads(cli("run", str(yaml_path), "--json", *extra).stdout.strip().splitlines()[-1])
+        for extra in ((), ("--tag", "second"))
+    ]
+    yaml_path.write_text(yaml_path.read_text().replace("contestants:", "contestant:"))
+    bad = json.loads(cli("run", str(yaml_path), "--json").stdout)
+    assert cli("gc", str(out), "--keep-reports", "1").exit_code == 0
+    assert len(list((out / "reports").glob("*.json"))) == 1  # the reports were pruned...
+    rows = json.loads(cli("runs", str(out), "--json").stdout)["runs"]  # ...not the runs
+    assert [r["run_id"] for r in rows] == [x["run_id"] for x in (*lines, bad)]
+    assert [(r["exit_code"], r["status"], r["snapshot"]) for r in rows] == [
+        (0, "complete", 1),
+        (0, "complete", 2),
+        (2, "bad_input", None),
+    ]
+    assert rows[0]["calls"] == lines[0]["completed"] and rows[0]["spent_usd"] > 0
+    csv_text = cli("runs", str(out), "--format", "csv").stdout.splitlines()
+    assert csv_text[0].startswith("run_id,command,started_at") and len(csv_text) == 4
+    table = cli("runs", str(out)).stdout
+    assert all(r["run_id"] in table for r in rows)

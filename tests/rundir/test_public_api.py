@@ -13,6 +13,11 @@ import arena.rundir
 
 def test_public_names() -> None:
     assert set(arena.rundir.__all__) == {
+        "RUN_COLUMNS",
+        "RUNS_FILE",
+        "directory_summary",
+        "live_last_run",
+        "read_runs",
         "ARCHIVE_DIR",
         "Classifier",
         "DirectoryStatus",
