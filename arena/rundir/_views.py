@@ -25,6 +25,7 @@ from arena.rundir._history import (
     read_history,
     select_range,
     snapshot_ids,
+    snapshot_numbers,
 )
 
 __all__ = ["HistoryView", "history_view", "change_phrases"]
@@ -141,7 +142,7 @@ class HistoryView:
     anchor: str | None = None
 
     def _numbered(self) -> dict[str, int]:
-        return {sid: i for i, sid in enumerate(snapshot_ids(self.history), 1)}
+        return snapshot_numbers(self.history)  # kept by gc --keep-history
 
     def _meta(self, sid: str) -> dict[str, Any]:
         rows = self.history.filter(pl.col("snapshot") == sid).sort("rank", nulls_last=True)

@@ -454,3 +454,28 @@ def test_runs_lists_every_run_and_gc_keeps_the_list(tmp_path: Path) -> None:
     assert csv_text[0].startswith("run_id,command,started_at") and len(csv_text) == 4
     table = cli("runs", str(out)).stdout
     assert all(r["run_id"] in table for r in rows)
+
+
+def test_gc_keep_history_never_renumbers_snapshots(tmp_path: Path) -> None:
+    yaml_path = small_tournament(tmp_path, models=3, questions=2)
+    out = tmp_path / "out"
+    numbers = []
+    for skill in (3.0, 0.5, 0.7, 0.9, 1.1):
+        edit_yaml(yaml_path, lambda d, v=skill: d["models"]["m0"]["sim"].update(skill=v))
+        line = json.loads(cli("run", str(yaml_path), "--json").stdout.strip().splitlines()[-1])
+        numbers.append(line["record"]["snapshot"]["number"])
+    assert numbers == [1, 2, 3, 4, 5]
+    before = json.loads(cli("leaderboard", str(out), "--diff", "4..5", "--format", "json").stdout)
+    assert cli("gc", str(out), "--keep-history", "2").exit_code == 0
+    after = cli("leaderboard", str(out), "--diff", "4..5", "--format", "json")
+    assert after.exit_code == 0, after.output  # snapshot 4 is still number 4
+    moved = json.loads(after.stdout)
+    assert (moved["before"]["number"], moved["after"]["number"]) == (4, 5)
+    assert moved["models"] == before["models"]
+    gone = cli("leaderboard", str(out), "--diff", "2..5")
+    assert gone.exit_code == 2 and "numbered 4 to 5" in gone.output
+    history = json.loads(cli("leaderboard", str(out), "--history", "--format", "json").stdout)
+    assert [s["number"] for s in history["snapshots"]] == [4, 5]
+    edit_yaml(yaml_path, lambda d: d["models"]["m0"]["sim"].update(skill=1.3))
+    line = json.loads(cli("run", str(yaml_path), "--json").stdout.strip().splitlines()[-1])
+    assert line["record"]["snapshot"]["number"] == 6  # the next number, not 3
