@@ -274,6 +274,12 @@ class ModelChange:
         return self.bt_after - self.bt_before
 
     @property
+    def bt_after_anchored(self) -> float | None:
+        """The later rating on the earlier snapshot's scale (shifted by `shift`), so that
+        `bt_before + bt_change == bt_after_anchored`."""
+        return None if self.bt_after is None else self.bt_after - self.shift
+
+    @property
     def bt_change(self) -> float | None:
         """Anchored rating change (see the class)."""
         raw = self.bt_change_raw
@@ -323,6 +329,7 @@ class ModelChange:
             "p_order_changed": self.p_order_changed,
             "bt_before": self.bt_before,
             "bt_after": self.bt_after,
+            "bt_after_anchored": self.bt_after_anchored,
             "bt_change": self.bt_change,
             "bt_change_raw": self.bt_change_raw,
             "rating_significant": self.rating_significant,

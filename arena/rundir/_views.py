@@ -289,7 +289,7 @@ class HistoryView:
                 "-" if c.rank_before is None else str(c.rank_before),
                 _move(c),
                 _num(c.bt_before, 1),
-                _num(c.bt_after, 1),
+                _num(c.bt_after_anchored, 1),  # before + change = now: one scale
                 _change(c),
             ]
             for c in changes
@@ -319,13 +319,15 @@ class HistoryView:
                 else None
             )
             notes.append(
-                "Rating change anchored on "
+                "Ratings anchored on "
                 + (anchor if anchor else "the models ranked in both snapshots")
-                + f"; {NOT_SIGNIFICANT} = within chance (95%, from the bootstrap intervals)."
+                + " (BT now is on the earlier snapshot's scale: before + change = now; the "
+                + f"stored ratings are in the JSON); {NOT_SIGNIFICANT} = within chance (95%, "
+                + "from the bootstrap intervals)."
             )
         section = _Section(
             "Changes between two snapshots" if self.diff else "Changes since the previous snapshot",
-            ["#", "model", "was", "move", "BT before", "BT now", "change"],
+            ["#", "model", "was", "move", "BT before", "BT now (anchored)", "change"],
             rows,
             notes,
         )

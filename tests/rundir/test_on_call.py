@@ -29,7 +29,7 @@ from arena.ops import AlertSettings, deliver_alert, write_metrics
 from arena.rundir import read_history
 from arena.store import RunLog
 from tests.conftest import small_tournament
-from tests.rundir._support import cli, edit_yaml, priced, validate_record
+from tests.rundir._support import add_model, cli, edit_yaml, priced, validate_record
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -479,3 +479,26 @@ def test_gc_keep_history_never_renumbers_snapshots(tmp_path: Path) -> None:
     edit_yaml(yaml_path, lambda d: d["models"]["m0"]["sim"].update(skill=1.3))
     line = json.loads(cli("run", str(yaml_path), "--json").stdout.strip().splitlines()[-1])
     assert line["record"]["snapshot"]["number"] == 6  # the next number, not 3
+
+
+def test_the_diff_table_shows_before_and_now_on_the_scale_of_the_change(tmp_path: Path) -> None:
+    yaml_path = small_tournament(tmp_path, models=3, questions=3)
+    out = tmp_path / "out"
+    assert cli("run", str(yaml_path)).exit_code == 0
+    edit_yaml(yaml_path, add_model("m3", 6.0))  # a strong newcomer: every stored rating moves
+    assert cli("run", str(yaml_path)).exit_code == 0
+    data = json.loads(cli("leaderboard", str(out), "--diff", "--format", "json").stdout)
+    kept = [m for m in data["models"] if m["status"] == "kept"]
+    assert any(abs(m["bt_change"] - m["bt_change_raw"]) > 0.05 for m in kept)  # anchored
+    for m in kept:
+        assert m["bt_before"] + m["bt_change"] == pytest.approx(m["bt_after_anchored"])
+    table = cli("leaderboard", str(out), "--diff", "--format", "markdown").stdout
+    assert "| BT before | BT now (anchored) | change |" in table
+    name = kept[0]["model"]
+    row = next(
+        line
+        for line in table.splitlines()
+        if line.startswith(f"| {kept[0]['rank_after']} | {name} |")
+    )
+    before, now, change = (cell.strip() for cell in row.strip("|").split("|")[4:7])
+    assert float(before) + float(change.split()[0]) == pytest.approx(float(now), abs=0.11)
