@@ -222,10 +222,11 @@ def deliver_alert(
         channels.append((f"alert webhook {redact_url(settings.webhook)}", _post))
     if settings.command is not None:
         channels.append((f"alert command {redact_text(settings.command)!r}", _pipe))
+    run_id = str(record.get("run_id") or "")
     for name, send in channels:
         pause = BACKOFF_SECONDS
         for attempt in range(1, ATTEMPTS + 1):
-            problem, again = send(settings, body)
+            problem, again = send(settings, body, run_id)
             if problem is None:
                 break
             if not again or attempt == ATTEMPTS:
@@ -262,7 +263,7 @@ def _within(deadline: float, work: Any, stop: Any) -> Any:
     return box.get("value")
 
 
-def _post(settings: AlertSettings, body: bytes) -> tuple[str | None, bool]:
+def _post(settings: AlertSettings, body: bytes, run_id: str) -> tuple[str | None, bool]:
     """One POST of the record: (the problem or None, whether to try again)."""
     import http.client
 
@@ -281,7 +282,11 @@ def _post(settings: AlertSettings, body: bytes) -> tuple[str | None, bool]:
             "POST",
             target,
             body=body,
-            headers={"Content-Type": "application/json", "User-Agent": "arena-alert"},
+            headers={
+                "Content-Type": "application/json",
+                "User-Agent": "arena-alert",
+                "X-Arena-Run-Id": run_id,
+            },
         )
         response = conn.getresponse()
         response.read(READ_CAP)  # what the server says back: never more than this
@@ -310,7 +315,7 @@ def _post(settings: AlertSettings, body: bytes) -> tuple[str | None, bool]:
     return None, False
 
 
-def _pipe(settings: AlertSettings, body: bytes) -> tuple[str | None, bool]:
+def _pipe(settings: AlertSettings, body: bytes, run_id: str) -> tuple[str | None, bool]:
     """One run of the alert command with the record on stdin: (problem or None, again)."""
     try:
         proc = subprocess.Popen(
@@ -318,7 +323,7 @@ def _pipe(settings: AlertSettings, body: bytes) -> tuple[str | None, bool]:
             stdin=subprocess.PIPE,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
-            env={**os.environ, "ARENA_ALERT": "1"},
+            env={**os.environ, "ARENA_ALERT": "1", "ARENA_RUN_ID": run_id},
         )
     except (OSError, ValueError) as exc:
         return f"not run: {exc}", False

@@ -47,9 +47,11 @@ def _alert_command(folder: Path) -> str:
     script = folder / "notify.py"
     target = folder / "alerts.jsonl"
     script.write_text(
-        "import json, sys\n"
+        "import json, os, sys\n"
+        "record = json.load(sys.stdin)\n"
+        "record['_env_run_id'] = os.environ.get('ARENA_RUN_ID')\n"
         f"with open({str(target)!r}, 'a') as f:\n"
-        "    f.write(json.dumps(json.load(sys.stdin)) + '\\n')\n"
+        "    f.write(json.dumps(record) + '\\n')\n"
     )
     return f"{sys.executable} {script}"
 
@@ -203,6 +205,7 @@ def test_a_kill_9_shows_at_once_and_the_next_run_records_and_alerts_it(tmp_path:
     assert record["spent_usd"] + spent == pytest.approx(RunLog(out).spent_usd())  # none lost
     alert = _alerts(tmp_path)[-1]
     assert alert["run_id"] == line["run_id"] and killed_id in alert["alert"]["reason"]
+    assert alert["_env_run_id"] == line["run_id"]  # ARENA_RUN_ID for the alert command
     after = _metrics(metrics)
     assert after["arena_run_in_progress"] == 0 and after["arena_killed_runs_found"] == 1
     assert after["arena_killed_runs_spent_usd"] == pytest.approx(spent)
