@@ -19,7 +19,8 @@ last_run.json, the metrics and the report; a locked night changed nothing),
 alerts_expected, alerts_delivered (on both channels), paid_twice (calls
 logged ok or invalid more than once), spend_lost (USD in the log that no
 night's record, nor a killed night's, accounts for), and the nights
-themselves. `--smoke`: 9 nights (CI).
+themselves. `--smoke`: 9 nights (CI); `--simulate-full-disk`: no tmpfs. Exits 1 when a
+night is not as documented.
 
     python benchmarks/bench_nights.py [--smoke]
 """
@@ -91,9 +92,10 @@ class Night:
 
 
 class Bench:
-    def __init__(self, root: Path, smoke: bool) -> None:
+    def __init__(self, root: Path, smoke: bool, simulate: bool = False) -> None:
         self.root = root
         self.smoke = smoke
+        self.simulate = simulate
         self.inbox = Inbox()
         self.normal = FakeServer(FakeServerConfig.model_validate({"seed": 1})).start()
         outage = {"seed": 1, "faults": {"error_503": 0.5, "rate_limit": 0.5, "retry_after": 0}}
@@ -155,7 +157,7 @@ class Bench:
         """DIR on a small tmpfs of its own where mounting is allowed (root on Linux)."""
         mount = self.root / "disk"
         mount.mkdir()
-        if sys.platform.startswith("linux") and shutil.which("mount"):
+        if not self.simulate and sys.platform.startswith("linux") and shutil.which("mount"):
             done = subprocess.run(
                 ["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(mount)],
                 capture_output=True,
@@ -511,15 +513,26 @@ class Bench:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--smoke", action="store_true", help="9 nights (CI)")
+    parser.add_argument(
+        "--simulate-full-disk",
+        action="store_true",
+        help="simulate ENOSPC instead of mounting a small tmpfs",
+    )
     args = parser.parse_args()
     root = Path(tempfile.mkdtemp(prefix="bench-nights-"))
-    bench = Bench(root, args.smoke)
+    bench = Bench(root, args.smoke, args.simulate_full_disk)
     try:
         bench.run_all()
-        print(json.dumps(bench.figures(), indent=1))
+        figures = bench.figures()
+        print(json.dumps(figures, indent=1))
     finally:
         bench.close()
         shutil.rmtree(root, ignore_errors=True)
+    nights = figures["nights"]
+    ok = figures["exit_codes_as_documented"] == figures["records_valid"] == nights
+    ok = ok and figures["alerts_delivered"] == figures["alerts_expected"]
+    ok = ok and figures["paid_twice"] == 0 and figures["spend_lost"] < 1e-9
+    sys.exit(0 if ok else 1)  # CI (make bench-smoke) sees a night that went wrong
 
 
 if __name__ == "__main__":
