@@ -99,6 +99,14 @@ def status_cmd(
     last = data["last_run"]
     if last is not None and last.get("run_id"):
         click.echo(f"last {last.get('command', 'run')} {last['run_id']}: {_run_state(last)}")
+    lock = data.get("lock")
+    if lock is not None and lock.get("alive") is False:
+        click.echo(
+            f"lock: left by pid {lock.get('pid')} on {lock.get('host')}, which is gone "
+            "(the kernel released the lock: the next run takes it)"
+        )
+    elif lock is not None:
+        click.echo(f"lock: held by pid {lock.get('pid')} on {lock.get('host')}")
     if last is not None and (last.get("budget_stopped") or last.get("interrupted")):
         why = "stopped by the budget" if last.get("budget_stopped") else "interrupted"
         pending = last.get("pending", (last.get("calls") or {}).get("pending"))

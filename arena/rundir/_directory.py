@@ -12,7 +12,7 @@ import polars as pl
 
 from arena.config import Tournament
 from arena.pipeline import Plan, build_plan
-from arena.rundir._files import iso_time, last_success, live_last_run
+from arena.rundir._files import iso_time, last_success, live_last_run, lock_state
 from arena.rundir._planfile import plan_chunks, read_plan
 from arena.rundir._runs import load_for_directory, recorded_config
 from arena.rundir._status import StatusReport, status_report
@@ -108,6 +108,7 @@ def directory_status(
     )
     data["missing_parts"] = log.missing_parts()
     data["last_run"] = live_last_run(directory)
+    data["lock"] = lock_state(directory)
     data["tokens"] = token_totals(log)
     data["batch_jobs"] = jobs_in_flight(log)  # batch mode: jobs submitted, not yet collected
     data["freshness"] = _freshness(directory, max_age_seconds)
@@ -122,6 +123,7 @@ def directory_summary(directory: Path, max_age_seconds: float | None = None) -> 
     return {
         "directory": str(directory),
         "last_run": live_last_run(directory),
+        "lock": lock_state(directory),
         "freshness": _freshness(directory, max_age_seconds),
     }
 

@@ -22,6 +22,7 @@ __all__ = [
     "iso_time",
     "last_success",
     "live_last_run",
+    "lock_state",
     "process_alive",
     "read_last_run",
     "read_ops_state",
@@ -149,6 +150,24 @@ def read_runs(directory: Path) -> list[dict[str, Any]]:
         if isinstance(row, dict) and row.get("run_id"):
             rows[str(row["run_id"])] = {c: row.get(c) for c in (*RUN_COLUMNS, "started_unix")}
     return sorted(rows.values(), key=lambda r: (r.get("started_unix") or 0.0, r["run_id"]))
+
+
+def lock_state(directory: Path) -> dict[str, Any] | None:
+    """Who holds DIR's run lock as the holder wrote it (`pid`, `host`, `started_at`,
+    `command`) and whether that process is `alive` (None: another host); None when no
+    holder file is there (no run holds it, or it ended cleanly)."""
+    from arena.store import lock_holder
+
+    holder = lock_holder(directory)
+    if holder is None:
+        return None
+    pid, started = holder.get("pid"), holder.get("started_at")
+    alive = process_alive(
+        int(pid) if isinstance(pid, int) else 0,
+        str(holder["host"]) if holder.get("host") else None,
+        float(started) if isinstance(started, int | float) else None,
+    )
+    return {**holder, "alive": alive}
 
 
 def read_ops_state(directory: Path) -> dict[str, Any]:

@@ -181,8 +181,10 @@ def test_a_kill_9_shows_at_once_and_the_next_run_records_and_alerts_it(tmp_path:
             >= (beat["arena_run_started_timestamp_seconds"])
         )
         _wait_for(lambda: _spent_rows(out), proc, "it spent")
-        running = json.loads(cli("status", str(out), "--json").stdout)["last_run"]
+        live = json.loads(cli("status", str(out), "--json").stdout)
+        running = live["last_run"]
         assert running["status"] == "running" and running["alive"] is True
+        assert (live["lock"]["pid"], live["lock"]["alive"]) == (proc.pid, True)
         proc.send_signal(signal.SIGKILL)
         proc.wait(timeout=30)
     finally:
@@ -193,8 +195,12 @@ def test_a_kill_9_shows_at_once_and_the_next_run_records_and_alerts_it(tmp_path:
     # At once, before any other run: status says killed, with the dead pid and host.
     status = cli("status", str(out))
     assert f"{killed_id}: killed (pid {proc.pid} on {socket.gethostname()}" in status.stdout
-    data = json.loads(cli("status", str(out), "--json").stdout)["last_run"]
+    shown = json.loads(cli("status", str(out), "--json").stdout)
+    data = shown["last_run"]
     assert (data["status"], data["alive"], data["exit_code"]) == ("killed", False, None)
+    # the lock's holder file, left by kill -9, names the dead process
+    assert (shown["lock"]["pid"], shown["lock"]["alive"]) == (proc.pid, False)
+    assert f"lock: left by pid {proc.pid}" in status.stdout
     # The next run lists it with what it spent, and alerts for it.
     result = CliRunner().invoke(main, ["run", str(yaml_path), "--json"])
     assert result.exit_code == 0, result.output

@@ -17,6 +17,7 @@ def test_public_names() -> None:
         "RUNS_FILE",
         "directory_summary",
         "live_last_run",
+        "lock_state",
         "read_runs",
         "ARCHIVE_DIR",
         "Classifier",
