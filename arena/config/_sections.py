@@ -315,10 +315,12 @@ class PlacementConfig(_Strict):
 class AlertsConfig(_Strict):
     """`alerts:`: where the status record of a run goes when it needs attention
     (docs/nightly.md). Alerts fire on exit 1, 2 and 74, on a budget stop (4),
-    on the Nth partial or locked night in a row (3, 75), and on the first
-    success after an alert."""
+    on the Nth partial night in a row (3), once when a run goes on longer than
+    `after_seconds`, and on the first success after an alert."""
 
     webhook: str | None = Field(default=None, pattern=r"^https?://\S+$")  # POST of the record
     command: str | None = Field(default=None, min_length=1)  # run with the record on stdin
     after_partial_nights: int = Field(default=3, ge=1)
     timeout: float = Field(default=10.0, gt=0, le=300, allow_inf_nan=False)
+    # alert once when a run goes on longer than this (a hung or slow night)
+    after_seconds: float | None = Field(default=None, gt=0, allow_inf_nan=False)
