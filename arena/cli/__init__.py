@@ -32,6 +32,7 @@ COMMANDS: dict[str, str] = {
     "export": "arena.cli._export:export_cmd",
     "gc": "arena.cli._gc:gc_cmd",
     "check": "arena.cli._check:check_cmd",
+    "runs": "arena.cli._runs:runs_cmd",
 }
 COMMANDS.update(_STAGE_COMMANDS)  # the stages' own commands, registered in arena.stages
 # command name -> the first sentence of its help (tests keep them equal).
@@ -51,6 +52,7 @@ SUMMARIES: dict[str, str] = {
     "export": "Write each table of DIR's log to OUT/<table>.parquet, one row per id.",
     "gc": "Merge each log table of DIR into one Parquet part; archive stale rows.",
     "check": "Check the tournament YAML FILE before a run, without any paid call.",
+    "runs": "List every run of DIR: id, start, end, exit code, status, calls, spend, snapshot.",
 }
 
 

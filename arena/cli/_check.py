@@ -111,9 +111,11 @@ def _metrics_problems(t: Tournament) -> list[str]:
     if value is None:
         return []
     path = Path(value) if Path(value).is_absolute() else t.path.parent / value
-    folder = path.parent
-    if not folder.is_dir():
-        return [f"metrics_file: folder {folder} does not exist (the metrics will not be written)"]
+    from arena.ops import metrics_file_problem  # what `arena run` refuses to write
+
+    problem = metrics_file_problem(path)
+    if problem is not None:
+        return [f"metrics_file: {problem}"]
     if not path.name.endswith(".prom"):
         return [f"metrics_file: {path.name}: node-exporter's textfile collector reads *.prom only"]
     return []

@@ -53,8 +53,12 @@ def _run(
 ) -> DirectoryRun:
     interrupts = Interrupts(signals, grace)
 
+    def done() -> int:  # calls finished so far: the heartbeat's progress
+        return sum(d for d, _ in progress.counts.values())
+
     def attach(scheduler: Scheduler) -> None:
-        running(t.output_dir)  # the run record says "running" (a killed run leaves it)
+        # the run record says "running" (a killed run leaves it); the heartbeat starts
+        running(t.output_dir, done)
         interrupts.attach(scheduler)
         progress.bind_scheduler(scheduler)  # the spend so far
 
@@ -192,7 +196,7 @@ def run_cmd(
     except PreflightError as exc:
         fail("\n  ".join([f"{file}: cannot start:", *exc.problems]))
     except ConfigError as exc:
-        fail(str(exc))
+        fail(config_message(file, exc))
     done, code = run_in_directory(t, budget, as_json, grace=grace, tag=tag, history=options.history)
     summary = done.summary
     report: dict[str, Any] = summary.to_json()
@@ -209,6 +213,19 @@ def run_cmd(
     )
     notes = [done.history] if done.history is not None else []
     report_and_exit(report, as_json, line, summary.errors, code, notes)
+
+
+def config_message(file: Path, exc: ConfigError) -> str:
+    """A config error as `arena check` words it: every unknown key first, with its
+    "did you mean" (a misspelt key is the usual cause of a missing one), then the error."""
+    from arena.cli._check import unknown_keys
+    from arena.config import TournamentConfig, read_yaml
+
+    try:
+        hints = [f"{file}: {p}" for p in unknown_keys(read_yaml(file), TournamentConfig)]
+    except ConfigError:
+        hints = []
+    return "\n".join([*hints, str(exc)]) if str(exc) not in hints else str(exc)
 
 
 def tokens_text(tokens: dict[str, int]) -> str:

@@ -7,6 +7,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, StrictFloat, StrictInt, ValidationInfo, field_validator, model_validator
 
 from arena.config._base import MAX_TOKENS, _Strict
+from arena.config._example_ids import check_example_ids
 
 
 class ScaleConfig(_Strict):
@@ -211,10 +212,18 @@ class ExamplesConfig(_Strict):
     # criterion, score. One pool may hold both kinds.
     pool: str
     k: int = Field(default=2, ge=1)
-    select: Literal["fixed", "retrieved"] = "fixed"  # retrieved: nearest by TF-IDF
+    # seeded: the first k of one seeded random order; fixed: the items `ids` lists
+    # (hand-picked); retrieved: the k nearest by TF-IDF (arena/config/_examples.py)
+    select: Literal["seeded", "fixed", "retrieved"] = "seeded"
+    ids: list[str] | None = Field(default=None, min_length=1)
     exclude: Literal["same-question", "fold"] = "same-question"
     folds: int = Field(default=5, ge=2)  # exclude: fold, the number of folds
     apply_to: list[ExamplesTarget] = Field(default_factory=_default_targets, min_length=1)
+
+    @model_validator(mode="after")
+    def _ids_fit_select(self) -> ExamplesConfig:
+        check_example_ids(self.select, self.ids, self.k, "k" in self.model_fields_set)
+        return self
 
 
 class SamplingConfig(_Strict):
@@ -306,10 +315,12 @@ class PlacementConfig(_Strict):
 class AlertsConfig(_Strict):
     """`alerts:`: where the status record of a run goes when it needs attention
     (docs/nightly.md). Alerts fire on exit 1, 2 and 74, on a budget stop (4),
-    on the Nth partial or locked night in a row (3, 75), and on the first
-    success after an alert."""
+    on the Nth partial night in a row (3), once when a run goes on longer than
+    `after_seconds`, and on the first success after an alert."""
 
     webhook: str | None = Field(default=None, pattern=r"^https?://\S+$")  # POST of the record
     command: str | None = Field(default=None, min_length=1)  # run with the record on stdin
     after_partial_nights: int = Field(default=3, ge=1)
     timeout: float = Field(default=10.0, gt=0, le=300, allow_inf_nan=False)
+    # alert once when a run goes on longer than this (a hung or slow night)
+    after_seconds: float | None = Field(default=None, gt=0, allow_inf_nan=False)
