@@ -85,9 +85,9 @@ ELO_BOOTSTRAP_STEPS = 2_000_000
 ELO_BOOTSTRAP_ORDERS = 20
 ELO_BOOTSTRAP_PASSES = 3
 MIN_ELO_ROUNDS = 100
-# The Elo point's review orders: the first `elo_orders` permutations of
-# numpy.random.default_rng(ELO_ORDER_SEED), whatever `seed` (which draws the
-# bootstrap): the same reviews always give the same Elo.
+# The Elo point's review orders: the first `elo_orders` orders of the
+# counter-based shuffle keyed by ELO_ORDER_SEED (arena.rank._elo), whatever
+# `seed` (which draws the bootstrap): the same reviews always give the same Elo.
 ELO_ORDER_SEED = 0
 # The Elo point's work cap: orders x reviews stays within ELO_ORDER_STEPS, with
 # at least MIN_ELO_ORDERS orders (logs of up to 200,000 reviews keep all 100).
@@ -483,7 +483,7 @@ def rank_reviews(rs: ReviewSet, options: RankOptions | None = None) -> Ranking:
         rated = rs
         if leave_out and _reads_rated(rs, n_rated, opts):
             rated, leave_out = trusted_reviews(rs), False
-        # Elo's orders are drawn on another core while the rest is fitted.
+        # The reviews Elo rates are packed on another core while the rest is fitted.
         orders = elo_order_count(opts.elo_orders, n_rated)
         perms = None
         if opts.elo and n_rated and orders > 0:
