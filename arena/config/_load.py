@@ -11,7 +11,7 @@ from arena.config._base import resolve_relative
 from arena.config._errors import ConfigError
 from arena.config._examples import load_example_pool
 from arena.config._schema import TournamentConfig, declared_verdicts
-from arena.config._templates import template_variants
+from arena.config._templates import REVIEW_PLACEHOLDERS, template_variants, unknown_placeholders
 from arena.config._tournament import Tournament
 from arena.config._validate import parse_config
 from arena.config._yaml import NAME_MAX, read_yaml
@@ -137,6 +137,14 @@ def load_tournament(path: str | Path, output: str | Path | None = None) -> Tourn
                 p, "review.template", f"template {tpath} lacks the placeholder {placeholder}"
             )
     _check_variants(p, tpath, template)
+    for name in unknown_placeholders(template):
+        known = ", ".join("{" + k + "}" for k in sorted(REVIEW_PLACEHOLDERS) if k.islower())
+        raise ConfigError(
+            p,
+            "review.template",
+            f"{tpath}: placeholder {{{name}}} is not filled in (known: {known}); it would "
+            "reach the reviewer as written",
+        )
     for token in declared_verdicts(cfg.review.verdicts) or {}:
         if token not in template:
             raise ConfigError(

@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import re
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -24,9 +25,13 @@ from arena.config import ConfigError
 from arena.formats import (
     JUDGMENT_COLUMNS,
     JUDGMENT_FORMATS,
+    SCALAR_FIELDS,
     FormatError,
     Judgments,
+    check_judgment_record,
+    check_turn,
     detect_format,
+    load_json,
     read_judgments,
     read_records,
 )
@@ -109,17 +114,29 @@ def _frame_of_records(records: Sequence[tuple[str, dict[str, Any]]]) -> pl.DataF
 
 def _records(path: Path, *, allow_array: bool = True) -> list[tuple[str, dict[str, Any]]]:
     try:
-        return read_records(path, allow_array=allow_array)
+        records = read_records(path, allow_array=allow_array)
+        for where, record in records:  # no list or object where a name or number belongs
+            check_judgment_record(path, where, record)
+        return records
     except FormatError as exc:
         raise LeaderboardInputError(exc.file, exc.where, exc.problem) from None
 
 
 def _read_jsonl(path: Path) -> pl.DataFrame:
     try:
-        return pl.read_ndjson(path, infer_schema_length=None)
+        frame = pl.read_ndjson(path, infer_schema_length=None)
     except Exception:  # noqa: BLE001 - re-parsed below to name the bad line
         pass
+    else:  # a list or an object in a column: re-read below, which names the line and field
+        nested = any(dtype.is_nested() for dtype in frame.dtypes)
+        if not nested and not _NESTED_SCALAR.search(path.read_bytes()):
+            return frame  # (polars reads a list among strings as its JSON text)
     return _frame_of_records(_records(path, allow_array=False))
+
+
+# `"model_a": {` or `"p_a": [`: a list or an object in a field that holds a name or a number.
+_SCALAR_NAMES = b"|".join(re.escape(k.encode()) for k in sorted(SCALAR_FIELDS))
+_NESTED_SCALAR = re.compile(rb'(?<!\\)"(?:' + _SCALAR_NAMES + rb')"\s*:\s*[\[{]')
 
 
 def _first_object(path: Path) -> dict[str, Any] | None:
@@ -128,8 +145,8 @@ def _first_object(path: Path) -> dict[str, Any] | None:
         for line in handle:
             if line.strip():
                 try:
-                    first = json.loads(line)
-                except json.JSONDecodeError:
+                    first = load_json(path, line)
+                except FormatError:
                     return None  # the full read names the place
                 return first if isinstance(first, dict) else None
     return None
@@ -344,6 +361,11 @@ def _arena_frame(
 ) -> pl.DataFrame:
     if frame.height == 0:
         raise LeaderboardInputError(source, "", "no reviews in the file")
+    nested = [c for c, t in frame.schema.items() if c in SCALAR_FIELDS and t.is_nested()]
+    if nested:  # a Parquet file's list or struct column
+        raise LeaderboardInputError(
+            source, f"column {nested[0]!r}", "expected strings or numbers, not lists or objects"
+        )
     missing = [c for c in IMPORT_COLUMNS if c not in frame.columns]
     if not {"score", "verdict", "p_a"} & set(frame.columns):
         missing.append("score or verdict")
@@ -378,6 +400,17 @@ def _arena_frame(
     if "cost_usd" in frame.columns:
         columns["cost_usd"] = frame["cost_usd"].cast(pl.Float64, strict=False)
     columns.update(_style_columns(source, kind, frame))
+    if "turn" in frame.columns:  # 1, 2, ... or null (the first bad one named)
+        turns = frame["turn"].cast(pl.Float64, strict=False)
+        bad = frame["turn"].is_not_null() & ~(
+            turns.is_finite().fill_null(False) & (turns >= 1) & (turns == turns.floor())
+        ).fill_null(False)
+        if bad.any():
+            row = _first_bad(bad)
+            try:
+                check_turn(source, _where(kind, row), frame["turn"][row])
+            except FormatError as exc:
+                raise LeaderboardInputError(exc.file, exc.where, exc.problem) from None
     for name in ("category", "turn"):
         if name in frame.columns:
             columns[name] = frame[name].cast(pl.String)
