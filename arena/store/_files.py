@@ -37,6 +37,7 @@ import uuid
 import warnings
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import polars as pl
@@ -179,12 +180,37 @@ def parse_journal(table: str, data: bytes) -> pl.DataFrame:
     return frame.filter(pl.col("id").is_not_null())
 
 
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _without_surrogates(obj: dict[str, Any]) -> tuple[dict[str, Any], int]:
+    """A journal row with every lone surrogate in its strings replaced by U+FFFD (a
+    surrogate pair decodes to one character, so what is left is unpaired); 1 when one
+    was replaced, else 0."""
+    found = False
+
+    def clean(value: Any) -> Any:
+        nonlocal found
+        if isinstance(value, str) and _SURROGATE.search(value):
+            found = True
+            return _SURROGATE.sub("\ufffd", value)
+        if isinstance(value, list):
+            return [clean(v) for v in value]
+        if isinstance(value, dict):
+            return {k: clean(v) for k, v in value.items()}
+        return value
+
+    out = {k: clean(v) for k, v in obj.items()}
+    return out, int(found)
+
+
 def _parse_lines(table: str, body: bytes) -> pl.DataFrame:
     """Line-by-line parse that skips (and warns about) lines that are not valid rows."""
     schema = table_schema(table)
     names = set(schema.names)
     rows: list[dict[str, object]] = []
-    skipped = 0
+    skipped = repaired = 0
     for line in body.split(b"\n"):
         if not line.strip():
             continue
@@ -192,12 +218,22 @@ def _parse_lines(table: str, body: bytes) -> pl.DataFrame:
             obj = json.loads(line)
             if not isinstance(obj, dict):
                 raise ValueError("not an object")
+            if _SURROGATE_ESCAPE.search(line):  # "\ud800" unpaired: no UTF-8 can hold it
+                obj, fixed = _without_surrogates(obj)
+                repaired += fixed
             rows.append(normalize_row(table, {k: v for k, v in obj.items() if k in names}))
         except ValueError:
             skipped += 1
     if skipped:
         warnings.warn(
             f"table {table!r}: skipped {skipped} unreadable journal line(s)",
+            RuntimeWarning,
+            stacklevel=3,
+        )
+    if repaired:
+        warnings.warn(
+            f"table {table!r}: {repaired} journal line(s) held a lone surrogate (an escape "
+            "such as \\ud800 with no pair), read as U+FFFD",
             RuntimeWarning,
             stacklevel=3,
         )
