@@ -694,6 +694,9 @@ class MissingShards:
     count: int  # N of the K/N split
     missing: tuple[int, ...]
     directories: tuple[Path, ...]  # the shard directories given
+    # Shards run on other questions or answers files than the first one given (their
+    # tournament.json's `inputs_hash`), ranked together only with allow_missing_shards.
+    other_inputs: tuple[Path, ...] = ()
 
     def labels(self) -> list[str]:
         """The missing shards as `K/N`."""
@@ -702,19 +705,30 @@ class MissingShards:
     def note(self) -> str:
         """One line for the terminal, the JSON `warnings` and the HTML report."""
         shards = ", ".join(self.labels())
-        return (
-            f"partial result: shard{'s' if len(self.missing) > 1 else ''} {shards} of this "
-            f"{self.count}-way split missing: it holds only the questions of "
-            f"{len(self.directories)} of {self.count} shards"
-        )
+        notes = []
+        if self.missing:
+            notes.append(
+                f"shard{'s' if len(self.missing) > 1 else ''} {shards} of this "
+                f"{self.count}-way split missing: it holds only the questions of "
+                f"{len(self.directories)} of {self.count} shards"
+            )
+        if self.other_inputs:
+            notes.append(
+                f"{', '.join(str(d) for d in self.other_inputs)} ran on other questions "
+                f"or answers files than {self.directories[0]}"
+            )
+        return "partial result: " + "; ".join(notes)
 
     def to_json(self) -> dict[str, Any]:
-        """The JSON `partial` field."""
-        return {
+        """The JSON `partial` field (`other_inputs` only when some shard ran on other files)."""
+        out: dict[str, Any] = {
             "split": self.count,
             "missing_shards": self.labels(),
             "directories": [str(d) for d in self.directories],
         }
+        if self.other_inputs:
+            out["other_inputs"] = [str(d) for d in self.other_inputs]
+        return out
 
 
 def _recorded_shard(path: Path, snapshot: dict[str, Any]) -> tuple[int, int] | None:
@@ -790,6 +804,23 @@ def check_one_tournament(
         shards[shard] = path
     if not shards:
         return None
+    other_inputs = tuple(
+        path
+        for path, snapshot in snapshots
+        if snapshot.get("inputs_hash")
+        and first.get("inputs_hash")
+        and snapshot["inputs_hash"] != first["inputs_hash"]
+    )
+    if other_inputs and not allow_missing_shards:
+        theirs = dict(snapshots)[other_inputs[0]]["inputs_hash"]
+        raise LeaderboardInputError(
+            other_inputs[0],
+            "tournament.json",
+            f"ran on other questions or answers files than {first_path} (inputs_hash "
+            f"{theirs!r}, not {first['inputs_hash']!r}): their shards do not split one "
+            "question set. Run every shard on the same files, or --allow-missing-shards "
+            "for a partial result",
+        )
     if whole:
         raise LeaderboardInputError(
             whole[0],
@@ -799,9 +830,11 @@ def check_one_tournament(
         )
     count = next(iter(shards))[1]
     missing = tuple(k for k in range(1, count + 1) if (k, count) not in shards)
-    if not missing:
+    if not missing and not other_inputs:
         return None
-    found = MissingShards(count, missing, tuple(shards.values()))
+    found = MissingShards(count, missing, tuple(shards.values()), other_inputs)
+    if not missing:
+        return found  # every shard, on different inputs: allowed, marked partial
     # One shard directory alone is that shard's own view (a machine's progress, its
     # export): marked partial. Several are meant as the whole run: one missing is refused.
     if len(paths) > 1 and not allow_missing_shards:
