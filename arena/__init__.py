@@ -43,16 +43,14 @@ def __getattr__(name: str) -> Any:
     return getattr(importlib.import_module(module), name)
 
 
-# Modules that register their log tables with the store when imported.
-_TABLE_MODULES = ("arena.discuss", "arena.batcheval", "arena.rundir", "arena.sampling")
-
-
 def open_log(directory: str | os.PathLike[str]) -> RunLog:
     """A run directory's log, with every table arena writes registered (answers, reviews,
-    discussions, batcheval, history, sampling)."""
-    for module in _TABLE_MODULES:
-        importlib.import_module(module)
+    every stage's tables: discussions, batcheval, sampling...; history; batch_jobs)."""
+    from arena.stages import register_all_tables
     from arena.store import RunLog
+
+    register_all_tables()  # the stages' tables and the scheduler's batch_jobs
+    importlib.import_module("arena.rundir")  # the history table
 
     return RunLog(directory)
 
