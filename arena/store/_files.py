@@ -167,8 +167,9 @@ def write_all(fd: int, data: bytes) -> None:
         view = view[written:]
 
 
-def parse_journal(table: str, data: bytes) -> pl.DataFrame:
-    """Rows of journal bytes; anything after the last newline (a torn write) is skipped."""
+def parse_journal(table: str, data: bytes, path: Path | None = None) -> pl.DataFrame:
+    """Rows of journal bytes; anything after the last newline (a torn write) is skipped.
+    `path`: the journal's file, named in warnings."""
     end = data.rfind(b"\n")
     if end < 0:
         return empty_frame(table)
@@ -176,7 +177,7 @@ def parse_journal(table: str, data: bytes) -> pl.DataFrame:
     try:
         frame = pl.read_ndjson(io.BytesIO(body), schema=polars_schema(table))
     except Exception:  # polars raises several kinds; the slow path sorts it out
-        return _parse_lines(table, body)
+        return _parse_lines(table, body, path)
     return frame.filter(pl.col("id").is_not_null())
 
 
@@ -205,7 +206,7 @@ def _without_surrogates(obj: dict[str, Any]) -> tuple[dict[str, Any], int]:
     return out, int(found)
 
 
-def _parse_lines(table: str, body: bytes) -> pl.DataFrame:
+def _parse_lines(table: str, body: bytes, path: Path | None = None) -> pl.DataFrame:
     """Line-by-line parse that skips (and warns about) lines that are not valid rows."""
     schema = table_schema(table)
     names = set(schema.names)
@@ -231,9 +232,11 @@ def _parse_lines(table: str, body: bytes) -> pl.DataFrame:
             stacklevel=3,
         )
     if repaired:
+        where = f"{path}" if path is not None else f"table {table!r}"
         warnings.warn(
-            f"table {table!r}: {repaired} journal line(s) held a lone surrogate (an escape "
-            "such as \\ud800 with no pair), read as U+FFFD",
+            f"{where}: {repaired} journal line(s) held a lone surrogate (an escape such as "
+            "\\ud800 with no pair), not valid Unicode: read as U+FFFD; `arena gc` writes "
+            "the rows so into the log's Parquet parts",
             RuntimeWarning,
             stacklevel=3,
         )
@@ -249,7 +252,7 @@ def _parse_lines(table: str, body: bytes) -> pl.DataFrame:
 def read_journal(table: str, path: Path) -> pl.DataFrame:
     """Rows of one journal file (raises FileNotFoundError if it vanished)."""
     with open(path, "rb") as f:
-        return parse_journal(table, f.read())
+        return parse_journal(table, f.read(), path)
 
 
 def read_parts(

@@ -640,7 +640,7 @@ class RunLog:
                 opened_after = max_key(self.log_dir, table)
                 if not _same_file(live_path, f.fileno()):
                     raise _Renamed  # maybe sealed before the keys were listed
-                live = _select(parse_journal(table, f.read()), cols)
+                live = _select(parse_journal(table, f.read(), live_path), cols)
 
         files: list[tuple[int, int, pl.DataFrame | Path]] = []
         for key, path in list_sealed(self.log_dir, table):
