@@ -5,7 +5,7 @@ STAMP := $(VENV)/.installed
 # Processes `make test` runs the suite on (pytest-xdist; each takes whole test files).
 TEST_PROCESSES ?= 2
 
-.PHONY: install demo test lint bench clean
+.PHONY: install demo test lint bench bench-smoke clean
 
 install: $(STAMP)
 
@@ -32,6 +32,22 @@ lint: install
 
 bench: install
 	for b in benchmarks/bench_*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done
+
+# Every benchmark at its small `--smoke` size, so none rots unseen (CI runs this).
+# Each one's output goes to test-artifacts/bench-smoke/; a failure prints its tail.
+# `make bench-smoke BENCHMARKS=benchmarks/bench_viewer.py` runs some of them.
+SMOKE_LOGS := test-artifacts/bench-smoke
+BENCHMARKS ?= $(wildcard benchmarks/bench_*.py)
+bench-smoke: install
+	@mkdir -p $(SMOKE_LOGS); all=$$(date +%s); \
+	for b in $(BENCHMARKS); do \
+	  name=$$(basename $$b .py); start=$$(date +%s); \
+	  if ! $(BIN)/python $$b --smoke > $(SMOKE_LOGS)/$$name.log 2>&1; then \
+	    tail -n 30 $(SMOKE_LOGS)/$$name.log; echo "bench-smoke: $$b --smoke FAILED"; exit 1; \
+	  fi; \
+	  echo "bench-smoke: $$name $$(( $$(date +%s) - start )) s $$(grep -m1 '^skipped:' $(SMOKE_LOGS)/$$name.log)"; \
+	done; \
+	echo "bench-smoke: every benchmark ran in $$(( $$(date +%s) - all )) s"
 
 clean:
 	rm -rf $(VENV) runs .pytest_cache test-artifacts

@@ -43,14 +43,20 @@ def __getattr__(name: str) -> Any:
     return getattr(importlib.import_module(module), name)
 
 
+# Modules that register their log tables with the store when imported; the stages'
+# tables are registered by the registry of parts (`arena.stages`).
+_TABLE_MODULES = ("arena.rundir",)
+
+
 def open_log(directory: str | os.PathLike[str]) -> RunLog:
     """A run directory's log, with every table arena writes registered (answers, reviews,
-    every stage's tables: discussions, batcheval, sampling...; history; batch_jobs)."""
+    history, and every registered stage's: discussions, batcheval, sampling, ...)."""
+    for module in _TABLE_MODULES:
+        importlib.import_module(module)
     from arena.stages import register_all_tables
     from arena.store import RunLog
 
-    register_all_tables()  # the stages' tables and the scheduler's batch_jobs
-    importlib.import_module("arena.rundir")  # the history table
+    register_all_tables()
 
     return RunLog(directory)
 

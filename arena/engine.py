@@ -406,10 +406,13 @@ def log_line(message: str) -> None:
 
 
 __all__ = [
+    "DEFAULT_GRACE_SECONDS",
     "LAST_RUN",
     "DirectoryRun",
+    "RunOptions",
     "log_line",
     "preflight",
+    "prepare_run",
     "run_directory",
     "run_tournament",
     "snapshot",

@@ -23,7 +23,7 @@ from arena.review import render_review_prompt
 from arena.rundir import Classifier, plan_chunks
 from arena.scheduler import PriceTable, price_table
 from arena.stage import EXPECTED_SHARE, EstimateInputs, StageEstimate
-from arena.stages import all_stages
+from arena.stages import all_parts
 from arena.store import RunLog
 from arena.types import Usage, estimate_tokens
 
@@ -35,13 +35,12 @@ _TO_RUN = {"pending": "new", "stale": "stale", "failed": "failed"}
 
 def plan_columns() -> tuple[str, ...]:
     """The columns of a plan row: per provider and model, calls per kind, states, tokens, cost."""
-    kinds = [s.plan_column for s in all_stages() if s.plan_column is not None]
     return (
         "provider",
         "model",
         "answers",
         "reviews",
-        *kinds,
+        *_stage_columns(),
         "calls",
         "done",
         "pending",
@@ -52,6 +51,11 @@ def plan_columns() -> tuple[str, ...]:
         "est_cost_usd",
         "exp_cost_usd",
     )
+
+
+def _stage_columns() -> list[str]:
+    """The plan table's columns of the parts that count their calls there (BatchEval)."""
+    return [p.report.plan_column for p in all_parts() if p.report and p.report.plan_column]
 
 
 @dataclass
@@ -72,17 +76,20 @@ class PlanEstimate:
             "total": self.total,
             "unpriced": self.unpriced,
             "from_file": self.from_file,
-            **{key: est.block for key, est in self.stages.items()},
+            **{
+                key: None if est.block is None else est.block.to_json()
+                for key, est in self.stages.items()
+            },
         }
 
     def columns(self) -> list[str]:
         """The table's columns: a stage's column only when the stage is on."""
         off = {
-            s.plan_column
-            for s in all_stages()
-            if s.plan_column is not None
-            and s.plan_key is not None
-            and self.stages[s.plan_key].block is None
+            p.report.plan_column
+            for p in all_parts()
+            if p.report is not None
+            and p.report.plan_column is not None
+            and self.stages[p.report.plan_key].block is None
         }
         return [c for c in plan_columns() if c not in off]
 
@@ -179,13 +186,15 @@ def estimate_plan(t: Tournament) -> PlanEstimate:
 
     inputs = EstimateInputs(t, plan, log, prices, pending_review_costs)
     estimates: dict[str, StageEstimate] = {}
-    for stage in all_stages():
-        part = stage.estimate(inputs)
-        if stage.plan_key is not None:
-            estimates[stage.plan_key] = part
+    for stage in all_parts():
+        if stage.report is None:
+            continue
+        part = stage.report.estimate(inputs)
+        estimates[stage.report.plan_key] = part
+        column = stage.report.plan_column
         for calls in part.calls:
-            assert stage.plan_column is not None, f"stage {stage.name} counts calls in no column"
-            bump(calls.model, stage.plan_column, calls.count)
+            assert column is not None, f"stage {stage.name} counts calls in no column"
+            bump(calls.model, column, calls.count)
             if calls.state in ("done", "invalid"):  # logged with a result: not asked again
                 bump(calls.model, "done", calls.count)
                 continue
@@ -195,7 +204,7 @@ def estimate_plan(t: Tournament) -> PlanEstimate:
             bump(calls.model, "est_out", calls.est_out)
             bump(calls.model, "exp_in", calls.exp_in)
             bump(calls.model, "exp_out", calls.exp_out)
-    kinds = ["answers", "reviews", *(s.plan_column for s in all_stages() if s.plan_column)]
+    kinds = ["answers", "reviews", *_stage_columns()]
     out_rows: list[dict[str, Any]] = []
     for (provider, model), c in sorted(rows.items()):
         total = sum(c[k] for k in kinds)

@@ -592,16 +592,16 @@ class Runner:
         request: GenerateRequest | None = first
         priority = call.priority
         logged = 0  # outcomes already counted by a checkpoint row
+        batch = getattr(self.scheduler, "batch", None)  # a stand-in scheduler may have none
+        served: list[str] = []  # custom ids of the outcomes (batch mode): logged once written
         while request is not None:
-            # Batch mode, where the scheduler has it (a stand-in scheduler may not).
-            batch = getattr(self.scheduler, "batch", None)
             if batch is not None and batch.batched(call.provider):  # as a line of a batch job
+                custom_id = batch_custom_id(call.id, request)
                 outcome = await self.scheduler.call(
-                    call.provider,
-                    request,
-                    priority=priority,
-                    custom_id=batch_custom_id(call.id, request),
+                    call.provider, request, priority=priority, custom_id=custom_id
                 )
+                if outcome.final:
+                    served.append(custom_id)
             else:
                 outcome = await self.scheduler.call(call.provider, request, priority=priority)
             self.stats.retries += max(0, outcome.attempts - 1)
@@ -611,7 +611,7 @@ class Runner:
                 if outcomes and call.stopped is not None and len(outcomes) > logged:
                     # Results that arrived before the stop are kept, not paid again.
                     kept = call.stopped(outcomes, self.run_id).rows
-                    await self._write(call.table, kept)
+                    await self._write(call.table, kept, batch, served)
                     return CallResult(call, "pending", kept, outcome)
                 return CallResult(call, "pending", (), outcome)
             outcomes.append(outcome)
@@ -620,23 +620,37 @@ class Runner:
             if request is not None and call.checkpoint is not None:
                 row = call.checkpoint(outcomes, self.run_id)
                 row.update(call_columns(outcomes[logged:]))
-                await self.writer.write(call.table, row)
+                await self._write(call.table, (row,), batch, served)
                 logged = len(outcomes)
         finished = call.finish(outcomes, self.run_id)
         rows = finished.rows
         if logged:
             rows = tuple({**row, **call_columns(outcomes[logged:])} for row in rows)
-        await self._write(call.table, rows)
+        await self._write(call.table, rows, batch, served)
         self.stats.ended(call.stage, finished.status)
         if finished.status is CallStatus.FAILED:
             self.stats.failure(call.provider, model, outcomes[-1].error)
         return CallResult(call, _status(finished.status), rows, outcomes[-1])
 
-    async def _write(self, table: str, rows: Sequence[dict[str, Any]]) -> None:
+    async def _write(
+        self,
+        table: str,
+        rows: Sequence[dict[str, Any]],
+        batch: Any = None,
+        served: list[str] | None = None,
+    ) -> None:
+        """Write rows; with `served` (custom ids of batch results they hold), batch mode
+        notes the rows first and learns when they are durable (their jobs get collected)."""
+        noted = batch is not None and bool(served)
+        if noted:
+            await batch.logging(served, table, rows)
         if len(rows) == 1:
             await self.writer.write(table, rows[0])
         elif rows:
             await asyncio.gather(*(self.writer.write(table, row) for row in rows))
+        if noted and served is not None:
+            await batch.logged(served)
+            served.clear()
 
 
 def _status(status: CallStatus) -> ResultStatus:

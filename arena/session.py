@@ -126,7 +126,7 @@ async def run_planners(
                     summary = await runner.run()
                 finally:
                     if dispatcher is not None:
-                        await dispatcher.close(completed=runner.storage_error is None)
+                        await dispatcher.close()
                 if raise_storage_errors and runner.storage_error is not None:
                     raise runner.storage_error
         except StorageError as exc:
@@ -163,18 +163,29 @@ def _dispatcher(
     log: RunLog,
     run_id: str,
 ) -> BatchDispatcher | None:
-    """The batch dispatcher of the providers in batch mode (None: none is)."""
-    settings: dict[str, BatchSettings] = {}
-    clients = {}
-    for name, provider in providers.items():
-        mode = setup.provider_configs[name].batch_mode()
-        make = getattr(provider, "batch_client", None)
-        if mode is None or make is None:
-            continue
-        settings[name] = BatchSettings(mode.max_requests, mode.max_wait, mode.poll_seconds)
-        clients[name] = make()
-    if not clients:
+    """The batch dispatcher: of the providers in batch mode, and of every provider with a
+    batch API when an earlier run left jobs open (None: neither)."""
+    batch_api = {
+        name: make
+        for name, provider in providers.items()
+        if (make := getattr(provider, "batch_client", None)) is not None
+    }
+    if not batch_api:
         return None
-    return BatchDispatcher(
-        clients, settings, writer, log, tournament=setup.tournament, run_id=run_id
+    modes = {name: setup.provider_configs[name].batch_mode() for name in batch_api}
+    submitting = [name for name, mode in modes.items() if mode is not None]
+    settings = {
+        name: BatchSettings(mode.max_requests, mode.max_wait, mode.poll_seconds)
+        for name, mode in modes.items()
+        if mode is not None
+    }
+    dispatcher = BatchDispatcher(
+        {name: make() for name, make in batch_api.items()},
+        settings,
+        writer,
+        log,
+        tournament=setup.tournament,
+        run_id=run_id,
+        submitting=submitting,
     )
+    return dispatcher if submitting or dispatcher.open_jobs else None

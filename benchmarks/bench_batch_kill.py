@@ -1,18 +1,30 @@
-"""kill -9 a batch-mode run at random moments, resume it, and count what the provider billed.
+"""kill -9 batch-mode runs, resume them in the ways that once paid twice, count what was billed.
 
-A three-contestant tournament on the fake server's three batch APIs (OpenAI,
-Anthropic, Gemini; 5 questions, 15 answers and 90 reviews) runs in batch
-mode and is killed with SIGKILL `--kills` times (default 12) once its log
-grew by a random number of rows, some of them between a job's intent row and
-its job id (during submission), then resumed to the end. The fake server's
-clock is moved forward in the background (POST /fake/clock), so jobs spread
-over ten minutes of server time finish in seconds. Prints JSON: the kills,
-those that hit a run while the journal held an intent row without a job id
-(an upper bound of kills during submission: an earlier void intent counts too), the requests
-the server billed, the calls in the log (distinct), and whether the reviews
-and the leaderboard equal an uninterrupted run's.
+A three-contestant tournament (3 questions: 9 answers and 54 reviews, 63
+calls) on the fake server's three batch APIs (OpenAI, Anthropic, Gemini),
+each trial on a server of its own. After the runs of a trial the server works
+through every job it accepted (POST /fake/batch/finish: a real API runs every
+accepted job whether anyone looks again or not), so `billed` counts every
+request a provider would charge. The trials:
 
-    python benchmarks/bench_batch_kill.py [--kills 12] [--seed 1]
+- `random_kills`: a batch-mode run killed with SIGKILL `--kills` times once
+  its log grew by a random number of rows (some between a job's intent row
+  and its job id), then resumed to the end; its reviews and leaderboard are
+  compared with an uninterrupted run's;
+- `limit`: killed once its 3 answer jobs are submitted, then `--limit 1`, then
+  a full run;
+- `budget`: killed once 9 jobs (51 requests) are submitted, then a run stopped
+  by `--budget` after a few reviews, then a full run;
+- `no_batch`: `--batch` killed once its answer jobs are submitted, then a run
+  without batch mode;
+- `renamed`: killed once its answer jobs are submitted, then a run with the
+  OpenAI provider entry renamed.
+
+Prints JSON: trials, billed (requests the server billed), logged (calls in
+the logs, distinct), paid_twice (billed beyond the logged calls), lost (calls
+of the plan not in the log at the end), then per trial.
+
+    python benchmarks/bench_batch_kill.py [--repeats 3] [--kills 12] [--seed 1] [--smoke]
 """
 
 from __future__ import annotations
@@ -28,6 +40,7 @@ import tempfile
 import threading
 import time
 import urllib.request
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -42,13 +55,19 @@ TYPES = ("openai", "anthropic", "gemini")
 KEYS = {t: f"bench-key-{t}" for t in TYPES}
 ENV = {t: f"BENCH_{t.upper()}_KEY" for t in TYPES}
 MODELS = {"alpha": "openai", "beta": "anthropic", "gamma": "gemini"}
+QUESTIONS = 3
+CALLS = 3 * QUESTIONS + 18 * QUESTIONS  # answers, reviews (every ordered pair, every reviewer)
+BATCH = {"max_requests": 7, "max_wait": 0.05, "poll_seconds": 0.02}
+PRICES = {
+    m: {"input": 100.0, "output": 200.0, "batch": {"input": 50.0, "output": 100.0}} for m in MODELS
+}
 
 
-def _server() -> FakeServer:
+def _server(seed: int) -> FakeServer:
     return FakeServer(
         FakeServerConfig.model_validate(
             {
-                "seed": 3,
+                "seed": seed,
                 "keys": list(KEYS.values()),
                 "batch": {"delay_seconds": 600.0},
                 "models": {
@@ -61,20 +80,39 @@ def _server() -> FakeServer:
     )
 
 
-def _clock(server: FakeServer, stop: threading.Event) -> None:
-    while not stop.wait(0.02):
-        req = urllib.request.Request(
-            server.url + "/fake/clock",
-            json.dumps({"advance": 5.0}).encode(),
-            headers={"Content-Type": "application/json"},
-        )
-        urllib.request.urlopen(req, timeout=5).read()
+def _post(server: FakeServer, path: str, body: dict[str, Any]) -> None:
+    req = urllib.request.Request(
+        server.url + path, json.dumps(body).encode(), headers={"Content-Type": "application/json"}
+    )
+    urllib.request.urlopen(req, timeout=10).read()
 
 
-def _tournament(root: Path, server: FakeServer) -> Path:
+class _Clock:
+    """Moves the server's clock on in the background: jobs end within seconds."""
+
+    def __init__(self, server: FakeServer) -> None:
+        self.server, self.stop = server, threading.Event()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        while not self.stop.wait(0.02):
+            _post(self.server, "/fake/clock", {"advance": 5.0})
+
+    def __enter__(self) -> _Clock:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop.set()
+        self.thread.join()
+
+
+def _tournament(root: Path, server: FakeServer, batch: Any) -> Path:
     root.mkdir(parents=True)
     (root / "q.jsonl").write_text(
-        "".join(json.dumps({"id": f"q{i}", "text": f"Question {i}?"}) + "\n" for i in range(5))
+        "".join(
+            json.dumps({"id": f"q{i}", "text": f"Question {i}?"}) + "\n" for i in range(QUESTIONS)
+        )
     )
     cfg: dict[str, Any] = {
         "name": "bench-batch",
@@ -87,13 +125,14 @@ def _tournament(root: Path, server: FakeServer) -> Path:
                 "base_url": server.url + "/v1" if t == "openai" else server.url,
                 "api_key_env": ENV[t],
                 "timeout": 5,
-                "batch": {"max_requests": 6, "max_wait": 0.05, "poll_seconds": 0.02},
+                "batch": batch,
             }
             for t in TYPES
         },
         "models": {m: {"provider": f"p_{t}", "max_tokens": 200} for m, t in MODELS.items()},
         "contestants": list(MODELS),
         "review": {"max_tokens": 200},
+        "prices": PRICES,
     }
     path = root / "t.yaml"
     path.write_text(yaml.safe_dump(cfg, sort_keys=False))
@@ -116,8 +155,8 @@ def _journal(out: Path) -> list[bytes]:
     return lines
 
 
-def _submitting(out: Path) -> bool:
-    """Whether the journal holds an intent row whose job id is not logged yet."""
+def _intents(out: Path) -> tuple[set[str], set[str]]:
+    """Intent ids of the journal: all, and those with a job id (submitted)."""
     intents, submitted = set(), set()
     for line in _journal(out):
         if b'"custom_ids"' not in line:
@@ -127,23 +166,111 @@ def _submitting(out: Path) -> bool:
         except ValueError:
             continue
         row = row.get("row", row)
-        if row.get("state") == "intent":
-            intents.add(row.get("id"))
-        elif row.get("job_id"):
+        intents.add(row.get("id"))
+        if row.get("job_id"):
             submitted.add(row.get("id"))
-    return bool(intents - submitted)
+    return intents, submitted
 
 
-def _run(path: Path, wait: bool = True) -> subprocess.Popen[bytes]:
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "arena", "run", str(path), "--json"],
+def _start(path: Path, *args: str) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "arena", "run", str(path), "--json", *args],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
         env=_env(),
     )
-    if wait:
-        proc.wait()
-    return proc
+
+
+def _run(path: Path, *args: str) -> int:
+    return _start(path, *args).wait()
+
+
+def _kill_when(proc: subprocess.Popen[bytes], ready: Callable[[], bool]) -> bool:
+    """kill -9 the run once `ready()`; False when it ended first."""
+    deadline = time.monotonic() + 300
+    while proc.poll() is None and not ready():
+        if time.monotonic() > deadline:
+            raise RuntimeError("the run neither ended nor reached the kill point in 300 s")
+        time.sleep(0.005)
+    hit = proc.poll() is None
+    if hit:
+        proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    return hit
+
+
+def _kill_after_jobs(
+    path: Path, jobs: int, *args: str, finish_first: tuple[FakeServer, int] | None = None
+) -> None:
+    """Kill the run once `jobs` jobs are submitted (`finish_first`: the server finishes the
+    jobs submitted once that many are, so the run goes on to its reviews)."""
+    out = path.parent / "out"
+    pending = [finish_first]
+
+    def ready() -> bool:
+        submitted = len(_intents(out)[1])
+        if pending[0] is not None and submitted >= pending[0][1]:
+            _post(pending[0][0], "/fake/batch/finish", {})
+            pending[0] = None
+        return submitted >= jobs
+
+    if not _kill_when(_start(path, *args), ready):
+        raise RuntimeError(f"the run ended before {jobs} jobs were submitted")
+
+
+def _count(server: FakeServer, out: Path) -> dict[str, Any]:
+    """What the server billed once every job ran, and what the log holds."""
+    _post(server, "/fake/batch/finish", {})
+    billed = int(server.stats()["counts"].get("billed", 0))
+    log = RunLog(out)
+    calls = pl.concat([log.read("answers").select("id"), log.read("reviews").select("id")])
+    logged = calls["id"].n_unique()
+    open_jobs = log.read(BATCH_TABLE).filter(pl.col("state").is_in(["intent", "submitted"]))
+    return {
+        "billed": billed,
+        "logged": logged,
+        "paid_twice": max(0, billed - logged),
+        "lost": CALLS - logged,
+        "jobs_left_open": open_jobs.height,
+    }
+
+
+def _limit(root: Path, server: FakeServer, rng: random.Random) -> dict[str, Any]:
+    path = _tournament(root, server, BATCH)
+    _kill_after_jobs(path, 3)
+    with _Clock(server):
+        codes = [_run(path, "--limit", "1"), _run(path)]
+    return {"exit_codes": codes}
+
+
+def _budget(root: Path, server: FakeServer, rng: random.Random) -> dict[str, Any]:
+    path = _tournament(root, server, BATCH)
+    _kill_after_jobs(path, 9, finish_first=(server, 3))
+    with _Clock(server):
+        codes = [_run(path, "--budget", "0.1"), _run(path)]
+    return {"exit_codes": codes}
+
+
+def _no_batch(root: Path, server: FakeServer, rng: random.Random) -> dict[str, Any]:
+    path = _tournament(root, server, False)
+    _kill_after_jobs(path, 3, "--batch")
+    _post(server, "/fake/batch/finish", {})  # the jobs ended while nobody ran
+    return {"exit_codes": [_run(path)]}
+
+
+def _renamed(root: Path, server: FakeServer, rng: random.Random) -> dict[str, Any]:
+    path = _tournament(root, server, BATCH)
+    _kill_after_jobs(path, 3)
+    cfg = yaml.safe_load(path.read_text())
+    cfg["providers"]["renamed"] = cfg["providers"].pop("p_openai")
+    cfg["models"]["alpha"]["provider"] = "renamed"
+    path.write_text(yaml.safe_dump(cfg, sort_keys=False))
+    with _Clock(server):
+        return {"exit_codes": [_run(path)]}
+
+
+def _reviews(out: Path) -> pl.DataFrame:
+    return RunLog(out).read("reviews").sort("id").select("id", "status", "verdict", "text")
 
 
 def _board(out: Path) -> Any:
@@ -156,69 +283,78 @@ def _board(out: Path) -> Any:
     return [(r["model"], r["bt"]) for r in json.loads(done.stdout)["models"]]
 
 
-def _reviews(out: Path) -> pl.DataFrame:
-    return RunLog(out).read("reviews").sort("id").select("id", "status", "verdict", "text")
+def _random_kills(
+    root: Path, server: FakeServer, seed: int, rng: random.Random, kills: int
+) -> dict[str, Any]:
+    """Killed at random moments, resumed; compared with an uninterrupted run on a server
+    of the same seed."""
+    with _server(seed) as ref_server, _Clock(ref_server):
+        ref = _tournament(root / "ref", ref_server, BATCH)
+        _run(ref)
+    path = _tournament(root / "kill", server, BATCH)
+    out = path.parent / "out"
+    hits = during_submission = 0
+    with _Clock(server):
+        for _ in range(kills):
+            target = rng.randint(0, 60)
+
+            def ready(target: int = target) -> bool:
+                intents, submitted = _intents(out)
+                if intents - submitted and rng.random() < 0.2:
+                    return True  # between an intent row and its job id
+                return len(_journal(out)) >= target
+
+            if _kill_when(_start(path), ready):
+                hits += 1
+                intents, submitted = _intents(out)
+                during_submission += bool(intents - submitted)
+        code = _run(path)
+    return {
+        "kills": kills,
+        "kills_hitting_a_run": hits,
+        "kills_with_an_intent_not_yet_submitted": during_submission,
+        "exit_codes": [code],
+        "reviews_equal_uninterrupted": _reviews(out).equals(_reviews(ref.parent / "out")),
+        "leaderboard_equal_uninterrupted": _board(out) == _board(ref.parent / "out"),
+    }
+
+
+def server_seed(rng: random.Random) -> int:
+    return rng.randint(1, 10**6)
+
+
+SEQUENCES = {"limit": _limit, "budget": _budget, "no_batch": _no_batch, "renamed": _renamed}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--kills", type=int, default=12)
+    parser.add_argument("--repeats", type=int, default=3, help="trials of each sequence")
+    parser.add_argument("--kills", type=int, default=12, help="kills of the random_kills trial")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--smoke", action="store_true", help="one trial each, 2 random kills")
     args = parser.parse_args()
+    repeats, kills = (1, 2) if args.smoke else (args.repeats, args.kills)
     rng = random.Random(args.seed)
+    trials: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory() as tmp:
-        stop = threading.Event()
-        with _server() as ref_server:
-            threading.Thread(target=_clock, args=(ref_server, stop), daemon=True).start()
-            ref = _tournament(Path(tmp) / "ref", ref_server)
-            _run(ref)
-            stop.set()
-        stop = threading.Event()
-        with _server() as server:
-            threading.Thread(target=_clock, args=(server, stop), daemon=True).start()
-            path = _tournament(Path(tmp) / "kill", server)
-            out = path.parent / "out"
-            hits = during_submission = 0
-            for _ in range(args.kills):
-                target = rng.randint(0, 60)
-                proc = _run(path, wait=False)
-                while proc.poll() is None and len(_journal(out)) < target:
-                    if _submitting(out) and rng.random() < 0.2:
-                        break
-                    time.sleep(0.002)
-                if proc.poll() is None:
-                    hits += 1
-                    during_submission += _submitting(out)
-                    proc.send_signal(signal.SIGKILL)
-                proc.wait()
-            final = _run(path)
-            stop.set()
-            counts = server.stats()["counts"]
-        log = RunLog(out)
-        calls = pl.concat([log.read("answers").select("id"), log.read("reviews").select("id")])
-        jobs = log.read(BATCH_TABLE)
-        print(
-            json.dumps(
-                {
-                    "kills": args.kills,
-                    "kills_hitting_a_run": hits,
-                    "kills_with_an_intent_not_yet_submitted": during_submission,
-                    "resume_exit_code": final.returncode,
-                    "billed_requests": counts.get("billed", 0),
-                    "batch_lines": sum(counts.get(f"{t}.batch.lines", 0) for t in TYPES),
-                    "logged_calls": calls.height,
-                    "distinct_logged_calls": calls["id"].n_unique(),
-                    "jobs": jobs.height,
-                    "jobs_void": int((jobs["state"] == "void").sum()),
-                    "runs_submitting": len({json.loads(t)["arena_run"] for t in jobs["tags"]}),
-                    "reviews_equal_uninterrupted": _reviews(out).equals(
-                        _reviews(ref.parent / "out")
-                    ),
-                    "leaderboard_equal_uninterrupted": _board(out) == _board(ref.parent / "out"),
-                },
-                indent=2,
-            )
-        )
+        plan = [name for _ in range(repeats) for name in SEQUENCES] + ["random_kills"]
+        for n, name in enumerate(plan):
+            root = Path(tmp) / f"{n}-{name}"
+            seed = server_seed(rng)
+            start = time.monotonic()
+            with _server(seed) as server:
+                if name == "random_kills":
+                    root.mkdir()
+                    detail = _random_kills(root, server, seed, rng, kills)
+                    out = root / "kill" / "out"
+                else:
+                    detail = SEQUENCES[name](root, server, rng)
+                    out = root / "out"
+                counted = _count(server, out)
+            seconds = round(time.monotonic() - start, 1)
+            trials.append({"trial": name, "server_seed": seed, **counted, **detail, "s": seconds})
+    totals = {k: sum(t[k] for t in trials) for k in ("billed", "logged", "paid_twice", "lost")}
+    print(json.dumps({"trials": len(trials), **totals, "by_trial": trials}, indent=2))
 
 
 if __name__ == "__main__":

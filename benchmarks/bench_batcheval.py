@@ -21,10 +21,13 @@ every figure twice:
 Prints one line per method and variant, then a final JSON line:
 {"sim_gains": {"heterogeneous": {...}, "heterogeneous_arena": {...}, "random": {...},
 "homogeneous": {...}, "one_at_a_time": {...}}, "no_sim_gains": {...}}
+
+    python benchmarks/bench_batcheval.py [--smoke]
 """
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import json
 import random
@@ -49,9 +52,11 @@ from arena.providers.sim import signature
 from arena.store import RunLog
 
 N_SAMPLES = 200
+SMOKE_SAMPLES = 40  # `--smoke`: a check that every method still runs, no figure
 BATCH_SIZE = 10
 ROUNDS = 5
 MAX_SINGLE_CALLS = 20
+SMOKE_SINGLE_CALLS = 3
 SEED = 11
 WORDS = (
     "the answer explains context evidence detail reason example step result because "
@@ -59,12 +64,12 @@ WORDS = (
 ).split()
 
 
-def make_samples() -> tuple[tuple[Sample, ...], dict[str, float]]:
+def make_samples(n: int = N_SAMPLES) -> tuple[tuple[Sample, ...], dict[str, float]]:
     """Sim samples whose signatures carry a known quality (the truth)."""
     rng = random.Random(SEED)
     samples: list[Sample] = []
     truth: dict[str, float] = {}
-    for i in range(N_SAMPLES):
+    for i in range(n):
         q = rng.gauss(0.0, 1.0)
         words = " ".join(rng.choice(WORDS) for _ in range(40))
         sid = f"s{i:03d}"
@@ -167,13 +172,14 @@ def run_single(
     target: float,
     tmp: Path,
     anchoring: bool = True,
+    max_calls: int = MAX_SINGLE_CALLS,
 ) -> dict[str, Any]:
     """One sample per call, k calls per sample, the smallest k that matches `target`."""
-    setup = make_setup(tmp / "single", "random", 1, MAX_SINGLE_CALLS, anchoring)
+    setup = make_setup(tmp / "single", "random", 1, max_calls, anchoring)
     asyncio.run(run_standalone(setup, samples))
     rows = RunLog(setup.output_dir).read(TABLE)
     best: dict[str, Any] = {}
-    for k in range(1, MAX_SINGLE_CALLS + 1):
+    for k in range(1, max_calls + 1):
         upto = rows.filter(pl.col("round") <= k)
         by_sample: dict[str, list[float | None]] = {}
         for sid, score in zip(upto["sample_id"].to_list(), upto["score"].to_list(), strict=True):
@@ -197,7 +203,11 @@ def run_single(
 
 
 def run_methods(
-    samples: tuple[Sample, ...], truth: dict[str, float], tmp: Path, anchoring: bool
+    samples: tuple[Sample, ...],
+    truth: dict[str, float],
+    tmp: Path,
+    anchoring: bool,
+    max_single: int = MAX_SINGLE_CALLS,
 ) -> dict[str, dict[str, Any]]:
     """Every method with the sim's batch anchoring on or off."""
     results: dict[str, dict[str, Any]] = {}
@@ -207,18 +217,24 @@ def run_methods(
         "heterogeneous", samples, truth, tmp, anchoring, "arena"
     )
     target = results["heterogeneous"]["pearson"]
-    results["one_at_a_time"] = run_single(samples, truth, target, tmp, anchoring)
+    results["one_at_a_time"] = run_single(samples, truth, target, tmp, anchoring, max_single)
     return results
 
 
 def main() -> None:
     """Run every method, with and without the simulator's built-in gain, and print the results."""
-    samples, truth = make_samples()
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument(
+        "--smoke", action="store_true", help=f"{SMOKE_SAMPLES} samples: a check, no figure"
+    )
+    smoke = parser.parse_args().smoke
+    samples, truth = make_samples(SMOKE_SAMPLES if smoke else N_SAMPLES)
+    max_single = SMOKE_SINGLE_CALLS if smoke else MAX_SINGLE_CALLS
     results: dict[str, dict[str, dict[str, Any]]] = {}
     start = time.monotonic()
     for variant, anchoring in (("sim_gains", True), ("no_sim_gains", False)):
         with tempfile.TemporaryDirectory() as tmp_name:
-            results[variant] = run_methods(samples, truth, Path(tmp_name), anchoring)
+            results[variant] = run_methods(samples, truth, Path(tmp_name), anchoring, max_single)
     for variant, methods in results.items():
         for name, r in methods.items():
             print(

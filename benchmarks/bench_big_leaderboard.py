@@ -16,6 +16,9 @@ shared machine, read the wall time against it. The issue's targets for the
 1M-call log: 4 s and 800 MB.
 
 Usage: python benchmarks/bench_big_leaderboard.py DIR [--runs N]
+       python benchmarks/bench_big_leaderboard.py --smoke
+--smoke: no DIR; bench_scale's tournament at a small size (4 models, 10
+questions: 490 calls) is run into a temporary directory and timed once.
 The last line printed is the JSON summary.
 """
 
@@ -95,12 +98,34 @@ def _summary(values: list[float], digits: int) -> dict[str, float]:
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     """Measure and print the summary line."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("directory", type=Path, help="a run directory (bench_scale's DIR/out)")
+    parser.add_argument(
+        "directory", type=Path, nargs="?", help="a run directory (bench_scale's DIR/out)"
+    )
     parser.add_argument("--runs", type=int, default=3, help="cold runs to time")
+    parser.add_argument("--smoke", action="store_true", help="a small run made here, one run")
     args = parser.parse_args(argv)
+    if args.smoke:
+        with tempfile.TemporaryDirectory() as tmp:
+            return _measure(_small_run(Path(tmp)), 1)
+    if args.directory is None:
+        parser.error("a run directory is needed (or --smoke)")
     if not (args.directory / "log").is_dir():
         parser.error(f"{args.directory}: not a run directory (no log/)")
-    runs = [_isolated(args.directory) for _ in range(max(1, args.runs))]
+    return _measure(args.directory, args.runs)
+
+
+def _small_run(root: Path) -> Path:
+    """bench_scale's tournament at a small size, run to the end in `root`: its out/."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from bench_scale import run_child, write_tournament
+
+    run_child(write_tournament(root, 4, 10))
+    return root / "out"
+
+
+def _measure(directory: Path, runs_wanted: int) -> dict[str, Any]:
+    """Time `runs_wanted` cold runs on `directory` and print the summary line."""
+    runs = [_isolated(directory) for _ in range(max(1, runs_wanted))]
     for k, run in enumerate(runs, 1):
         print(
             f"run {k}: {run['wall']:.2f} s wall, {run['cpu']:.2f} s CPU, "

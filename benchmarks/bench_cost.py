@@ -32,8 +32,8 @@ own output directory on a fresh server:
   per_dollar}`: the refitted rounds choose each pair's reviewers by
   reliability per dollar of what their reviews have cost so far.
 
-Prints JSON: the cost of each (USD, summed over every row of the log, scaled
-to the 80-question tournament when fewer questions ran), the ratio of each
+Prints JSON: the cost of each (USD, summed over every row of the log: what
+this tournament cost, nothing extrapolated; `scale` is 1.0), the ratio of each
 to `cost_full`, the same per API and per model, the answers' share of each, the cache hit
 rate per API (share of review requests that read from the cache, and the
 cached share of their input tokens), the calls made, the batch jobs and the
@@ -41,17 +41,15 @@ steps a batch run waits through (each a job round trip), and
 `tau_all_vs_full` (Kendall tau of the Bradley-Terry order of `all` against
 `full`'s; `tau_by_reliability_vs_full` and `tau_aligned_vs_full` likewise).
 
-What is scaled, and why: through the fake server a run makes 40-90 calls a
-second on two shared cores; the 72,000 reviews of the 80-question
-tournament, seven ways, would take hours. By default 8 of the 80 questions
-run (each run is the 80-question tournament's first 8 questions, with its
-per-question shape: 10 answers, 900 reviews) and the costs are multiplied by
-80 / 8. That is exact for `full`, `cached` and `batch`: every question's
-calls are alike, and no cache entry is shared across questions. The 10%
-adaptive design has the 80-question design's units per question, but a
-tenth as many units in all, so its ranking (`tau_all_vs_full`) is noisier
-than the 80-question design's would be. `--questions 80` runs the whole
-tournament (several hours on two cores).
+The size: 8 questions (`--questions`), so each way is 80 answers and 7,200
+reviews (10 answers and 900 reviews a question). Every call goes through the
+fake server over HTTP, so the seven ways take minutes; more questions change
+the totals, not the ratios (every question's calls are alike, and no cache
+entry is shared across questions). The 10%
+adaptive designs spend 720 reviews over 45 pairs, so their ranking
+(`tau_all_vs_full`) is noisier than a bigger tournament's; the ranking at a
+bigger size is measured on the simulator (below). `--smoke` runs the first
+4 models on 2 questions: a check that every way still runs, not a figure.
 
 Batch jobs: the server does a job's lines spread over 30 minutes of its
 clock, each line meeting the 5-minute cache at its own moment, and the
@@ -66,7 +64,7 @@ figure as if each review had written 300 more output tokens. Direct calls
 are answered at once, so all of a run's calls sharing a prefix come within
 the cache's 5 minutes (docs/cost.md: the order of calls).
 
-The ranking at the real shape: `--ranking-questions 80` also runs `full`,
+The ranking at a bigger size: `--ranking-questions 80` also runs `full`,
 `all`, `by_reliability` and `aligned` with all 80 questions on the embedded
 simulator (`type: sim`, the fake server's model and reviewer settings, the
 same templates and sampling, and each model priced at its batch list price
@@ -74,17 +72,18 @@ under `prices:` so that `all` chooses its reviewers by cost as it does on the
 fake server; batch mode and the cache change a call's price, never its
 verdict) and reports `ranking_at_shape`: Kendall tau of each against `full`
 and against the true skill order, per seed (`--ranking-seeds`, from
-`--seed`); `--ranking-only` skips the cost runs. About 4 minutes a seed.
+`--seed`); `--ranking-only` skips the cost runs.
 `--judges weaker_noisier` makes the weaker (and cheaper) models the noisier
 judges, from noise 0.8 for the best to 2.9 for the weakest: the case where
 choosing reviewers by price (`all`) could cost ranking accuracy.
 
-    python benchmarks/bench_cost.py [--questions 8] [--seed 1] [--ranking-questions 80]
+    python benchmarks/bench_cost.py [--questions 8] [--seed 1] [--ranking-questions 80] [--smoke]
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
 import signal
@@ -101,11 +100,17 @@ import polars as pl
 import yaml
 from scipy.stats import kendalltau
 
+import arena
 from arena.scheduler._prices import library_price
 from arena.stages import register_all_tables
 from arena.store import RunLog
 
-FULL_QUESTIONS = 80
+QUESTIONS = 8
+# `--ranking-only` without `--ranking-questions`: the ranking at ten times the size.
+RANKING_QUESTIONS = 80
+# `--smoke`: the first models of MODELS (at least one per API) on a few questions.
+SMOKE_MODELS = 4
+SMOKE_QUESTIONS = 2
 TYPES = ("openai", "anthropic", "gemini")
 KEYS = {t: f"bench-cost-{t}" for t in TYPES}
 ENV = {t: f"BENCH_COST_{t.upper()}_KEY" for t in TYPES}
@@ -205,7 +210,9 @@ class Server:
             self.proc.wait()
 
 
-def _tournament(root: Path, url: str, questions: int, way: dict[str, Any]) -> Path:
+def _tournament(
+    root: Path, url: str, questions: int, way: dict[str, Any], models: list[str]
+) -> Path:
     root.mkdir(parents=True)
     (root / "q.jsonl").write_text(
         "".join(
@@ -238,8 +245,8 @@ def _tournament(root: Path, url: str, questions: int, way: dict[str, Any]) -> Pa
         "questions": "q.jsonl",
         "output": str(root / "out"),
         "providers": providers,
-        "models": {m: {"provider": f"p_{t}", "max_tokens": 1200} for m, (t, _) in MODELS.items()},
-        "contestants": list(MODELS),
+        "models": {m: {"provider": f"p_{MODELS[m][0]}", "max_tokens": 1200} for m in models},
+        "contestants": models,
         "review": {"max_tokens": 200},
     }
     return _write_tournament(root, cfg, way)
@@ -286,14 +293,10 @@ def _calls(out: Path) -> pl.DataFrame:
 
 
 def _order(out: Path) -> list[str]:
-    done = subprocess.run(
-        [sys.executable, "-m", "arena", "leaderboard", str(out), "--format", "json"],
-        capture_output=True,
-        check=True,
-        env=_env(),
-    )
-    rows = json.loads(done.stdout)["models"]
-    return [r["model"] for r in sorted(rows, key=lambda r: -float(r["bt"]))]
+    """The models by Bradley-Terry rating, best first (those without battles last)."""
+    rows = arena.leaderboard(out).to_dict()["models"]
+    rated = sorted((r for r in rows if r["bt"] is not None), key=lambda r: -float(r["bt"]))
+    return [r["model"] for r in rated] + [r["model"] for r in rows if r["bt"] is None]
 
 
 def _clock(server: Server, stop: threading.Event) -> None:
@@ -302,12 +305,12 @@ def _clock(server: Server, stop: threading.Event) -> None:
         server.advance(CLOCK_STEP_SECONDS)
 
 
-def _run_way(root: Path, name: str, questions: int, seed: int) -> dict[str, Any]:
+def _run_way(root: Path, name: str, questions: int, seed: int, models: list[str]) -> dict[str, Any]:
     way = WAYS[name]
     root.mkdir(parents=True)
     server = Server(root, seed)
     try:
-        path = _tournament(root / "run", server.url, questions, way)
+        path = _tournament(root / "run", server.url, questions, way, models)
         command = [sys.executable, "-m", "arena", "run", str(path), "--json"]
         if way["batch"]:
             command.append("--batch")
@@ -352,9 +355,9 @@ def _output_price(model: str) -> tuple[float, float]:
     return price.output / 1e6, price.batch.output / 1e6
 
 
-def _summary(results: dict[str, dict[str, Any]], scale: float) -> dict[str, Any]:
+def _summary(results: dict[str, dict[str, Any]], models: list[str]) -> dict[str, Any]:
     def cost(df: pl.DataFrame) -> float:
-        return float(df["cost_usd"].sum() or 0.0) * scale
+        return float(df["cost_usd"].sum() or 0.0)
 
     def long_cost(name: str, df: pl.DataFrame) -> float:
         reviews = df.filter(pl.col("t") == "reviews").group_by("model").len()
@@ -362,7 +365,7 @@ def _summary(results: dict[str, dict[str, Any]], scale: float) -> dict[str, Any]
         for model, n in reviews.iter_rows():
             plain, batch = _output_price(model)
             extra += n * LONG_REVIEW_EXTRA_TOKENS * (batch if WAYS[name]["batch"] else plain)
-        return cost(df) + extra * scale
+        return cost(df) + extra
 
     full = cost(results["full"]["calls"])
     out: dict[str, Any] = {}
@@ -381,7 +384,7 @@ def _summary(results: dict[str, dict[str, Any]], scale: float) -> dict[str, Any]
     # Per model (its answers and its reviews): what a tournament of models with
     # one model's cache rules would see; the minimum cached prefix is per model.
     per_model: dict[str, dict[str, float]] = {}
-    for model in MODELS:
+    for model in models:
         base = cost(results["full"]["calls"].filter(pl.col("model") == model))
         per_model[model] = {
             name: round(cost(r["calls"].filter(pl.col("model") == model)) / base, 4)
@@ -484,7 +487,7 @@ def _ranking_at_shape(questions: int, seeds: list[int], judges: str = "alike") -
     """Kendall tau of the sampled designs (`RANKED`) against `full` at `questions` questions.
 
     Batch mode and the prompt cache change what a call costs, not its verdict;
-    the ranking depends on the design alone. So the 80-question designs run on
+    the ranking depends on the design alone. So the bigger designs run on
     the embedded simulator (the fake server's models and reviewer settings, the
     same templates and sampling), directly, which takes minutes where the
     fake server would take hours.
@@ -528,7 +531,7 @@ def _ranking_at_shape(questions: int, seeds: list[int], judges: str = "alike") -
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--questions", type=int, default=8)
+    parser.add_argument("--questions", type=int, default=QUESTIONS)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--ways", default=",".join(WAYS), help="which ways to run (comma list)")
     parser.add_argument(
@@ -545,12 +548,19 @@ def main() -> None:
         default="alike",
         help="the ranking runs' judges: all with noise 0.8, or the weaker ones noisier",
     )
+    parser.add_argument(
+        "--smoke",
+        action="store_true",
+        help=f"the first {SMOKE_MODELS} models on {SMOKE_QUESTIONS} questions: a check, no figure",
+    )
     args = parser.parse_args()
+    models = list(MODELS)[:SMOKE_MODELS] if args.smoke else list(MODELS)
+    questions = SMOKE_QUESTIONS if args.smoke else args.questions
     if args.ranking_only:
         seeds = list(range(args.seed, args.seed + args.ranking_seeds))
         print(
             json.dumps(
-                _ranking_at_shape(args.ranking_questions or FULL_QUESTIONS, seeds, args.judges),
+                _ranking_at_shape(args.ranking_questions or RANKING_QUESTIONS, seeds, args.judges),
                 indent=2,
             )
         )
@@ -561,15 +571,43 @@ def main() -> None:
     results: dict[str, dict[str, Any]] = {}
     with tempfile.TemporaryDirectory() as tmp:
         for name in names:
-            results[name] = _run_way(Path(tmp) / name, name, args.questions, args.seed)
+            results[name] = _run_way(Path(tmp) / name, name, questions, args.seed, models)
             print(f"{name}: {results[name]['seconds']:.0f} s", file=sys.stderr, flush=True)
-    summary = _summary(results, FULL_QUESTIONS / args.questions)
-    summary = {"questions_run": args.questions, "scale": FULL_QUESTIONS / args.questions, **summary}
+    summary = _summary(results, models)
+    # Every figure is what this tournament cost: nothing is extrapolated.
+    summary = {"questions_run": questions, "models": len(models), "scale": 1.0, **summary}
     if args.ranking_questions:
         seeds = list(range(args.seed, args.seed + args.ranking_seeds))
         summary["ranking_at_shape"] = _ranking_at_shape(args.ranking_questions, seeds, args.judges)
     print(json.dumps(summary, indent=2))
 
 
+def _installed(module: str) -> bool:
+    try:
+        return importlib.util.find_spec(module) is not None
+    except ModuleNotFoundError:  # a dotted name whose parent package is missing
+        return False
+
+
+def _missing() -> list[str]:
+    """What this benchmark needs and this machine lacks: the fake server and the provider SDKs."""
+    return [
+        m
+        for m in (
+            "aiohttp",
+            "openai",
+            "anthropic",
+            "google.genai",
+        )
+        if not _installed(m)
+    ]
+
+
 if __name__ == "__main__":
+    if _missing():  # a machine without the extras: say why, and do not fail the smoke run
+        print(
+            f"skipped: needs {', '.join(_missing())} (pip install -e '.[providers]')",
+            file=sys.stderr,
+        )
+        sys.exit(0)
     main()

@@ -250,8 +250,12 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     """Run every variant and print its figures; returns the final JSON object."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--questions", type=int, default=40)
+    parser.add_argument(
+        "--smoke", action="store_true", help="6 questions: a check that every variant runs"
+    )
     args = parser.parse_args(argv)
-    results = {name: run_variant(name, args.questions) for name in VARIANTS}
+    questions = 6 if args.smoke else args.questions
+    results = {name: run_variant(name, questions) for name in VARIANTS}
     print(
         "plumbing check: the sim_gains figures include the simulator's built-in fresh look; "
         "no_sim_gains is what is left without it"

@@ -22,10 +22,15 @@ batches and the sim's draws):
 Prints one line per variant and seed, the paired differences (mean over
 seeds and a 95% t interval; `examples_knob_on - examples_knob_off` isolates
 the knob: the same prompts and draws), then a final JSON line.
+
+    python benchmarks/bench_examples.py [--smoke]
+
+`--smoke`: 5 questions and 2 seeds, a check that every variant still runs (no figure).
 """
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import json
 import math
@@ -54,6 +59,8 @@ PER_QUESTION = 8
 POOL_QUESTIONS = 20
 POOL_PER_QUESTION = 3
 SEEDS = (1, 2, 3, 4, 5)
+SMOKE_QUESTIONS = 5
+SMOKE_SEEDS = (1, 2)
 HUMAN_NOISE = 0.4
 TOPICS = (
     "rivers birds engines forests comets islands bridges deserts glaciers harbours "
@@ -66,12 +73,14 @@ def _scale(q: float) -> float:
     return 1 + 4 / (1 + math.exp(-q / 1.5))
 
 
-def make_data(tmp: Path) -> tuple[tuple[Sample, ...], dict[str, float], Path]:
+def make_data(
+    tmp: Path, questions: int = N_QUESTIONS
+) -> tuple[tuple[Sample, ...], dict[str, float], Path]:
     """The samples, their simulated human scores, and the pool file."""
     rng = random.Random(7)
     samples: list[Sample] = []
     human: dict[str, float] = {}
-    for j in range(N_QUESTIONS):
+    for j in range(questions):
         for i in range(PER_QUESTION):
             q = rng.gauss(0.0, 1.0)
             sid = f"q{j}-{i}"
@@ -163,14 +172,18 @@ def interval(diffs: list[float]) -> dict[str, float]:
 
 
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--smoke", action="store_true", help="a small size: a check, no figure")
+    smoke = parser.parse_args().smoke
+    seeds = SMOKE_SEEDS if smoke else SEEDS
     with tempfile.TemporaryDirectory() as tmp:
-        samples, human, pool_file = make_data(Path(tmp))
+        samples, human, pool_file = make_data(Path(tmp), SMOKE_QUESTIONS if smoke else N_QUESTIONS)
         variants: dict[str, list[float]] = {
             "none": [],
             "examples_knob_off": [],
             "examples_knob_on": [],
         }
-        for seed in SEEDS:
+        for seed in seeds:
             for name, pool, gain in (
                 ("none", None, 0.0),
                 ("examples_knob_off", pool_file, 0.0),
@@ -200,7 +213,7 @@ def main() -> None:
         print(f"{label}: {d['mean']:+.4f} [{d['lo']:+.4f}, {d['hi']:+.4f}] (95% t, by seed)")
     out: dict[str, Any] = {
         "note": "plumbing check: the sim builds in the knob's gain; not evidence about real judges",
-        "seeds": list(SEEDS),
+        "seeds": list(seeds),
         "pearson": variants,
         "label_copy": copy_r,
         "paired_differences": diffs,

@@ -12,7 +12,9 @@ on `arena leaderboard` after the search (`rank`, `rank_low`, `rank_high`),
 whether the true rank lies inside, and its rank after all pairs
 (`all_pairs_rank`).
 
-    python benchmarks/bench_placement.py [--budget 0.3] [--questions 10] [--seed 7]
+    python benchmarks/bench_placement.py [--budget 0.3] [--questions 10] [--seed 7] [--smoke]
+
+`--smoke`: 2 questions, a check that every case still runs (no figure).
 """
 
 from __future__ import annotations
@@ -98,7 +100,10 @@ def main() -> None:
     parser.add_argument("--budget", type=float, default=0.3)
     parser.add_argument("--questions", type=int, default=10)
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--smoke", action="store_true", help="2 questions: a check, no figure")
     args = parser.parse_args()
+    if args.smoke:
+        args.questions = 2
     cases = []
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)

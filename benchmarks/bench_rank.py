@@ -9,9 +9,13 @@ includes turning them into codes. Times, on the same data in one run:
   (b) `baseline_seconds`: a plain per-row Python loop doing the same weighted
       win-rate iterations to the same tolerance, the way the PRD paper's
       notebook does (rows of the frame as dictionaries keyed by model name),
-      its conversion of the frame into those rows included as ours is;
+      its conversion of the frame into those rows included as ours is; (a)
+      runs with PeerRank weights (`--weights peerrank`) so that both compute
+      the same weighted win rates, which must agree to 1e-9 (else the script
+      exits 1 with MISMATCH);
   (c) `elo_seconds`: weighted Elo averaged over 100 random orders, reviewer
-      weights re-derived until they settle (compiled kernel, all cores);
+      weights re-derived until they settle (the compiled kernel from 50,000
+      reviews, on all cores; NumPy below);
   (d) `leaderboard_seconds`: the whole `arena leaderboard --format json`
       computation from the string frame: encoding, win rates, PeerRank, Elo,
       Bradley-Terry with bootstrap intervals, diagnostics, the JSON document.
@@ -31,7 +35,8 @@ tell what a machine busy with other jobs hid from the wall-clock figures.
 Targets (2-core machine): seconds <= 2, speedup >= 50 (shuffled too), elo_seconds and
 leaderboard_seconds <= 5.
 
-Usage: python benchmarks/bench_rank.py [--reviews N] [--elo-orders N] [--skip-elo]
+Usage: python benchmarks/bench_rank.py [--reviews N] [--elo-orders N] [--skip-elo] [--smoke]
+--smoke: 20,000 reviews and 10 Elo orders (seconds; what CI runs).
 """
 
 from __future__ import annotations
@@ -191,12 +196,18 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--reviews", type=int, default=1_000_000)
     parser.add_argument("--elo-orders", type=int, default=100)
     parser.add_argument("--skip-elo", action="store_true")
+    parser.add_argument("--smoke", action="store_true", help="20,000 reviews, 10 Elo orders")
     args = parser.parse_args(argv)
+    if args.smoke:
+        args.reviews, args.elo_orders = 20_000, 10
 
     frame = synthetic_reviews(args.reviews)
-    options = RankOptions(bootstrap=200, elo=False, tol=TOLERANCE, max_iter=MAX_ITER)
+    # PeerRank weights: the baseline loop below is PeerRank's Algorithm 2.
+    options = RankOptions(
+        bootstrap=200, elo=False, tol=TOLERANCE, max_iter=MAX_ITER, weights="peerrank"
+    )
     board_options = LeaderboardOptions(elo_orders=args.elo_orders if not args.skip_elo else 0)
-    warm = frame.head(20_000)  # warm-up: imports, caches, the compiled Elo kernel
+    warm = frame.head(20_000)  # warm-up: imports and caches
     rank_reviews(encode_reviews(warm), options)
     leaderboard_dict(rank_frame(warm, source="bench", options=board_options))
 

@@ -15,11 +15,18 @@ Prints a final JSON line: limit_rpm, matched_rpm, matched_429, matched_failed,
 over_rpm, over_429, over_failed (plus calls and timing details).
 Targets: matched_rpm >= 0.97 R with matched_429 == 0; over_rpm >= 0.85 R
 with over_failed == 0.
+
+    python benchmarks/bench_ratelimit.py [--smoke]
+
+`--smoke`: each run lasts SMOKE_RUN_SECONDS, a check that both runs still work
+(too short a window for the targets).
 """
 
 from __future__ import annotations
 
+import argparse
 import asyncio
+import importlib.util
 import json
 import os
 import subprocess
@@ -40,6 +47,8 @@ from arena.types import GenerateRequest, Limits, Message
 LIMIT_RPM = 3000.0
 RUN_SECONDS = 30.0
 WARMUP_SECONDS = 3.0
+SMOKE_RUN_SECONDS = 4.0
+SMOKE_WARMUP_SECONDS = 1.0
 CONCURRENCY = 64
 KEY_ENV = "ARENA_BENCH_KEY"
 
@@ -84,8 +93,14 @@ def reset_server(url: str) -> None:
     urllib.request.urlopen(request).close()
 
 
-async def one_run(url: str, client_rpm: float, key: str) -> dict[str, Any]:
-    """Send calls for RUN_SECONDS through the governor at `client_rpm`; measure."""
+async def one_run(
+    url: str,
+    client_rpm: float,
+    key: str,
+    run_seconds: float = RUN_SECONDS,
+    warmup_seconds: float = WARMUP_SECONDS,
+) -> dict[str, Any]:
+    """Send calls for `run_seconds` through the governor at `client_rpm`; measure."""
     os.environ[KEY_ENV] = key
     provider = create_provider(
         "bench", ProviderConfig(type="openai", base_url=f"{url}/v1", api_key_env=KEY_ENV), {}, 0
@@ -111,7 +126,7 @@ async def one_run(url: str, client_rpm: float, key: str) -> dict[str, Any]:
 
     tasks: set[asyncio.Task[None]] = set()
     # Keep enough calls waiting that the governor, not the caller, sets the pace.
-    while time.monotonic() - start < RUN_SECONDS:
+    while time.monotonic() - start < run_seconds:
         while len(tasks) < 2 * CONCURRENCY:
             task = asyncio.create_task(call(n))
             tasks.add(task)
@@ -121,7 +136,7 @@ async def one_run(url: str, client_rpm: float, key: str) -> dict[str, Any]:
     await asyncio.gather(*tasks)
     await provider.close()
     end = max(finished)
-    window_start = start + WARMUP_SECONDS
+    window_start = start + warmup_seconds
     in_window = sum(1 for t in finished if t > window_start)
     return {
         "rpm": in_window / (end - window_start) * 60.0,
@@ -134,13 +149,20 @@ async def one_run(url: str, client_rpm: float, key: str) -> dict[str, Any]:
 
 
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--smoke", action="store_true", help="short runs: a check, no figure")
+    smoke = parser.parse_args().smoke
+    run_seconds = SMOKE_RUN_SECONDS if smoke else RUN_SECONDS
+    warmup_seconds = SMOKE_WARMUP_SECONDS if smoke else WARMUP_SECONDS
     with tempfile.TemporaryDirectory() as tmp:
         proc, url = start_server(Path(tmp))
         try:
             results: dict[str, dict[str, Any]] = {}
             for label, factor in (("matched", 1.0), ("over", 3.0)):
                 reset_server(url)
-                results[label] = asyncio.run(one_run(url, LIMIT_RPM * factor, f"key-{label}"))
+                results[label] = asyncio.run(
+                    one_run(url, LIMIT_RPM * factor, f"key-{label}", run_seconds, warmup_seconds)
+                )
                 results[label]["429"] = server_stats(url)["counts"].get("status.429", 0)
                 r = results[label]
                 print(
@@ -165,12 +187,37 @@ def main() -> None:
                 "over_failed": o["failed"],
                 "matched_calls": m["ok"],
                 "over_calls": o["ok"],
-                "run_seconds": RUN_SECONDS,
-                "warmup_seconds": WARMUP_SECONDS,
+                "run_seconds": run_seconds,
+                "warmup_seconds": warmup_seconds,
             }
         )
     )
 
 
+def _installed(module: str) -> bool:
+    try:
+        return importlib.util.find_spec(module) is not None
+    except ModuleNotFoundError:  # a dotted name whose parent package is missing
+        return False
+
+
+def _missing() -> list[str]:
+    """What this benchmark needs and this machine lacks: the fake server and the OpenAI SDK."""
+    return [
+        m
+        for m in (
+            "aiohttp",
+            "openai",
+        )
+        if not _installed(m)
+    ]
+
+
 if __name__ == "__main__":
+    if _missing():  # a machine without the extras: say why, and do not fail the smoke run
+        print(
+            f"skipped: needs {', '.join(_missing())} (pip install -e '.[providers]')",
+            file=sys.stderr,
+        )
+        sys.exit(0)
     main()

@@ -482,7 +482,14 @@ def main() -> None:
         action="store_true",
         help="adaptive with reviewers: per_dollar against plain adaptive",
     )
+    parser.add_argument(
+        "--smoke",
+        action="store_true",
+        help="one small design, 2 seeds, one budget: a check that the comparison runs",
+    )
     args = parser.parse_args()
+    if args.smoke:
+        args.designs, args.seeds, args.budgets = ["8-spread-clean"], 2, [0.1]
     if (args.align or args.per_dollar) and args.engine != "replica":
         parser.error("--align and --per-dollar run on the replica engine")
     if args.align and args.per_dollar:

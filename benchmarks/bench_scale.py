@@ -14,8 +14,9 @@ The last line printed is the JSON summary:
 {"calls", "wall_seconds", "calls_per_second", "peak_rss_mb", "models", "questions"}.
 Target: peak_rss_mb <= 1024 for the full size.
 
-Usage: python benchmarks/bench_scale.py [--models N] [--questions N] [--keep DIR]
-Smaller sizes (say --questions 20) give the per-call figures in seconds.
+Usage: python benchmarks/bench_scale.py [--models N] [--questions N] [--keep DIR] [--smoke]
+Smaller sizes (say --questions 20) give the per-call figures sooner; `--smoke`
+runs 1 question (1,596 calls), a check that the run still completes.
 """
 
 from __future__ import annotations
@@ -89,7 +90,10 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--models", type=int, default=12)
     parser.add_argument("--questions", type=int, default=630)
     parser.add_argument("--keep", type=Path, default=None, help="run here and keep the output")
+    parser.add_argument("--smoke", action="store_true", help="1 question: a check, no figure")
     args = parser.parse_args(argv)
+    if args.smoke:
+        args.questions = 1
 
     with tempfile.TemporaryDirectory() as tmp:
         root = args.keep or Path(tmp)

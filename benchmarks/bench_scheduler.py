@@ -12,10 +12,16 @@ reviews * latency / concurrency + latency). Efficiency cannot exceed 1.
 Run 2: zero latency, no limits: calls per CPU-second of the whole engine
 (simulator, scheduler, log writes with fsync).
 Prints a final JSON line.
+
+    python benchmarks/bench_scheduler.py [--smoke]
+
+`--smoke`: 3 questions (1,368 calls), a check that both runs still work; too
+short for a meaningful efficiency.
 """
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import json
 import sys
@@ -33,16 +39,19 @@ from arena.scheduler._scheduler import NETWORK_BURST_SECONDS
 
 MODELS = 8
 QUESTIONS = 45  # 8*45 answers + 45*8*7*8 reviews = 20,520 calls
+SMOKE_QUESTIONS = 3
 LATENCY = 0.05
 CONCURRENCY = 64
 RPM = 60_000.0
 
 
-def write_tournament(root: Path, latency: float, limits: dict[str, float]) -> Path:
+def write_tournament(
+    root: Path, latency: float, limits: dict[str, float], questions: int = QUESTIONS
+) -> Path:
     (root / "q.jsonl").write_text(
         "\n".join(
             json.dumps({"id": f"q{i}", "text": f"Benchmark question {i}?"})
-            for i in range(QUESTIONS)
+            for i in range(questions)
         )
         + "\n"
     )
@@ -68,12 +77,14 @@ def write_tournament(root: Path, latency: float, limits: dict[str, float]) -> Pa
 
 
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--smoke", action="store_true", help="a small size: a check, no figure")
+    questions = SMOKE_QUESTIONS if parser.parse_args().smoke else QUESTIONS
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp) / "limited"
         root.mkdir()
-        t = load_tournament(
-            write_tournament(root, LATENCY, {"max_concurrency": CONCURRENCY, "rpm": RPM})
-        )
+        limits = {"max_concurrency": CONCURRENCY, "rpm": RPM}
+        t = load_tournament(write_tournament(root, LATENCY, limits, questions))
         plan = build_plan(t)
         calls, reviews = plan.size, len(plan.reviews)
         # The simulator, governed as a provider over the network would be.
@@ -95,7 +106,7 @@ def main() -> None:
 
         root0 = Path(tmp) / "zero"
         root0.mkdir()
-        t0 = load_tournament(write_tournament(root0, 0.0, {}))
+        t0 = load_tournament(write_tournament(root0, 0.0, {}, questions))
         cpu0 = time.process_time()
         wall0 = time.perf_counter()
         summary0 = asyncio.run(run_tournament(t0, compact_every=5000))

@@ -17,6 +17,8 @@ Part 2: zero-latency calls per CPU-second through the same governor code paths
 The last line printed is JSON: {"calls", "governor", "wall_seconds",
 "lower_bound_seconds", "efficiency", "naive_lower_bound_seconds",
 "zero_latency_calls_per_cpu_second"}.
+
+`--smoke`: 2,000 calls in each part, once: a check that both parts still run.
 """
 
 from __future__ import annotations
@@ -81,7 +83,10 @@ def main() -> None:
     parser.add_argument(
         "--local", action="store_true", help="the simulator's governor settings (no probe, 1 s)"
     )
+    parser.add_argument("--smoke", action="store_true", help="a small size: a check, no figure")
     args = parser.parse_args()
+    if args.smoke:
+        args.calls, args.zero_latency_calls, args.repeats = 2000, 2000, 1
 
     n, latency, conc, rpm = args.calls, args.latency, args.concurrency, args.rpm
     network = not args.local

@@ -1,20 +1,23 @@
-"""Where the compiled kernels of `arena.rank` start to pay: NumPy passes against numba by size.
+"""Where the compiled Elo kernel starts to pay: NumPy's lockstep Elo against numba's, by size.
 
-For each size, bench_rank's synthetic tournament (20 models, every ordered
-pair judged by every model, answers' style columns included) is written to
-Parquet, then ranked in fresh interpreters the way `arena leaderboard` does:
-import `arena.rank`, read the frame, `encode_reviews`, `rank_reviews` with the
+Weighted Elo is the one pass of `arena.rank` with a compiled kernel; below
+`arena.rank._elo.COMPILED_MIN_ROWS` rated reviews NumPy runs every order in
+lockstep instead, so a small log never loads numba. For each size,
+bench_rank's synthetic tournament (20 models, every ordered pair judged by
+every model, answers' style columns included) is written to Parquet, then
+ranked in fresh interpreters the way `arena leaderboard` does: import
+`arena.rank`, read the frame, `encode_reviews`, `rank_reviews` with the
 defaults (reliability weights, 100 Elo orders, 200 bootstrap rounds, style
-control). Each process forces one path: the NumPy twins
-(`COMPILED_MIN_ROWS` above the size) or the numba kernels (threshold 0),
-whose figure includes loading numba and its cached kernels. The kernels are
-compiled (cached) by a warm-up run first.
+control). Each process forces one Elo path: NumPy (`COMPILED_MIN_ROWS` above
+the size) or the kernel (threshold 0), whose figure includes loading numba
+and its cached kernel. The kernel is compiled (cached) by a warm-up run first.
 
 Last line JSON: {"sizes": [...], "numpy_seconds": [...], "numba_seconds": [...],
 "numpy_cpu_seconds": [...], "numba_cpu_seconds": [...]}: wall and CPU seconds
 (all threads), each the median of --runs runs, the two paths alternating.
 
-Usage: python benchmarks/bench_small_rank.py [--sizes 5000,20000,60000,150000] [--runs 3]
+Usage: python benchmarks/bench_small_rank.py [--sizes 5000,20000,60000,150000] [--runs 3] [--smoke]
+--smoke: one size (5,000), one run of each path.
 """
 
 from __future__ import annotations
@@ -34,8 +37,8 @@ from bench_rank import synthetic_reviews, with_answer_styles  # noqa: E402
 PROBE = """
 import sys, time
 start, cpu = time.perf_counter(), time.process_time()
-from arena.rank import _plain
-_plain.COMPILED_MIN_ROWS = int(sys.argv[2])
+from arena.rank import _elo
+_elo.COMPILED_MIN_ROWS = int(sys.argv[2])
 import polars as pl
 from arena.rank import encode_reviews, rank_reviews
 rank_reviews(encode_reviews(pl.read_parquet(sys.argv[1])))
@@ -60,7 +63,10 @@ def main(argv: list[str] | None = None) -> dict[str, list[float]]:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--sizes", default="5000,20000,60000,150000")
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--smoke", action="store_true", help="one size (5,000), one run")
     args = parser.parse_args(argv)
+    if args.smoke:
+        args.sizes, args.runs = "5000", 1
     sizes = [int(s) for s in args.sizes.split(",")]
     names = ("numpy_seconds", "numba_seconds", "numpy_cpu_seconds", "numba_cpu_seconds")
     out: dict[str, list[float]] = {"sizes": [], **{name: [] for name in names}}
@@ -68,7 +74,7 @@ def main(argv: list[str] | None = None) -> dict[str, list[float]]:
         for n in sizes:
             path = Path(tmp) / f"reviews_{n}.parquet"
             with_answer_styles(synthetic_reviews(n)).write_parquet(path)
-            _seconds(path, 0)  # compile and cache the kernels
+            _seconds(path, 0)  # compile and cache the kernel
             runs: dict[int, list[tuple[float, float]]] = {10**18: [], 0: []}
             for _ in range(args.runs):  # the two paths alternate: a busy machine slows both
                 for threshold, found in runs.items():

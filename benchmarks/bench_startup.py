@@ -21,8 +21,10 @@ cached: `PYTHONDONTWRITEBYTECODE` is dropped from their environment (with it
 set, as on some CI machines, every arena module is compiled again in every
 process, about 0.7 s more per command).
 
-Usage: python benchmarks/bench_startup.py [--runs N] [--demo DIR]
+Usage: python benchmarks/bench_startup.py [--runs N] [--demo DIR] [--smoke]
 Without --demo, the demo tournament is run into a temporary directory first.
+`--smoke`: every command once, without the warm-up round: a check that they
+all still run, not a figure.
 The last line printed is the JSON summary.
 """
 
@@ -73,7 +75,7 @@ def _demo_run(out: Path) -> None:
     _time(args)
 
 
-def measure(runs: int, demo: Path, scratch: Path) -> dict[str, Any]:
+def measure(runs: int, demo: Path, scratch: Path, warm_up: bool = True) -> dict[str, Any]:
     """Median seconds of each command over `runs` round-robin rounds, and the ratios."""
     arena = [sys.executable, "-m", "arena"]
     commands = {
@@ -85,7 +87,7 @@ def measure(runs: int, demo: Path, scratch: Path) -> dict[str, Any]:
         "plan_demo_seconds": [*arena, "plan", str(DEMO), "--out", str(demo)],
         "report_demo_seconds": [*arena, "report", str(demo), "-o", str(scratch / "r.html")],
     }
-    for args in commands.values():  # once each first: file cache warm, numba cache built
+    for args in commands.values() if warm_up else ():  # once each first: file cache warm
         _time(args)
     times: dict[str, list[float]] = {name: [] for name in commands}
     for _ in range(runs):
@@ -107,14 +109,17 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--runs", type=int, default=5, help="timed runs of each command")
     parser.add_argument("--demo", type=Path, default=None, help="an existing demo run directory")
+    parser.add_argument("--smoke", action="store_true", help="each command once: a check")
     args = parser.parse_args(argv)
+    if args.smoke:
+        args.runs = 1
     with tempfile.TemporaryDirectory() as tmp:
         scratch = Path(tmp)
         demo = args.demo
         if demo is None:
             demo = scratch / "demo"
             _demo_run(demo)
-        result = measure(args.runs, demo, scratch)
+        result = measure(args.runs, demo, scratch, warm_up=not args.smoke)
     for name, value in result.items():
         if name.endswith("_seconds"):
             print(f"{name}: {value:.3f} s", file=sys.stderr)

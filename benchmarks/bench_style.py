@@ -20,7 +20,8 @@ Prints a few lines, then a final JSON line:
  "length_bias_mean", "seconds"}
 Targets: tau_controlled >= 0.9 and tau_controlled > tau_raw.
 
-Usage: python benchmarks/bench_style.py [--questions N] [--keep DIR]
+Usage: python benchmarks/bench_style.py [--questions N] [--keep DIR] [--smoke]
+--smoke: 8 questions (the plumbing only; the targets need the full size).
 """
 
 from __future__ import annotations
@@ -134,7 +135,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--questions", type=int, default=40)
     parser.add_argument("--keep", type=Path, default=None, help="run in DIR and keep it")
+    parser.add_argument("--smoke", action="store_true", help="8 questions")
     args = parser.parse_args()
+    if args.smoke:
+        args.questions = 8
     if args.keep is not None:
         args.keep.mkdir(parents=True, exist_ok=True)
         summary = run(args.questions, args.keep)

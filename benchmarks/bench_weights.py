@@ -25,7 +25,9 @@ Prints one line per run, then a final JSON line:
  "min_spearman_reliability"}}, "overall": {...same over every run...},
  "prd": {...} or null, "seconds"}
 
-Usage: python benchmarks/bench_weights.py [--seeds N] [--questions N] [--prd DIR]
+Usage: python benchmarks/bench_weights.py [--seeds N] [--questions N] [--prd DIR] [--smoke]
+`--smoke`: 2 seeds of 6 questions per design, a check that every weighting
+still runs (no figure); with `--prd DIR` the PRD part runs in full.
 """
 
 from __future__ import annotations
@@ -304,7 +306,10 @@ def main() -> None:
     parser.add_argument("--questions", type=int, default=30)
     parser.add_argument("--prd", type=Path, default=None, help="PRD checkout or git directory")
     parser.add_argument("--keep", type=Path, default=None, help="keep (and reuse) runs in DIR")
+    parser.add_argument("--smoke", action="store_true", help="a small size: a check, no figure")
     args = parser.parse_args()
+    if args.smoke:
+        args.seeds, args.questions = 2, 6
     started = time.perf_counter()
     summary: dict[str, Any] = {}
     if args.seeds > 0:

@@ -56,94 +56,31 @@ def test_package_attributes_load_on_first_use() -> None:
     assert issubclass(arena.ConfigError, Exception)
 
 
-# What each everyday command on a small run must not load (issue: commands feel
-# instant). numba and scipy: the NumPy passes of arena.rank serve small logs;
-# pandas: pyarrow's `Schema.empty_table()` loads it (1.3 s), the store builds
-# empty tables without it; statsmodels and the HTML report: no plain leaderboard,
-# status or plan uses them. The stage packages: `arena.stages` imports each
-# stage's hooks (`<package>._hooks`) and a package's `__init__` loads its other
-# modules on first use, so a command that asks every stage for its part does not
-# load the stage's own command (`_standalone`: the runner of `arena discuss` /
-# `arena batcheval`, with the scheduler and providers setup) or the rest.
-# arena.rank: `arena plan` estimates calls; it ranks nothing (the stages that
-# rank reviews mid-run import arena.rank when they do).
-# The leaderboard of a run directory reads `tournament.json`, never the YAML: no
-# pydantic, no YAML reader (`arena.config` loads a name's module on first use and
-# ConfigError needs neither). A stage's hooks load the rest of the stage in the
-# hook that needs it, and only when the run has something of that stage: no
-# discussion report without a discussion (`_rundir`), no BatchEval summary
-# without scores (`_summary`), no sampling planner and adaptive fit for a full
-# design (`_planner`). `arena status` and `arena plan` build the plan
-# (`arena.pipeline._plan`) but run nothing: no all-pairs planner, runner,
-# session or scheduler loop (`arena.pipeline`, `arena.scheduler` load their
-# modules on first use).
-_NOT_RUN = (
-    "arena.pipeline._allpairs",
+# What each everyday command on a small run must not load: the heavy libraries and
+# the parts of arena only a run or a report needs. numba and scipy: the NumPy passes
+# of arena.rank serve small logs; pandas: pyarrow's `Schema.empty_table()` loads it,
+# the store builds empty tables without it; pyarrow: the log is read by polars;
+# asyncio, the runner and the session: these commands run nothing; urllib.request:
+# only a run that alerts sends. The leaderboard of a run directory reads
+# `tournament.json`, never the YAML (no pydantic, no YAML reader); status and plan
+# draw their tables with polars (no rich); plan ranks nothing.
+_HEAVY = (
+    "numba",
+    "scipy",
+    "statsmodels",
+    "networkx",
+    "pandas",
+    "pyarrow",
+    "asyncio",
+    "urllib.request",
     "arena.runner",
     "arena.session",
-    "arena.scheduler._scheduler",
-    "arena.sampling._planner",
-    "arena.discuss._rundir",
-    "arena.batcheval._summary",
-    "urllib.request",  # the alert webhook's HTTP client: only a run that alerts sends
-    # The log's writer, lock and rewrite (asyncio, file locks) and Parquet writing:
-    # these commands only read the log.
-    "arena.store._writer",
-    "arena.store._lock",
-    "arena.store._rewrite",
-    "pyarrow.parquet",
-    # The log is read by polars; its tables' schemas need no pyarrow (arena.store._schema).
-    "pyarrow",
-    # A status or plan reads the batch jobs table, not the dispatcher's machinery.
-    "asyncio",
-    "arena.scheduler._batching",
+    "arena.htmlreport",
 )
 NOT_NEEDED = {
-    "leaderboard": (
-        "numba",
-        "scipy",
-        "statsmodels",
-        "networkx",
-        "pandas",
-        "pydantic",
-        "yaml",
-        "arena.pipeline",
-        "arena.scheduler",
-        "arena.discuss._standalone",
-        "arena.batcheval._standalone",
-        "arena.htmlreport",
-        *_NOT_RUN,
-    ),
-    "status": (
-        "rich",  # the table is drawn by polars (arena.cli._table)
-        "numba",
-        "scipy",
-        "statsmodels",
-        "networkx",
-        "pandas",
-        "arena.htmlreport",
-        "arena.engine",
-        "arena.discuss._standalone",
-        "arena.batcheval._standalone",
-        *_NOT_RUN,
-    ),
-    "plan": (
-        "rich",  # the table is drawn by polars (arena.cli._table)
-        "numba",
-        "scipy",
-        "statsmodels",
-        "networkx",
-        "pandas",
-        "arena.htmlreport",
-        "arena.rank",
-        "arena.discuss._standalone",
-        "arena.batcheval._standalone",
-        *_NOT_RUN,
-    ),
-    # rich draws the terminal tables; JSON output needs none of it.
-    "leaderboard-json": ("rich",),
-    "status-json": ("rich",),
-    "plan-json": ("rich",),
+    "leaderboard": (*_HEAVY, "pydantic", "yaml"),
+    "status": (*_HEAVY, "rich", "arena.engine"),
+    "plan": (*_HEAVY, "rich", "arena.rank"),
 }
 
 
@@ -194,20 +131,17 @@ def loaded(small_run: tuple[Path, Path]) -> dict[str, list[str]]:
         "leaderboard": ["leaderboard", str(out)],
         "status": ["status", str(out)],
         "plan": ["plan", str(config), "--out", str(out)],
-        "leaderboard-json": ["leaderboard", str(out), "--format", "json"],
-        "status-json": ["status", str(out), "--json"],
-        "plan-json": ["plan", str(config), "--out", str(out), "--json"],
     }
     return {name: _loaded_by(args[name], NOT_NEEDED[name]) for name in NOT_NEEDED}
 
 
 def test_small_leaderboard_ranks_on_the_numpy_passes(small_run: tuple[Path, Path]) -> None:
-    # The NumPy passes give the leaderboard numba gives (forced with a zero threshold).
+    # NumPy's Elo gives the leaderboard the compiled Elo gives (forced with a zero threshold).
     _, out = small_run
     probe = (
         "import sys\n"
-        "from arena.rank import _plain\n"
-        "_plain.COMPILED_MIN_ROWS = int(sys.argv[1])\n"
+        "from arena.rank import _elo\n"
+        "_elo.COMPILED_MIN_ROWS = int(sys.argv[1])\n"
         "from arena.cli import main\n"
         f"main(['leaderboard', {str(out)!r}, '--format', 'json'])\n"
     )
@@ -265,15 +199,15 @@ def test_every_stage_loads_from_its_hooks_alone() -> None:
     # The registry's stages come without their packages' standalone commands.
     probe = (
         "import sys\n"
-        "from arena.stages import all_stages\n"
-        "print([type(s).__module__ for s in all_stages()])\n"
+        "from arena.stages import all_parts\n"
+        "print([type(p.report).__module__ for p in all_parts()])\n"
         "print(sorted(m for m in sys.modules if m.endswith(('._standalone', '._cli'))))\n"
     )
     out = subprocess.run(
         [sys.executable, "-c", probe], capture_output=True, text=True, check=True
     ).stdout.splitlines()
     assert out == [
-        "['arena.sampling._hooks', 'arena.discuss._hooks', 'arena.batcheval._hooks']",
+        "['arena.sampling._selection', 'arena.discuss._stage', 'arena.batcheval._stage']",
         "[]",
     ]
 

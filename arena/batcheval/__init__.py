@@ -4,7 +4,7 @@ See docs/batcheval.md for the method (the paper's protocol by default, arena's
 variants as options), the YAML section and the `arena batcheval` command.
 Importing this package registers the `batcheval` log table with the store; its
 other names load on first use, from their modules (the stage itself is
-`arena.batcheval._hooks`, which `arena.stages` imports without the rest).
+`arena.batcheval._stage`, which `arena.stages` imports without the rest).
 """
 
 from __future__ import annotations
@@ -31,7 +31,6 @@ if TYPE_CHECKING:
         compose_round,
         ordering_scores,
     )
-    from arena.batcheval._hooks import BATCHEVAL_STAGE, BatchEvalHooks, batch_tokens
     from arena.batcheval._human import (
         ALL_SCORERS,
         HumanScores,
@@ -40,6 +39,14 @@ if TYPE_CHECKING:
         load_human_scores,
     )
     from arena.batcheval._parse import one_generation, parse_scores
+    from arena.batcheval._planner import (
+        Batch,
+        BatchEvalPlanner,
+        SampleScore,
+        Scorer,
+        StageSummary,
+        batch_id,
+    )
     from arena.batcheval._prompt import (
         DEFAULT_TEMPLATES,
         PROCEDURE_PLACEHOLDERS,
@@ -53,14 +60,7 @@ if TYPE_CHECKING:
     )
     from arena.batcheval._samples import Sample, load_samples
     from arena.batcheval._scores import SCORES_SCHEMA, read_scores, scores_frame, write_scores
-    from arena.batcheval._stage import (
-        Batch,
-        BatchEvalPlanner,
-        SampleScore,
-        Scorer,
-        StageSummary,
-        batch_id,
-    )
+    from arena.batcheval._stage import BATCHEVAL_STAGE, BatchEvalCalls, batch_tokens
     from arena.batcheval._standalone import (
         BatchEvalFileConfig,
         BatchEvalSetup,
@@ -71,9 +71,9 @@ if TYPE_CHECKING:
     from arena.batcheval._states import BATCHEVAL_SCHEMA, batches_outside, batcheval_states
     from arena.batcheval._summary import batcheval_summary, contestant_scores, run_human_scores
     from arena.batcheval._tournament import (
-        TournamentBatchEval,
+        TournamentBatchEvalPlanner,
+        batcheval_planner,
         batcheval_preflight,
-        batcheval_stage,
         tournament_samples,
     )
     from arena.config import BatchEvalConfig, CriterionConfig, ScaleConfig
@@ -93,9 +93,9 @@ _LAZY: dict[str, str] = {
     "Strategy": "arena.batcheval._compose",
     "compose_round": "arena.batcheval._compose",
     "ordering_scores": "arena.batcheval._compose",
-    "BATCHEVAL_STAGE": "arena.batcheval._hooks",
-    "BatchEvalHooks": "arena.batcheval._hooks",
-    "batch_tokens": "arena.batcheval._hooks",
+    "BATCHEVAL_STAGE": "arena.batcheval._stage",
+    "BatchEvalCalls": "arena.batcheval._stage",
+    "batch_tokens": "arena.batcheval._stage",
     "ALL_SCORERS": "arena.batcheval._human",
     "HumanScores": "arena.batcheval._human",
     "human_agreement": "arena.batcheval._human",
@@ -118,12 +118,12 @@ _LAZY: dict[str, str] = {
     "read_scores": "arena.batcheval._scores",
     "scores_frame": "arena.batcheval._scores",
     "write_scores": "arena.batcheval._scores",
-    "Batch": "arena.batcheval._stage",
-    "BatchEvalPlanner": "arena.batcheval._stage",
-    "SampleScore": "arena.batcheval._stage",
-    "Scorer": "arena.batcheval._stage",
-    "StageSummary": "arena.batcheval._stage",
-    "batch_id": "arena.batcheval._stage",
+    "Batch": "arena.batcheval._planner",
+    "BatchEvalPlanner": "arena.batcheval._planner",
+    "SampleScore": "arena.batcheval._planner",
+    "Scorer": "arena.batcheval._planner",
+    "StageSummary": "arena.batcheval._planner",
+    "batch_id": "arena.batcheval._planner",
     "BatchEvalFileConfig": "arena.batcheval._standalone",
     "BatchEvalSetup": "arena.batcheval._standalone",
     "load_setup": "arena.batcheval._standalone",
@@ -135,9 +135,9 @@ _LAZY: dict[str, str] = {
     "batcheval_summary": "arena.batcheval._summary",
     "contestant_scores": "arena.batcheval._summary",
     "run_human_scores": "arena.batcheval._summary",
-    "TournamentBatchEval": "arena.batcheval._tournament",
+    "TournamentBatchEvalPlanner": "arena.batcheval._tournament",
     "batcheval_preflight": "arena.batcheval._tournament",
-    "batcheval_stage": "arena.batcheval._tournament",
+    "batcheval_planner": "arena.batcheval._tournament",
     "tournament_samples": "arena.batcheval._tournament",
     "BatchEvalConfig": "arena.config",
     "CriterionConfig": "arena.config",
@@ -165,7 +165,7 @@ __all__ = [
     "Batch",
     "BatchEvalConfig",
     "BatchEvalFileConfig",
-    "BatchEvalHooks",
+    "BatchEvalCalls",
     "BatchEvalPlanner",
     "BatchEvalSetup",
     "Composition",
@@ -177,13 +177,13 @@ __all__ = [
     "Scorer",
     "StageSummary",
     "Strategy",
-    "TournamentBatchEval",
+    "TournamentBatchEvalPlanner",
     "batch_id",
     "batch_tokens",
     "batcheval_preflight",
     "batcheval_states",
     "batches_outside",
-    "batcheval_stage",
+    "batcheval_planner",
     "batcheval_summary",
     "bootstrap_ci",
     "compose_round",

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import polars as pl
 
-from arena.batcheval._stage import SampleScore
+from arena.batcheval._planner import SampleScore
 
 __all__ = ["SCORES_SCHEMA", "read_scores", "scores_frame", "write_scores"]
 

@@ -1,622 +1,233 @@
-"""The BatchEval stage: a planner of rounds of batch prompts.
-
-Each (criterion, scorer) pair runs its rounds in order; the batches of a round
-are handed to the runner together and run concurrently, and the pair's next
-round is composed once every batch of the round has a result. A round's
-composition depends only on the seed and on the scores logged for earlier
-rounds, and a batch's id on its round, its samples in prompt order and
-everything its prompt depends on, so a resumed run rebuilds the same batches
-and skips those already logged. A batch whose rows are not all logged (killed
-mid-write) is asked again. Failed batches are retried by the next run; when
-that changes a later round's composition, that round gets new batch ids and
-the rows of the old ones are ignored. A batch stopped before its re-ask ran
-logs its first reply (rows with status `partial`); the next run asks only the
-re-ask.
-"""
+"""BatchEval as a stage of a tournament: what `arena.stages` asks of it."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
-from collections import deque
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
-from arena.batcheval._aggregate import mean_and_spread
-from arena.batcheval._compose import compose_round, ordering_scores
-from arena.batcheval._parse import one_generation, parse_scores
-from arena.batcheval._prompt import render_prompt
-from arena.batcheval._samples import Sample
-from arena.batcheval._schema import TABLE
-from arena.config import BatchEvalConfig, CriterionConfig, ExamplePool, ScoredExample
-from arena.examples import choose_batch_examples, render_batch_examples
-from arena.runner import (
-    Call,
-    CallResult,
-    Finished,
-    Idle,
-    Planner,
-    Priority,
-    RunContext,
-    StageStats,
+from arena.batcheval._schema import SCORES_FILE, TABLE
+from arena.stage import (
+    EXPECTED_SHARE,
+    BoardInputs,
+    EstimateInputs,
+    ModelCalls,
+    Stage,
+    StageBoard,
+    StageCommand,
+    StageEstimate,
+    StageReport,
+    StageRun,
+    StageStatus,
+    StageTable,
+    StatusInputs,
 )
-from arena.scheduler import CallOutcome
-from arena.types import CallStatus, GenerateRequest, Message, stable_id
+from arena.types import estimate_tokens
+
+if TYPE_CHECKING:
+    from arena.batcheval._tournament import TournamentBatchEvalPlanner
+    from arena.config import BatchEvalConfig, ExamplePool, Tournament
+    from arena.pipeline import AllPairsPlanner, AnswerCall
+
+# The stage's modules load in the hook that uses them: the leaderboard asks
+# this stage only for a run's scores, `arena status` for its batch states.
 
 __all__ = [
-    "Batch",
-    "BatchEvalPlanner",
-    "SampleScore",
-    "Scorer",
-    "StageSummary",
-    "make_batch",
+    "BATCHEVAL_STAGE",
+    "BatchEvalBoard",
+    "BatchEvalCalls",
+    "BatchEvalPlanStatus",
+    "BatchEvalRun",
+    "batch_tokens",
 ]
 
-ProgressFn = Callable[[str, int, int], None]
-_DONE = (CallStatus.OK.value, CallStatus.INVALID.value)
+
+class BatchEvalRun(StageRun):
+    """In `arena run`: the BatchEval planner when the tournament has a `batcheval:` section."""
+
+    def preflight(self, t: Tournament) -> list[str]:
+        from arena.batcheval._tournament import batcheval_preflight
+
+        return batcheval_preflight(t)
+
+    def planner(self, t: Tournament, base: AllPairsPlanner) -> TournamentBatchEvalPlanner | None:
+        from arena.batcheval._tournament import batcheval_planner
+
+        return batcheval_planner(t, base)
 
 
 @dataclass(frozen=True)
-class Scorer:
-    """A model that scores: its config name, provider entry, provider-side id, fingerprint."""
+class BatchEvalCalls:
+    """The batch calls of a plan: rounds x batches per round x criteria x scorers."""
 
-    name: str
-    provider: str
-    model_id: str
-    fingerprint: Mapping[str, Any]
-
-
-@dataclass(frozen=True)
-class Batch:
-    """One prompt: some samples scored together on one criterion by one scorer."""
-
-    id: str
-    round: int
-    index: int
-    criterion: CriterionConfig
-    scorer: Scorer
-    samples: tuple[Sample, ...]
-    # The `examples:` items its prompt shows (none without the section).
-    examples: tuple[ScoredExample, ...] = ()
-
-    def prompt(self, template: str) -> str:
-        """The batch's prompt."""
-        scale = self.criterion.scale
-        shown = render_batch_examples(self.examples, scale.low, scale.high)
-        return render_prompt(template, self.criterion, self.samples, shown)
-
-    def row_id(self, sample: Sample) -> str:
-        """The log row id of one sample's score in this batch."""
-        return stable_id("batcheval", {"batch": self.id, "sample": sample.id})
-
-
-@dataclass(frozen=True)
-class SampleScore:
-    """A sample's final score on one criterion from one scorer: mean over the rounds."""
-
-    sample_id: str
-    criterion: str
-    scorer: str
-    score: float | None
-    spread: float | None  # sample standard deviation over the rounds (0 with one score)
-    rounds_scored: int
-    rounds_missing: int
-    round_scores: tuple[float | None, ...]
-    model: str | None = None
-    question_id: str | None = None
+    calls: int
+    rounds: int
+    batches_per_round: int
+    criteria: int
+    scorers: int
 
     def to_json(self) -> dict[str, Any]:
-        """A plain dict for JSON output."""
-        return {
-            "id": self.sample_id,
-            "criterion": self.criterion,
-            "scorer": self.scorer,
-            "score": self.score,
-            "spread": self.spread,
-            "rounds_scored": self.rounds_scored,
-            "rounds_missing": self.rounds_missing,
-            "round_scores": list(self.round_scores),
-            "model": self.model,
-            "question_id": self.question_id,
-        }
+        return dataclasses.asdict(self)
 
-
-@dataclass
-class StageSummary:
-    """What one run of the stage did, counted in batch calls."""
-
-    planned: int = 0
-    skipped: int = 0
-    completed: int = 0  # every sample of the batch got a score
-    invalid: int = 0  # the call succeeded but some scores could not be read
-    failed: int = 0
-    pending: int = 0
-    deferred: int = 0
-    reasked: int = 0
-    unscored: int = 0  # (sample, criterion, scorer, round) scores missing in logged batches
-    tokens_in: int = 0
-    tokens_out: int = 0
-    cost_usd: float = 0.0
-    wall_seconds: float = 0.0
-    errors: list[dict[str, Any]] = field(default_factory=list)  # see RunStats.errors
-    scores: list[SampleScore] = field(default_factory=list)
-
-    def counts(self) -> dict[str, int]:
-        """The call counts a run summary adds up across stages."""
-        return {
-            "planned": self.planned,
-            "skipped": self.skipped,
-            "completed": self.completed,
-            "failed": self.failed,
-            "invalid": self.invalid,
-            "pending": self.pending,
-            "deferred": self.deferred,
-        }
-
-
-def batch_id(
-    round_index: int,
-    criterion: CriterionConfig,
-    scorer: Scorer,
-    samples: Sequence[Sample],
-    template: str,
-    cfg: BatchEvalConfig,
-    examples: tuple[Sequence[str], str] | None = None,
-) -> str:
-    """Id of a batch call: changes when anything its prompt or its answer depends on does.
-
-    `examples`: the ids of the `examples:` items the prompt shows and the hash
-    of the pool's scored items (absent without the section: ids of earlier runs).
-    """
-    parts: dict[str, Any] = {
-        "round": round_index,
-        "criterion": criterion.model_dump(),
-        "scorer": dict(scorer.fingerprint),
-        "samples": [[s.id, s.fingerprint()] for s in samples],
-        "template": template,
-        "temperature": cfg.temperature,
-        "max_tokens": cfg.max_tokens,
-    }
-    if examples is not None:
-        parts["examples"] = [list(examples[0]), examples[1]]
-    return stable_id("batch", parts)
-
-
-def make_batch(
-    round_index: int,
-    index: int,
-    criterion: CriterionConfig,
-    scorer: Scorer,
-    samples: tuple[Sample, ...],
-    template: str,
-    cfg: BatchEvalConfig,
-    pool: ExamplePool | None = None,
-) -> Batch:
-    """One batch of a round, with the examples its prompt shows and its id."""
-    shown: tuple[ScoredExample, ...] = ()
-    examples: tuple[Sequence[str], str] | None = None
-    if pool is not None:
-        refs = [(s.question_id, s.context, s.text) for s in samples]
-        shown = choose_batch_examples(pool, criterion.name, refs)
-        examples = ([e.id for e in shown], pool.scored_digest)
-    bid = batch_id(round_index, criterion, scorer, samples, template, cfg, examples)
-    return Batch(bid, round_index, index, criterion, scorer, samples, shown)
-
-
-def _split(total: int, n: int) -> list[int]:
-    """`total` split in `n` integer shares that sum to it exactly."""
-    q, r = divmod(total, n)
-    return [q + (1 if i < r else 0) for i in range(n)]
-
-
-@dataclass(eq=False)
-class _Pair:
-    """One (criterion, scorer) pair: its score history and the round under way."""
-
-    criterion: CriterionConfig
-    scorer: Scorer
-    history: dict[str, list[float | None]]
-    round: int = 0
-    batches: list[Batch] = field(default_factory=list)
-    results: dict[str, list[float | None]] = field(default_factory=dict)
-    open: set[str] = field(default_factory=set)  # ids of batches without a result yet
-    stalled: bool = False  # a batch of the round stayed pending
-    ended: bool = False
-
-
-class BatchEvalPlanner(Planner):
-    """Plans every batch of a BatchEval configuration, round after round.
-
-    The samples are given at construction or later with `begin` (the
-    tournament stage begins once every answer has ended); until then the
-    planner waits.
-    """
-
-    name = "batcheval"
-
-    def __init__(
-        self,
-        cfg: BatchEvalConfig,
-        template: str,
-        scorers: Sequence[Scorer],
-        *,
-        seed: object,
-        samples: Sequence[Sample] | None = None,
-        logged: pl.DataFrame | None = None,
-        examples: ExamplePool | None = None,
-    ) -> None:
-        self.cfg = cfg
-        self.examples = examples
-        self.template = template
-        self.scorers = list(scorers)
-        self.seed = seed
-        self.samples: dict[str, Sample] = {}
-        self.order: list[str] = []
-        self._initial = samples
-        self._logged_frame = logged
-        self.logged: dict[str, float | None] = {}
-        # Rows of batches stopped before their re-ask: row id -> (score, first reply).
-        self.partial: dict[str, tuple[float | None, str | None]] = {}
-        self.pairs: list[_Pair] = []
-        self.begun = False
-        self.reasked = 0
-        self.tokens_in = 0
-        self.tokens_out = 0
-        self.cost_usd = 0.0
-        self._calls: deque[Call] = deque()
-        self._mine: dict[str, tuple[_Pair, Batch]] = {}
-        self._ctx: RunContext | None = None
-
-    def batches_per_round(self) -> int:
-        """How many batches one round of one (criterion, scorer) pair has."""
-        return math.ceil(len(self.samples) / self.cfg.batch_size)
-
-    # -- planner hooks -----------------------------------------------------------
-
-    def start(self, ctx: RunContext) -> None:
-        self._ctx = ctx
-        ctx.stats.full_report.add(self.name)
-        ctx.stats.stage(self.name)
-        frame = self._logged_frame
-        if frame is None:
-            frame = ctx.log.read(TABLE, columns=["status", "score"])
-        if frame.height:
-            done = frame.filter(pl.col("status").is_in(_DONE))
-            self.logged = dict(zip(done["id"].to_list(), done["score"].to_list(), strict=True))
-            if frame.filter(pl.col("status") == CallStatus.PARTIAL.value).height:
-                texts = ctx.log.read(TABLE, columns=["status", "score", "text"])
-                part = texts.filter(pl.col("status") == CallStatus.PARTIAL.value)
-                self.partial = {
-                    rid: (score, text)
-                    for rid, score, text in part.select("id", "score", "text").iter_rows()
-                }
-        self._logged_frame = None
-        if self._initial is not None:
-            self.begin(self._initial)
-
-    def begin(self, samples: Sequence[Sample]) -> None:
-        """Start round 1 of every (criterion, scorer) pair on these samples."""
-        assert self._ctx is not None, "begin after start"
-        self.begun = True
-        self.samples = {s.id: s for s in samples}
-        self.order = [s.id for s in samples]
-        self.pairs = [
-            _Pair(c, s, {sid: [] for sid in self.order})
-            for c in self.cfg.criteria
-            for s in self.scorers
-        ]
-        self._ctx.stats.plan(
-            self.name, self.cfg.rounds * self.batches_per_round() * len(self.pairs)
-        )
-        for pair in self.pairs:
-            self._next_round(pair)
-
-    def next_call(self) -> Call | Idle:
-        if self._calls:
-            return self._calls.popleft()
-        if not self.begun or any(not p.ended for p in self.pairs):
-            return Idle.LATER
-        return Idle.DONE
-
-    def on_result(self, result: CallResult) -> None:
-        mine = self._mine.pop(result.call.id, None)
-        if mine is None:
-            return
-        pair, batch = mine
-        if result.status == "pending":
-            pair.stalled = True
-        else:
-            pair.results[batch.id] = [row["score"] for row in result.rows]
-        pair.open.discard(batch.id)
-        if not pair.open:
-            self._round_done(pair)
-
-    def summary(self) -> StageSummary:
-        """What this run did, with the final scores of every sample."""
-        assert self._ctx is not None
-        counts: StageStats = self._ctx.stats.stage(self.name)
-        scores = self._final_scores()
-        return StageSummary(
-            planned=counts.planned,
-            skipped=counts.skipped,
-            completed=counts.completed,
-            invalid=counts.invalid,
-            failed=counts.failed,
-            pending=counts.pending,
-            deferred=counts.deferred,
-            reasked=self.reasked,
-            unscored=sum(x.rounds_missing for x in scores),
-            tokens_in=self.tokens_in,
-            tokens_out=self.tokens_out,
-            cost_usd=self.cost_usd,
-            errors=self._ctx.stats.errors,
-            scores=scores,
+    def note(self) -> str:
+        """The line under `arena plan`."""
+        return (
+            f"batcheval: {self.rounds} rounds x {self.batches_per_round} batches "
+            f"x {self.criteria} criteria x {self.scorers} scorers = "
+            f"{self.calls} calls; est_tokens counts each twice (a batch with a missing "
+            "score is asked once more)."
         )
 
-    # -- rounds ------------------------------------------------------------------
 
-    def _round_done(self, pair: _Pair) -> None:
-        if pair.stalled:
-            pair.ended = True  # pending: later rounds are built from this one's scores
-            return
-        self._record_round(pair)
-        self._next_round(pair)
+class BatchEvalPlanStatus(StageReport):
+    """Its batch calls, counted in `arena plan` and `arena status` like answers and reviews
+    (column and stage `batcheval`)."""
 
-    def _next_round(self, pair: _Pair) -> None:
-        """Compose the pair's next round; queue its batches not yet logged."""
-        assert self._ctx is not None
-        while True:
-            pair.round += 1
-            if pair.round > self.cfg.rounds:
-                pair.ended = True
-                return
-            composition = compose_round(
-                self.order,
-                pair.round,
-                batch_size=self.cfg.batch_size,
-                strategy=self.cfg.strategy,
-                means=ordering_scores(pair.history, self.cfg.composition),
-                composition=self.cfg.composition,
-                seed=(self.seed, pair.criterion.name, pair.scorer.name),
-            )
-            pair.batches, pair.results = [], {}
-            for i, ids in enumerate(composition):
-                samples = tuple(self.samples[sid] for sid in ids)
-                batch = make_batch(
-                    pair.round,
-                    i,
-                    pair.criterion,
-                    pair.scorer,
-                    samples,
-                    self.template,
-                    self.cfg,
-                    self.examples,
+    plan_key = "batcheval"
+    plan_column = "batcheval"
+
+    def estimate(self, inputs: EstimateInputs) -> StageEstimate:
+        t, cfg = inputs.t, inputs.t.config.batcheval
+        if cfg is None:
+            return StageEstimate()
+        from arena.batcheval._prompt import load_template
+        from arena.batcheval._states import batcheval_states
+
+        template = load_template(cfg, t.path, examples=t.batcheval_examples is not None)
+        answers = inputs.plan.answers
+        batches = batcheval_states(t, [(a.id, a.question, a.model) for a in answers], inputs.log)
+        tokens = batch_tokens(t, cfg, template, answers, t.batcheval_examples)
+        calls: list[ModelCalls] = []
+        for scorer, criterion, state in batches.select("scorer", "criterion", "state").iter_rows():
+            if state in ("done", "invalid"):  # logged with a result: not asked again
+                calls.append(ModelCalls(scorer, state))
+                continue
+            est_in, est_out = tokens[criterion]
+            # Expected: asked once (no re-ask), writing a share of max_tokens.
+            calls.append(
+                ModelCalls(
+                    scorer,
+                    state,
+                    est_in=est_in,
+                    est_out=est_out,
+                    exp_in=est_in // 2,
+                    exp_out=round(cfg.max_tokens * EXPECTED_SHARE),
                 )
-                bid = batch.id
-                pair.batches.append(batch)
-                row_ids = [batch.row_id(s) for s in samples]
-                if all(rid in self.logged for rid in row_ids):
-                    self._ctx.stats.skip(self.name)
-                    pair.results[bid] = [self.logged[rid] for rid in row_ids]
-                else:
-                    pair.open.add(bid)
-                    self._mine[bid] = (pair, batch)
-                    first = [self.partial.get(rid) for rid in row_ids]
-                    if all(f is not None for f in first):  # stopped before its re-ask
-                        self._calls.append(self._reask_call(batch, [f for f in first if f]))
-                    else:
-                        self._calls.append(self._batch_call(batch))
-            if pair.open:
-                return
-            self._record_round(pair)
-
-    def _record_round(self, pair: _Pair) -> None:
-        for batch in pair.batches:
-            for sample, score in zip(batch.samples, pair.results[batch.id], strict=True):
-                pair.history[sample.id].append(score)
-
-    def _final_scores(self) -> list[SampleScore]:
-        out: list[SampleScore] = []
-        history = {(p.criterion.name, p.scorer.name): p.history for p in self.pairs}
-        for sid in self.order:
-            sample = self.samples[sid]
-            for c in self.cfg.criteria:
-                for scorer in self.scorers:
-                    rounds = tuple(history.get((c.name, scorer.name), {}).get(sid, []))
-                    mean, spread = mean_and_spread(rounds)
-                    scored = sum(1 for r in rounds if r is not None)
-                    out.append(
-                        SampleScore(
-                            sample_id=sid,
-                            criterion=c.name,
-                            scorer=scorer.name,
-                            score=mean,
-                            spread=spread,
-                            rounds_scored=scored,
-                            rounds_missing=len(rounds) - scored,
-                            round_scores=rounds,
-                            model=sample.model,
-                            question_id=sample.question_id,
-                        )
-                    )
-        return out
-
-    # -- one batch ---------------------------------------------------------------
-
-    def _batch_call(self, batch: Batch) -> Call:
-        crit = batch.criterion
-        n = len(batch.samples)
-
-        def request() -> GenerateRequest:
-            return GenerateRequest(
-                model=batch.scorer.model_id,
-                messages=(Message("user", batch.prompt(self.template)),),
-                temperature=self.cfg.temperature,
-                max_tokens=self.cfg.max_tokens,
             )
+        block = BatchEvalCalls(
+            calls=batches.height,
+            rounds=cfg.rounds,
+            batches_per_round=batches.filter(pl.col("round") == 1)["batch_index"].n_unique(),
+            criteria=len(cfg.criteria),
+            scorers=len(cfg.scorers),
+        )
+        return StageEstimate(block=block, calls=calls, notes=[block.note()])
 
-        def parse(outcome: CallOutcome) -> list[float | None]:
-            assert outcome.result is not None
-            return parse_scores(outcome.result.text, n, crit.scale.low, crit.scale.high)
+    def status(self, inputs: StatusInputs) -> StageStatus:
+        t, plan = inputs.t, inputs.plan
+        if t is None or plan is None or t.config.batcheval is None:
+            return StageStatus()  # not planned: its table is one of the other tables
+        from arena.batcheval._states import batches_outside, batcheval_states
 
-        def follow(outcomes: Sequence[CallOutcome]) -> GenerateRequest | None:
-            # The whole batch is asked once more when scores are missing; the
-            # batch then keeps the scores of the reply with more readable ones.
-            if len(outcomes) == 1 and any(s is None for s in parse(outcomes[0])):
-                return request()
+        answers = [(a.id, a.question, a.model) for a in plan.answers]
+        states = batcheval_states(t, answers, inputs.log)
+        return StageStatus(
+            calls=states.select("provider", "state"), outside=batches_outside(states, inputs.log)
+        )
+
+
+class BatchEvalBoard(StageBoard):
+    """On the leaderboard: the run's BatchEval scores, correlated with the BT ratings."""
+
+    key = "batcheval"
+
+    def prepare(self, paths: Sequence[Path], options: Mapping[str, Any]) -> Any:
+        """Human BatchEval scores of the run's answers (`--human-scores`), checked early."""
+        path = options.get("human_scores")
+        if path is None:
             return None
+        from arena.batcheval._summary import run_human_scores
 
-        def finish(outcomes: Sequence[CallOutcome], run_id: str) -> Finished:
-            first = outcomes[0]
-            if not first.ok or first.result is None:
-                return self._rows(batch, outcomes, [None] * n, CallStatus.FAILED, None, run_id)
-            scores = parse(first)
-            error: str | None = None
-            if len(outcomes) > 1:
-                self.reasked += 1
-                again = outcomes[1]
-                if again.ok and again.result is not None:
-                    # One generation's scores, never a mix of the two replies.
-                    scores = one_generation(scores, parse(again))
-                else:
-                    error = f"re-ask failed: {again.error}"
-            status = CallStatus.OK if all(s is not None for s in scores) else CallStatus.INVALID
-            return self._rows(batch, outcomes, scores, status, error, run_id)
+        return run_human_scores(list(paths), path)
 
-        def stopped(outcomes: Sequence[CallOutcome], run_id: str) -> Finished:
-            # The re-ask did not run: the first reply is kept for the next run.
-            return self._rows(
-                batch, outcomes[:1], parse(outcomes[0]), CallStatus.PARTIAL, None, run_id
-            )
+    def block(self, inputs: BoardInputs) -> dict[str, Any] | None:
+        """The run's BatchEval scores of the board's contestants, correlated with BT ratings."""
+        if not any((Path(d) / SCORES_FILE).is_file() for d in inputs.directories):
+            return None  # no scores (as batcheval_summary finds): the rest stays unloaded
+        from arena.batcheval._summary import batcheval_summary
 
-        return Call(
-            id=batch.id,
-            table=TABLE,
-            stage=self.name,
-            provider=batch.scorer.provider,
-            request=request,
-            finish=finish,
-            follow=follow,
-            priority=Priority.BACKGROUND,
-            stopped=stopped,
+        block = batcheval_summary(
+            inputs.directories, inputs.ratings, seed=inputs.seed, human=inputs.prepared
         )
-
-    def _reask_call(self, batch: Batch, first: Sequence[tuple[float | None, str | None]]) -> Call:
-        """The re-ask of a batch whose first reply a stopped run logged (`partial` rows)."""
-        crit = batch.criterion
-        n = len(batch.samples)
-        first_scores = [score for score, _ in first]
-        first_text = first[0][1]
-
-        def request() -> GenerateRequest:
-            return GenerateRequest(
-                model=batch.scorer.model_id,
-                messages=(Message("user", batch.prompt(self.template)),),
-                temperature=self.cfg.temperature,
-                max_tokens=self.cfg.max_tokens,
-            )
-
-        def finish(outcomes: Sequence[CallOutcome], run_id: str) -> Finished:
-            again = outcomes[0]
-            self.reasked += 1
-            error: str | None = None
-            if again.ok and again.result is not None:
-                scores = one_generation(
-                    first_scores,
-                    parse_scores(again.result.text, n, crit.scale.low, crit.scale.high),
-                )
-                reply: str | None = again.result.text
-            else:
-                scores, reply = list(first_scores), None
-                error = f"re-ask failed: {again.error}"
-            status = CallStatus.OK if all(s is not None for s in scores) else CallStatus.INVALID
-            texts = [first_text, reply]
-            return self._rows(batch, outcomes, scores, status, error, run_id, texts=texts)
-
-        return Call(
-            id=batch.id,
-            table=TABLE,
-            stage=self.name,
-            provider=batch.scorer.provider,
-            request=request,
-            finish=finish,
-            priority=Priority.BACKGROUND,
+        if block is None:
+            return None
+        # Models left out of the leaderboard (removed since the scores were made) are left out.
+        rank = {name: k for k, name in enumerate(inputs.order)}
+        block["rows"] = sorted(
+            (r for r in block["rows"] if r["model"] in rank),
+            key=lambda r: (rank[r["model"]], r["criterion"]),
         )
+        block["against"] = "bt"
+        return block if block["rows"] else None
 
-    def _rows(
-        self,
-        batch: Batch,
-        outcomes: Sequence[CallOutcome],
-        scores: list[float | None],
-        status: CallStatus,
-        error: str | None,
-        run_id: str,
-        *,
-        texts: Sequence[str | None] | None = None,
-    ) -> Finished:
-        """One row per sample; `texts`: the replies (default: the outcomes' texts)."""
-        n = len(batch.samples)
-        usage = [o.result.usage for o in outcomes if o.result is not None]
-        tokens_in = sum(u.input_tokens for u in usage)
-        tokens_out = sum(u.output_tokens for u in usage)
-        cost = sum(o.cost_usd for o in outcomes)
-        self.tokens_in += tokens_in
-        self.tokens_out += tokens_out
-        self.cost_usd += cost
-        first, last = outcomes[0], outcomes[-1]
-        if texts is None:
-            texts = [o.result.text if o.result is not None else None for o in outcomes]
-        rows = []
-        for k, (sample, score, t_in, t_out) in enumerate(
-            zip(batch.samples, scores, _split(tokens_in, n), _split(tokens_out, n), strict=True),
-            1,
-        ):
-            row_status: CallStatus
-            row_error: str | None
-            if status is CallStatus.FAILED:
-                row_status, row_error = CallStatus.FAILED, first.error
-            elif status is CallStatus.PARTIAL:  # the re-ask did not run yet
-                row_status, row_error = CallStatus.PARTIAL, None
-            elif score is None:
-                row_status = CallStatus.INVALID
-                row_error = error or f"no valid score for Sample{k}"
-            else:
-                row_status, row_error = CallStatus.OK, None
-            rows.append(
-                {
-                    "id": batch.row_id(sample),
-                    "status": row_status.value,
-                    "error": row_error,
-                    "provider": batch.scorer.provider,
-                    "tokens_in": t_in,
-                    "tokens_out": t_out,
-                    "cost_usd": cost / n,
-                    "usage_estimated": any(o.usage.estimated for o in outcomes),
-                    "latency_s": sum(o.latency_s for o in outcomes),
-                    "attempts": sum(o.attempts for o in outcomes),
-                    "started_at": first.started_at,
-                    "finished_at": last.finished_at,
-                    "run_id": run_id,
-                    "round": batch.round,
-                    "batch_id": batch.id,
-                    "batch_index": batch.index,
-                    "position": k,
-                    "sample_id": sample.id,
-                    "criterion": batch.criterion.name,
-                    "scorer": batch.scorer.name,
-                    "score": score,
-                    "scale_low": batch.criterion.scale.low,
-                    "scale_high": batch.criterion.scale.high,
-                    "text": texts[0],
-                    "reask_text": texts[1] if len(texts) > 1 else None,
-                    "reasked": len(texts) > 1,
-                    "model": sample.model,
-                    "question_id": sample.question_id,
-                    "example_ids": (
-                        None if self.examples is None else [e.id for e in batch.examples]
-                    ),
-                }
-            )
-        return Finished(status, tuple(rows))
+
+def batch_tokens(
+    t: Tournament,
+    cfg: BatchEvalConfig,
+    template: str,
+    answers: Sequence[AnswerCall],
+    pool: ExamplePool | None = None,
+) -> dict[str, tuple[int, int]]:
+    """Upper-bound (input, output) tokens of one batch call per criterion, its re-ask included.
+
+    A batch holds at most ceil(n / batches) samples, each at most the largest
+    answer: its question and the contestant's max_tokens per turn; with
+    `examples:`, the k longest items of the criterion.
+    """
+    from arena.batcheval._prompt import render_prompt
+    from arena.batcheval._tournament import tournament_samples
+    from arena.examples import render_batch_examples
+
+    if not answers:
+        return {c.name: (0, 0) for c in cfg.criteria}
+    size = math.ceil(len(answers) / math.ceil(len(answers) / cfg.batch_size))
+    first = cfg.criteria[0]
+    empty = len(render_prompt(template, first, []))
+    sample = 0
+    for a in answers:
+        turns = len(a.question.turns)
+        shown = tournament_samples([(a.id, a.question, a.model)], {a.id: [""] * turns})
+        chars = len(render_prompt(template, first, shown)) - empty
+        sample = max(sample, estimate_tokens(chars) + t.model(a.model).max_tokens * turns)
+    k = 0 if pool is None else pool.config.k
+    out: dict[str, tuple[int, int]] = {}
+    for c in cfg.criteria:
+        items = [] if pool is None else [e for e in pool.scored if e.criterion == c.name]
+        longest = sorted(items, key=lambda e: -(len(e.text) + len(e.context)))[:k]
+        examples = len(render_batch_examples(longest, c.scale.low, c.scale.high))
+        prompt = estimate_tokens(len(render_prompt(template, c, [])) + examples)
+        out[c.name] = (2 * (prompt + size * sample), 2 * cfg.max_tokens)
+    return out
+
+
+BATCHEVAL_STAGE = Stage(
+    name="batcheval",
+    tables=(
+        StageTable(
+            TABLE, "arena.batcheval._schema:TABLE_SCHEMA", model_column="scorer", on_answers=True
+        ),
+    ),
+    run=BatchEvalRun(),
+    report=BatchEvalPlanStatus(),
+    board=BatchEvalBoard(),
+    command=StageCommand(
+        "batcheval",
+        "arena.batcheval._cli:batcheval_cmd",
+        "Score every sample in SAMPLES.jsonl (`id`, `text`, optional `context`) with BatchEval.",
+    ),
+)

@@ -18,11 +18,11 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from arena.batcheval._planner import BatchEvalPlanner, ProgressFn, Scorer, StageSummary
 from arena.batcheval._prompt import check_pool, load_template
 from arena.batcheval._samples import Sample
 from arena.batcheval._schema import SCORES_FILE, TABLE
 from arena.batcheval._scores import write_scores
-from arena.batcheval._stage import BatchEvalPlanner, ProgressFn, Scorer, StageSummary
 from arena.config import (
     BatchEvalConfig,
     ConfigError,

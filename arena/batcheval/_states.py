@@ -14,10 +14,10 @@ from typing import Any
 import polars as pl
 
 from arena.batcheval._compose import compose_round, ordering_scores
+from arena.batcheval._planner import Scorer, make_batch
 from arena.batcheval._prompt import load_template
 from arena.batcheval._samples import Sample
 from arena.batcheval._schema import TABLE
-from arena.batcheval._stage import Scorer, make_batch
 from arena.batcheval._tournament import AnswerRef, tournament_samples
 from arena.config import BatchEvalConfig, CriterionConfig, ExamplePool, Tournament
 from arena.store import RunLog

@@ -5,20 +5,20 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 
+from arena.batcheval._planner import BatchEvalPlanner, Scorer
 from arena.batcheval._prompt import check_pool, load_template
 from arena.batcheval._samples import Sample
 from arena.batcheval._schema import SCORES_FILE
 from arena.batcheval._scores import write_scores
-from arena.batcheval._stage import BatchEvalPlanner, Scorer
 from arena.config import ConfigError, Question, Tournament
 from arena.pipeline import AllPairsPlanner
 from arena.review import render_answer, render_question
 from arena.runner import Call, Idle
 
 __all__ = [
-    "TournamentBatchEval",
+    "TournamentBatchEvalPlanner",
     "batcheval_preflight",
-    "batcheval_stage",
+    "batcheval_planner",
     "tournament_samples",
 ]
 
@@ -56,7 +56,7 @@ def tournament_samples(
     return samples
 
 
-class TournamentBatchEval(BatchEvalPlanner):
+class TournamentBatchEvalPlanner(BatchEvalPlanner):
     """The BatchEval stage of `arena run`: scores every answer of the tournament.
 
     A round's batches mix answers of every question, and the composition of
@@ -126,6 +126,6 @@ class TournamentBatchEval(BatchEvalPlanner):
             write_scores(self.t.output_dir / SCORES_FILE, self.summary().scores)
 
 
-def batcheval_stage(t: Tournament, base: AllPairsPlanner) -> TournamentBatchEval | None:
+def batcheval_planner(t: Tournament, base: AllPairsPlanner) -> TournamentBatchEvalPlanner | None:
     """The stage factory `arena run` uses: a stage when the tournament has a batcheval section."""
-    return TournamentBatchEval(t, base) if t.config.batcheval is not None else None
+    return TournamentBatchEvalPlanner(t, base) if t.config.batcheval is not None else None

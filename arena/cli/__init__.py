@@ -14,6 +14,7 @@ import click
 
 from arena.cli._exit import Exit
 from arena.cli._exit import exit_program as _exit_program
+from arena.stages import COMMAND_SUMMARIES as _STAGE_SUMMARIES
 from arena.stages import COMMANDS as _STAGE_COMMANDS
 
 # command name -> "module:attribute"
@@ -59,10 +60,10 @@ class LazyGroup(click.Group):
     """A click group that imports a command's module only when it is needed."""
 
     def list_commands(self, ctx: click.Context) -> list[str]:
-        return sorted(set(super().list_commands(ctx)) | set(COMMANDS))
+        return sorted(set(super().list_commands(ctx)) | set(COMMANDS) | set(_STAGE_COMMANDS))
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
-        target = COMMANDS.get(cmd_name)
+        target = COMMANDS.get(cmd_name) or _STAGE_COMMANDS.get(cmd_name)  # registered later
         if target is None:
             return super().get_command(ctx, cmd_name)
         module_name, _, attr = target.partition(":")
@@ -78,7 +79,7 @@ class LazyGroup(click.Group):
         return command
 
     def _summary(self, ctx: click.Context, name: str) -> str:
-        summary = SUMMARIES.get(name)
+        summary = SUMMARIES.get(name) or _STAGE_SUMMARIES.get(name)
         if summary is not None:
             return summary
         command = self.get_command(ctx, name)  # a command without a summary: imported

@@ -24,7 +24,15 @@ import click
 from pydantic import BaseModel
 
 from arena.cli._common import Command, Exit
-from arena.config import ConfigError, Tournament, TournamentConfig, load_tournament, read_yaml
+from arena.config import (
+    ConfigError,
+    Tournament,
+    TournamentConfig,
+    load_stage_sections,
+    load_tournament,
+    read_yaml,
+    registered_section,
+)
 
 __all__ = ["PING_TOKENS", "check_cmd", "unknown_keys"]
 
@@ -60,6 +68,12 @@ def unknown_keys(data: Any, model: type[BaseModel], where: str = "") -> list[str
     names = set(fields) | {f.alias for f in fields.values() if f.alias}
     for key, value in data.items():
         path = f"{where}.{key}" if where else str(key)
+        if str(key) not in names and not where:  # a stage's own section (arena.config)
+            load_stage_sections()
+            section = registered_section(str(key))
+            if section is not None:
+                problems.extend(unknown_keys(value, section.schema, path))
+                continue
         if str(key) not in names:
             close = difflib.get_close_matches(str(key), sorted(names), n=1, cutoff=0.6)
             hint = f" (did you mean '{close[0]}'?)" if close else ""

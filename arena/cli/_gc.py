@@ -9,7 +9,7 @@ import click
 
 from arena.cli._common import Command, fail
 from arena.rundir import ARCHIVE_DIR, HISTORY_TABLE, collect_garbage, prune_archive, prune_reports
-from arena.stages import all_stages
+from arena.stages import all_parts
 from arena.store import RunLock
 
 
@@ -66,7 +66,7 @@ def gc_cmd(
     """
     if not (directory / "log").is_dir():
         fail(f"{directory}: not a run directory (no log/)")
-    all_stages()  # every stage's log tables are registered, so each is merged
+    all_parts()  # every part's log tables are registered, so each is merged
     with RunLock(directory):
         report = collect_garbage(directory, drop=drop, keep_history=keep_history)
         reports = [] if keep_reports is None else prune_reports(directory, keep_reports)

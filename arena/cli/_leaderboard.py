@@ -135,14 +135,15 @@ def leaderboard(
     DIR_OR_FILE is a run directory (its log/ and tournament.json) or a reviews
     file. Reports win rates (equal reviewer weights), PeerRank weighted win
     rates and reviewer weights, weighted Elo, and Bradley-Terry ratings (the
-    table is ordered by them), each with a 95% bootstrap interval, rank
-    intervals, sample sizes, and, when the reviews carry the answers' text or
-    lengths, style-controlled ratings; plus judge diagnostics: position bias,
-    swap consistency, self-preference, length bias, tie and invalid rates, the
-    pairwise win-rate and battle-count matrices and Fleiss' kappa. Invalid and
-    failed reviews are never counted as battles. With a run directory,
-    --reviews FILE ranks FILE against that tournament's contestants instead
-    of the run's log.
+    table is ordered by them), each with a 95% interval (Bradley-Terry:
+    cluster-robust sandwich by question unless --intervals bootstrap; the win
+    rates: the question bootstrap), rank intervals, sample sizes, and, when the
+    reviews carry the answers' text or lengths, style-controlled ratings; plus
+    judge diagnostics: position bias, swap consistency, self-preference, length
+    bias, tie and invalid rates, the pairwise win-rate and battle-count
+    matrices and Fleiss' kappa. Invalid and failed reviews are never counted as
+    battles. With a run directory, --reviews FILE ranks FILE against that
+    tournament's contestants instead of the run's log.
     Several run directories (DIR1 DIR2 ...: the shards of one tournament run
     with `arena run --shard K/N`) are ranked as one tournament; directories of
     different tournaments are refused, and so are shards that are not the

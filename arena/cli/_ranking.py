@@ -90,9 +90,29 @@ _OPTIONS = (
         "length_control",
         is_flag=True,
         help="With --baseline: also each model's length-controlled win rate against it (a "
-        "logistic fit of strength, question difficulty and the tanh of the standardised "
-        "length difference, predicted at the baseline's length; bootstrap interval over "
-        "questions). JSON: `lc_win_rate`, `lc_ci_low`, `lc_ci_high` in `vs_baseline`.",
+        "logistic fit of each model's own battles on its strength and the tanh of the "
+        "standardised length difference, predicted at the baseline's length: the same "
+        "whatever other models are imported; bootstrap interval over questions). JSON: "
+        "`lc_win_rate`, `lc_ci_low`, `lc_ci_high` in `vs_baseline`.",
+    ),
+    click.option(
+        "--duplicates",
+        type=click.Choice(["last", "first", "all", "error"]),
+        default="last",
+        show_default=True,
+        help="A review read twice from --reviews files (same question, models in the same "
+        "positions, reviewer and turn; e.g. a re-run file, or a file given twice): count the "
+        "last copy read (files in the order given, a folder's by name), the first, all, "
+        "or stop with exit 2. The JSON `warnings` count the repeats and name the files.",
+    ),
+    click.option(
+        "--games",
+        type=click.Choice(["separate", "merged"]),
+        default="separate",
+        show_default=True,
+        help="MT-bench pairwise records: each of the two games (both orders) a review, or "
+        "the two merged into one as FastChat's pairwise table counts them (the winner "
+        "where both games name it, else a tie).",
     ),
     click.option(
         "--conventions",
@@ -171,6 +191,8 @@ def ranking_options(command: Callable[..., Any]) -> Callable[..., Any]:
         no_self: bool,
         baseline: str | None,
         length_control: bool,
+        duplicates: str,
+        games: str,
         conventions: str,
         human_merge: str | None,
         majority: str | None,
@@ -191,6 +213,8 @@ def ranking_options(command: Callable[..., Any]) -> Callable[..., Any]:
             exclude_self=no_self,
             baseline=baseline,
             length_control=length_control,
+            duplicates=duplicates,
+            games=games,
             intervals=intervals,
             elo_bootstrap=elo_bootstrap,
             human_merge=human_merge or chosen["human_merge"],

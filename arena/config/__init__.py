@@ -76,6 +76,12 @@ if TYPE_CHECKING:
         ScaleConfig,
     )
     from arena.config._sim import SIM_RUN_ONLY, SimParams
+    from arena.config._stage_sections import (
+        StageSection,
+        load_stage_sections,
+        register_section,
+        registered_section,
+    )
     from arena.config._templates import GENERAL_VARIANT, template_variants
     from arena.config._tournament import Tournament, model_fingerprint
     from arena.config._validate import check_models, parse_config, validate_document
@@ -114,6 +120,10 @@ _LAZY: dict[str, str] = {
     "provider_target": "arena.config._registry",
     "provider_type_names": "arena.config._registry",
     "register_provider_type": "arena.config._registry",
+    "StageSection": "arena.config._stage_sections",
+    "load_stage_sections": "arena.config._stage_sections",
+    "register_section": "arena.config._stage_sections",
+    "registered_section": "arena.config._stage_sections",
     "REASONING_EFFORTS": "arena.config._schema",
     "REVIEW_TEMPLATE_TEMPERATURES": "arena.config._schema",
     "VERDICT_PRESETS": "arena.config._schema",
@@ -205,6 +215,10 @@ __all__ = [
     "SIM_RUN_ONLY",
     "SIM_TYPE",
     "SamplingConfig",
+    "StageSection",
+    "load_stage_sections",
+    "register_section",
+    "registered_section",
     "PlacementConfig",
     "ScaleConfig",
     "SimParams",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import BaseModel, Field, PrivateAttr, field_validator, model_validator
 
 from arena.config._base import (
     MAX_ATTEMPTS,
@@ -308,6 +308,23 @@ class TournamentConfig(_Strict):
     # With a budget (budget_usd or --budget), a model of a real provider without a
     # price stops the run at preflight ("error"); "allow" runs it, its calls counted $0.
     unpriced: Literal["error", "allow"] = "error"
+    # The sections of stages in packages of their own (arena.config.StageSection), by key.
+    _stage_sections: dict[str, BaseModel] = PrivateAttr(default_factory=dict)
+
+    def section(self, key: str) -> Any:
+        """A registered stage's section (its schema's model), None when the YAML has none."""
+        return self._stage_sections.get(key)
+
+    def set_section(self, key: str, value: BaseModel) -> None:
+        """Keep a registered stage's validated section (`parse_config`)."""
+        self._stage_sections[key] = value
+
+    def sections_json(self) -> dict[str, Any]:
+        """The registered stages' sections as JSON (keys left at their defaults left out)."""
+        return {
+            k: v.model_dump(mode="json", exclude_defaults=True)
+            for k, v in sorted(self._stage_sections.items())
+        }
 
     @field_validator("name")
     @classmethod

@@ -157,6 +157,8 @@ class Tournament:
             {
                 "config": self.config.model_dump(mode="json", exclude_defaults=True),
                 "template": self.review_template,
+                # stages' own sections only when there are some: older hashes stay
+                **({"sections": s} if (s := self.config.sections_json()) else {}),
             },
             sort_keys=True,
         )

@@ -13,6 +13,7 @@ from arena.config._registry import REPLAY_TYPE, SIM_TYPE, provider_target, provi
 from arena.config._schema import REASONING_EFFORTS, ModelConfig, ProviderConfig, TournamentConfig
 from arena.config._sections import DiscussionConfig
 from arena.config._sim import SimParams
+from arena.config._stage_sections import load_stage_sections, registered_section
 from arena.config._yaml import key_line
 
 
@@ -104,10 +105,38 @@ def check_models(
 
 
 def parse_config(data: Any, file: str | Path) -> TournamentConfig:
-    """Validate a parsed YAML document; raise ConfigError on the first problem."""
+    """Validate a parsed YAML document; raise ConfigError on the first problem.
+
+    A top-level key of a stage's own section (`arena.config.StageSection`) is
+    validated against the section's schema and kept in `cfg.section(key)`.
+    """
+    sections: dict[str, Any] = {}
+    if isinstance(data, dict):
+        if any(k not in TournamentConfig.model_fields and not registered_section(k) for k in data):
+            load_stage_sections()  # a stage of the registry may declare it
+        sections = {k: data[k] for k in data if registered_section(str(k)) is not None}
+        data = {k: v for k, v in data.items() if k not in sections}
     cfg = validate_document(TournamentConfig, data, file)
+    for key, value in sections.items():
+        section = registered_section(key)
+        assert section is not None
+        cfg.set_section(key, _validate_section(section.schema, key, value, file))
     _check_references(cfg, file)
+    for key in sections:
+        section = registered_section(key)
+        if section is not None and section.check is not None:
+            section.check(cfg, cfg.section(key), file)
     return cfg
+
+
+def _validate_section(cls: type[_Validated], key: str, data: Any, file: str | Path) -> _Validated:
+    """A stage's section validated against its schema; ConfigError names `key.field`."""
+    if not isinstance(data, dict):
+        raise ConfigError(file, key, "must be a mapping of keys to values")
+    try:
+        return validate_document(cls, data, file)
+    except ConfigError as exc:
+        raise ConfigError(file, f"{key}.{exc.key}" if exc.key else key, exc.problem) from None
 
 
 def _check_references(cfg: TournamentConfig, file: str | Path) -> None:

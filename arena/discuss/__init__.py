@@ -5,7 +5,7 @@ arena's variants as options), the YAML section, the `arena discuss` command and
 the log table.
 Importing this package registers the `discussions` log table with the store;
 its other names load on first use, from their modules (the stage itself is
-`arena.discuss._hooks`, which `arena.stages` imports without the rest).
+`arena.discuss._stage`, which `arena.stages` imports without the rest).
 """
 
 from __future__ import annotations
@@ -27,8 +27,13 @@ if TYPE_CHECKING:
     )
     from arena.discuss._choose import choose_leader, discussant_pairs, ranked_reviewers, top2
     from arena.discuss._counts import discussion_counts
-    from arena.discuss._hooks import DISCUSSION_STAGE, DiscussionHooks, discussion_bound
     from arena.discuss._outcome import Outcome, agreed_verdicts, apply_discussions
+    from arena.discuss._planner import (
+        DiscussionPlanner,
+        DiscussionSteps,
+        discussion_id,
+        discussion_planner,
+    )
     from arena.discuss._prompt import (
         DEFAULT_ROLE_TEMPLATE,
         DEFAULT_TEMPLATE,
@@ -55,12 +60,7 @@ if TYPE_CHECKING:
         discussion_report,
         read_discussions,
     )
-    from arena.discuss._stage import (
-        DiscussionStage,
-        DiscussionSteps,
-        discussion_id,
-        discussion_stage,
-    )
+    from arena.discuss._stage import DISCUSSION_STAGE, DiscussionBound, discussion_bound
     from arena.discuss._standalone import discuss_existing, with_discussion
     from arena.discuss._state import DiscussionState, discussion_context, read_state, write_state
     from arena.discuss._stats import DiscussionStats, ModelStance, discussion_stats
@@ -83,9 +83,9 @@ _LAZY: dict[str, str] = {
     "ranked_reviewers": "arena.discuss._choose",
     "top2": "arena.discuss._choose",
     "discussion_counts": "arena.discuss._counts",
-    "DISCUSSION_STAGE": "arena.discuss._hooks",
-    "DiscussionHooks": "arena.discuss._hooks",
-    "discussion_bound": "arena.discuss._hooks",
+    "DISCUSSION_STAGE": "arena.discuss._stage",
+    "DiscussionBound": "arena.discuss._stage",
+    "discussion_bound": "arena.discuss._stage",
     "Outcome": "arena.discuss._outcome",
     "agreed_verdicts": "arena.discuss._outcome",
     "apply_discussions": "arena.discuss._outcome",
@@ -109,10 +109,10 @@ _LAZY: dict[str, str] = {
     "DiscussionReport": "arena.discuss._rundir",
     "discussion_report": "arena.discuss._rundir",
     "read_discussions": "arena.discuss._rundir",
-    "DiscussionStage": "arena.discuss._stage",
-    "DiscussionSteps": "arena.discuss._stage",
-    "discussion_id": "arena.discuss._stage",
-    "discussion_stage": "arena.discuss._stage",
+    "DiscussionPlanner": "arena.discuss._planner",
+    "DiscussionSteps": "arena.discuss._planner",
+    "discussion_id": "arena.discuss._planner",
+    "discussion_planner": "arena.discuss._planner",
     "discuss_existing": "arena.discuss._standalone",
     "with_discussion": "arena.discuss._standalone",
     "DiscussionState": "arena.discuss._state",
@@ -144,11 +144,11 @@ __all__ = [
     "Battle",
     "Discussant",
     "DiscussionConfig",
-    "DiscussionHooks",
+    "DiscussionBound",
     "DiscussionReport",
     "DiscussionResult",
     "DiscussionSpec",
-    "DiscussionStage",
+    "DiscussionPlanner",
     "DiscussionSteps",
     "DiscussionState",
     "DiscussionStats",
@@ -175,7 +175,7 @@ __all__ = [
     "discussion_footer",
     "discussion_id",
     "discussion_report",
-    "discussion_stage",
+    "discussion_planner",
     "discussion_stats",
     "discussion_steps",
     "discussion_tables",

@@ -91,7 +91,7 @@ def discuss_cmd(
     human = None
     if human_file is not None:
         try:
-            human = load_reviews_file(human_file)
+            human = load_reviews_file(human_file, duplicates="all")
         except LeaderboardInputError as exc:
             fail(str(exc))
     problems = preflight(t, budget_usd=budget)

@@ -25,7 +25,7 @@ logged and leaves the discussion pending.
 
 The protocol is written once, as a generator of steps (`discussion_steps`): an
 `Ask` (one call, and the row its outcome becomes) or a `Record` (a row written
-without a call). `arena.discuss._stage.DiscussionSteps` drives it: each step a
+without a call). `arena.discuss._planner.DiscussionSteps` drives it: each step a
 call of the one runner.
 """
 

@@ -11,8 +11,8 @@ import dataclasses
 from collections.abc import Callable, Sequence
 
 from arena.config import Tournament, parse_config
+from arena.discuss._planner import DiscussionPlanner
 from arena.discuss._prompt import load_templates
-from arena.discuss._stage import DiscussionStage
 from arena.pipeline import AllPairsPlanner, Plan, build_plan, load_done
 from arena.runner import ProgressFn, RunSummary
 from arena.scheduler import Scheduler
@@ -57,7 +57,7 @@ async def discuss_existing(
     )
     base = AllPairsPlanner(t, plan)
     return await run_planners(
-        [base, DiscussionStage(t, base)],
+        [base, DiscussionPlanner(t, base)],
         tournament_setup(t),
         budget_usd=budget_usd,
         progress=progress,

@@ -10,6 +10,11 @@ lines fails on its own (`batch.line_failure`); lines not done within
 `batch.expire_seconds` expire with the job; a cancelled job's lines not yet
 done are cancelled. Tags: OpenAI keeps a batch's `metadata` and Gemini its
 `displayName`, both listed; Anthropic keeps neither (as the real API).
+
+POST /fake/batch/finish does what a real API does with every job it accepted,
+whether anyone looks again or not: each job still running is worked through
+to its end (as of its last line's due time) and its lines billed. Tests and
+benchmarks call it before counting what a sequence of runs was billed.
 """
 
 from __future__ import annotations
@@ -111,12 +116,15 @@ def _new_id(prefix: str) -> str:
     return f"{prefix}{uuid.uuid4().hex[:24]}"
 
 
-async def advance(server: LineRunner, job: Job) -> None:
-    """Do the lines that are due, and end the job when it is over."""
+async def advance(server: LineRunner, job: Job, *, to_end: bool = False) -> None:
+    """Do the lines that are due, and end the job when it is over (`to_end`: every line
+    is due, as once the job's delay has passed)."""
     if job.ended_at is not None:
         return
     cfg: BatchConfig = server.config.batch
     now = server.now()
+    if to_end:
+        now = max(now, job.created + min(cfg.delay_seconds, cfg.expire_seconds))
     n = max(1, len(job.lines))
     expiry = job.created + cfg.expire_seconds
     for i, line in enumerate(job.lines):
@@ -448,6 +456,13 @@ def add_batch_routes(app: web.Application, server: LineRunner) -> None:
 
         return handler
 
+    async def finish(request: web.Request) -> web.Response:
+        running = [job for job in server.jobs.values() if job.ended_at is None]
+        for job in running:
+            await advance(server, job, to_end=True)
+        return web.json_response({"finished": len(running)})
+
+    app.router.add_post("/fake/batch/finish", finish)
     for version in ("v1beta", "v1"):
         app.router.add_post(
             f"/{version}/models/{{model}}:batchGenerateContent", guarded(gemini, gemini_create)

@@ -49,6 +49,7 @@ from arena.formats._records import Record, read_records
 __all__ = [
     "ARENA_HARD_V01_BASELINE",
     "CROWD",
+    "GAMES",
     "JUDGMENT_COLUMNS",
     "JUDGMENT_FORMATS",
     "Judgments",
@@ -56,6 +57,8 @@ __all__ = [
     "read_judgments",
 ]
 
+# How an MT-bench record's two games count: as two reviews, or merged into one.
+GAMES = ("separate", "merged")
 JUDGMENT_FORMATS = ("arena", "alpacaeval", "arena-hard", "mt-bench", "chatbot-arena", "prd")
 # The columns of `Judgments.columns`, in order.
 JUDGMENT_COLUMNS = (
@@ -89,6 +92,9 @@ class Judgments:
     path: Path
     format: str
     columns: dict[str, list[Any]] = field(default_factory=lambda: {c: [] for c in JUDGMENT_COLUMNS})
+    # AlpacaEval annotations of a model against itself (the baseline's own
+    # annotations file): skipped, counted per model.
+    skipped_self: dict[str, int] = field(default_factory=dict)
 
     def add(
         self,
@@ -158,6 +164,9 @@ def _alpacaeval(out: Judgments, where: str, obj: Mapping[str, Any]) -> None:
         instruction = f"{instruction}\n\n{extra.strip()}"
     model_a = _text(path, where, obj, "generator_1")
     model_b = _text(path, where, obj, "generator_2")
+    if model_a == model_b:  # the baseline against itself: no battle
+        out.skipped_self[model_a] = out.skipped_self.get(model_a, 0) + 1
+        return
     reviewer = _optional_text(obj, "annotator") or "alpacaeval"
     raw = obj.get("preference")
     preference = _number(raw)
@@ -173,7 +182,10 @@ def _alpacaeval(out: Judgments, where: str, obj: Mapping[str, Any]) -> None:
             )
         p_a = 2.0 - preference
         verdict = _verdict_of(p_a)
-    outputs = (_optional_text(obj, "output_1"), _optional_text(obj, "output_2"))
+    # An empty output is an answer of length 0 (AlpacaEval counts it so in avg_length).
+    outputs = tuple(
+        v if isinstance(v, str) else None for v in (obj.get("output_1"), obj.get("output_2"))
+    )
     out.add(
         where,
         instruction,
@@ -183,7 +195,7 @@ def _alpacaeval(out: Judgments, where: str, obj: Mapping[str, Any]) -> None:
         verdict,
         p_a=p_a,
         category=_optional_text(obj, "dataset"),
-        answers=outputs,
+        answers=(outputs[0], outputs[1]),
     )
 
 
@@ -254,7 +266,19 @@ def _arena_hard(
 # --- MT-bench -----------------------------------------------------------------------
 
 
-def _mt_bench(out: Judgments, where: str, obj: Mapping[str, Any]) -> None:
+def _mt_bench_winner(path: Path, where: str, obj: Mapping[str, Any], key: str) -> str:
+    """A game's winner: `model_1`, `model_2`, `tie` or `error`."""
+    winner = obj[key]
+    if winner == "tie" or (isinstance(winner, str) and winner.startswith("tie")):
+        return "tie"
+    if winner in ("model_1", "model_2"):
+        return str(winner)
+    if winner == "error" or winner is None:
+        return "error"
+    raise FormatError(path, f"{where}: {key}", f"{winner!r} is not model_1, model_2, tie or error")
+
+
+def _mt_bench(out: Judgments, where: str, obj: Mapping[str, Any], games: str) -> None:
     path = out.path
     question = _text(path, where, obj, "question_id")
     model_1 = _text(path, where, obj, "model_1")
@@ -263,22 +287,32 @@ def _mt_bench(out: Judgments, where: str, obj: Mapping[str, Any]) -> None:
     if reviewer is None:
         raise FormatError(path, f"{where}: judge", "missing (a name or [model, prompt])")
     turn = _turn(path, where, obj)
+    played = [g for g in ("g1", "g2") if f"{g}_winner" in obj]
+    winners = {g: _mt_bench_winner(path, where, obj, f"{g}_winner") for g in played}
+    if games == "merged" and len(played) == 2:
+        # FastChat's pairwise table: a record whose games disagree (or tie) is one tie;
+        # one with an error is left out.
+        one, two = winners["g1"], winners["g2"]
+        merged = (
+            "invalid"
+            if "error" in (one, two)
+            else "tie"
+            if one == "tie" or one != two
+            else ("A" if one == "model_1" else "B")
+        )
+        out.add(where, question, model_1, model_2, reviewer, merged, turn=turn)
+        return
     # g1 shows model_1 first, g2 model_2 first; winners name the model, not the position.
     for game, (model_a, model_b) in (("g1", (model_1, model_2)), ("g2", (model_2, model_1))):
-        key = f"{game}_winner"
-        if key not in obj:
+        if game not in winners:
             continue
-        winner = obj[key]
-        if winner == "tie" or (isinstance(winner, str) and winner.startswith("tie")):
+        winner = winners[game]
+        if winner == "tie":
             verdict = "tie"
-        elif winner in ("model_1", "model_2"):
-            verdict = "A" if {"model_1": model_1, "model_2": model_2}[winner] == model_a else "B"
-        elif winner == "error" or winner is None:
+        elif winner == "error":
             verdict = "invalid"
         else:
-            raise FormatError(
-                path, f"{where}: {key}", f"{winner!r} is not model_1, model_2, tie or error"
-            )
+            verdict = "A" if {"model_1": model_1, "model_2": model_2}[winner] == model_a else "B"
         out.add(f"{where}: {game}", question, model_a, model_b, reviewer, verdict, turn=turn)
 
 
@@ -483,6 +517,7 @@ def read_judgments(
     format: str | None = None,
     strong_win_weight: float = 3.0,
     records: Sequence[Record] | None = None,
+    games: str = "separate",
 ) -> Judgments:
     """Every judgment of a file, in any of JUDGMENT_FORMATS (arena.report reads arena's own
     big files faster, as frames).
@@ -490,8 +525,13 @@ def read_judgments(
     `format` forces one of JUDGMENT_FORMATS; by default it is detected from
     the first record's fields. `strong_win_weight`: the weight of an
     arena-hard strong verdict (`A>>B`), 3 as in arena-hard's own results.
-    `records`: the file's records when already read.
+    `records`: the file's records when already read. `games` (GAMES): an
+    MT-bench record's two games as two reviews (`separate`), or as one, as
+    FastChat's pairwise table counts them (`merged`: the winner where both
+    games name it, else a tie; a game in error makes it invalid).
     """
+    if games not in GAMES:
+        raise FormatError(path, "", f"games must be one of {', '.join(GAMES)}, not {games!r}")
     if format is not None and format not in JUDGMENT_FORMATS:
         raise FormatError(path, "", f"unknown judgments format {format!r}")
     if not strong_win_weight > 0 or not math.isfinite(strong_win_weight):
@@ -512,7 +552,10 @@ def read_judgments(
             _arena_hard(out, where, obj, strong_win_weight)
 
     elif found == "mt-bench":
-        reader = _mt_bench
+
+        def reader(out: Judgments, where: str, obj: Mapping[str, Any]) -> None:
+            _mt_bench(out, where, obj, games)
+
     elif found == "chatbot-arena":
         reader = _chatbot_arena
     else:

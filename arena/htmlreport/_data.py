@@ -140,6 +140,22 @@ def _check_run_directory(root: Path) -> None:
         raise LeaderboardInputError(root, "", "not a run directory (no tournament.json, no log/)")
 
 
+def _judgments_title(paths: Sequence[Path]) -> str:
+    """The report's title: the sources' names, or their count when names repeat or
+    are many (57 AlpacaEval folders each hold an `annotations.json`)."""
+    names = list(dict.fromkeys(p.name for p in paths))
+    if len(names) == len(paths) and len(paths) <= 3:
+        return ", ".join(names)
+    return f"{len(paths)} judgment sources ({paths[0]}, ...)"
+
+
+def board_duplicates(options: LeaderboardOptions | None) -> str:
+    """The report's battles keep the copies the leaderboard counted (which refused any
+    repeat under "error")."""
+    chosen = "last" if options is None else options.duplicates
+    return "all" if chosen == "error" else chosen
+
+
 def _judgments_report(
     files: Sequence[str | Path],
     *,
@@ -162,12 +178,16 @@ def _judgments_report(
         strong_win_weight=strong_win_weight,
     )
     judgments = load_reviews_file(
-        list(paths), format=reviews_format, strong_win_weight=strong_win_weight, keep_texts=True
+        list(paths),
+        format=reviews_format,
+        strong_win_weight=strong_win_weight,
+        keep_texts=True,
+        duplicates=board_duplicates(options),
     )
     run = RunData(paths[0], judgments=judgments)
     return ReportData(
         directory=paths[0],
-        title=", ".join(p.name for p in paths),
+        title=_judgments_title(paths),
         generated_at=time.time(),
         board=board,
         leaderboard=leaderboard_dict(board),

@@ -19,7 +19,7 @@ from arena.htmlreport._data import ReportData
 from arena.htmlreport._svg import Series, heatmap, interval_chart, line_chart, trajectory_chart
 from arena.rank import ranking_trajectory, weighted_pairwise
 from arena.report import category_rows
-from arena.stages import all_stages
+from arena.stages import all_parts
 
 __all__ = ["render_report"]
 
@@ -543,12 +543,13 @@ def _baseline(data: ReportData) -> str:
 def _discussion(data: ReportData) -> str:
     """The sections of the stages whose blocks are text tables (PeerDiscussion)."""
     out = []
-    for stage in all_stages():
-        block = None if stage.board_key is None else getattr(data.board, stage.board_key, None)
-        if block is None or not stage.board_title:
+    for part in all_parts():
+        board = part.board
+        block = None if board is None else data.board.stage_block(board.key)
+        if board is None or block is None or not board.title:
             continue
-        out.append(f'<section id="{_e(stage.board_key or "")}"><h2>{_e(stage.board_title)}</h2>')
-        for t in stage.leaderboard_tables(block):
+        out.append(f'<section id="{_e(board.key)}"><h2>{_e(board.title)}</h2>')
+        for t in board.text(block).tables:
             out.append(f"<h3>{_e(t.title)}</h3>")
             out.append(_table("", t.header, t.rows))
             out += [_p(n) for n in t.notes]

@@ -214,7 +214,7 @@ class GridIds(ReviewIds):
 
     An id is the hash of its question, answers and reviewer context
     (`review_id`); a slice hashes the questions it spans (`_review_digests`),
-    one id hashes alone (about 2 microseconds).
+    one id hashes alone, cheaply enough to do when it is asked for.
     """
 
     def __init__(

@@ -17,6 +17,9 @@ poll. The API is shaped for crash-safe use:
 - `results(job)`: one `BatchResult` per request with a result: ok, failed
   (status and error, as a direct call's), or not executed (cancelled or
   expired: not billed, to be sent again).
+- `account`: a digest of the API's type, endpoint and key (`account_digest`):
+  a later run finds the jobs of an earlier one by it, whatever the provider
+  entry is called then; the key cannot be read back from it.
 """
 
 from __future__ import annotations
@@ -26,8 +29,9 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import ClassVar
+from typing import ClassVar, Protocol
 
+from arena.config import ProviderConfig
 from arena.types import GenerateRequest, GenerateResult, ProviderError, Usage
 
 __all__ = [
@@ -35,6 +39,8 @@ __all__ = [
     "BatchJob",
     "BatchResult",
     "JobState",
+    "account_digest",
+    "provider_account",
     "job_tags",
     "requests_digest",
 ]
@@ -112,6 +118,36 @@ def job_tags(
     }
 
 
+def account_digest(api_type: str, base_url: str | None, key: str | None) -> str:
+    """Who owns a job: a digest of the API type, the endpoint and the key ("": no key).
+
+    A job can only be read with the key that made it, on the endpoint that
+    took it: two provider entries with the same digest see the same jobs.
+    A one-way hash of a key (too long to guess) does not reveal the key.
+    """
+    if not key:
+        return ""
+    blob = "\0".join(("arena-batch-account", api_type, (base_url or "").rstrip("/"), key))
+    return hashlib.sha256(blob.encode()).hexdigest()[:32]
+
+
+class _Keyed(Protocol):
+    """An SDK provider as `provider_account` sees it."""
+
+    config: ProviderConfig
+
+    def api_key(self) -> str: ...
+
+
+def provider_account(provider: _Keyed) -> str:
+    """The `account_digest` of an SDK provider: its type, base_url and key."""
+    try:
+        key: str | None = provider.api_key()
+    except ProviderError:  # no key: its jobs cannot be read anyway
+        key = None
+    return account_digest(provider.config.type, provider.config.base_url, key)
+
+
 class BatchClient(ABC):
     """One provider's batch API. Subclasses translate; they never wait or retry."""
 
@@ -119,6 +155,8 @@ class BatchClient(ABC):
     tags_listed: ClassVar[bool] = True
     # Most requests one job may hold.
     max_requests: ClassVar[int]
+    # The owner of this client's jobs (`account_digest`; "": unknown, matched by name).
+    account: str = ""
 
     @abstractmethod
     async def submit(

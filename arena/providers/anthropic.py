@@ -15,7 +15,13 @@ import anthropic
 from anthropic.types import MessageParam
 
 from arena.config import ModelConfig, ProviderConfig
-from arena.providers._batch import BatchClient, BatchJob, BatchResult, JobState
+from arena.providers._batch import (
+    BatchClient,
+    BatchJob,
+    BatchResult,
+    JobState,
+    provider_account,
+)
 from arena.providers._remote import RemoteProvider, lower_headers
 from arena.providers._settings import with_model_settings
 from arena.types import ErrorKind, GenerateRequest, GenerateResult, ProviderError, Usage
@@ -240,6 +246,7 @@ class AnthropicBatchClient(BatchClient):
 
     def __init__(self, provider: AnthropicProvider) -> None:
         self.provider = provider
+        self.account = provider_account(provider)
 
     async def submit(
         self, requests: Sequence[tuple[str, GenerateRequest]], tags: Mapping[str, str]

@@ -16,7 +16,14 @@ from google.genai import errors as genai_errors
 from google.genai import types as gtypes
 
 from arena.config import ModelConfig, ProviderConfig
-from arena.providers._batch import BatchClient, BatchJob, BatchResult, JobState, matches
+from arena.providers._batch import (
+    BatchClient,
+    BatchJob,
+    BatchResult,
+    JobState,
+    matches,
+    provider_account,
+)
 from arena.providers._remote import (
     RemoteProvider,
     google_error_details,
@@ -273,6 +280,7 @@ class GeminiBatchClient(BatchClient):
 
     def __init__(self, provider: GeminiProvider) -> None:
         self.provider = provider
+        self.account = provider_account(provider)
 
     async def submit(
         self, requests: Sequence[tuple[str, GenerateRequest]], tags: Mapping[str, str]

@@ -19,7 +19,14 @@ import openai
 from openai.types.chat import ChatCompletion, ChatCompletionMessageParam
 
 from arena.config import ModelConfig, ProviderConfig
-from arena.providers._batch import BatchClient, BatchJob, BatchResult, JobState, matches
+from arena.providers._batch import (
+    BatchClient,
+    BatchJob,
+    BatchResult,
+    JobState,
+    matches,
+    provider_account,
+)
 from arena.providers._remote import RemoteProvider, lower_headers
 from arena.providers._settings import with_model_settings
 from arena.types import ErrorKind, GenerateRequest, GenerateResult, ProviderError, Usage
@@ -226,6 +233,7 @@ class OpenAIBatchClient(BatchClient):
 
     def __init__(self, provider: OpenAIProvider) -> None:
         self.provider = provider
+        self.account = provider_account(provider)
 
     async def submit(
         self, requests: Sequence[tuple[str, GenerateRequest]], tags: Mapping[str, str]

@@ -19,6 +19,7 @@ import re
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 from arena.config import ModelConfig, ProviderConfig, SimParams, Tournament
 from arena.providers._base import Provider
@@ -46,10 +47,12 @@ __all__ = [
     "SIGNATURE_RE",
     "SignedText",
     "SimProvider",
+    "SimResponder",
     "answer_quality",
     "answer_words",
     "find_signatures",
     "rng_for",
+    "register_sim_responder",
     "signature",
     "true_preference",
 ]
@@ -168,6 +171,55 @@ def answer_quality(seed: int, author: str, params: SimParams, question_text: str
     return params.skill + params.answer_noise * rng.gauss(0.0, 1.0)
 
 
+class SimResponder(Protocol):
+    """A stage's calls in the simulator: the text of a call it recognises, else None.
+
+    Given the run's seed, the model, its simulation parameters, the request, the
+    call's key (a hash of model, system prompt and prompt) and the attempt (1
+    for the first); its text should depend on nothing else, so that a resumed
+    run gives the same results.
+    """
+
+    def __call__(
+        self,
+        seed: int,
+        model: str,
+        params: SimParams,
+        request: GenerateRequest,
+        key: str,
+        attempt: int,
+    ) -> str | None: ...
+
+
+def _batcheval_responder(
+    seed: int, model: str, params: SimParams, request: GenerateRequest, key: str, attempt: int
+) -> str | None:
+    last = request.messages[-1].content
+    if not is_batcheval_prompt(last):
+        return None
+    return score_batch(seed, model, params, last, key, attempt)
+
+
+def _discussion_responder(
+    seed: int, model: str, params: SimParams, request: GenerateRequest, key: str, attempt: int
+) -> str | None:
+    if not is_discussion_request(request.messages):
+        return None
+    return discussion_turn(seed, model, params, request.system, request.messages, key, attempt)
+
+
+# The stages' calls, asked in order before the answers and reviews: BatchEval and
+# PeerDiscussion (the fake server answers them without loading the stages), then
+# those of stages registered from their packages (`arena.stage.Part.sim`).
+_RESPONDERS: list[SimResponder] = [_batcheval_responder, _discussion_responder]
+
+
+def register_sim_responder(responder: SimResponder) -> None:
+    """Let the simulator answer a stage's calls (`arena.stages` registers a part's `sim`)."""
+    if responder not in _RESPONDERS:
+        _RESPONDERS.append(responder)
+
+
 def true_preference(qualities_a: list[float], qualities_b: list[float]) -> float:
     """Quality advantage of answer A over answer B (mean over turns)."""
     return sum(qualities_a) / len(qualities_a) - sum(qualities_b) / len(qualities_b)
@@ -234,21 +286,14 @@ class SimProvider(Provider):
         return GenerateResult(text=text, usage=usage)
 
     def respond(self, request: GenerateRequest, params: SimParams, prompt: str, key: str) -> str:
-        """The text of a response; the mode is read from the prompt itself. An answer
-        or a review forgets the call's attempt counter (see `__init__`)."""
+        """The text of a response; the mode is read from the prompt itself. A stage's
+        call is answered by the first responder that recognises it (`_RESPONDERS`);
+        an answer or a review forgets the call's attempt counter (see `__init__`)."""
         last = request.messages[-1].content
-        if is_batcheval_prompt(last):
-            return score_batch(self.seed, request.model, params, last, key, self._attempts[key])
-        if is_discussion_request(request.messages):
-            return discussion_turn(
-                self.seed,
-                request.model,
-                params,
-                request.system,
-                request.messages,
-                key,
-                self._attempts[key],
-            )
+        for responder in _RESPONDERS:
+            text = responder(self.seed, request.model, params, request, key, self._attempts[key])
+            if text is not None:
+                return text
         # Answers and reviews depend on the prompt alone: once this attempt got
         # through its counter is not needed (asked again, the call draws its first
         # attempt's luck, as in a new run). Dropping it keeps a million-call run's

@@ -47,7 +47,7 @@ from arena.rank._diagnostics import (
     reviewer_diagnostics,
     reviewer_fleiss_kappa,
 )
-from arena.rank._elo import EloResult, weighted_elo
+from arena.rank._elo import COMPILED_MIN_ROWS, EloResult, prefetch_kernels, weighted_elo
 from arena.rank._encode import REQUIRED_COLUMNS, STYLE_FEATURES, ReviewSet, encode_reviews
 from arena.rank._intervals import RANK_TIE_TOLERANCE, NeighbourTest, RankTable, rank_models
 from arena.rank._length_control import (
@@ -70,7 +70,6 @@ from arena.rank._peerrank import (
     weights_from_scores,
     win_counts,
 )
-from arena.rank._plain import COMPILED_MIN_ROWS, prefetch_kernels
 from arena.rank._ranking import (
     ELO_BOOTSTRAP_ORDERS,
     ELO_BOOTSTRAP_STEPS,

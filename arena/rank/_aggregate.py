@@ -1,10 +1,10 @@
 """One pass over the battles: every count the ratings and diagnostics need.
 
 The reviews are counted into a dense tensor `count[v, q, r, a, b]` (verdict,
-question, reviewer, model in position A, model in position B) by one compiled
-scatter, a block of questions at a time when the tensor would be large, and
+question, reviewer, model in position A, model in position B) by one NumPy
+scatter (a bincount), a block of questions at a time when the tensor would be large, and
 each block is folded into the totals, agreement sums and per-question
-features by one pass (arena/rank/_encode_rows.py: compiled on big logs).
+features by one pass (arena/rank/_encode_rows.py).
 Everything downstream is derived from these counts, whose size depends on the
 numbers of models and reviewers but not on the number of reviews; in
 particular the win tensor `X[r, i, j]`, the summed win value of `i` against
@@ -22,7 +22,6 @@ from typing import TYPE_CHECKING, Any, cast
 import numpy as np
 from numpy.typing import NDArray
 
-from arena.rank import _plain
 from arena.rank._encode import ReviewSet
 from arena.rank._encode_rows import count_battles, fold_block
 
@@ -48,9 +47,6 @@ TIE, B_WINS, A_WINS = 0, 1, 2
 
 # Cells of the dense count tensor of one block of questions (16 MB of int32).
 _BLOCK_CELLS = 4_000_000
-# Up to this many blocks, each block's compiled count passes over every battle;
-# more, and the battles are sorted by question once (a copy of their columns).
-_SCAN_BLOCKS = 4
 # Per-question features stay a dense matrix up to this many cells.
 _DENSE_FEATURES = 20_000_000
 # Bootstrap rounds are aggregated this many cells at a time (memory bound).
@@ -116,7 +112,6 @@ class _Accumulator:
         n_features = r * c * c
         self.dense = rs.n_questions * n_features <= _DENSE_FEATURES
         self.keep_features = keep_features
-        self.compiled = _plain.compiled(rs.n_battles)
         self.feature_blocks: list[sp.csr_matrix] = []  # a sparse matrix's blocks
         # A dense matrix is written a block at a time into its place (not kept as blocks
         # and joined at the end: both would stand at once), in the narrowest integer
@@ -150,7 +145,6 @@ class _Accumulator:
             self.fleiss,
             self.questions_per_model,
             self.keep_features,
-            self.compiled,
             place,
         )
         self.filled += n_q
@@ -246,13 +240,8 @@ def _tally(rs: ReviewSet, per_question: bool) -> Tallies:
     verdict: NDArray[np.int8] = np.remainder(rs.score, np.int8(3), dtype=np.int8)
     columns = (verdict, rs.question, rs.reviewer, rs.model_a, rs.model_b)
     block_questions = max(1, _BLOCK_CELLS // (3 * question_cells))
-    blocks = -(-q_total // block_questions)
-    if q_total <= block_questions or (acc.compiled and blocks <= _SCAN_BLOCKS):
-        # The compiled scatter passes over rows of other questions: a few blocks each
-        # read every battle, with no sorted copy of the battles (17 bytes each).
-        for start in range(0, q_total, block_questions):
-            block = range(start, min(q_total, start + block_questions))
-            acc.add(count_battles(columns, block, (r, c), acc.compiled))
+    if q_total <= block_questions:
+        acc.add(count_battles(columns, range(q_total), (r, c)))
         return acc.result()
     # Several blocks: sort the battles by question once, hand each block its slice.
     order = np.argsort(rs.question, kind="stable")
@@ -263,7 +252,7 @@ def _tally(rs: ReviewSet, per_question: bool) -> Tallies:
         lo, hi = int(bounds[k]), int(bounds[k + 1])
         block = range(start, min(q_total, start + block_questions))
         sliced = (v[lo:hi], q[lo:hi], who[lo:hi], a[lo:hi], b[lo:hi])
-        acc.add(count_battles(sliced, block, (r, c), acc.compiled))
+        acc.add(count_battles(sliced, block, (r, c)))
     return acc.result()
 
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from arena.rank._plain import expit
+from arena.rank._numeric import expit
 
 __all__ = [
     "ELO_PER_NAT",

@@ -1,4 +1,4 @@
-"""How many threads the compiled passes of `arena.rank` may use."""
+"""How many threads the compiled Elo loop of `arena.rank` may use."""
 
 from __future__ import annotations
 

@@ -6,23 +6,30 @@ and `s_A = (1 - score)/2`, `R_i += w K (s_A - e)` and `R_j -= w K (s_A - e)`
 the reviewer's mean-normalised weight; weights start equal and are re-derived
 from the ratings (min-max, normalise) after each pass until they settle.
 
-The orders are the ones `numpy.random.default_rng(seed).permutation(n)` draws,
-one after the other, but no order is ever held in full outside the kernel:
+The orders: order `k` (k = 0, 1, ...) of a call with `seed` is the `k`-th
+`numpy.random.default_rng(seed).permutation(n)` drawn one after the other, `n`
+the rated reviews in log order. NumPy draws them (`order_permutations`), once
+per call, and every pass replays the same orders. Seeded this way, both the
+NumPy path and the compiled one below read the very same orders, with no
+generator of arena's own.
 
-- a first compiled loop replays the generator's draws (NumPy's PCG64 and its
-  Fisher-Yates shuffle, bit for bit) without shuffling anything, and keeps the
-  generator state at the start of each order;
-- each pass, the orders are split among threads; a thread rebuilds one order
-  at a time from its start state into a buffer it owns, and runs the Elo
-  updates of a few orders interleaved, so the CPU overlaps their independent
-  dependency chains.
+Orders are independent, so they run side by side; within an order each update
+reads the ratings the previous one wrote. A log of fewer than
+`COMPILED_MIN_ROWS` rated reviews advances every order in lockstep with NumPy
+(one array step per review, across all orders): such a log is rated before
+numba could even be imported. From there on the compiled loop of
+`arena.rank._elo_kernel` runs the orders (on a thread per core); the tests
+check that both give the same ratings.
 
 Ratings are kept in natural log-odds units inside the loop.
 """
 
 from __future__ import annotations
 
+import logging
 import math
+import threading
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
@@ -33,25 +40,71 @@ from numpy.typing import NDArray
 from arena.rank._cores import cores
 from arena.rank._encode import ReviewSet
 from arena.rank._peerrank import weights_from_scores
-from arena.rank._plain import compiled, elo_orders_plain
 from arena.rank._reliability import trusted_slices
 
-__all__ = ["EloResult", "prefetch_orders", "weighted_elo", "weighted_elo_prefetched"]
+__all__ = [
+    "COMPILED_MIN_ROWS",
+    "EloOrders",
+    "EloResult",
+    "order_permutations",
+    "prefetch_kernels",
+    "prefetch_orders",
+    "weighted_elo",
+    "weighted_elo_prefetched",
+]
 
 FloatArray = NDArray[np.float64]
-StateArray = NDArray[np.uint64]
+PermArray = NDArray[np.int32]
 
 K_FACTOR = 32.0
 START_RATING = 1000.0
 _NAT_PER_ELO = math.log(10.0) / 400.0
-# Orders whose updates one thread interleaves.
-_INTERLEAVE = 4
-# What the shuffled copies of the battles (one per interleaved order and thread) may
-# take together: fewer orders are interleaved when a log is big, so that they do not
-# grow with it past this (at least one copy a thread). A million battles (two bytes
-# each) interleave three orders a thread within it, three million one.
-_BUFFER_BYTES = 12 << 20
-_MASK64 = (1 << 64) - 1
+# From this many rated reviews on, the orders run in the compiled kernel (numba);
+# below it in NumPy, without loading numba (benchmarks/bench_small_rank.py).
+COMPILED_MIN_ROWS = 50_000
+# Orders one kernel thread runs (the kernel interleaves four at a time).
+_ORDERS_PER_THREAD = 4
+
+_log = logging.getLogger(__name__)
+
+
+def compiled(rows: int) -> bool:
+    """Whether Elo over `rows` rated reviews runs in the compiled kernel."""
+    return rows >= COMPILED_MIN_ROWS
+
+
+def prefetch_kernels(rows: Callable[[], int]) -> threading.Thread:
+    """Ready numba and the Elo kernel in a daemon thread when `rows()` (called there: a
+    size hint, such as the rows of a log's parts) reaches COMPILED_MIN_ROWS.
+
+    A caller starts this before it reads its reviews: the reading (polars) and
+    this (mostly the interpreter) then overlap, and the ranking finds the
+    kernel ready. Below the threshold nothing is loaded. A failure here is
+    only logged: the ranking loads the kernel itself, and meets the same error there.
+    """
+
+    def ready() -> None:
+        try:
+            if compiled(rows()):
+                from arena.rank._elo_kernel import warm
+
+                warm()
+        except Exception as exc:  # the ranking loads it itself
+            _log.debug("Elo kernel not prefetched: %s", exc)
+
+    thread = threading.Thread(target=ready, name="arena-kernels", daemon=True)
+    thread.start()
+    return thread
+
+
+def order_permutations(n: int, orders: int, seed: int) -> PermArray:
+    """The review orders of a call (orders, n): row `k` is the `k`-th
+    `numpy.random.default_rng(seed).permutation(n)`."""
+    rng = np.random.default_rng(seed)
+    out = np.empty((orders, n), dtype=np.int32)
+    for k in range(orders):
+        out[k] = rng.permutation(n)
+    return out
 
 
 def _rated_counts(rs: ReviewSet, own: NDArray[np.int64]) -> tuple[int, NDArray[np.int64]]:
@@ -81,76 +134,94 @@ class EloResult:
     order_error: FloatArray | None = None
 
 
-def _threads(orders: int) -> int:
-    """Threads worth starting: one per core, at most one per interleaved group."""
-    return max(1, min(cores(), -(-orders // _INTERLEAVE)))
+def _lockstep(
+    model_a: NDArray[np.integer[Any]],
+    model_b: NDArray[np.integer[Any]],
+    kind: NDArray[np.int64],
+    perms: PermArray,
+    table: FloatArray,
+    n_models: int,
+    checkpoints: NDArray[np.int64],
+) -> FloatArray:
+    """Ratings (points, orders, C), nats above the start, of every order of `perms` after
+    `checkpoints[p]` reviews: step `t` applies the `t`-th review of every order at once,
+    with the update of `arena.rank._elo_kernel.run_orders`."""
+    orders, n = perms.shape
+    out = np.empty((checkpoints.size, orders, n_models))
+    base = (np.arange(orders, dtype=np.int64) * n_models)[None, :]
+    order_major = perms.T  # (n, orders): step t's review of each order
+    # Step t's cells: model A of every order, then model B of every order (all distinct).
+    cells = np.concatenate(
+        [model_a[order_major] + base, model_b[order_major] + base], axis=1
+    ).astype(np.intp)
+    kinds = kind[order_major]
+    gain = table[kinds, 0]
+    gain_target = table[kinds, 1]
+    ratings = np.zeros(orders * n_models)
+    pair = np.empty(2 * orders)
+    p = 0
+    for t in range(n):
+        while p < checkpoints.size and checkpoints[p] == t:
+            out[p] = ratings.reshape(orders, n_models)
+            p += 1
+        cell = cells[t]
+        now = ratings[cell]
+        delta = pair[:orders]
+        np.subtract(now[orders:], now[:orders], out=delta)
+        np.exp(delta, out=delta)
+        delta += 1.0
+        np.divide(gain[t], delta, out=delta)
+        np.subtract(gain_target[t], delta, out=delta)
+        np.negative(delta, out=pair[orders:])
+        now += pair
+        ratings[cell] = now
+    out[p:] = ratings.reshape(orders, n_models)
+    return out
 
 
-def _generator_state(seed: int) -> StateArray:
-    """The PCG64 state of `numpy.random.default_rng(seed)` as the kernel holds it."""
-    bit_state = np.random.default_rng(seed).bit_generator.state
-    core = bit_state["state"]
-    return np.array(
-        [
-            core["state"] >> 64,
-            core["state"] & _MASK64,
-            core["inc"] >> 64,
-            core["inc"] & _MASK64,
-            bit_state["has_uint32"],
-            bit_state["uinteger"],
-        ],
-        dtype=np.uint64,
-    )
-
-
-class _Orders:
-    """The random orders of one `weighted_elo` call, replayed per pass by worker threads."""
+class EloOrders:
+    """The rated reviews and random orders of one `weighted_elo` call, run once per pass."""
 
     def __init__(
         self,
         rs: ReviewSet,
         orders: int,
         seed: int,
-        starts: Future[StateArray] | None = None,
         trusted_only: bool = False,
     ) -> None:
-        # `trusted_only`: leave out each reviewer's own battles. The rated reviews are
-        # never copied: the kernels pack them from `rs` into each order's buffer.
+        # `trusted_only`: leave out each reviewer's own battles.
         own = np.asarray(rs.reviewer_as_contestant, dtype=np.int64)
         if not trusted_only or not (own >= 0).any():
             own = np.full(rs.n_reviewers, -1, dtype=np.int64)
         self.rs = rs
         self.own = own
         self.n, self.battled = _rated_counts(rs, own)
-        n = self.n
         self.n_models = rs.n_models
         self.orders = orders
         self.seed = seed
-        self._starts: StateArray | None = None
-        self._pending = starts
+        self._perms: PermArray | None = None
+        self._shuffled: NDArray[np.integer[Any]] | None = None
         # A review's kind is its reviewer and score: (gain, gain * target) depend on nothing else.
         kinds = rs.n_reviewers * 3
-        # Model codes in the low 2 * bits, the kind above: the narrowest integer that holds them
-        # (shuffling a smaller buffer touches less memory).
+        # The kernel reads each review packed: model codes in the low 2 * bits, the kind
+        # above, in the narrowest integer that holds them.
         self.bits = max(1, (rs.n_models - 1).bit_length())
         width = 2 * self.bits + max(1, (kinds - 1).bit_length())
         self.dtype = np.uint16 if width <= 16 else np.int32 if width <= 31 else np.int64
-        self.plain: tuple[NDArray[np.int32], NDArray[np.int32], NDArray[np.int64]] | None = None
-        if not compiled(n):
-            # Small logs: NumPy draws the orders themselves, every order advances in step.
-            rng = np.random.default_rng(seed)
-            self.perms = np.empty((orders, n), dtype=np.int32)
-            for k in range(orders):
-                self.perms[k] = rng.permutation(n)
+        self.compiled = compiled(self.n)
+        self.columns: tuple[NDArray[Any], NDArray[Any], NDArray[np.int64]] | None = None
+        self.packed: NDArray[np.integer[Any]] | None = None
+        if self.compiled:
+            self.packed = self._pack()
+        else:
             mine = own[rs.reviewer]
             keep = (mine != rs.model_a) & (mine != rs.model_b)
             kind = rs.reviewer.astype(np.int64) * 3 + (rs.score.astype(np.int64) + 1)
-            self.plain = (rs.model_a[keep], rs.model_b[keep], kind[keep])
+            self.columns = (rs.model_a[keep], rs.model_b[keep], kind[keep])
 
-    @property
-    def codes(self) -> NDArray[np.integer[Any]]:
-        """The rated reviews packed as the kernels read them (n,), in log order: built on
-        each call, a slice at a time (no temporary of 8 bytes a review)."""
+    def _pack(self) -> NDArray[np.integer[Any]]:
+        """The rated reviews packed as the kernel reads them (n,), in log order, built a
+        slice at a time (no temporary of 8 bytes a review)."""
         rs, dtype, bits = self.rs, self.dtype, self.bits
         out: NDArray[np.integer[Any]] = np.empty(self.n, dtype=dtype)
         at = 0
@@ -167,71 +238,60 @@ class _Orders:
         return out
 
     @property
-    def starts(self) -> StateArray:
-        """The generator state at the start of each order (orders, 6), for the kernels;
-        found on first use (numba)."""
-        if self._starts is None:
-            if self._pending is not None:
-                self._starts = self._pending.result()
-            else:
-                from arena.rank import _elo_kernel
+    def perms(self) -> PermArray:
+        """The orders (orders, n) of the NumPy path."""
+        if self._perms is None:
+            self._perms = order_permutations(self.n, self.orders, self.seed)
+        return self._perms
 
-                self._starts = _elo_kernel.order_starts(
-                    _generator_state(self.seed), self.n, self.orders
-                )
-        return self._starts
+    def shuffled(self) -> NDArray[np.integer[Any]]:
+        """The compiled path's reviews in each order (orders, n), packed: row `k` is
+        `packed[order_permutations(n, orders, seed)[k]]`. Shuffling a copy of `packed`
+        draws what `permutation(n)` draws (NumPy's `permutation` shuffles an `arange`),
+        so each row is shuffled in place, with no index array."""
+        if self._shuffled is None:
+            assert self.packed is not None
+            rng = np.random.default_rng(self.seed)
+            out = np.empty((self.orders, self.n), dtype=self.packed.dtype)
+            for k in range(self.orders):
+                out[k] = self.packed
+                rng.shuffle(out[k])
+            self._shuffled = out
+        return self._shuffled
 
-    def mean_rating(self, table: FloatArray) -> FloatArray:
-        """Mean Elo (C,) over all orders for the per-kind (gain, gain * target) `table`."""
-        return self.rating_and_error(table)[0]
+    def ratings_at(self, table: FloatArray, checkpoints: NDArray[np.int64]) -> FloatArray:
+        """Ratings (points, orders, C), nats above the start, after `checkpoints[p]`
+        reviews of each order, for the per-kind (gain, gain * target) `table`."""
+        if self.columns is not None:
+            return _lockstep(*self.columns, self.perms, table, self.n_models, checkpoints)
+        from arena.rank._elo_kernel import run_orders
+
+        shuffled = self.shuffled()
+        out = np.zeros((checkpoints.size, self.orders, self.n_models))
+        threads = max(1, min(cores(), -(-self.orders // _ORDERS_PER_THREAD)))
+        bounds = np.linspace(0, self.orders, threads + 1).astype(np.int64).tolist()
+
+        def work(t: int) -> None:
+            lo, hi = bounds[t], bounds[t + 1]
+            part = np.zeros((checkpoints.size, hi - lo, self.n_models))
+            run_orders(shuffled[lo:hi], self.bits, table, self.n_models, checkpoints, part)
+            out[:, lo:hi] = part
+
+        if threads == 1:
+            work(0)
+        else:
+            with ThreadPoolExecutor(threads) as pool:
+                list(pool.map(work, range(threads)))
+        return out
 
     def rating_and_error(self, table: FloatArray) -> tuple[FloatArray, FloatArray]:
         """Mean Elo (C,) over all orders, and its standard error over the orders."""
-        if self.plain is not None:
-            out = elo_orders_plain(*self.plain, self.perms, table, self.n_models)
-        else:
-            out = self._compiled_orders(table)
+        out = self.ratings_at(table, np.array([self.n], dtype=np.int64))[0]
         mean: FloatArray = START_RATING + out.sum(axis=0) / self.orders / _NAT_PER_ELO
         if self.orders < 2:
             return mean, np.full(self.n_models, np.nan)
         error: FloatArray = out.std(axis=0, ddof=1) / math.sqrt(self.orders) / _NAT_PER_ELO
         return mean, error
-
-    def _compiled_orders(self, table: FloatArray) -> FloatArray:
-        """Final ratings (orders, C), nats above the start, from the compiled kernel."""
-        from arena.rank import _elo_kernel
-
-        out = np.zeros((self.orders, self.n_models))
-        starts = self.starts
-        threads = _threads(self.orders)
-        shares = [np.arange(t, self.orders, threads, dtype=np.int64) for t in range(threads)]
-        copy_bytes = max(1, self.n * np.dtype(self.dtype).itemsize)
-        group = max(1, min(_INTERLEAVE, _BUFFER_BYTES // (copy_bytes * threads)))
-        buffers = [np.empty((min(group, share.size), self.n), dtype=self.dtype) for share in shares]
-        rs = self.rs
-
-        def work(t: int) -> None:
-            _elo_kernel.run_orders(
-                shares[t],
-                starts,
-                rs.model_a,
-                rs.model_b,
-                rs.reviewer,
-                rs.score,
-                self.own,
-                self.bits,
-                table,
-                self.n_models,
-                out,
-                buffers[t],
-            )
-
-        if len(shares) == 1:
-            work(0)
-        else:
-            with ThreadPoolExecutor(len(shares)) as pool:
-                list(pool.map(work, range(len(shares))))
-        return out
 
 
 def _step_table(n_reviewers: int, weights: FloatArray) -> FloatArray:
@@ -244,22 +304,25 @@ def _step_table(n_reviewers: int, weights: FloatArray) -> FloatArray:
     return table
 
 
-def prefetch_orders(n: int, orders: int, seed: int) -> Future[StateArray] | None:
-    """Start replaying the draws of `orders` permutations of `n` on a thread of its own.
-
-    Finding where each order starts is one sequential pass over every draw
-    (about 0.5 s for 100 orders of a million reviews); a caller with other work
-    to do first (Bradley-Terry, the bootstrap) hands the result to
-    `weighted_elo_prefetched`, so that pass runs beside it on another core.
-    None on a log small enough for the NumPy orders (nothing to replay).
-    """
+def prefetch_orders(
+    rs: ReviewSet, n: int, orders: int, seed: int, trusted_only: bool = False
+) -> Future[EloOrders] | None:
+    """Start drawing the orders of `weighted_elo_prefetched(rs, ..., orders=orders,
+    seed=seed, trusted_only=trusted_only)` on a thread of its own, `n` the reviews it
+    rates, so that a caller with other work to do first (Bradley-Terry, the bootstrap)
+    hands them over ready. None on a log small enough for the NumPy orders (drawn
+    when needed, at once)."""
     if not compiled(n):
         return None
-    from arena.rank import _elo_kernel
+
+    def draw() -> EloOrders:
+        replay = EloOrders(rs, orders, seed, trusted_only)
+        replay.shuffled()
+        return replay
 
     pool = ThreadPoolExecutor(1)
     try:
-        return pool.submit(_elo_kernel.order_starts, _generator_state(seed), n, orders)
+        return pool.submit(draw)
     finally:
         pool.shutdown(wait=False)
 
@@ -286,7 +349,7 @@ def weighted_elo(
 
 def weighted_elo_prefetched(
     rs: ReviewSet,
-    starts: Future[StateArray] | None,
+    prepared: Future[EloOrders] | None,
     *,
     orders: int = 100,
     seed: int = 0,
@@ -295,11 +358,11 @@ def weighted_elo_prefetched(
     weights: FloatArray | None = None,
     trusted_only: bool = False,
 ) -> EloResult:
-    """`weighted_elo`, with the orders' start states from `prefetch_orders(n, orders,
-    seed)` (None: found here), `n` the battles rated. `trusted_only`: rate only the
+    """`weighted_elo`, with the orders from `prefetch_orders` for the same arguments
+    (None: drawn here). `trusted_only`: rate only the
     battles in which the reviewer does not compete, as if `rs` held no other (no copy
     of `rs` is made)."""
-    replay = _Orders(rs, orders, seed, starts, trusted_only)
+    replay = EloOrders(rs, orders, seed, trusted_only) if prepared is None else prepared.result()
     n = replay.n
     n_reviewers = rs.n_reviewers
     if weights is None:

@@ -18,7 +18,6 @@ import polars as pl
 from numpy.typing import NDArray
 
 from arena.rank._encode_rows import FAILED, INVALID, LEFT_OUT, UNKNOWN, code_dtype, row_pass
-from arena.rank._plain import compiled, text_codes_all
 
 __all__ = ["REQUIRED_COLUMNS", "STYLE_FEATURES", "ReviewSet", "encode_reviews"]
 
@@ -32,7 +31,7 @@ REQUIRED_COLUMNS = ("question_id", "model_a", "model_b", "reviewer", "verdict")
 STYLE_FEATURES = ("length", "headers", "lists", "bold")
 
 # Outcome of a review: its score + 1 (0, 1, 2) when counted, else INVALID,
-# FAILED or LEFT_OUT (see arena.rank._encode_kernel).
+# FAILED or LEFT_OUT (see arena.rank._encode_rows).
 _OUTCOME_OF_VERDICT = {"A": 0, "tie": 1, "B": 2, "invalid": INVALID}
 _OUTCOME_OF_STATUS = {"invalid": INVALID, "failed": FAILED}
 
@@ -151,16 +150,24 @@ def _categorize_all(columns: Sequence[pl.Series]) -> list[_Column]:
             out[i] = _Column(codes, names, ordered=True)
         else:
             texts.append(i)
-    coded = [columns[i] for i in texts]
-    if coded and compiled(coded[0].len()):
-        from arena.rank._text_codes import text_codes
-
-        results = text_codes(coded)
-    else:
-        results = text_codes_all(coded)
-    for i, (codes, names) in zip(texts, results, strict=True):
+    for i in texts:
+        codes, names = _text_codes(columns[i])
         out[i] = _Column(codes, names)
     return [column for column in out if column is not None]
+
+
+def _text_codes(column: pl.Series) -> tuple[NDArray[np.integer[Any]], list[str]]:
+    """A column as text: codes in order of first appearance (-1 for null) and their texts.
+
+    Hashing in polars (its distinct values, then a cast to an Enum of them), so no
+    row is visited by the interpreter.
+    """
+    text = column if column.dtype == pl.String else column.cast(pl.String)
+    names = text.unique(maintain_order=True).drop_nulls()
+    physical = text.cast(pl.Enum(names)).to_physical()
+    if physical.null_count():
+        physical = physical.cast(pl.Int32).fill_null(-1)
+    return physical.to_numpy(), names.to_list()
 
 
 def _present(column: _Column) -> list[str]:
@@ -237,7 +244,7 @@ def encode_reviews(
     other model or reviewer are left out (a model dropped from the tournament
     leaves the leaderboard). Raises ValueError on a missing value, an unknown
     verdict or a model reviewed against itself. Columns may be strings (coded
-    in one compiled pass each, exactly) or polars Enums (their codes as they are).
+    by polars, exactly) or polars Enums (their codes as they are).
 
     With `exclude_self`, reviews by a reviewer of a battle it takes part in
     are left out (counted in `n_self_excluded`). Columns `length_a` and

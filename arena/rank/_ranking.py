@@ -18,8 +18,8 @@ from arena.rank._diagnostics import (
     reviewer_fleiss_kappa,
 )
 from arena.rank._elo import (
+    EloOrders,
     EloResult,
-    StateArray,
     prefetch_orders,
     weighted_elo,
     weighted_elo_prefetched,
@@ -46,6 +46,7 @@ from arena.rank._reliability import (
     trusted_tensor,
 )
 from arena.rank._sandwich import Z_95, bt_sandwich, question_pairs
+from arena.rank._self_judged import keep_sole_self_judged
 from arena.rank._style import StyleFit, fit_style_control, length_bias
 
 __all__ = [
@@ -227,6 +228,12 @@ def _bootstrap(
         raise ValueError("a bootstrap needs tallies with per-question features")
     counts = bootstrap_counts(rs.n_questions, rounds, seed)
     tensors = resample(tallies.features, counts)
+    if reliability is not None and rs.n_reviewers == 1:
+        # One reviewer: its weight is 1 whatever the draw (nothing to refit).
+        weights = np.repeat(reliability.weights[None, :], rounds, axis=0)
+        trusted = trusted_tensor(tensors, rs.reviewer_as_contestant)
+        scores = weighted_win_rates(trusted, weights, balanced=balanced)
+        return _Bootstrap(counts, tensors, weights, scores, trusted)
     if reliability is not None:
         # Every round refits the reliability model, warm-started at the full data's.
         played, won = resample_reliability(reliability_features(rs), counts)
@@ -449,9 +456,11 @@ def rank_reviews(rs: ReviewSet, options: RankOptions | None = None) -> Ranking:
         raise ValueError(f"intervals must be one of {', '.join(INTERVALS)}, not {opts.intervals!r}")
     weighted = opts.weights == "peerrank"
     reliable = opts.weights == "reliability"
+    if reliable:  # own battles that are a model's only evidence stay (sole_self_judged)
+        rs, _ = keep_sole_self_judged(rs)
     side = ThreadPoolExecutor(2, thread_name_prefix="arena-rank")
 
-    def rated_and_starts() -> tuple[ReviewSet, bool, Future[StateArray] | None, int]:
+    def rated_and_orders() -> tuple[ReviewSet, bool, Future[EloOrders] | None, int]:
         # With reliability weights, ratings leave out the reviewers' own battles: a copy
         # of every battle's arrays, made on another core while the tallies are counted,
         # when style control or Elo's interval will read them; else Elo alone rates them,
@@ -462,14 +471,14 @@ def rank_reviews(rs: ReviewSet, options: RankOptions | None = None) -> Ranking:
         rated = rs
         if leave_out and _reads_rated(rs, n_rated, opts):
             rated, leave_out = trusted_reviews(rs), False
-        # Elo's order start states are found on another core while the rest is fitted.
+        # Elo's orders are drawn on another core while the rest is fitted.
         orders = elo_order_count(opts.elo_orders, n_rated)
-        starts = None
+        perms = None
         if opts.elo and n_rated and orders > 0:
-            starts = prefetch_orders(n_rated, orders, ELO_ORDER_SEED)
-        return rated, leave_out, starts, orders
+            perms = prefetch_orders(rated, n_rated, orders, ELO_ORDER_SEED, leave_out)
+        return rated, leave_out, perms, orders
 
-    rated_job = side.submit(rated_and_starts)
+    rated_job = side.submit(rated_and_orders)
     sandwich = opts.intervals == "sandwich"
     tallies = tally_reviews(rs, per_question=opts.bootstrap > 0 or sandwich)
     reliability = None
@@ -487,16 +496,16 @@ def rank_reviews(rs: ReviewSet, options: RankOptions | None = None) -> Ranking:
             balanced=opts.balanced,
         )
     # Weighted Elo needs only these weights, and with sandwich intervals so does style
-    # control: both run in threads while the bootstrap works (NumPy and the compiled
-    # kernels let go of the interpreter).
+    # control: both run in threads while the bootstrap works (NumPy and the compiled Elo
+    # kernel let go of the interpreter).
     passes = 10 if weighted else 1
-    rated, leave_out, starts, elo_orders = rated_job.result()
+    rated, leave_out, perms, elo_orders = rated_job.result()
     elo_job: Future[EloResult] | None = None
     if opts.elo:
         elo_job = side.submit(
             weighted_elo_prefetched,
             rated,
-            starts,
+            perms,
             orders=elo_orders,
             seed=ELO_ORDER_SEED,
             max_passes=passes,

@@ -43,7 +43,7 @@ from numpy.typing import NDArray
 
 from arena.rank._aggregate import A_WINS, B_WINS, TIE, QuestionFeatures, resample
 from arena.rank._encode import ReviewSet
-from arena.rank._plain import compiled, expit
+from arena.rank._numeric import expit
 
 if TYPE_CHECKING:
     import scipy.sparse as sp
@@ -359,19 +359,6 @@ def reliability_features(rs: ReviewSet) -> QuestionFeatures:
     r, c = rs.n_reviewers, rs.n_models
     cells = r * c * c
     n_q = rs.n_questions
-    if n_q * 2 * cells <= _DENSE_FEATURES and compiled(rs.n_battles):
-        # A big log: the rows of a block of questions when `resample` asks, each in one
-        # compiled pass over the battles (no per-battle temporaries, no whole matrix).
-        from arena.rank._encode_kernel import _question_cells
-
-        def block_rows(start: int, stop: int) -> NDArray[np.int32]:
-            block = np.zeros((stop - start, 2 * cells), dtype=np.int32)
-            _question_cells(
-                rs.question, rs.reviewer, rs.model_a, rs.model_b, rs.score, c, start, block
-            )
-            return block
-
-        return QuestionFeatures(np.zeros((0, 2 * cells), dtype=np.int32), (2 * r, c, c), block_rows)
     q = rs.question.astype(np.int64)
     cell = _cell_index(rs)
     doubled_won = (1 - rs.score.astype(np.int64)).astype(np.int64)  # 2 * (1 - s) / 2

@@ -32,7 +32,7 @@ from numpy.typing import NDArray
 
 from arena.rank._aggregate import QuestionFeatures
 from arena.rank._bt import ELO_PER_NAT, VIRTUAL_TIE
-from arena.rank._plain import expit
+from arena.rank._numeric import expit
 
 __all__ = ["Z_95", "bt_sandwich", "neighbour_shares", "question_pairs"]
 

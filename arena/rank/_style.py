@@ -36,8 +36,8 @@ from arena.rank._bt import (
     comparison_components,
 )
 from arena.rank._encode import ReviewSet
+from arena.rank._numeric import expit
 from arena.rank._peerrank import solve_weights, weights_from_scores
-from arena.rank._plain import compiled, expit, style_gradient_plain, style_totals_plain
 from arena.rank._sandwich import Z_95
 
 __all__ = ["StyleFit", "answer_style", "fit_style_control", "length_bias"]
@@ -152,7 +152,6 @@ class _Groups:
     count: FloatArray  # (G, R)
     c: int
     n_questions: int
-    compiled: bool = True  # the numba kernels (else their NumPy twins, on small logs)
 
 
 def _differences(rs: ReviewSet) -> tuple[FloatArray, tuple[str, ...]]:
@@ -212,7 +211,6 @@ def _groups(rs: ReviewSet, d: FloatArray) -> _Groups:
         count,
         c,
         rs.n_questions,
-        compiled(rs.n_battles),
     )
 
 
@@ -247,11 +245,7 @@ class _Fitter:
         """Weighted win value and count per group (S, G) for mean-normalised `weights`
         (S, R), and each set's "beats" matrix (S, C, C)."""
         g = self.groups
-        if not g.compiled:
-            return style_totals_plain(weights, mult, g.value, g.count, g.question, g.a, g.b, self.c)
-        from arena.rank._style_kernel import group_totals
-
-        return group_totals(weights, mult, g.value, g.count, g.question, g.a, g.b, self.c)
+        return _totals(weights, mult, g.value, g.count, g.question, g.a, g.b, self.c)
 
     def fit(
         self,
@@ -317,14 +311,11 @@ class _Fitter:
         prior[:c, :c] = self.centring + _RIDGE * np.eye(c)
         prior[c:, c:] = _COEF_RIDGE * np.eye(k)
         active = np.arange(params.shape[0])
-        gradient_and_hessian = style_gradient_plain
-        if self.groups.compiled:
-            from arena.rank._style_kernel import gradient_and_hessian
         for _ in range(steps):
             if active.size == 0:
                 break
             current = params[active]
-            grad, hessian = gradient_and_hessian(current, a, b, d, won, played, active)
+            grad, hessian = _gradient_and_hessian(current, a, b, d, won, played, active)
             grad += current @ prior  # the centring and ridge terms
             hessian += prior
             try:
@@ -655,3 +646,81 @@ def fit_style_control(
         bootstrap_rounds=rounds,
         covariance=covariance,
     )
+
+
+def _totals(
+    weights: FloatArray,
+    mult: FloatArray,
+    value: FloatArray,
+    count: FloatArray,
+    question: IntArray,
+    a: IntArray,
+    b: IntArray,
+    c: int,
+) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """Weighted win value and count per group (S, G), and each set's "beats" matrix
+    (S, C, C): what `_Fitter.totals` returns."""
+    sets = weights.shape[0]
+    m = mult[:, question]
+    won: FloatArray = m * (weights @ value.T)
+    played: FloatArray = m * (weights @ count.T)
+    forward = a * c + b
+    backward = b * c + a
+    cells = np.concatenate([forward, backward])
+    offsets = (np.arange(sets, dtype=np.int64) * c * c)[:, None]
+    values = np.concatenate([won, played - won], axis=1)
+    beats: FloatArray = np.bincount(
+        (cells[None, :] + offsets).ravel(), weights=values.ravel(), minlength=sets * c * c
+    ).astype(np.float64)
+    return won, played, beats.reshape(sets, c, c)
+
+
+def _by_pair(values: FloatArray, cell: IntArray, cells: int) -> FloatArray:
+    """Sums of `values` (S, G, ...) over the groups of each cell: (S, cells, ...)."""
+    order = np.argsort(cell, kind="stable")
+    sorted_cells = cell[order]
+    starts = np.flatnonzero(np.r_[True, sorted_cells[1:] != sorted_cells[:-1]])
+    out = np.zeros((values.shape[0], cells, *values.shape[2:]))
+    if starts.size:
+        out[:, sorted_cells[starts]] = np.add.reduceat(values[:, order], starts, axis=1)
+    return out
+
+
+def _gradient_and_hessian(
+    params: FloatArray,
+    a: IntArray,
+    b: IntArray,
+    d: FloatArray,
+    won: FloatArray,
+    played: FloatArray,
+    rows: IntArray,
+) -> tuple[FloatArray, FloatArray]:
+    """Gradient and Hessian (S, P) and (S, P, P) of the style model's negative
+    log-likelihood for the sets `rows`: the sums run per ordered pair of models,
+    then spread over the gradient and Hessian."""
+    sets, size = params.shape
+    k = d.shape[1]
+    c = size - k
+    theta, beta = params[:, :c], params[:, c:]
+    n = played[rows]
+    p = expit(theta[:, a] - theta[:, b] + beta @ d.T)  # (S, G)
+    resid = np.where(n == 0.0, 0.0, n * p - won[rows])
+    curve = n * p * (1.0 - p)
+    cell = a * c + b
+    pair_resid = _by_pair(resid, cell, c * c).reshape(sets, c, c)
+    pair_curve = _by_pair(curve, cell, c * c).reshape(sets, c, c)
+    weighted = curve[:, :, None] * d[None, :, :]  # (S, G, K)
+    pair_cross = _by_pair(weighted, cell, c * c).reshape(sets, c, c, k)
+    grad = np.empty((sets, size))
+    grad[:, :c] = pair_resid.sum(axis=2) - pair_resid.sum(axis=1)
+    grad[:, c:] = resid @ d
+    hess = np.empty((sets, size, size))
+    block = -(pair_curve + np.swapaxes(pair_curve, 1, 2))
+    diagonal = np.arange(c)
+    block[:, diagonal, diagonal] += pair_curve.sum(axis=2) + pair_curve.sum(axis=1)
+    hess[:, :c, :c] = block
+    cross = pair_cross.sum(axis=2) - pair_cross.sum(axis=1)  # (S, C, K)
+    hess[:, :c, c:] = cross
+    hess[:, c:, :c] = np.swapaxes(cross, 1, 2)
+    hess[:, c:, c:] = np.swapaxes(weighted, 1, 2) @ d
+    return grad, hess

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from arena.rank._elo import _NAT_PER_ELO, START_RATING, _Orders, _step_table
+from arena.rank._elo import _NAT_PER_ELO, START_RATING, EloOrders, _step_table
 from arena.rank._encode import ReviewSet
 from arena.rank._ranking import ELO_ORDER_SEED, Ranking
 from arena.rank._reliability import trusted_reviews, trusted_tensor
@@ -72,14 +72,9 @@ def elo_trajectory(
     steps = np.unique(np.rint(np.linspace(0, n, points)).astype(np.int64))
     if n == 0:
         return EloTrajectory(steps, np.full((steps.size, rs.n_models), START_RATING), orders)
-    from arena.rank import _trajectory_kernel
-
-    replay = _Orders(rs, orders, seed)
+    replay = EloOrders(rs, orders, seed)
     table = _step_table(rs.n_reviewers, np.asarray(weights, dtype=np.float64))
-    total = np.zeros((steps.size, rs.n_models))
-    _trajectory_kernel.run_trajectory(
-        replay.starts, replay.codes, replay.bits, table, rs.n_models, steps, total
-    )
+    total = replay.ratings_at(table, steps).sum(axis=1)
     rating: FloatArray = START_RATING + total / orders / _NAT_PER_ELO
     return EloTrajectory(steps, rating, orders)
 

@@ -50,6 +50,15 @@ class LeaderboardOptions:
     # With `baseline`: each model's length-controlled win rate against it
     # (rank.length_controlled_win_rates; the JSON `lc_*` fields of `vs_baseline`).
     length_control: bool = False
+    # A review read twice from --reviews files: count the "last" copy, the "first",
+    # "all", or refuse ("error") (report.DUPLICATES; a JSON warning counts them).
+    duplicates: str = "last"
+    # MT-bench records' two games: two reviews ("separate") or FastChat's one ("merged").
+    games: str = "separate"
+
+
+# The stages' blocks that are fields of the board, in the JSON where they always were.
+_STAGE_FIELDS = ("discussion", "batcheval", "sampling")
 
 
 @dataclass(eq=False)
@@ -75,6 +84,22 @@ class Leaderboard:
     partial: dict[str, Any] | None = None
     # --length-control: the length-controlled win rates against the baseline.
     length_control: LengthControl | None = None
+    # The blocks of stages without a field of their own (arena.stage.StageBoard), by key.
+    stage_blocks: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    def stage_block(self, key: str) -> dict[str, Any] | None:
+        """A stage's block on the board (`discussion`, `batcheval`, `sampling`, ...)."""
+        if key in _STAGE_FIELDS:
+            block: dict[str, Any] | None = getattr(self, key)
+            return block
+        return self.stage_blocks.get(key)
+
+    def set_block(self, key: str, block: dict[str, Any]) -> None:
+        """Put a stage's block on the board, under its key."""
+        if key in _STAGE_FIELDS:
+            setattr(self, key, block)
+        else:
+            self.stage_blocks[key] = block
 
     @property
     def contestants(self) -> tuple[str, ...]:

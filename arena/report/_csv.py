@@ -38,11 +38,24 @@ def rows_csv(rows: Iterable[Mapping[str, Any]]) -> str:
 def render_csv(board: Leaderboard) -> str:
     """The models of the leaderboard JSON, best first, with their rank, as CSV.
 
+    With `--baseline`, each row also carries `baseline`, the JSON `vs_baseline`
+    entry's figures as `vs_baseline_<field>` and the length-controlled ones as
+    `lc_win_rate`, `lc_ci_low`, `lc_ci_high` (empty for the baseline itself).
     With `--by category`, a first column `category`: the whole leaderboard's
     rows are `(all)`, then each category's rows (their figures as in JSON).
     """
-    models = leaderboard_dict(board)["models"]
+    data = leaderboard_dict(board)
+    models = data["models"]
     rows = [{"rank": k, **row} for k, row in enumerate(models, start=1)]
+    if data.get("vs_baseline") is not None:
+        # Each model's record against the baseline, on its row (`lc_*` as named in JSON).
+        against = {entry["model"]: entry for entry in data["vs_baseline"]}
+        for row in rows:
+            entry = against.get(row["model"], {})
+            row["baseline"] = data["baseline"]
+            for key, value in entry.items():
+                if key != "model":
+                    row[key if key.startswith("lc_") else f"vs_baseline_{key}"] = value
     if board.by_category is None:
         return rows_csv(rows)
     every = [{"category": "(all)", **row} for row in rows]

@@ -9,6 +9,7 @@ file, the row (or column) and the problem.
 from __future__ import annotations
 
 import dataclasses
+import glob
 import json
 import math
 import re
@@ -40,12 +41,13 @@ from arena.report._order import sort_by_id
 from arena.rundir import current_rows
 from arena.rundir._planfile import plan_digests, plan_fingerprint
 from arena.shard import recorded_shard
-from arena.stage import Stage
-from arena.stages import all_stages
+from arena.stage import StageBoard
+from arena.stages import all_parts
 from arena.store import RunLog
 from arena.store._log import CODED_PARTS, LEAN_CODED_PARTS
 
 __all__ = [
+    "DUPLICATES",
     "IMPORT_COLUMNS",
     "LeaderboardInputError",
     "MissingShards",
@@ -53,6 +55,8 @@ __all__ = [
     "load_reviews_file",
     "load_run",
     "check_one_tournament",
+    "drop_duplicates",
+    "judgment_sources",
     "latest_rows",
     "load_runs",
 ]
@@ -60,6 +64,11 @@ __all__ = [
 IMPORT_COLUMNS = ("question_id", "model_a", "model_b", "reviewer")
 _VERDICTS = {"a": "A", "b": "B", "tie": "tie", "invalid": "invalid"}
 _SCORES = {-1: "A", 0: "tie", 1: "B"}
+# What to do with a review read twice (`load_reviews_file(duplicates=...)`).
+DUPLICATES = ("last", "first", "all", "error")
+# A review's identity among imported judgments: the same review read twice repeats it.
+DUPLICATE_KEY = ("question_id", "model_a", "model_b", "reviewer", "turn")
+_FILE = "_arena_file"
 _SUFFIXES = {
     ".jsonl": "jsonl",
     ".ndjson": "jsonl",
@@ -252,17 +261,89 @@ def _verdicts_from_p_a(p_a: pl.Series) -> pl.Series:
     )
 
 
-def _judgment_files(path: Path) -> list[Path]:
-    """A reviews file, or every reviews file of a folder (by name)."""
+_GLOB_CHARACTERS = frozenset("*?[")
+
+
+def _judgment_files(path: Path) -> list[tuple[Path, bool]]:
+    """(file, found in a folder) for a reviews file, every reviews file in a folder and
+    its subfolders (by path), or every match of a glob pattern (`**` for any depth)."""
+    if not path.exists() and _GLOB_CHARACTERS & set(str(path)):
+        matches = sorted(Path(p) for p in glob.glob(str(path), recursive=True))
+        if not matches:
+            raise LeaderboardInputError(path, "", "no file or folder matches this pattern")
+        return [found for match in matches for found in _judgment_files(match)]
     if not path.exists():
         raise LeaderboardInputError(path, "", "no such file or folder")
     if not path.is_dir():
-        return [path]
-    files = sorted(p for p in path.iterdir() if p.suffix.lower() in _SUFFIXES and p.is_file())
+        return [(path, False)]
+    files = sorted(p for p in path.rglob("*") if p.suffix.lower() in _SUFFIXES and p.is_file())
     if not files:
         known = ", ".join(sorted(_SUFFIXES))
-        raise LeaderboardInputError(path, "", f"a folder with no reviews files ({known})")
-    return files
+        raise LeaderboardInputError(path, "", f"a folder with no reviews files ({known}) in it")
+    return [(file, True) for file in files]
+
+
+def judgment_sources(paths: Sequence[str | Path]) -> bool:
+    """Whether positional sources are judgment files rather than run directories: none is
+    a run directory, and each is a file, a glob pattern, or a folder holding reviews files."""
+
+    def judgments(path: Path) -> bool:
+        if path.is_file():
+            return True
+        if not path.exists():
+            return bool(_GLOB_CHARACTERS & set(str(path)))
+        if is_run_directory(path):
+            return False
+        return any(p.suffix.lower() in _SUFFIXES for p in path.rglob("*"))
+
+    return bool(paths) and all(judgments(Path(p)) for p in paths)
+
+
+class _NotJudgments(LeaderboardInputError):
+    """A file whose first record is no judgments format: an error when named, skipped
+    when found in a folder (an AlpacaEval results folder's `model_outputs.json`)."""
+
+
+def drop_duplicates(
+    frame: pl.DataFrame, files: Sequence[Path], keep: str
+) -> tuple[pl.DataFrame, str | None]:
+    """`frame` with each repeated review counted once, and the line that says so.
+
+    A review repeats another when they share DUPLICATE_KEY (the columns of it
+    the frame has): the same question, the same models in the same positions
+    (so both games of one pair are two reviews), the same reviewer and turn.
+    `keep`: "last" or "first" keeps that copy (rows in reading order),
+    "error" raises LeaderboardInputError naming the first repeat's files.
+    `frame[_FILE]` is each row's index in `files`. (None: nothing repeats.)
+    """
+    key = [c for c in DUPLICATE_KEY if c in frame.columns]
+    occurrence = pl.int_range(pl.len()).over(key)
+    copies = pl.len().over(key)
+    marks = frame.select(occurrence.alias("k"), copies.alias("n"))
+    repeated = marks["n"] > 1
+    if not repeated.any():
+        return frame, None
+    kept_mask = marks["k"] == (marks["n"] - 1 if keep == "last" else 0)
+    dropped = int((~kept_mask).sum())
+    involved = frame.filter(repeated)[_FILE].unique().sort().to_list()
+    names = [str(files[k]) for k in involved]
+    if keep == "error":
+        row = frame.filter(repeated).row(0, named=True)
+        what = ", ".join(f"{c} {row[c]!r}" for c in key if row[c] is not None)
+        raise LeaderboardInputError(
+            names[0],
+            "",
+            f"a review read twice ({what}; {dropped} repeats in all, in "
+            f"{', '.join(names)}): choose --duplicates last, first or all",
+        )
+    shown = ", ".join(names[:10]) + (f" and {len(names) - 10} more" if len(names) > 10 else "")
+    note = (
+        f"{dropped} review{'s' if dropped != 1 else ''} repeat a review already read (same "
+        f"question, models in the same positions, reviewer and turn): the {keep} copy of "
+        f"each is counted (--duplicates {keep}; first, last, all or error to choose); "
+        f"repeats in {shown}"
+    )
+    return frame.filter(kept_mask), note
 
 
 def load_reviews_file(
@@ -271,6 +352,9 @@ def load_reviews_file(
     format: str | None = None,
     strong_win_weight: float = 3.0,
     keep_texts: bool = False,
+    duplicates: str = "last",
+    notes: list[str] | None = None,
+    games: str = "separate",
 ) -> pl.DataFrame:
     """Read judgments into the ranking's reviews columns, from one or several files or folders.
 
@@ -288,21 +372,81 @@ def load_reviews_file(
     `format` (one of JUDGMENT_FORMATS). A folder stands for its files.
     `keep_texts` keeps the answers' texts as `answer_a`, `answer_b` where the
     files have them (for reading the battles: `arena view --reviews`).
+    `duplicates` (one of DUPLICATES): what to do with a review whose (question,
+    model A, model B, reviewer, turn) was already read, in this file or an
+    earlier one (files in the order given, a folder's by name): count the
+    `last` copy (the default: a later re-run supersedes), the `first`, `all`
+    of them, or raise (`error`); the repeats are counted in one line appended
+    to `notes` (see `drop_duplicates`). `games`: MT-bench records' two games
+    as two reviews or merged into one (`arena.formats.read_judgments`).
     Raises LeaderboardInputError naming the file, the row and the field.
     """
     sources = [Path(path)] if isinstance(path, str | Path) else [Path(p) for p in path]
-    files = [file for source in sources for file in _judgment_files(source)]
+    found = [item for source in sources for item in _judgment_files(source)]
     if format is not None and format not in JUDGMENT_FORMATS:
         known = ", ".join(JUDGMENT_FORMATS)
         raise LeaderboardInputError("--reviews-format", "", f"{format!r} is not one of {known}")
-    frames = [_load_one(file, format, strong_win_weight, keep_texts) for file in files]
-    if len(frames) == 1:
-        return frames[0]
-    return pl.concat(frames, how="diagonal_relaxed")
+    if duplicates not in DUPLICATES:
+        known = ", ".join(DUPLICATES)
+        raise LeaderboardInputError("--duplicates", "", f"{duplicates!r} is not one of {known}")
+    frames: list[pl.DataFrame] = []
+    files: list[Path] = []
+    skipped: list[Path] = []
+    selves: dict[Path, dict[str, int]] = {}
+    for file, in_folder in found:
+        try:
+            frame = _load_one(file, format, strong_win_weight, keep_texts, selves, games)
+        except _NotJudgments:
+            if not in_folder:
+                raise
+            skipped.append(file)
+            continue
+        if frame.height:
+            frames.append(frame)
+            files.append(file)
+    out = notes if notes is not None else []
+    out += _reading_notes(skipped, selves)
+    if not frames:
+        where = ", ".join(str(s) for s in sources)
+        raise LeaderboardInputError(where, "", "no reviews in these files")
+    if duplicates == "all":
+        return frames[0] if len(frames) == 1 else pl.concat(frames, how="diagonal_relaxed")
+    # Each row's file (its position in `files`), for naming where repeats are.
+    tagged = [f.with_columns(pl.lit(k, dtype=pl.Int32).alias(_FILE)) for k, f in enumerate(frames)]
+    merged = tagged[0] if len(tagged) == 1 else pl.concat(tagged, how="diagonal_relaxed")
+    kept, note = drop_duplicates(merged, files, duplicates)
+    if note is not None and notes is not None:
+        notes.append(note)
+    return kept.drop(_FILE)
+
+
+def _reading_notes(skipped: Sequence[Path], selves: dict[Path, dict[str, int]]) -> list[str]:
+    """What reading left out: files in folders that are not judgments, annotations of a
+    model against itself."""
+    out: list[str] = []
+    if skipped:
+        shown = ", ".join(str(p) for p in skipped[:5])
+        more = f" and {len(skipped) - 5} more" if len(skipped) > 5 else ""
+        out.append(
+            f"skipped {len(skipped)} file{'s' if len(skipped) != 1 else ''} found in the "
+            f"folders that {'are' if len(skipped) != 1 else 'is'} not judgments: {shown}{more}"
+        )
+    for path, models in selves.items():
+        for model, count in models.items():
+            out.append(
+                f"skipped {count} annotation{'s' if count != 1 else ''} of {model} against "
+                f"itself in {path} (a baseline's own annotations: no battle)"
+            )
+    return out
 
 
 def _load_one(
-    source: Path, format: str | None, strong_win_weight: float, keep_texts: bool = False
+    source: Path,
+    format: str | None,
+    strong_win_weight: float,
+    keep_texts: bool = False,
+    selves: dict[Path, dict[str, int]] | None = None,
+    games: str = "separate",
 ) -> pl.DataFrame:
     kind = _check_file(source)
     records = None
@@ -319,16 +463,24 @@ def _load_one(
             records = [(_where(kind, i), row) for i, row in enumerate(frame.to_dicts())]
         try:
             judgments = read_judgments(
-                source, format=found, strong_win_weight=strong_win_weight, records=records
+                source,
+                format=found,
+                strong_win_weight=strong_win_weight,
+                records=records,
+                games=games,
             )
         except FormatError as exc:
             raise LeaderboardInputError(exc.file, exc.where, exc.problem) from None
+        if judgments.skipped_self and selves is not None:
+            selves[source] = dict(judgments.skipped_self)
+        if judgments.skipped_self and not len(judgments):
+            return pl.DataFrame()  # only the baseline against itself
         return _native_frame(source, judgments, keep_texts)
     frame, kind = _read(source) if records is None else (_frame_of_records(records), kind)
     if found is None and frame.height and kind in ("csv", "parquet"):
         detected = _detected(source, dict.fromkeys(frame.columns))
         if detected != "arena":
-            return _load_one(source, detected, strong_win_weight, keep_texts)
+            return _load_one(source, detected, strong_win_weight, keep_texts, selves, games)
     return _arena_frame(source, kind, frame, keep_texts)
 
 
@@ -336,7 +488,7 @@ def _detected(path: Path, first: dict[str, Any]) -> str:
     try:
         return detect_format(path, first)
     except FormatError as exc:
-        raise LeaderboardInputError(exc.file, exc.where, exc.problem) from None
+        raise _NotJudgments(exc.file, exc.where, exc.problem) from None
 
 
 def _native_frame(path: Path, judgments: Judgments, keep_texts: bool = False) -> pl.DataFrame:
@@ -544,24 +696,25 @@ def keys_from_answers(reviews: pl.DataFrame, answers: pl.DataFrame) -> pl.DataFr
 
 
 def _stage_hook_with_rows(log: RunLog, hook: str) -> bool:
-    """Whether a stage with rows in the log has its own `hook` (a `Stage` method)."""
+    """Whether a part with rows in the log has its own `hook` (a `StageBoard` method)."""
     return any(
-        getattr(type(stage), hook) is not getattr(Stage, hook)
-        and any(log.has_files(table) for table in stage.tables)
-        for stage in all_stages()
+        part.board is not None
+        and getattr(type(part.board), hook) is not getattr(StageBoard, hook)
+        and any(log.has_files(table.name) for table in part.tables)
+        for part in all_parts()
     )
 
 
 def _rewrites_reviews(log: RunLog) -> bool:
     """Whether a stage may change the run's reviews before ranking (one that does, such as
     the discussions, with rows in the log): it then gets them as texts."""
-    return _stage_hook_with_rows(log, "leaderboard_reviews")
+    return _stage_hook_with_rows(log, "reviews")
 
 
 def _reads_review_ids(log: RunLog) -> bool:
     """Whether a stage reads the reviews' ids for the leaderboard (a sampled run's
     design, with rows in the log)."""
-    return _stage_hook_with_rows(log, "leaderboard_design")
+    return _stage_hook_with_rows(log, "design")
 
 
 def is_run_directory(directory: Path) -> bool:
@@ -651,7 +804,9 @@ def load_run(
         if answers is None:
             answers = log.read("answers", columns=texts)
         # The stages' calls on the answers (BatchEval), for their cost.
-        scored = [log.read(t, columns=costs) for s in all_stages() for t in s.answer_cost_tables]
+        scored = [
+            log.read(t.name, columns=costs) for p in all_parts() for t in p.tables if t.on_answers
+        ]
         batcheval: pl.DataFrame | None = (
             pl.concat(scored, how="diagonal_relaxed") if scored else None
         )

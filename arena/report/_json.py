@@ -231,6 +231,7 @@ def leaderboard_dict(board: Leaderboard) -> dict[str, Any]:
         out["sampling"] = board.sampling
     if board.partial is not None:
         out["partial"] = board.partial
+    out.update(board.stage_blocks)  # stages declared in packages of their own
     return out
 
 

@@ -42,14 +42,16 @@ from arena.report._inputs import (
     LeaderboardInputError,
     MissingShards,
     is_run_directory,
+    judgment_sources,
     load_reviews_file,
     load_run,
     load_runs,
 )
 from arena.report._json import by_model, leaderboard_dict, number
 from arena.report._order import sort_by_id
+from arena.report._trust import bias_warnings, self_judged_warnings
 from arena.stage import BoardInputs, BoardReviews
-from arena.stages import all_stages
+from arena.stages import all_parts
 from arena.store import RunLog, part_rows
 
 __all__ = ["build_leaderboard", "rank_frame", "with_answer_style"]
@@ -260,7 +262,8 @@ def _rank_frame(
     board = Leaderboard(
         source, ranking, list(ranking.ranks.order), anchor=opts.anchor, cost_usd=cost_usd
     )
-    board.warnings = _warnings(ranking, opts.bootstrap)
+    board.warnings = self_judged_warnings(rs, opts.weights) + _warnings(ranking, opts.bootstrap)
+    board.warnings += bias_warnings(ranking)
     if opts.baseline is not None:
         board.baseline = opts.baseline
         rates = baseline_win_rates(rs, opts.baseline, bootstrap=opts.bootstrap, seed=opts.seed)
@@ -302,10 +305,10 @@ def _stage_reviews(
     """The reviews with a stage's outcomes applied (a run's agreed discussions), if any,
     with the stage's key in the leaderboard."""
     try:
-        for stage in all_stages():
-            changed = stage.leaderboard_reviews(directories, reviews)
-            if changed is not None and stage.board_key is not None:
-                return stage.board_key, changed
+        for part in all_parts():
+            changed = None if part.board is None else part.board.reviews(directories, reviews)
+            if changed is not None and part.board is not None:
+                return part.board.key, changed
     except ConfigError as exc:
         raise LeaderboardInputError(exc.file, exc.key, exc.problem) from None
     return None
@@ -393,10 +396,19 @@ def build_leaderboard(
     elif reviews_file is not None:
         reviews_file = list(reviews_file) or None
     paths = [] if path is None else [Path(path)] if isinstance(path, str | Path) else list(path)
+    # Judgment files, glob patterns and folders of them given as sources: as --reviews.
+    # (Folders and patterns with --reviews too: all of them are read as one set.)
+    lone_file = len(paths) == 1 and Path(paths[0]).is_file()
+    if paths and not lone_file and judgment_sources(paths):
+        reviews_file, paths = [*(reviews_file or []), *(Path(p) for p in paths)], []
     for shard in paths if len(paths) > 1 else []:  # the shard directories of one tournament
-        if not Path(shard).is_dir() or reviews_file is not None:
+        if not is_run_directory(Path(shard)) or reviews_file is not None:
             raise LeaderboardInputError(
-                shard, "", "several sources must all be run directories (and no --reviews)"
+                shard,
+                "",
+                "several sources must all be run directories (the shards of one tournament) "
+                "or all judgment files and folders; with a run directory, give judgments "
+                "with --reviews (repeatable)",
             )
     target = Path(paths[0]) if paths else None
     directories = [Path(p) for p in paths] if target is not None and target.is_dir() else []
@@ -411,7 +423,8 @@ def build_leaderboard(
     human = (
         None
         if human_file is None
-        else load_reviews_file(human_file, strong_win_weight=strong_win_weight)
+        # Several human labels on one battle are the design (majority-voted): all kept.
+        else load_reviews_file(human_file, strong_win_weight=strong_win_weight, duplicates="all")
     )
     prepared = _stage_options(target, paths, human_scores_file)
     spend: Future[float] | None = None
@@ -419,10 +432,11 @@ def build_leaderboard(
     skills: dict[str, float] = {}
     answers = scored = None
     partial: MissingShards | None = None
+    input_notes: list[str] = []  # what reading the files found (repeated reviews)
     if target is not None and target.is_dir():
         # A big log's ranking runs compiled kernels: numba readies them meanwhile.
         # (`part_rows` creates nothing: the directory is not checked yet.) Not for a
-        # run's history snapshot: numba and its kernels (about 100 MB) would stand
+        # run's history snapshot: numba and its kernels, which are large, would stand
         # beside the reading of the log, the end of a long run's peak; they load when
         # the coding needs them, with less of the log held.
         if not ratings_only:
@@ -455,6 +469,9 @@ def build_leaderboard(
             [f for f in files if f is not None],
             format=reviews_format,
             strong_win_weight=strong_win_weight,
+            duplicates=opts.duplicates,
+            notes=input_notes,
+            games=opts.games,
         )
         source = ", ".join(str(f) for f in files)
         if reviews_file is not None and target is not None:
@@ -525,16 +542,17 @@ def build_leaderboard(
                 human=human,
                 seed=opts.seed,
             )
-            setattr(board, discussed_key, block)
+            board.set_block(discussed_key, block)
         if design is not None:
             design[1]["balanced_win_rates"] = bool(opts.balanced)
-            setattr(board, design[0], design[1])
+            board.set_block(design[0], design[1])
             if design[1].get("baseline") == board.baseline and board.vs_baseline is not None:
                 # The baseline design's headline: best win rate against the baseline first.
                 board.vs_baseline = sorted(
                     board.vs_baseline,
                     key=lambda rate: -rate.win_rate if rate.win_rate == rate.win_rate else 1.0,
                 )
+        board.warnings[:0] = input_notes
         if partial is not None:
             board.partial = partial.to_json()
             board.warnings.insert(0, partial.note())
@@ -614,8 +632,9 @@ def _stage_options(
     options = {"human_scores": human_scores}
     prepared: dict[str, Any] = {}
     try:
-        for stage in all_stages():
-            prepared[stage.name] = stage.leaderboard_prepare([Path(p) for p in paths], options)
+        for part in all_parts():
+            if part.board is not None:
+                prepared[part.name] = part.board.prepare([Path(p) for p in paths], options)
     except ConfigError as exc:
         raise LeaderboardInputError(exc.file, exc.key, exc.problem) from None
     return prepared
@@ -629,19 +648,19 @@ def _stage_blocks(
     bt = board.scores("bt")
     ratings = {names[i]: float(bt[i]) for i in range(len(names)) if not math.isnan(bt[i])}
     order = [names[i] for i in board.order]
-    for stage in all_stages():
-        if stage.board_key is None:
+    for part in all_parts():
+        if part.board is None:
             continue
-        inputs = BoardInputs(run_dirs, order, ratings, seed, prepared.get(stage.name))
-        block = stage.leaderboard_block(inputs)
+        inputs = BoardInputs(run_dirs, order, ratings, seed, prepared.get(part.name))
+        block = part.board.block(inputs)
         if block is not None:
-            setattr(board, stage.board_key, block)
+            board.set_block(part.board.key, block)
 
 
 def _design_block(directory: Path, reviews: pl.DataFrame) -> tuple[str, dict[str, Any]] | None:
     """The review design a run's log records, with the stage's board key (None: a full design)."""
-    for stage in all_stages():
-        design = stage.leaderboard_design(directory, reviews)
-        if design is not None and stage.board_key is not None:
-            return stage.board_key, design
+    for part in all_parts():
+        design = None if part.board is None else part.board.design(directory, reviews)
+        if design is not None and part.board is not None:
+            return part.board.key, design
     return None

@@ -27,8 +27,8 @@ from arena.rank import (
 from arena.report._board import STYLE_RANKING, Leaderboard
 from arena.report._categories import category_rows
 from arena.report._json import leaderboard_dict
-from arena.stage import Stage
-from arena.stages import all_stages
+from arena.stage import BoardText
+from arena.stages import all_parts
 
 if TYPE_CHECKING:  # rich loads in render_table: the JSON, CSV and markdown need none of it
     from rich.console import Console, JustifyMethod
@@ -453,10 +453,9 @@ def _sections(board: Leaderboard) -> tuple[list[str], list[_Section], list[str]]
                 [f"Rank correlation with the human win rates: {corr}."],
             )
         )
-    for block, stage in _stage_blocks(board):  # docs/discussion.md
-        sections += [
-            _Section(d.title, d.header, d.rows, d.notes) for d in stage.leaderboard_tables(block)
-        ]
+    texts = _stage_texts(board)
+    for text in texts:  # docs/discussion.md
+        sections += [_Section(d.title, d.header, d.rows, d.notes) for d in text.tables]
     if board.batcheval is not None:  # docs/batcheval.md
         sections += _batcheval_sections(board.batcheval)
     footer = []
@@ -474,19 +473,19 @@ def _sections(board: Leaderboard) -> tuple[list[str], list[_Section], list[str]]
         )
     if board.cost_usd is not None:
         footer.append(f"Total cost: ${board.cost_usd:.4f}")
-    for block, stage in _stage_blocks(board):
-        footer.extend(stage.leaderboard_footer(block))
+    for text in texts:
+        footer.extend(text.footer)
     footer.extend(f"Warning: {w}" for w in board.warnings)
     return intro, sections, footer
 
 
-def _stage_blocks(board: Leaderboard) -> list[tuple[dict[str, Any], Stage]]:
-    """Each stage's block on the board, with the stage (registry order)."""
+def _stage_texts(board: Leaderboard) -> list[BoardText]:
+    """Each part's block on the board as text (registry order)."""
     out = []
-    for stage in all_stages():
-        block = None if stage.board_key is None else getattr(board, stage.board_key, None)
-        if block is not None:
-            out.append((block, stage))
+    for part in all_parts():
+        block = None if part.board is None else board.stage_block(part.board.key)
+        if block is not None and part.board is not None:
+            out.append(part.board.text(block))
     return out
 
 

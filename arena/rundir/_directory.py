@@ -18,7 +18,7 @@ from arena.rundir._runs import load_for_directory, recorded_config
 from arena.rundir._status import StatusReport, status_report
 from arena.scheduler import jobs_in_flight
 from arena.stage import StatusInputs
-from arena.stages import all_stages
+from arena.stages import all_parts
 from arena.store import TABLES, RunLog, failure_reasons, merge_reasons, token_totals
 
 __all__ = ["DirectoryStatus", "StatusInputError", "directory_status", "logged_failures"]
@@ -49,8 +49,8 @@ class DirectoryStatus:
 def logged_failures(log: RunLog) -> list[dict[str, Any]]:
     """Why the logged calls failed: per provider, model and reason, a count and a sample."""
     columns = dict(_MODEL_COLUMNS)
-    for stage in all_stages():
-        columns.update(stage.model_columns)
+    for part in all_parts():
+        columns.update({t.name: t.model_column for t in part.tables if t.model_column})
     # Only the failed rows, and only what the reasons need: a few parts at a time.
     failed = pl.col("status") == "failed"
     lists = [
@@ -97,7 +97,7 @@ def directory_status(
         frame = plan_chunks(t, plan, rows=STATUS_CHUNK_ROWS)  # classified a slice at a time
     log = RunLog(directory)
     inputs = StatusInputs(directory, log, t, plan)
-    stages = {stage.name: stage.status(inputs) for stage in all_stages()}
+    stages = {p.name: p.report.status(inputs) for p in all_parts() if p.report is not None}
     report = status_report(frame, log, stages=stages)
     data: dict[str, Any] = {"directory": str(directory), "plan_source": source, **report.to_json()}
     data["errors"] = logged_failures(log)

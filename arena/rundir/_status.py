@@ -280,7 +280,7 @@ def status_report(
             mine = [r for r in report.rows if r["stage"] == name]
             report.blocks[name] = {k: sum(r[k] for r in mine) for k in numeric}
         else:
-            report.blocks[name] = st.block
+            report.blocks[name] = None if st.block is None else st.block.to_json()
     return report
 
 

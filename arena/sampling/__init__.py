@@ -8,7 +8,7 @@ its adaptive step).
 
 Importing this package registers the `sampling` log table; its other names load
 on first use, from their modules (PEP 562): the stage itself is
-`arena.sampling._hooks`, which `arena.stages` imports without the rest.
+`arena.sampling._selection`, which `arena.stages` imports without the rest.
 """
 
 from __future__ import annotations
@@ -31,7 +31,6 @@ if TYPE_CHECKING:
         target_scores,
     )
     from arena.sampling._design import Grid, balanced_units, pick_in_pair
-    from arena.sampling._hooks import SAMPLING_STAGE, SamplingHooks
     from arena.sampling._placement import PlacementSelector, current_order, placement_selector
     from arena.sampling._planner import (
         BaselineSelector,
@@ -40,7 +39,8 @@ if TYPE_CHECKING:
         baseline_review_calls,
         sampling_budget,
     )
-    from arena.sampling._status import design_status
+    from arena.sampling._selection import SAMPLING_SELECTOR
+    from arena.sampling._status import SampledDesign, design_status
 
 # Each public name -> its module, imported on first use.
 _LAZY: dict[str, str] = {
@@ -56,8 +56,8 @@ _LAZY: dict[str, str] = {
     "Grid": "arena.sampling._design",
     "balanced_units": "arena.sampling._design",
     "pick_in_pair": "arena.sampling._design",
-    "SAMPLING_STAGE": "arena.sampling._hooks",
-    "SamplingHooks": "arena.sampling._hooks",
+    "SAMPLING_SELECTOR": "arena.sampling._selection",
+    "SampledDesign": "arena.sampling._status",
     "PlacementSelector": "arena.sampling._placement",
     "current_order": "arena.sampling._placement",
     "placement_selector": "arena.sampling._placement",
@@ -75,10 +75,10 @@ __all__ = [
     "PlacementSelector",
     "current_order",
     "placement_selector",
-    "SAMPLING_STAGE",
+    "SAMPLING_SELECTOR",
     "SAMPLING_SCHEMA",
     "SAMPLING_TABLE",
-    "SamplingHooks",
+    "SampledDesign",
     "BaselineSelector",
     "DesignSelector",
     "SamplingBudget",

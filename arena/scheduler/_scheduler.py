@@ -258,9 +258,16 @@ class Scheduler:
         While the provider's governor makes calls wait, a higher `priority`
         (`arena.runner.Priority`) is admitted first, equal ones in arrival order.
         With a `custom_id`, a provider in batch mode answers it from a batch job
-        (`BatchDispatcher`); a request a job did not execute is `deferred`.
+        (`BatchDispatcher`), and so does any provider whose earlier run left a
+        job holding it open; a request a job did not execute is `deferred`.
         """
-        if custom_id is not None and self.batch is not None and self.batch.batched(provider_name):
+        batch = self.batch
+        if (
+            custom_id is not None
+            and batch is not None
+            and batch.batched(provider_name)
+            and (batch.submits(provider_name) or await batch.holds(custom_id))
+        ):
             return await self._batch_call(provider_name, request, model_key, custom_id)
         state = self._state(provider_name)
         governor = state.governor
@@ -401,12 +408,24 @@ class Scheduler:
             self._halt("budget")
             return outcome("budget", message)
         cost = 0.0
+        # Waiting for a job is an attempt in flight: abort() ends the wait (the job
+        # stays open; the next run adopts it).
+        task = asyncio.current_task()
+        if task is not None:
+            self._attempting.add(task)
         try:
             got = await self.batch.request(provider_name, custom_id, request)
             used = got.usage if got is not None else Usage(0, 0)
             if got is not None and used.total:
                 cost = self._prices.cost(price_model, used, batch=True)
+        except asyncio.CancelledError:
+            if not self._aborted or task is None:
+                raise
+            task.uncancel()  # cancelled by abort(), not by the caller
+            return outcome("stopped", "cancelled: the grace period after a stop ran out")
         finally:
+            if task is not None:
+                self._attempting.discard(task)
             self._budget.settle(worst_cost, cost)
         if got is None:
             return outcome("deferred", "not executed by its batch job (cancelled or expired)")

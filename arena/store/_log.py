@@ -74,10 +74,10 @@ def _enum_codes(
     return pl.Series(codes.name, table).cast(width).gather(codes)
 
 
-# Parts `RunLog.read_coded` reads together: the frames are coded as they come. A
-# frame's texts stand for a moment (about 35 MB for 64 parts of 2,000 reviews);
-# a run's history snapshot, whose memory is the end of a long run's peak, reads
-# fewer at a time (LEAN_CODED_PARTS: about 13 MB).
+# Parts `RunLog.read_coded` reads together: the frames are coded as they come, and a
+# frame's texts stand in memory until it is coded, so more parts a frame is quicker
+# and holds more. A run's history snapshot, whose memory is the end of a long run's
+# peak, reads fewer at a time (LEAN_CODED_PARTS).
 CODED_PARTS = 64
 LEAN_CODED_PARTS = 24
 # Parts `RunLog.sum_all` reads together: a frame's rows are added up and dropped, so

@@ -7,7 +7,7 @@ columns. Later stages (discussions, batcheval, history) add their tables with
 A schema is a `TableSchema`: its `Column`s, each a name, a polars type and
 whether it may be null. Reading the log needs only those (polars reads the
 Parquet parts), so a command that only reads (`arena status`, `arena plan`,
-`arena leaderboard`) never loads pyarrow, about 22 ms of its start; the Arrow
+`arena leaderboard`) never pays for loading pyarrow at its start; the Arrow
 schema a writer casts each part to (`TableSchema.arrow`) is made on first
 use. `register_table` also takes a pyarrow schema.
 """

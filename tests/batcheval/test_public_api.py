@@ -17,7 +17,7 @@ def test_public_names() -> None:
         "Sample",
         "load_samples",
         "run_standalone",
-        "batcheval_stage",
+        "batcheval_planner",
         "BatchEvalPlanner",
         "bootstrap_ci",
         "correlations",

@@ -167,10 +167,10 @@ def test_reference_changes_make_only_that_questions_reviews_stale(tmp_path: Path
 
 
 @pytest.mark.parametrize("name", ["mt-bench", "arena-hard", "alpacaeval"])
-def test_shipped_examples_run_and_match_the_readme(tmp_path: Path, name: str) -> None:
+def test_shipped_examples_run_and_match_the_docs(tmp_path: Path, name: str) -> None:
     shipped = ROOT / "tournaments" / f"{name}.yaml"
-    readme = (ROOT / "README.md").read_text()
-    block = re.search(rf"```yaml\n(name: {name}\n.*?)```", readme, re.S)
+    guide = (ROOT / "docs" / "formats.md").read_text()
+    block = re.search(rf"```yaml\n(name: {name}\n.*?)```", guide, re.S)
     assert block is not None
     assert yaml.safe_load(block.group(1)) == yaml.safe_load(shipped.read_text())
     result = _arena("run", str(shipped), "--out", str(tmp_path / name), "--json")

@@ -15,7 +15,7 @@ import arena
 from arena.cli._export import export_tables
 from tests.viewer._support import PAYLOAD, cli, shared_run
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+REPORTS_DOC = Path(__file__).resolve().parents[2] / "docs" / "reports.md"
 
 
 def test_export_every_table_latest_row_per_id(
@@ -55,10 +55,12 @@ def test_export_includes_rows_only_in_the_journal(tmp_path: Path) -> None:
     assert pl.read_parquet(tmp_path / "x" / "answers.parquet")["model"].to_list() == ["m1"]
 
 
-def test_the_readme_duckdb_query(tmp_path_factory: pytest.TempPathFactory, tmp_path: Path) -> None:
+def test_the_documented_duckdb_query(
+    tmp_path_factory: pytest.TempPathFactory, tmp_path: Path
+) -> None:
     run = shared_run(tmp_path_factory)
     assert cli("export", str(run), "--to", str(tmp_path / "exports" / "demo")).exit_code == 0
-    block = re.search(r"```sql\n(.*?)```", README.read_text(), re.S)
+    block = re.search(r"```sql\n(.*?)```", REPORTS_DOC.read_text(), re.S)
     assert block is not None
     query = block.group(1).replace("exports/demo/", f"{tmp_path}/exports/demo/")
     rows = duckdb.sql(query).fetchall()

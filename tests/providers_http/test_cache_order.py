@@ -85,7 +85,7 @@ async def _run_job(server: FakeServer, tmp: Path, monkeypatch: pytest.MonkeyPatc
             results = await asyncio.gather(
                 *(dispatcher.request("p_openai", cid, req) for cid, req in _interleaved())
             )
-            await dispatcher.close(completed=True)
+            await dispatcher.close()
     finally:
         await provider.close()
     assert all(r is not None and r.ok for r in results)
@@ -241,4 +241,5 @@ def test_a_prefix_shown_again_only_in_a_later_round_is_not_marked(
     written = reviews["tokens_cache_write"].to_list()
     assert written[:2] == [0, 0]  # alone in their rounds: no break after answer A
     assert sum(written[2:]) > 0  # shared within the round: written once, read once
-    assert reviews["tokens_cache_read"].to_list()[3] > 0
+    # the other review of round 3 reads it (whichever of the two started first)
+    assert sum(reviews["tokens_cache_read"].to_list()[2:]) > 0

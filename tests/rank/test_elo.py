@@ -7,9 +7,8 @@ import dataclasses
 import numpy as np
 import pytest
 
-from arena.rank import EloResult, ReviewSet, _elo_kernel, encode_reviews, weighted_elo
+from arena.rank import EloResult, ReviewSet, encode_reviews, weighted_elo
 from arena.rank import _elo as elo_module
-from arena.rank._elo import _generator_state
 from arena.rank._peerrank import weights_from_scores
 from tests.rank._frames import frame, random_reviews
 
@@ -106,11 +105,10 @@ def _reference_elo(
     ("models", "judges", "questions", "orders", "seed"),
     [(4, 0, 5, 7, 0), (5, 2, 4, 9, 3), (3, 1, 30, 2, 11)],
 )
-def test_kernel_matches_plain_numpy_orders(
+def test_elo_matches_the_reference_one_review_at_a_time(
     models: int, judges: int, questions: int, orders: int, seed: int
 ) -> None:
-    # The compiled kernel replays NumPy's permutations and must give the same
-    # ratings as materialising them and updating one review at a time.
+    # NumPy's permutations, every order updated one review at a time in plain Python.
     rs = encode_reviews(
         random_reviews(models=models, judges=judges, questions=questions, seed=seed)
     )
@@ -120,40 +118,6 @@ def test_kernel_matches_plain_numpy_orders(
     np.testing.assert_allclose(ours.weights, plain.weights, rtol=0, atol=1e-12)
     assert (ours.passes, ours.converged) == (plain.passes, plain.converged)
     assert ours.passes > 1  # the reviewer weights really were re-derived
-
-
-@pytest.mark.parametrize("n", [1, 2, 3, 17, 1000, 70_001])
-def test_shuffle_replays_numpy_permutations(n: int) -> None:
-    rng = np.random.default_rng(42)
-    starts = _elo_kernel.order_starts(_generator_state(42), n, 3)
-    for start in starts:
-        values = np.arange(n, dtype=np.int64) * 7
-        _elo_kernel.shuffle(values, start)
-        np.testing.assert_array_equal(values, rng.permutation(n) * 7)
-
-
-def test_threads_do_not_change_the_result(monkeypatch: pytest.MonkeyPatch) -> None:
-    rs = encode_reviews(random_reviews(models=4, judges=1, questions=6, seed=4))
-    monkeypatch.setattr(elo_module, "_threads", lambda orders: 1)
-    alone = weighted_elo(rs, orders=11, seed=2)
-    monkeypatch.setattr(elo_module, "_threads", lambda orders: 3)
-    shared = weighted_elo(rs, orders=11, seed=2)
-    np.testing.assert_allclose(shared.rating, alone.rating, rtol=0, atol=1e-9)
-    np.testing.assert_array_equal(shared.weights, alone.weights)
-
-
-@pytest.mark.parametrize("budget", [1, 2 * 40, 10**9])
-def test_fewer_interleaved_orders_on_a_small_buffer_budget_give_the_same_ratings(
-    monkeypatch: pytest.MonkeyPatch, budget: int
-) -> None:
-    # A big log interleaves fewer orders (their shuffled copies stay within
-    # _BUFFER_BYTES); each order is replayed alike, so the ratings do not change.
-    rs = encode_reviews(random_reviews(models=4, judges=1, questions=6, seed=4))
-    default = weighted_elo(rs, orders=11, seed=2)
-    monkeypatch.setattr(elo_module, "_BUFFER_BYTES", budget)
-    capped = weighted_elo(rs, orders=11, seed=2)
-    np.testing.assert_array_equal(capped.rating, default.rating)
-    np.testing.assert_array_equal(capped.weights, default.weights)
 
 
 @pytest.mark.parametrize(
@@ -168,7 +132,7 @@ def test_codes_of_every_width(models: int, judges: int, width: type) -> None:
         for k in range(max(models, judges))
     ]
     rs = encode_reviews(frame(rows))
-    assert elo_module._Orders(rs, 1, 0).codes.dtype == width
+    assert elo_module.EloOrders(rs, 1, 0)._pack().dtype == width
     ours = weighted_elo(rs, orders=2, seed=1, max_passes=3)
     plain = _reference_elo(rs, orders=2, seed=1, max_passes=3)
     np.testing.assert_allclose(ours.rating, plain.rating, rtol=0, atol=1e-9)
@@ -206,16 +170,6 @@ def test_elo_with_given_weights_uses_them() -> None:
     result = weighted_elo(rs, orders=1, max_passes=1, weights=np.array([2 / 3, 1 / 3]))
     np.testing.assert_allclose(result.weights, [2 / 3, 1 / 3])
     assert result.rating[0] > 1000.0
-
-
-def test_orders_give_the_kernels_start_states_on_either_path() -> None:
-    # Callers that replay the orders in a kernel of their own read `starts`, `codes`
-    # and `bits` of `_Orders`, whichever path the ratings take.
-    rs = encode_reviews(random_reviews(models=4, questions=5, seed=4))
-    replay = elo_module._Orders(rs, 3, 42)
-    expected = _elo_kernel.order_starts(_generator_state(42), rs.n_battles, 3)
-    np.testing.assert_array_equal(replay.starts, expected)
-    assert replay.codes.shape == (rs.n_battles,) and replay.bits == 2
 
 
 def test_elo_orders_are_capped_by_their_work_on_big_logs(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -258,8 +212,7 @@ def test_elo_orders_are_capped_by_their_work_on_big_logs(monkeypatch: pytest.Mon
 
 def test_elo_of_the_trusted_battles_keeps_no_copy_of_them(monkeypatch: pytest.MonkeyPatch) -> None:
     """`trusted_only` rates the battles whose reviewer does not compete in them as a copy
-    holding only those would be rated, on either path; the orders keep no array of a
-    review's length (the kernels pack each order's buffer from the review set)."""
+    holding only those would be rated (packed a slice at a time, no copy of `rs`)."""
     from arena.rank import _reliability as reliability_module
     from arena.rank._reliability import trusted_count, trusted_reviews
 
@@ -267,18 +220,9 @@ def test_elo_of_the_trusted_battles_keeps_no_copy_of_them(monkeypatch: pytest.Mo
     trusted = trusted_reviews(rs)
     assert 0 < trusted_count(rs) == trusted.n_battles < rs.n_battles
     monkeypatch.setattr(reliability_module, "_MASK_SLICE", 64)  # several slices to walk
-    replay = elo_module._Orders(rs, 3, 5, trusted_only=True)
+    replay = elo_module.EloOrders(rs, 3, 5, trusted_only=True)
     assert replay.n == trusted.n_battles
-    np.testing.assert_array_equal(replay.codes, elo_module._Orders(trusted, 3, 5).codes)
-    if replay.plain is None:  # the compiled path: nothing of the reviews' length is kept
-        held = [v for v in vars(replay).values() if isinstance(v, np.ndarray)]
-        assert all(v.size < trusted.n_battles for v in held)
-        buffer = np.zeros(trusted.n_battles + 4, dtype=replay.dtype)
-        packed = _elo_kernel.pack_reviews(
-            buffer, rs.model_a, rs.model_b, rs.reviewer, rs.score, replay.own, replay.bits
-        )
-        assert packed == trusted.n_battles
-        np.testing.assert_array_equal(buffer[:packed], replay.codes)
+    np.testing.assert_array_equal(replay._pack(), elo_module.EloOrders(trusted, 3, 5)._pack())
     weights = np.linspace(1.0, 2.0, rs.n_reviewers)
     weights /= weights.sum()
     ours = elo_module.weighted_elo_prefetched(

@@ -158,21 +158,15 @@ def test_errors_name_the_row_values() -> None:
         encode_reviews(same)
 
 
-@pytest.mark.parametrize("scan_blocks", [0, 4, 1000])
-@pytest.mark.parametrize("compiled_min", [10**9, 1])
-def test_counts_in_blocks_of_questions_equal_one_block(
-    monkeypatch: pytest.MonkeyPatch, scan_blocks: int, compiled_min: int
-) -> None:
-    """Many questions are counted a block at a time, on battles sorted by question or
-    (compiled, a few blocks) on every battle per block; the ranking does not change."""
+def test_counts_in_blocks_of_questions_equal_one_block(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Many questions are counted a block at a time, on battles sorted by question; the
+    ranking does not change."""
     from arena.rank import RankOptions, rank_reviews
 
     reviews = awkward_reviews(30_000, 11, questions=400)
     rs = encode_reviews(reviews)
     options = RankOptions(bootstrap=20, elo=False)
     whole = rank_reviews(rs, options)
-    monkeypatch.setattr("arena.rank._plain.COMPILED_MIN_ROWS", compiled_min)
-    monkeypatch.setattr("arena.rank._aggregate._SCAN_BLOCKS", scan_blocks)
     monkeypatch.setattr("arena.rank._aggregate._BLOCK_CELLS", 3 * 60 * len(MODELS) ** 2 * 5)
     blocks = rank_reviews(rs, options)
     np.testing.assert_array_equal(

@@ -82,10 +82,27 @@ def test_a_model_that_wins_by_length_loses_its_edge() -> None:
         assert 0.0 <= r.lc_ci_low <= r.lc_win_rate <= r.lc_ci_high <= 1.0
         assert r.n == 300
     assert lc["padder"].lc_ci_low < 0.5 < lc["padder"].lc_ci_high
-    # One shared length coefficient, positive (the judge likes length), near the truth.
-    coefs = {r.length_coef for r in fit.rates}
+    # A length coefficient per model, near the prior's 1 logit (the judge likes length).
+    assert all(0.7 < r.length_coef < 1.3 for r in fit.rates)
+    assert all(r.length_sd > 0 for r in fit.rates)
+    assert fit.length_terms == "per-model" and fit.length_sd > 0
+    # One shared coefficient, fitted with every model at once: positive, near the truth.
+    shared = length_controlled_win_rates(rs, "ref", bootstrap=0, length_terms="shared")
+    coefs = {r.length_coef for r in shared.rates}
     assert len(coefs) == 1 and 0.8 < coefs.pop() < 2.5
-    assert fit.length_terms == "shared" and fit.length_sd > 0
+    assert shared.length_terms == "shared"
+
+
+def test_a_model_s_figure_is_its_own() -> None:
+    # Per model (the default), a model's figure is the same alone as with the others,
+    # with or without the bootstrap.
+    frame = _reviews(questions=150)
+    everyone = length_controlled_win_rates(encode_reviews(frame), "ref", bootstrap=25, seed=2)
+    for rate in everyone.rates:
+        alone = frame.filter((pl.col("model_a") == rate.model) | (pl.col("model_b") == rate.model))
+        (own,) = length_controlled_win_rates(encode_reviews(alone), "ref", bootstrap=0).rates
+        assert own.lc_win_rate == pytest.approx(rate.lc_win_rate, abs=1e-9)
+        assert own.length_coef == pytest.approx(rate.length_coef, abs=1e-9)
 
 
 def test_same_seed_same_interval_and_per_model_terms() -> None:
@@ -93,11 +110,13 @@ def test_same_seed_same_interval_and_per_model_terms() -> None:
     one = length_controlled_win_rates(rs, "ref", bootstrap=20, seed=3)
     two = length_controlled_win_rates(rs, "ref", bootstrap=20, seed=3)
     assert one.rates == two.rates
-    per_model = length_controlled_win_rates(rs, "ref", bootstrap=0, length_terms="per-model")
-    assert per_model.length_terms == "per-model" and "per-model" in LENGTH_TERMS
-    coefs = [r.length_coef for r in per_model.rates]
-    assert len(set(coefs)) == 3 and all(math.isfinite(c) for c in coefs)
-    assert all(math.isnan(r.lc_ci_low) for r in per_model.rates)  # no bootstrap: no interval
+    shared = length_controlled_win_rates(rs, "ref", bootstrap=0, length_terms="shared")
+    assert shared.length_terms == "shared" and "shared" in LENGTH_TERMS
+    coefs = [r.length_coef for r in shared.rates]
+    assert len(set(coefs)) == 1 and all(math.isfinite(c) for c in coefs)
+    assert all(math.isnan(r.lc_ci_low) for r in shared.rates)  # no bootstrap: no interval
+    per_model = length_controlled_win_rates(rs, "ref", bootstrap=0)
+    assert [r.lc_win_rate for r in per_model.rates] == [r.lc_win_rate for r in one.rates]
 
 
 def test_equal_lengths_reproduce_the_win_rate() -> None:
@@ -126,7 +145,14 @@ def test_graded_shares_and_weights_count() -> None:
     graded = frame.with_columns(
         pl.when(pl.col("verdict") == "A").then(0.9).otherwise(0.1).alias("p_a")
     )
-    softer = length_controlled_win_rates(encode_reviews(graded), "ref", bootstrap=0)
+    # (With every model's terms fitted from the data: the per-model fit's length
+    # coefficient leans on its prior, which softer shares do not move.)
+    plain = length_controlled_win_rates(
+        encode_reviews(frame), "ref", bootstrap=0, length_terms="shared"
+    )
+    softer = length_controlled_win_rates(
+        encode_reviews(graded), "ref", bootstrap=0, length_terms="shared"
+    )
     for a, b in zip(plain.rates, softer.rates, strict=True):
         # 0.9 / 0.1 shares pull every rate towards one half.
         assert abs(b.lc_win_rate - 0.5) < abs(a.lc_win_rate - 0.5) + 1e-9

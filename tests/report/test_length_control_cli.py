@@ -63,11 +63,14 @@ def test_json_holds_the_length_controlled_rates(tmp_path: Path) -> None:
     # Raw, the longer model leads; at the baseline's length the better one does.
     assert verbose["win_rate"] > better["win_rate"]
     assert better["lc_win_rate"] > verbose["lc_win_rate"]
-    assert abs(verbose["lc_win_rate"] - 0.5) < 0.1
+    # Most of its length edge goes (the default fit's length coefficient leans on its
+    # prior, 1 logit, where this judge's is 1.5: a little edge is left).
+    assert verbose["win_rate"] - verbose["lc_win_rate"] > 0.1
+    assert abs(verbose["lc_win_rate"] - 0.5) < 0.15
     for row in rows.values():
         assert 0 <= row["lc_ci_low"] <= row["lc_win_rate"] <= row["lc_ci_high"] <= 1
     block = data["length_control"]
-    assert block["length_terms"] == "shared" and block["interval"] == "question bootstrap"
+    assert block["length_terms"] == "per-model" and block["interval"] == "question bootstrap"
     assert block["bootstrap"] == 30 and block["length_sd"] > 0
     assert block["length_coef"]["verbose"] > 0.5
     # Without the flag the entries carry no lc_* fields.

@@ -76,7 +76,7 @@ def test_a_report_that_fails_is_logged_and_the_run_keeps_its_exit_code(
     def broken(*args: Any, **kwargs: Any) -> None:
         raise KeyError("a bug in the report")
 
-    monkeypatch.setattr("arena.ops.night_report", broken)
+    monkeypatch.setattr("arena.ops._report.night_report", broken)
     line = _night(yaml_path)
     assert line["exit_code"] == 0 and line["completed"] == 42
     report = json.loads(Path(line["report"]).read_text())  # the minimal report
@@ -264,8 +264,8 @@ def test_wall_seconds_is_the_whole_run_and_the_call_loop_is_apart(tmp_path: Path
 
 
 def test_exit_code_1_is_in_every_exit_code_table() -> None:
-    readme = (REPO / "README.md").read_text()
-    section = readme.split("## Exit codes", 1)[1].split("\n## ", 1)[0]
+    reference = (REPO / "docs" / "cli.md").read_text()
+    section = reference.split("## Exit codes", 1)[1].split("\n## ", 1)[0]
     assert re.search(r"^\| 1 \| ", section, re.M)
     nightly = (REPO / "docs" / "nightly.md").read_text()
     assert re.search(r"^\| 1 \| ", nightly, re.M)

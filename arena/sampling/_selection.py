@@ -1,4 +1,4 @@
-"""A sampled review design as a stage of a tournament: what `arena.stages` asks of it."""
+"""A sampled review design, the review selector of a tournament: what `arena.stages` asks of it."""
 
 from __future__ import annotations
 
@@ -8,7 +8,17 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 
 from arena.sampling._schema import SAMPLING_TABLE
-from arena.stage import EstimateInputs, Stage, StageEstimate, StageStatus, StatusInputs
+from arena.stage import (
+    EstimateInputs,
+    ReviewSelectorPart,
+    SelectorRun,
+    StageBoard,
+    StageEstimate,
+    StageReport,
+    StageStatus,
+    StageTable,
+    StatusInputs,
+)
 from arena.store import RunLog, digest_keys_of
 
 if TYPE_CHECKING:
@@ -21,16 +31,12 @@ if TYPE_CHECKING:
 # leaderboard asks this stage only for a sampled run's design (its log table),
 # without the planner, the adaptive fit or the run machinery they import.
 
-__all__ = ["SAMPLING_STAGE", "SamplingHooks"]
+__all__ = ["SAMPLING_SELECTOR", "SamplingBoard", "SamplingPlanStatus", "SamplingRun"]
 
 
-class SamplingHooks(Stage):
-    """A `uniform` or `adaptive` design chooses the reviews (`sampling:`; `full`: every one)."""
-
-    name = "sampling"
-    tables = (SAMPLING_TABLE,)
-    plan_key = "sampling"
-    board_key = "sampling"
+class SamplingRun(SelectorRun):
+    """In `arena run`: a `uniform` or `adaptive` design (or a baseline, or a new contestant's
+    placement) chooses the reviews; `full` with no placement: every review."""
 
     def selector(self, t: Tournament, plan: Plan) -> DesignSelector | PlacementSelector | None:
         from arena.sampling._placement import placement_selector
@@ -43,6 +49,12 @@ class SamplingHooks(Stage):
             return placement_selector(t, plan)  # a new contestant, with `placement: search`
         return DesignSelector(t, plan)
 
+
+class SamplingPlanStatus(StageReport):
+    """In `arena plan` and `arena status`: what the sampled design has spent and may spend."""
+
+    plan_key = "sampling"
+
     def estimate(self, inputs: EstimateInputs) -> StageEstimate:
         if inputs.t.config.sampling.strategy == "full":
             return StageEstimate()  # no design to report (design_status: None)
@@ -54,25 +66,25 @@ class SamplingHooks(Stage):
         # The most the sampled run may spend on reviews: its dearest remaining calls.
         costs = inputs.pending_review_costs()
         if any(c is None for c in costs):
-            sampled["max_review_cost_usd"] = None
+            sampled = sampled.costed(None)
         else:
             dearest = sorted((c for c in costs if c is not None), reverse=True)
-            sampled["max_review_cost_usd"] = sum(dearest[: sampled["remaining_review_calls"]])
+            sampled = sampled.costed(sum(dearest[: sampled.remaining_review_calls]))
         baseline = inputs.t.config.sampling.baseline
         design = (
             f"baseline against {baseline} (every contestant meets only it, both orders, "
-            f"every question and reviewer): {sampled['budget_review_calls']} of"
+            f"every question and reviewer): {sampled.budget_review_calls} of"
             if baseline is not None
-            else f"{sampled['strategy']}, budget {sampled['budget_review_calls']} of"
+            else f"{sampled.strategy}, budget {sampled.budget_review_calls} of"
         )
         note = (
             f"sampling: {design} "
-            f"{sampled['full_review_calls']} review calls; {sampled['judged_review_calls']} "
-            f"judged, at most {sampled['remaining_review_calls']} more, costing at most "
+            f"{sampled.full_review_calls} review calls; {sampled.judged_review_calls} "
+            f"judged, at most {sampled.remaining_review_calls} more, costing at most "
             + (
                 "an unknown amount (unpriced reviewers)"
-                if sampled["max_review_cost_usd"] is None
-                else f"${sampled['max_review_cost_usd']:.4f}"
+                if sampled.max_review_cost_usd is None
+                else f"${sampled.max_review_cost_usd:.4f}"
             )
             + ". The table counts the full plan's reviews."
         )
@@ -87,15 +99,21 @@ class SamplingHooks(Stage):
         if sampled is None:
             return StageStatus()
         note = (
-            f"sampling: {sampled['strategy']}, {sampled['judged_review_calls']} of a budget of "
-            f"{sampled['budget_review_calls']} review calls judged ({sampled['rounds']} rounds), "
-            f"at most {sampled['remaining_review_calls']} more; the table counts the full "
-            f"plan's {sampled['full_review_calls']} reviews, most of which a sampled run "
+            f"sampling: {sampled.strategy}, {sampled.judged_review_calls} of a budget of "
+            f"{sampled.budget_review_calls} review calls judged ({sampled.rounds} rounds), "
+            f"at most {sampled.remaining_review_calls} more; the table counts the full "
+            f"plan's {sampled.full_review_calls} reviews, most of which a sampled run "
             "never makes."
         )
         return StageStatus(block=sampled, notes=[note])
 
-    def leaderboard_design(self, directory: Path, reviews: pl.DataFrame) -> dict[str, Any] | None:
+
+class SamplingBoard(StageBoard):
+    """On the leaderboard: the design a sampled run's log records."""
+
+    key = "sampling"
+
+    def design(self, directory: Path, reviews: pl.DataFrame) -> dict[str, Any] | None:
         """A sampled run's design, from its `sampling` table (None for a full design).
 
         `strategy`, the `rounds` selected, `units` and `selected_review_calls` (of
@@ -130,4 +148,10 @@ class SamplingHooks(Stage):
         return out
 
 
-SAMPLING_STAGE = SamplingHooks()
+SAMPLING_SELECTOR = ReviewSelectorPart(
+    name="sampling",
+    tables=(StageTable(SAMPLING_TABLE, "arena.sampling._schema:SAMPLING_SCHEMA"),),
+    run=SamplingRun(),
+    report=SamplingPlanStatus(),
+    board=SamplingBoard(),
+)

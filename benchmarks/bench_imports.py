@@ -1,0 +1,115 @@
+"""Import and rank AlpacaEval 2.0's annotations: arena's default leaderboard against
+AlpacaEval's own `get_winrate`, on the same files and machine.
+
+arena: `build_leaderboard` of every model's `annotations.json` with `--baseline
+gpt4_1106_preview` and the other defaults (reliability weights, 100 Elo
+orders, 200 bootstrap rounds for the win-rate intervals, sandwich intervals),
+in this interpreter, reading included. AlpacaEval: its own package, installed
+in a separate environment (`--alpacaeval-python`, default
+$ALPACAEVAL_PYTHON), reads each file with pandas and calls
+`alpaca_eval.metrics.winrate.get_winrate`, in a fresh process, timed inside
+it (the package's import left out). Where that Python or the package is
+missing, its side is skipped with the reason on stderr.
+
+Files: DATA/ae/results/<model>/weighted_alpaca_eval_gpt4_turbo/annotations.json
+(AlpacaEval's repository; see bench_anchors.py). --smoke: 3 models.
+
+Last line JSON: {"models", "arena_seconds", "alpacaeval_seconds", "ratio"}
+(ratio: arena over AlpacaEval; null where AlpacaEval's side was skipped).
+
+Usage: python benchmarks/bench_imports.py [--data /tmp/trust] [--smoke]
+       [--alpacaeval-python /path/to/venv/bin/python]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from arena.report import LeaderboardOptions, build_leaderboard
+
+BASELINE = "gpt4_1106_preview"
+ANNOTATOR = "weighted_alpaca_eval_gpt4_turbo"
+
+PROBE = """
+import json, sys, time
+import pandas as pd
+from alpaca_eval.metrics.winrate import get_winrate
+files = json.loads(sys.argv[1])
+start = time.perf_counter()
+for path in files:
+    get_winrate(pd.read_json(path))
+print(time.perf_counter() - start)
+"""
+
+
+def _files(data: Path, smoke: bool) -> list[Path]:
+    root = data / "ae" / "results"
+    found = sorted(
+        p
+        for p in root.glob(f"*/{ANNOTATOR}/annotations.json")
+        if p.stat().st_size > 10 and p.parent.parent.name != BASELINE
+    )
+    return found[:3] if smoke else found
+
+
+def _alpacaeval_seconds(python: str | None, files: list[Path]) -> float | None:
+    if not python or not Path(python).is_file():
+        print(
+            f"alpacaeval: skipped (no Python with alpaca_eval installed: {python!r}; "
+            "set --alpacaeval-python or $ALPACAEVAL_PYTHON)",
+            file=sys.stderr,
+        )
+        return None
+    done = subprocess.run(
+        [python, "-c", PROBE, json.dumps([str(f) for f in files])],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if done.returncode != 0:
+        last = done.stderr.strip().splitlines()[-1:] or ["no message"]
+        print(f"alpacaeval: skipped (its run failed: {last[0]})", file=sys.stderr)
+        return None
+    return float(done.stdout.strip().splitlines()[-1])
+
+
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--data", type=Path, default=Path("/tmp/trust"))
+    parser.add_argument("--smoke", action="store_true")
+    parser.add_argument("--alpacaeval-python", default=os.environ.get("ALPACAEVAL_PYTHON"))
+    args = parser.parse_args(argv)
+    files = _files(args.data, args.smoke)
+    if not files:
+        print(f"skipped: no AlpacaEval annotations under {args.data}/ae/results", file=sys.stderr)
+        out: dict[str, Any] = {
+            "models": 0,
+            "arena_seconds": None,
+            "alpacaeval_seconds": None,
+            "ratio": None,
+        }
+        print(json.dumps(out))
+        return out
+    start = time.perf_counter()
+    board = build_leaderboard(reviews_file=files, options=LeaderboardOptions(baseline=BASELINE))
+    arena = time.perf_counter() - start
+    theirs = _alpacaeval_seconds(args.alpacaeval_python, files)
+    out = {
+        "models": len(board.vs_baseline or []),
+        "arena_seconds": round(arena, 3),
+        "alpacaeval_seconds": None if theirs is None else round(theirs, 3),
+        "ratio": None if theirs is None else round(arena / theirs, 3),
+    }
+    print(json.dumps(out))
+    return out
+
+
+if __name__ == "__main__":
+    main()
