@@ -12,7 +12,6 @@ import dataclasses
 import glob
 import json
 import math
-import re
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -137,27 +136,16 @@ def _read_jsonl(path: Path) -> pl.DataFrame:
     except Exception:  # noqa: BLE001 - re-parsed below to name the bad line
         pass
     else:  # a list or an object in a column: re-read below, which names the line and field
-        nested = any(dtype.is_nested() for dtype in frame.dtypes)
-        if not nested and not _has_nested_scalar(path):
-            return frame  # (polars reads a list among strings as its JSON text)
+        # polars reads a list or object among strings as its JSON text: a name field
+        # with a value that starts like one is read again below, record by record
+        text = [c for c, t in frame.schema.items() if c in SCALAR_FIELDS and t == pl.String]
+        looks_nested = pl.any_horizontal(pl.col(c).str.contains(r"^\s*[\[{]") for c in text)
+        nested = any(dtype.is_nested() for dtype in frame.dtypes) or (
+            bool(text) and bool(frame.select(looks_nested.any()).item())
+        )
+        if not nested:
+            return frame
     return _frame_of_records(_records(path, allow_array=False))
-
-
-# `"model_a": {` or `"p_a": [`: a list or an object in a field that holds a name or a number.
-_SCALAR_NAMES = b"|".join(re.escape(k.encode()) for k in sorted(SCALAR_FIELDS))
-_NESTED_SCALAR = re.compile(rb'(?<!\\)"(?:' + _SCALAR_NAMES + rb')"\s*:\s*[\[{]')
-
-
-def _has_nested_scalar(path: Path) -> bool:
-    """Whether a JSONL file has a list or an object in a field of SCALAR_FIELDS (read in
-    blocks that overlap, so a file is never held twice in memory)."""
-    tail = b""
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 22), b""):
-            if _NESTED_SCALAR.search(tail + block):
-                return True
-            tail = block[-256:]
-    return False
 
 
 def _first_object(path: Path) -> dict[str, Any] | None:
