@@ -25,6 +25,9 @@ class SimParams(_Strict):
     # As a reviewer: added to the perceived gap in favour of the longer answer,
     # per unit of relative length difference (L_A - L_B) / mean(L_A, L_B).
     length_bias: float = 0.0
+    # As a reviewer: added in favour of an answer by a model with the same `style`
+    # marker, itself included (a bloc of models that vote for each other); needs `style`.
+    ally_preference: float = 0.0
     tie_band: float = Field(default=0.1, ge=0)
     malformed_rate: float = Field(default=0.0, ge=0, le=1)
     # BatchEval scoring (arena/providers/_sim_batcheval.py): noise of seeing one
@@ -53,4 +56,6 @@ class SimParams(_Strict):
 # Sim settings that do not change what a call returns: not part of any id.
 SIM_RUN_ONLY = frozenset({"latency_mean", "latency_sd", "failure_rate"})
 # Sim parameters added after logs were first written (default 0: no effect).
-_LATER_SIM_PARAMS = frozenset({"answer_words_spread", "length_bias", "example_gain"})
+_LATER_SIM_PARAMS = frozenset(
+    {"answer_words_spread", "length_bias", "example_gain", "ally_preference"}
+)

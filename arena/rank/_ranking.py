@@ -47,7 +47,7 @@ from arena.rank._reliability import (
 )
 from arena.rank._sandwich import Z_95, bt_sandwich, question_pairs
 from arena.rank._self_judged import keep_sole_self_judged
-from arena.rank._style import StyleFit, fit_style_control, length_bias
+from arena.rank._style import StyleFit, fit_style_control, length_bias, significant_features
 
 __all__ = [
     "ELO_BOOTSTRAP_ORDERS",
@@ -185,6 +185,18 @@ class Ranking:
     # weights (C,), so a rank change splits into the weight refit (raw -> these)
     # and the style effect (these -> the controlled ranks).
     style_weight_ranks: RankTable | None = None
+    # Which ratings the default ranks follow: "bt_style" (the style-controlled
+    # ratings) where a style coefficient is significant (`significant_features`),
+    # as LMArena ranks style-controlled by default; else "bt". `ranks` stays raw BT.
+    order_by: str = "bt"
+
+    @property
+    def default_ranks(self) -> RankTable:
+        """The ranks the leaderboard orders by: the style-controlled ones when
+        `order_by` is "bt_style", else the raw Bradley-Terry ranks."""
+        if self.order_by == "bt_style" and self.style_ranks is not None:
+            return self.style_ranks
+        return self.ranks
 
 
 def _percentiles(samples: FloatArray | None, columns: int) -> FloatArray:
@@ -614,4 +626,5 @@ def rank_reviews(rs: ReviewSet, options: RankOptions | None = None) -> Ranking:
         intervals=method,
         bt_covariance=covariance,
         style_weight_ranks=refit_ranks,
+        order_by="bt_style" if style is not None and significant_features(style) else "bt",
     )
