@@ -33,14 +33,15 @@ nothing and return False. This module imports nothing of arena.
 
 from __future__ import annotations
 
-import ctypes
 import gc
 import os
 import signal
-import threading
 from collections.abc import Callable
-from types import FrameType
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # imported where used: the program imports this module first of all
+    import threading
+    from types import FrameType
 
 __all__ = [
     "MMAP_THRESHOLD",
@@ -76,6 +77,8 @@ def pause_collector(command: str, seconds: float | None = None) -> threading.Tim
     command, or the collector already off)."""
     if command in RUN_COMMANDS or not gc.isenabled():
         return None
+    import threading
+
     gc.disable()
     timer = threading.Timer(PAUSE_SECONDS if seconds is None else seconds, gc.enable)
     timer.daemon = True  # never keeps the process alive
@@ -94,6 +97,8 @@ def release_memory_promptly() -> None:
 
 
 def _libc_function(name: str) -> Any:
+    import ctypes
+
     try:
         return getattr(ctypes.CDLL(None), name)
     except (OSError, AttributeError):
@@ -107,6 +112,8 @@ def fix_mmap_threshold(size: int) -> bool:
     mallopt = _libc_function("mallopt")
     if mallopt is None:
         return False
+    import ctypes
+
     mallopt.argtypes = (ctypes.c_int, ctypes.c_int)
     mallopt.restype = ctypes.c_int
     return bool(mallopt(_M_MMAP_THRESHOLD, size))
@@ -119,6 +126,8 @@ def trim_heap() -> bool:
     trim = _libc_function("malloc_trim")
     if trim is None:
         return False
+    import ctypes
+
     trim.argtypes = (ctypes.c_size_t,)
     trim.restype = ctypes.c_int
     return bool(trim(0))
@@ -169,12 +178,15 @@ def signals_deferred() -> bool:
 
 
 def defer_signals() -> None:
-    """Note SIGINT and SIGTERM from now on (see the section); once per process."""
+    """Note SIGINT and SIGTERM from now on (see the section); once per process. A signal
+    the process was started with ignored (`nohup`, a shell's background job) stays
+    ignored, as Python leaves it."""
     global _installed
     if _installed:
         return
     for sig in SIGNAL_EXIT_CODES:
-        signal.signal(sig, _on_signal)
+        if signal.getsignal(sig) != signal.SIG_IGN:
+            signal.signal(sig, _on_signal)
     _installed = True
 
 
