@@ -1,5 +1,9 @@
 """The `examples:` pool, loaded and checked (selection and rendering: arena.examples).
 
+`select: fixed` shows the items `ids` lists (hand-picked, as the DSTC11
+paper's fixed setting): each id must be in the pool, and each kind the section
+applies to needs one of its own.
+
 One JSONL pool may hold two kinds of human-judged items, told apart by their
 fields: review items (`id, question_id, question, answer_a, answer_b,
 verdict`) for review prompts, and scored items (`id, question_id` (optional),
@@ -131,6 +135,24 @@ def _scored_item(path: Path, where: str, n: int, row: dict[str, Any]) -> ScoredE
     )
 
 
+def _check_listed(
+    cfg: ExamplesConfig, path: Path, yaml_path: Path, review: set[str], scored: set[str]
+) -> None:
+    """`select: fixed`: every listed id is a pool item, and each kind applied has one."""
+    ids = cfg.ids or []
+    unknown = [i for i in ids if i not in review and i not in scored]
+    if unknown:
+        shown = ", ".join(repr(i) for i in unknown[:5])
+        raise ConfigError(yaml_path, "examples.ids", f"not in the pool {path.name}: {shown}")
+    for target, kind, known in (("reviews", "review", review), ("batcheval", "scored", scored)):
+        if target in cfg.apply_to and not any(i in known for i in ids):
+            raise ConfigError(
+                yaml_path,
+                "examples.ids",
+                f"lists no {kind} item, which `apply_to: {target}` needs",
+            )
+
+
 def load_example_pool(cfg: ExamplesConfig, yaml_path: Path, seed: int = 0) -> ExamplePool:
     """Read and check the pool; ConfigError naming the file, the line and the field."""
     path = Path(cfg.pool)
@@ -177,6 +199,8 @@ def load_example_pool(cfg: ExamplesConfig, yaml_path: Path, seed: int = 0) -> Ex
             "the pool holds no scored item (id, context, text, criterion, score), which "
             "`apply_to: batcheval` needs",
         )
+    if cfg.ids is not None:
+        _check_listed(cfg, path, yaml_path, {e.id for e in items}, {e.id for e in scored})
     return ExamplePool(
         cfg,
         tuple(items),

@@ -7,6 +7,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, StrictFloat, StrictInt, ValidationInfo, field_validator, model_validator
 
 from arena.config._base import MAX_ROUNDS, MAX_TOKENS, _Strict
+from arena.config._example_ids import check_example_ids
 
 
 class ScaleConfig(_Strict):
@@ -211,10 +212,18 @@ class ExamplesConfig(_Strict):
     # criterion, score. One pool may hold both kinds.
     pool: str
     k: int = Field(default=2, ge=1)
-    select: Literal["fixed", "retrieved"] = "fixed"  # retrieved: nearest by TF-IDF
+    # seeded: the first k of one seeded random order; fixed: the items `ids` lists
+    # (hand-picked); retrieved: the k nearest by TF-IDF (arena/config/_examples.py)
+    select: Literal["seeded", "fixed", "retrieved"] = "seeded"
+    ids: list[str] | None = Field(default=None, min_length=1)
     exclude: Literal["same-question", "fold"] = "same-question"
     folds: int = Field(default=5, ge=2)  # exclude: fold, the number of folds
     apply_to: list[ExamplesTarget] = Field(default_factory=_default_targets, min_length=1)
+
+    @model_validator(mode="after")
+    def _ids_fit_select(self) -> ExamplesConfig:
+        check_example_ids(self.select, self.ids, self.k, "k" in self.model_fields_set)
+        return self
 
 
 class SamplingConfig(_Strict):
