@@ -59,6 +59,8 @@ def snapshot(t: Tournament) -> dict[str, Any]:
     return {
         "name": t.name,
         "config_hash": t.config_hash(),
+        # The questions, references and answer files' content (shards must agree on it).
+        "inputs_hash": t.inputs_hash(),
         "contestants": t.contestants,
         "reviewers": t.reviewers,
         "questions": len(t.questions),

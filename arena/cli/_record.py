@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import functools
 import json
+import signal
 import sys
 import time
 from collections.abc import Callable, Mapping
@@ -47,6 +48,7 @@ __all__ = [
     "note_failure",
     "recorded",
     "running",
+    "stop_if_signalled",
     "tag_option",
 ]
 
@@ -87,12 +89,24 @@ def note_failure(message: str) -> None:
         _active.error = message
 
 
+def stop_if_signalled() -> None:
+    """End the command as interrupted (KeyboardInterrupt: its record says 130 / 143) when
+    the program was sent a signal that nothing acted on yet (arena.runtime)."""
+    from arena.runtime import received_signals
+
+    if received_signals():
+        raise KeyboardInterrupt
+
+
 def complete(report: Mapping[str, Any], code: int) -> dict[str, Any]:
     """The summary of a recorded command that ran: with the run's record and its report path.
 
     Writes the report files, last_run.json, alerts and metrics. Outside a
     recorded command, the summary as given.
     """
+    from arena.runtime import signals_end
+
+    signals_end()  # the exit code is decided: a signal now leaves it (and the record) as is
     out = dict(report)
     rec = _active
     if rec is None:
@@ -112,6 +126,9 @@ def complete(report: Mapping[str, Any], code: int) -> dict[str, Any]:
 
 def _fallback(rec: RunRecord, code: int) -> None:
     """Summary and report of a recorded command that ended without running (or crashed)."""
+    from arena.runtime import signals_end
+
+    signals_end()
     ended = time.time()
     summary: dict[str, Any] = {
         "exit_code": code,
@@ -199,15 +216,20 @@ def recorded(
             _active = rec
             try:
                 rec.start()  # "running" until it ends
+                stop_if_signalled()  # a signal while the program loaded: ends here, recorded
                 return func(**kwargs)
             except SystemExit as exc:
                 if not rec.done:
                     _fallback(rec, _exit_code(exc))
                 raise
-            except KeyboardInterrupt:
+            except KeyboardInterrupt:  # SIGINT, or a signal the program noted (SIGTERM too)
                 if not rec.done:
-                    rec.error = rec.error or "interrupted (SIGINT)"
-                    _fallback(rec, 130)
+                    from arena.runtime import received_signals, signal_exit_code
+
+                    seen = received_signals()
+                    name = signal.Signals(seen[0]).name if seen else "SIGINT"
+                    rec.error = rec.error or f"interrupted ({name})"
+                    _fallback(rec, signal_exit_code() or 130)
                 raise
             except (click.exceptions.Exit, click.Abort):
                 raise

@@ -19,9 +19,17 @@ from arena.cli._common import (
     grace_option,
     json_summary_option,
     report_and_exit,
+    run_signals,
     signal_exit,
 )
-from arena.cli._record import current_run_id, output_of_yaml, recorded, running, tag_option
+from arena.cli._record import (
+    current_run_id,
+    output_of_yaml,
+    recorded,
+    running,
+    stop_if_signalled,
+    tag_option,
+)
 from arena.config import ConfigError, Tournament
 from arena.engine import DirectoryRun, RunOptions, prepare_run, run_directory
 from arena.errors import PreflightError
@@ -94,7 +102,7 @@ def run_in_directory(
     A held lock (`LockHeld`, exit 75), a changed plan (`PlanChanged`) or a directory
     of another shard (`ConfigError`, exit 2) propagate: the CLI maps them (_exit.py).
     """
-    signals: list[int] = []
+    signals = run_signals()  # with those noted while the program loaded
     if sys.stderr.isatty() and not as_json:
         bars = RunProgress(BarsView(Console(stderr=True)), interval=BARS_INTERVAL)
         done = _run(t, budget, bars, signals, retry_failed, grace, tag, history)
@@ -197,6 +205,7 @@ def run_cmd(
         fail("\n  ".join([f"{file}: cannot start:", *exc.problems]))
     except ConfigError as exc:
         fail(config_message(file, exc))
+    stop_if_signalled()  # a signal while the tournament loaded: ends here, recorded
     done, code = run_in_directory(t, budget, as_json, grace=grace, tag=tag, history=options.history)
     summary = done.summary
     report: dict[str, Any] = summary.to_json()

@@ -23,6 +23,7 @@ from typing import Any
 
 from arena.config._errors import ConfigError
 from arena.config._sections import ExamplesConfig
+from arena.formats import FormatError, read_records
 
 __all__ = [
     "EXAMPLE_VERDICTS",
@@ -159,21 +160,16 @@ def load_example_pool(cfg: ExamplesConfig, yaml_path: Path, seed: int = 0) -> Ex
         path = yaml_path.parent / path
     if not path.is_file():
         raise ConfigError(yaml_path, "examples.pool", f"pool file not found: {path}")
-    data = path.read_bytes()
+    try:  # UTF-8, one object a line, bounded nesting, no lone surrogate (arena.formats)
+        records = read_records(path, allow_array=False)
+    except FormatError as exc:
+        raise ConfigError(exc.file, exc.where, exc.problem) from None
     items: list[Example] = []
     scored: list[ScoredExample] = []
     rows: dict[str, list[dict[str, Any]]] = {"review": [], "scored": []}
     seen: set[str] = set()
-    for n, line in enumerate(data.decode("utf-8", errors="replace").splitlines(), 1):
-        if not line.strip():
-            continue
-        where = f"line {n}"
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise ConfigError(path, where, f"not JSON: {exc.msg}") from None
-        if not isinstance(row, dict):
-            raise ConfigError(path, where, "not a JSON object")
+    for where, row in records:
+        n = int(where.removeprefix("line "))
         if _SCORED_MARKS & row.keys():
             one = _scored_item(path, where, n, row)
             scored.append(one)

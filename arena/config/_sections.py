@@ -6,7 +6,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, StrictFloat, StrictInt, ValidationInfo, field_validator, model_validator
 
-from arena.config._base import MAX_TOKENS, _Strict
+from arena.config._base import MAX_ROUNDS, MAX_TOKENS, _Strict
 from arena.config._example_ids import check_example_ids
 
 
@@ -66,7 +66,7 @@ class BatchEvalConfig(_Strict):
     scorers: list[str] = Field(min_length=1)
     criteria: list[CriterionConfig] = Field(min_length=1)
     batch_size: int = Field(default=10, ge=1)
-    rounds: int = Field(default=5, ge=1)
+    rounds: int = Field(default=5, ge=1, le=MAX_ROUNDS)
     temperature: float = Field(default=0.2, ge=0)
     max_tokens: int = Field(default=2048, ge=1, le=MAX_TOKENS)
     strategy: Literal["heterogeneous", "random", "homogeneous"] = "heterogeneous"
@@ -148,7 +148,7 @@ class DiscussionConfig(_Strict):
     # disputed: the battles the triggers select; all: every battle (the paper's protocol)
     battles: Literal["disputed", "all"] = "disputed"
     leader: str = "random"  # random | alternate | both | a model name
-    max_turns: int = Field(default=4, ge=1)
+    max_turns: int = Field(default=4, ge=1, le=MAX_ROUNDS)
     stop_on_agreement: bool = False  # the paper always runs max_turns turns
     allow_contestants: bool = False  # may a battle's contestants discuss it?
     temperature: float = Field(default=0.2, ge=0)
@@ -324,3 +324,19 @@ class AlertsConfig(_Strict):
     timeout: float = Field(default=10.0, gt=0, le=300, allow_inf_nan=False)
     # alert once when a run goes on longer than this (a hung or slow night)
     after_seconds: float | None = Field(default=None, gt=0, allow_inf_nan=False)
+
+    @field_validator("command")
+    @classmethod
+    def _command_splits(cls, v: str | None) -> str | None:
+        """The command is split as a shell would (no shell runs it): it must split."""
+        if v is None:
+            return v
+        import shlex
+
+        try:
+            words = shlex.split(v)
+        except ValueError as exc:
+            raise ValueError(f"cannot be split into words as a shell would: {exc}") from None
+        if not words:
+            raise ValueError("names no program")
+        return v

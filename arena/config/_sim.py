@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from arena.config._base import _Strict
+from arena.config._base import MAX_ANSWER_WORDS, MAX_SECONDS, _Strict
 
 
 class SimParams(_Strict):
@@ -13,11 +13,11 @@ class SimParams(_Strict):
     skill: float = 0.0
     answer_noise: float = Field(default=0.5, ge=0)
     style: str | None = None
-    answer_words: int = Field(default=60, ge=1)
+    answer_words: int = Field(default=60, ge=1, le=MAX_ANSWER_WORDS)
     # Verbosity varies by answer: words = answer_words * exp(spread * N(0, 1)).
-    answer_words_spread: float = Field(default=0.0, ge=0)
-    latency_mean: float = Field(default=0.0, ge=0)
-    latency_sd: float = Field(default=0.0, ge=0)
+    answer_words_spread: float = Field(default=0.0, ge=0, le=2)
+    latency_mean: float = Field(default=0.0, ge=0, le=MAX_SECONDS)
+    latency_sd: float = Field(default=0.0, ge=0, le=MAX_SECONDS)
     failure_rate: float = Field(default=0.0, ge=0, le=1)
     judge_noise: float = Field(default=0.5, ge=0)
     position_bias: float = 0.0

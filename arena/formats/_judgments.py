@@ -46,6 +46,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from arena.formats._checks import check_judgment_record
 from arena.formats._errors import FormatError
 from arena.formats._pairwise_items import (
     ITEM_SIDES,
@@ -604,5 +605,6 @@ def read_judgments(
             _prd(out, where, obj, names)
 
     for where, obj in rows:
+        check_judgment_record(path, where, obj)  # the fields' types (arena.formats._checks)
         reader(out, where, obj)
     return out

@@ -9,6 +9,7 @@ them through this module, so status never loads the operations code.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import socket
 import time
@@ -69,13 +70,62 @@ def write_json_atomic(path: Path, data: Any) -> None:
         tmp.unlink(missing_ok=True)
 
 
+# The fields of a run record that readers use, and their JSON types (null allowed).
+_RECORD_FIELDS: dict[str, tuple[type, ...]] = {
+    "run_id": (str,),
+    "command": (str,),
+    "exit_code": (int,),
+    "exit_meaning": (str,),
+    "started_at": (str,),
+    "ended_at": (str,),
+    "calls": (dict,),
+    "errors": (list,),
+    "budget_stopped": (bool,),
+    "interrupted": (bool,),
+    "pending": (int,),
+    "spent_usd": (int, float),
+    "spent_total_usd": (int, float),
+}
+
+
+def record_shape_problem(data: Any) -> str | None:
+    """Why `data` is not a run record as readers need it (None: it is one)."""
+    if not isinstance(data, dict):
+        return f"a JSON {type(data).__name__}, not an object"
+    for key, types in _RECORD_FIELDS.items():
+        value = data.get(key)
+        if value is None:
+            continue
+        if isinstance(value, bool) and bool not in types:
+            return f"{key}: {value!r} is not {types[0].__name__}"
+        if not isinstance(value, types):
+            return f"{key}: {value!r} is not {types[0].__name__}"
+    if any(not isinstance(e, dict) for e in data.get("errors") or []):
+        return "errors: every entry must be an object"
+    return None
+
+
 def read_last_run(directory: Path) -> dict[str, Any] | None:
-    """DIR/last_run.json, or None when missing or unreadable."""
+    """DIR/last_run.json, or None when missing or unreadable; a file that is not a run
+    record is reported (the file and the fix) and read as none."""
+    path = directory / LAST_RUN
     try:
-        data = json.loads((directory / LAST_RUN).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
         return None
-    return data if isinstance(data, dict) else None
+    except (OSError, ValueError) as exc:
+        problem: str | None = f"cannot be read: {exc}"
+    else:
+        problem = record_shape_problem(data)
+    if problem is not None:
+        logging.getLogger("arena.rundir").warning(
+            "arena: warning: %s is not a run record (%s): ignored; the next `arena run` "
+            "writes it again (the run reports in reports/ keep every run's record)",
+            path,
+            problem,
+        )
+        return None
+    return data  # type: ignore[no-any-return]
 
 
 KILLED_MEANING = (
