@@ -11,11 +11,20 @@ $ALPACAEVAL_PYTHON), reads each file with pandas and calls
 it (the package's import left out). Where that Python or the package is
 missing, its side is skipped with the reason on stderr.
 
+Length control likewise: arena's leaderboard with `--length-control`
+against AlpacaEval's `get_length_controlled_winrate` per file (its GLM with
+5-fold cross-validation, weights not saved). That function downloads two
+tables from the Hugging Face hub (the gamed baselines' annotations and each
+instruction's difficulty); with no network here, the probe hands it a
+stand-in of the same shape (1,610 random rows): the time is what is
+compared, not the figures.
+
 Files: DATA/ae/results/<model>/weighted_alpaca_eval_gpt4_turbo/annotations.json
 (AlpacaEval's repository; see bench_anchors.py). --smoke: 3 models.
 
-Last line JSON: {"models", "arena_seconds", "alpacaeval_seconds", "ratio"}
-(ratio: arena over AlpacaEval; null where AlpacaEval's side was skipped).
+Last line JSON: {"models", "arena_seconds", "alpacaeval_seconds", "ratio",
+"lc_arena_seconds", "lc_alpacaeval_seconds", "lc_ratio"} (ratios: arena over
+AlpacaEval; null where AlpacaEval's side was skipped).
 
 Usage: python benchmarks/bench_imports.py [--data /tmp/trust] [--smoke]
        [--alpacaeval-python /path/to/venv/bin/python]
@@ -48,6 +57,32 @@ for path in files:
 print(time.perf_counter() - start)
 """
 
+LC_PROBE = """
+import json, sys, tempfile, time
+import numpy as np, pandas as pd
+import alpaca_eval.metrics.glm_winrate as glm
+rng = np.random.default_rng(0)
+n = 805
+gamed = pd.DataFrame({
+    "index": np.tile(np.arange(n), 2),
+    "preference": rng.uniform(0, 1, 2 * n),
+    "std_delta_len": np.r_[rng.uniform(0.5, 2, n), -rng.uniform(0.5, 2, n)],
+    "instruction_difficulty": np.tile(rng.normal(0, 1, n), 2),
+    "not_gamed_baseline": False,
+    "model": np.repeat(["gamed_long", "gamed_short"], n),
+})
+path = tempfile.NamedTemporaryFile(suffix=".csv", delete=False).name
+gamed.to_csv(path, index=False)
+glm.hf_hub_download = lambda **kw: path
+files = json.loads(sys.argv[1])
+start = time.perf_counter()
+for f in files:
+    glm.get_length_controlled_winrate(
+        pd.read_json(f), save_weights_dir=None, is_warn_extreme_changes=False
+    )
+print(time.perf_counter() - start)
+"""
+
 
 def _files(data: Path, smoke: bool) -> list[Path]:
     root = data / "ae" / "results"
@@ -59,7 +94,7 @@ def _files(data: Path, smoke: bool) -> list[Path]:
     return found[:3] if smoke else found
 
 
-def _alpacaeval_seconds(python: str | None, files: list[Path]) -> float | None:
+def _alpacaeval_seconds(python: str | None, files: list[Path], probe: str = PROBE) -> float | None:
     if not python or not Path(python).is_file():
         print(
             f"alpacaeval: skipped (no Python with alpaca_eval installed: {python!r}; "
@@ -68,7 +103,7 @@ def _alpacaeval_seconds(python: str | None, files: list[Path]) -> float | None:
         )
         return None
     done = subprocess.run(
-        [python, "-c", PROBE, json.dumps([str(f) for f in files])],
+        [python, "-W", "ignore", "-c", probe, json.dumps([str(f) for f in files])],
         capture_output=True,
         text=True,
         check=False,
@@ -94,6 +129,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             "arena_seconds": None,
             "alpacaeval_seconds": None,
             "ratio": None,
+            "lc_arena_seconds": None,
+            "lc_alpacaeval_seconds": None,
+            "lc_ratio": None,
         }
         print(json.dumps(out))
         return out
@@ -101,11 +139,22 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     board = build_leaderboard(reviews_file=files, options=LeaderboardOptions(baseline=BASELINE))
     arena = time.perf_counter() - start
     theirs = _alpacaeval_seconds(args.alpacaeval_python, files)
+    start = time.perf_counter()
+    build_leaderboard(
+        reviews_file=files, options=LeaderboardOptions(baseline=BASELINE, length_control=True)
+    )
+    arena_lc = time.perf_counter() - start
+    theirs_lc = (
+        None if theirs is None else _alpacaeval_seconds(args.alpacaeval_python, files, LC_PROBE)
+    )
     out = {
         "models": len(board.vs_baseline or []),
         "arena_seconds": round(arena, 3),
         "alpacaeval_seconds": None if theirs is None else round(theirs, 3),
         "ratio": None if theirs is None else round(arena / theirs, 3),
+        "lc_arena_seconds": round(arena_lc, 3),
+        "lc_alpacaeval_seconds": None if theirs_lc is None else round(theirs_lc, 3),
+        "lc_ratio": None if theirs_lc is None else round(arena_lc / theirs_lc, 3),
     }
     print(json.dumps(out))
     return out

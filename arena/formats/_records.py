@@ -21,9 +21,8 @@ Record = tuple[str, dict[str, Any]]  # (where, object): "line 3" or "[2]"
 
 # A JSON escape of a UTF-16 surrogate ("\ud800"): only a pair of them is a character.
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
-# The same with the backslashes before it and its last two digits: whether it is an
-# escape at all (an odd number of backslashes) and whether a pair's halves are in order.
-_SURROGATE_RUN = re.compile(r"(\\+)u([dD][89a-fA-F][0-9a-fA-F]{2})")
+# The same with its last two digits (whether a pair's halves come in order).
+_SURROGATE_CODE = re.compile(r"\\u([dD][89a-fA-F][0-9a-fA-F]{2})")
 _SURROGATE = re.compile("[\ud800-\udfff]")
 # Characters of context shown either side of a JSON error.
 _EXCERPT = 24
@@ -128,21 +127,19 @@ def _lone_surrogate_escape(text: str) -> bool:
     if _SURROGATE_ESCAPE.search(text) is None:
         return False
     paired_low = -1  # where the low half of the last pair starts
-    for found in _SURROGATE_RUN.finditer(text):
-        if len(found.group(1)) % 2 == 0:
+    for found in _SURROGATE_CODE.finditer(text):
+        start = found.start()
+        backslashes = 1
+        while start - backslashes >= 0 and text[start - backslashes] == "\\":
+            backslashes += 1
+        if backslashes % 2 == 0:
             continue  # an escaped backslash and a literal "u...": no escape
-        start = found.end(1) - 1  # the escape's own backslash
-        code = int(found.group(2), 16)
-        if code >= 0xDC00:
+        if int(found.group(1), 16) >= 0xDC00:
             if start != paired_low:
                 return True
             continue
-        follower = _SURROGATE_RUN.match(text, found.end())
-        if (
-            follower is None
-            or len(follower.group(1)) != 1
-            or int(follower.group(2), 16) < 0xDC00
-        ):
+        follower = _SURROGATE_CODE.match(text, found.end())
+        if follower is None or int(follower.group(1), 16) < 0xDC00:
             return True
         paired_low = found.end()
     return False

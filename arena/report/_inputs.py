@@ -64,6 +64,8 @@ DUPLICATES = ("last", "first", "all", "error")
 # A review's identity among imported judgments: the same review read twice repeats it.
 DUPLICATE_KEY = ("question_id", "model_a", "model_b", "reviewer", "turn")
 _FILE = "_arena_file"
+# Answers' style counts by text (`_cached_styles`), in STYLE_FEATURES order.
+_Styles = dict[str, tuple[float | None, ...]]
 _SUFFIXES = {
     ".jsonl": "jsonl",
     ".ndjson": "jsonl",
@@ -376,9 +378,10 @@ def load_reviews_file(
     files: list[Path] = []
     skipped: list[Path] = []
     selves: dict[Path, dict[str, int]] = {}
+    styles: _Styles = {}  # each distinct answer's style, measured once (a baseline's answers)
     for file, in_folder in found:
         try:
-            frame = _load_one(file, format, strong_win_weight, keep_texts, selves, games)
+            frame = _load_one(file, format, strong_win_weight, keep_texts, selves, games, styles)
         except _NotJudgments:
             if not in_folder:
                 raise
@@ -430,6 +433,7 @@ def _load_one(
     keep_texts: bool = False,
     selves: dict[Path, dict[str, int]] | None = None,
     games: str = "separate",
+    styles: _Styles | None = None,
 ) -> pl.DataFrame:
     kind = _check_file(source)
     records = None
@@ -458,12 +462,12 @@ def _load_one(
             selves[source] = dict(judgments.skipped_self)
         if judgments.skipped_self and not len(judgments):
             return pl.DataFrame()  # only the baseline against itself
-        return _native_frame(source, judgments, keep_texts)
+        return _native_frame(source, judgments, keep_texts, styles)
     frame, kind = _read(source) if records is None else (_frame_of_records(records), kind)
     if found is None and frame.height and kind in ("csv", "parquet"):
         detected = _detected(source, dict.fromkeys(frame.columns))
         if detected != "arena":
-            return _load_one(source, detected, strong_win_weight, keep_texts, selves, games)
+            return _load_one(source, detected, strong_win_weight, keep_texts, selves, games, styles)
     return _arena_frame(source, kind, frame, keep_texts)
 
 
@@ -474,7 +478,9 @@ def _detected(path: Path, first: dict[str, Any]) -> str:
         raise _NotJudgments(exc.file, exc.where, exc.problem) from None
 
 
-def _native_frame(path: Path, judgments: Judgments, keep_texts: bool = False) -> pl.DataFrame:
+def _native_frame(
+    path: Path, judgments: Judgments, keep_texts: bool = False, styles: _Styles | None = None
+) -> pl.DataFrame:
     """The rows of a native judgments file, with the answers' style where texts are known."""
     columns = judgments.columns
     if not columns["question_id"]:
@@ -485,7 +491,7 @@ def _native_frame(path: Path, judgments: Judgments, keep_texts: bool = False) ->
     # Columns a format never fills are left out: ranking then runs exactly as for
     # plain -1/0/1 verdicts.
     frame = frame.drop([c for c in frame.columns if frame[c].null_count() == frame.height])
-    style = _style_columns(path, "jsonl", frame)
+    style = _style_columns(path, "jsonl", frame, styles)
     texts = () if keep_texts else ("answer_a", "answer_b")
     out = frame.drop([c for c in texts if c in frame.columns])
     return out.with_columns(**style) if style else out
@@ -539,13 +545,18 @@ def _arena_frame(
     return pl.DataFrame(columns)
 
 
-def _style_columns(path: Path, kind: str, frame: pl.DataFrame) -> dict[str, pl.Series]:
+def _style_columns(
+    path: Path, kind: str, frame: pl.DataFrame, styles: _Styles | None = None
+) -> dict[str, pl.Series]:
     """Style features for style control: from `answer_a`/`answer_b` text, or given counts.
 
     Text wins when both are present. Given counts (`length_a`, `length_b`, and
     optionally `headers_*`, `lists_*`, `bold_*`) must be non-negative numbers.
+    `styles`: the styles of texts measured already (by earlier files), added to.
     """
     if {"answer_a", "answer_b"} <= set(frame.columns):
+        if styles is not None:
+            return _cached_styles(frame, styles)
         out: dict[str, pl.Series] = {}
         for side in ("a", "b"):
             style = answer_style(frame[f"answer_{side}"])
@@ -569,6 +580,26 @@ def _style_columns(path: Path, kind: str, frame: pl.DataFrame) -> dict[str, pl.S
                     f"{column} must be a non-negative number, not {frame[column][row]!r}",
                 )
             out[column] = numbers
+    return out
+
+
+def _cached_styles(frame: pl.DataFrame, styles: _Styles) -> dict[str, pl.Series]:
+    """`_style_columns` of the texts, each distinct text measured once across files: every
+    AlpacaEval annotations file repeats the baseline's 805 answers."""
+    sides = [frame[f"answer_{side}"].cast(pl.String).to_list() for side in ("a", "b")]
+    new = list(
+        dict.fromkeys(t for texts in sides for t in texts if t is not None and t not in styles)
+    )
+    if new:
+        measured = answer_style(pl.Series(new, dtype=pl.String)).rows()
+        styles.update(zip(new, measured, strict=True))
+    missing = (None,) * len(STYLE_FEATURES)
+    out: dict[str, pl.Series] = {}
+    for side, texts in zip(("a", "b"), sides, strict=True):
+        found = [missing if t is None else styles[t] for t in texts]
+        for k, name in enumerate(STYLE_FEATURES):
+            column = f"{name}_{side}"
+            out[column] = pl.Series(column, [row[k] for row in found], dtype=pl.Float64)
     return out
 
 
