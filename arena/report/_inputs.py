@@ -968,6 +968,48 @@ def check_one_tournament(
     return found
 
 
+def _repeats(reviews: pl.DataFrame) -> bool:
+    """Whether two logged reviews share DUPLICATE_KEY (the columns of it the log has)."""
+    key = [c for c in DUPLICATE_KEY if c in reviews.columns]
+    if not reviews.height:
+        return False
+    sizes = [
+        len(dtype.categories) if isinstance(dtype, pl.Enum) else 0
+        for dtype in (reviews.schema[c] for c in key)
+    ]
+    space = math.prod(sizes)
+    if not all(sizes) or space >= 1 << 62 or reviews.select(key).null_count().sum_horizontal()[0]:
+        return bool(reviews.select(key).is_duplicated().any())
+    # A million coded reviews (`RunLog.read_coded`): their codes as one integer each.
+    combined = np.zeros(reviews.height, dtype=np.int64)
+    for column, size in zip(key, sizes, strict=True):
+        combined *= size
+        combined += reviews[column].to_physical().to_numpy()
+    if space <= max(4 * reviews.height, 1 << 22):
+        return bool(np.bincount(combined, minlength=space).max() > 1)
+    combined.sort()
+    return bool((combined[1:] == combined[:-1]).any())
+
+
+def _logged_once(
+    reviews: pl.DataFrame, directories: Sequence[Path], keep: str, notes: list[str] | None
+) -> pl.DataFrame:
+    """A log's reviews with each repeated review counted once (`drop_duplicates`), the
+    copies in the order they finished; the line that says so appended to `notes`."""
+    if keep == "all" or not _repeats(reviews):
+        return reviews
+    ordered = reviews
+    if "finished_at" in reviews.columns:
+        ordered = reviews.sort("finished_at", nulls_last=False, maintain_order=True)
+    # Every row's "file" is the first directory: the repeats are named by the logs.
+    tagged = ordered.with_columns(pl.lit(0, dtype=pl.Int32).alias(_FILE))
+    where = [Path(", ".join(str(d / "log") for d in directories))]
+    kept, note = drop_duplicates(tagged, where, keep)
+    if note is not None and notes is not None:
+        notes.append(note.replace("a review already read", "a logged review"))
+    return kept.drop(_FILE)
+
+
 def latest_rows(frames: Sequence[pl.DataFrame | None]) -> pl.DataFrame | None:
     """One table of several directories: the last-finished row per id (None: no frame)."""
     return _latest(frames)
@@ -980,6 +1022,8 @@ def load_runs(
     style: bool = True,
     allow_missing_shards: bool = False,
     coded: bool = True,
+    duplicates: str = "last",
+    notes: list[str] | None = None,
 ) -> RunData:
     """Several run directories of one tournament (the shards of a split run) read as one.
 
@@ -992,23 +1036,35 @@ def load_runs(
     that needs the reviews' texts). Shards that are not the whole
     split are refused unless `allow_missing_shards` (then `missing_shards`
     says which are missing).
+    `duplicates` (one of DUPLICATES): what to do with reviews of the same
+    question, models in the same positions and reviewer under different ids
+    (a log holding two plans' rows, or rows copied in twice): as for imported
+    judgments (`load_reviews_file`), the `last` finished copy counts by
+    default, and one line appended to `notes` says how many repeat.
     """
+    if duplicates not in DUPLICATES:
+        known = ", ".join(DUPLICATES)
+        raise LeaderboardInputError("--duplicates", "", f"{duplicates!r} is not one of {known}")
     missing = check_one_tournament(directories, allow_missing_shards=allow_missing_shards)
     coded = coded and ranking_only and len(directories) == 1  # one tournament's codes
     runs = [
         load_run(path, ranking_only=ranking_only, style=style, coded=coded) for path in directories
     ]
+    if coded and duplicates != "all" and _repeats(runs[0].reviews):
+        # The coded read keeps no finishing time: read the log again to order the copies.
+        runs = [load_run(directories[0], ranking_only=ranking_only, style=style, coded=False)]
     if len(runs) == 1:
+        reviews = _logged_once(runs[0].reviews, [runs[0].directory], duplicates, notes)
         return dataclasses.replace(
             runs[0],
-            reviews=_by_id(runs[0].reviews),
+            reviews=_by_id(reviews),
             directories=(runs[0].directory,),
             missing_shards=missing,
         )
     first = runs[0]
     reviews = _latest([run.reviews for run in runs])
     assert reviews is not None
-    reviews = _by_id(reviews)
+    reviews = _by_id(_logged_once(reviews, [run.directory for run in runs], duplicates, notes))
     skills: dict[str, float] = {}
     for run in runs:
         skills.update(run.sim_skill)

@@ -451,6 +451,8 @@ def build_leaderboard(
             style=not ratings_only,
             allow_missing_shards=allow_missing_shards,
             coded=by is None,  # the categories are found on the question ids' texts
+            duplicates=opts.duplicates,
+            notes=input_notes,
         )
         partial = run.missing_shards
         contestants, reviewers, skills, answers, scored = (
