@@ -1062,9 +1062,9 @@ def load_runs(
             missing_shards=missing,
         )
     first = runs[0]
-    reviews = _latest([run.reviews for run in runs])
-    assert reviews is not None
-    reviews = _by_id(_logged_once(reviews, [run.directory for run in runs], duplicates, notes))
+    merged = _latest([run.reviews for run in runs])
+    assert merged is not None
+    reviews = _by_id(_logged_once(merged, [run.directory for run in runs], duplicates, notes))
     skills: dict[str, float] = {}
     for run in runs:
         skills.update(run.sim_skill)
