@@ -600,7 +600,12 @@ def _by_category(
         column = reviews["category"].cast(pl.String).fill_null(NO_CATEGORY)
     else:
         raise LeaderboardInputError(
-            "arena leaderboard", "--by category", "the reviews file has no `category` column"
+            "arena leaderboard",
+            "--by category",
+            "the judgments read carry no category (FastChat's MT-bench files have none; "
+            "AlpacaEval's `dataset`, arena-hard's and Chatbot Arena's `category` and a "
+            "`category` column of arena's own format do): rank without --by category, or "
+            "add a `category` field to each judgment",
         )
     return rank_categories(reviews, column, rank)
 
