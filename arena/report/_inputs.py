@@ -28,8 +28,11 @@ from arena.formats import (
     FormatError,
     Judgments,
     detect_format,
+    is_single_grades,
     read_judgments,
     read_records,
+    read_single_grades,
+    single_grade_table,
 )
 from arena.rank import STYLE_FEATURES, answer_style
 from arena.report._order import sort_by_id
@@ -54,6 +57,7 @@ __all__ = [
     "judgment_sources",
     "latest_rows",
     "load_runs",
+    "load_single_grades",
 ]
 
 IMPORT_COLUMNS = ("question_id", "model_a", "model_b", "reviewer")
@@ -266,6 +270,34 @@ def _judgment_files(path: Path) -> list[tuple[Path, bool]]:
         known = ", ".join(sorted(_SUFFIXES))
         raise LeaderboardInputError(path, "", f"a folder with no reviews files ({known}) in it")
     return [(file, True) for file in files]
+
+
+def load_single_grades(paths: Sequence[str | Path]) -> dict[str, Any] | None:
+    """FastChat's single-mode table of MT-bench single-answer grade files
+    (`arena.formats.single_grade_table`), or None when the files are not such grades.
+
+    Files, folders and patterns as for `load_reviews_file`; grades mixed with
+    pairwise judgments raise LeaderboardInputError (they are no battles).
+    """
+    found = [file for source in paths for file, _ in _judgment_files(Path(source))]
+    kinds = []
+    for file in found:
+        first = _first_object(file) if _check_file(file) == "jsonl" else None
+        kinds.append(first is not None and is_single_grades(first))
+    if not any(kinds):
+        return None
+    if not all(kinds):
+        other = next(f for f, single in zip(found, kinds, strict=True) if not single)
+        raise LeaderboardInputError(
+            other,
+            "",
+            "not MT-bench single-answer grades, given with grade files: single grades "
+            "(one answer's 1-10 score) and pairwise judgments are ranked apart",
+        )
+    try:
+        return single_grade_table(read_single_grades(found))
+    except FormatError as exc:
+        raise LeaderboardInputError(exc.file, exc.where, exc.problem) from None
 
 
 def judgment_sources(paths: Sequence[str | Path]) -> bool:
