@@ -32,7 +32,9 @@ from arena.rank import (
 from arena.report._board import RANKINGS, STYLE_RANKING, Leaderboard, LeaderboardOptions
 from arena.report._categories import (
     NO_CATEGORY,
+    PER_CATEGORY_BASELINE,
     CategoryRanking,
+    category_baseline,
     category_column,
     rank_categories,
     run_categories,
@@ -391,6 +393,9 @@ def build_leaderboard(
     warning). Raises LeaderboardInputError for bad input.
     """
     opts = options or LeaderboardOptions()
+    per_category = opts.baseline == PER_CATEGORY_BASELINE  # arena-hard v2.0's baselines
+    if per_category:
+        by, opts = "category", dataclasses.replace(opts, baseline=None, length_control=False)
     if isinstance(reviews_file, str | Path):
         reviews_file = [reviews_file]
     elif reviews_file is not None:
@@ -568,11 +573,13 @@ def build_leaderboard(
             board.by_category = _by_category(
                 ranked,
                 target if run_dir else None,
-                lambda part: leaderboard_dict(
+                lambda part, name: leaderboard_dict(
                     rank_frame(
                         part,
                         source=source,
-                        options=opts,
+                        options=dataclasses.replace(opts, baseline=category_baseline(part, name))
+                        if per_category
+                        else opts,
                         contestants=contestants,
                         reviewers=reviewers
                         if discussed is None
@@ -587,7 +594,9 @@ def build_leaderboard(
 
 
 def _by_category(
-    reviews: pl.DataFrame, run_dir: Path | None, rank: Callable[[pl.DataFrame], dict[str, Any]]
+    reviews: pl.DataFrame,
+    run_dir: Path | None,
+    rank: Callable[[pl.DataFrame, str], dict[str, Any]],
 ) -> list[CategoryRanking]:
     """Rankings within each category: the run's question categories, or a `category` column."""
     if run_dir is not None and run_dir.is_dir():
