@@ -185,6 +185,8 @@ class Ranking:
     # weights (C,), so a rank change splits into the weight refit (raw -> these)
     # and the style effect (these -> the controlled ranks).
     style_weight_ranks: RankTable | None = None
+    # Rounds of the question bootstrap behind the win rates' intervals (0: none).
+    bootstrap_rounds: int = 0
 
 
 def _percentiles(samples: FloatArray | None, columns: int) -> FloatArray:
@@ -527,7 +529,8 @@ def rank_reviews(rs: ReviewSet, options: RankOptions | None = None) -> Ranking:
         opts.balanced,
         reliability=reliability,
     )
-    bt = _fit_bt(tallies, pr.weights, opts.anchor, boot, win)
+    # With sandwich intervals the BT ratings are fitted once: no round's ratings are shown.
+    bt = _fit_bt(tallies, pr.weights, opts.anchor, None if sandwich else boot, win)
     covariance = None
     if sandwich:
         bt, covariance = _sandwich(tallies, bt, pr.weights, reliable, opts.anchor)
@@ -614,4 +617,5 @@ def rank_reviews(rs: ReviewSet, options: RankOptions | None = None) -> Ranking:
         intervals=method,
         bt_covariance=covariance,
         style_weight_ranks=refit_ranks,
+        bootstrap_rounds=0 if boot is None else int(boot.counts.shape[0]),
     )
