@@ -276,13 +276,18 @@ def load_single_grades(paths: Sequence[str | Path]) -> dict[str, Any] | None:
     """FastChat's single-mode table of MT-bench single-answer grade files
     (`arena.formats.single_grade_table`), or None when the files are not such grades.
 
-    Files, folders and patterns as for `load_reviews_file`; grades mixed with
-    pairwise judgments raise LeaderboardInputError (they are no battles).
+    Files, folders and patterns as for `load_reviews_file` (None when one is
+    missing: reading them as judgments names it); grades mixed with pairwise
+    judgments raise LeaderboardInputError (they are no battles).
     """
-    found = [file for source in paths for file, _ in _judgment_files(Path(source))]
+    try:
+        found = [file for source in paths for file, _ in _judgment_files(Path(source))]
+    except LeaderboardInputError:
+        return None  # a missing file or folder: the pairwise reading says so
     kinds = []
     for file in found:
-        first = _first_object(file) if _check_file(file) == "jsonl" else None
+        jsonl = _SUFFIXES.get(file.suffix.lower()) == "jsonl" and file.is_file()
+        first = _first_object(file) if jsonl else None
         kinds.append(first is not None and is_single_grades(first))
     if not any(kinds):
         return None
