@@ -14,19 +14,23 @@ from arena.errors import (
     ArenaProviderError,
     ArenaStorageError,
 )
-from arena.types import CallStatus, Verdict
 
 if TYPE_CHECKING:
     from arena.api import leaderboard, plan, run
     from arena.config import ConfigError, Tournament, load_tournament
     from arena.store import RunLog
+    from arena.types import CallStatus, Verdict
 
 __version__ = "0.1.0"
 
 # Loaded on first use: `import arena` (and so `arena --help`) stays light.
 # `run`, `leaderboard` and `plan` are the Python API (arena.api); no module or
 # package of arena may take those names (tests/test_api.py).
+# `CallStatus` and `Verdict` too: `python -m arena` and the `arena` command import this
+# package before they can handle signals (arena.runtime), so it imports next to nothing.
 _LAZY = {
+    "CallStatus": "arena.types",
+    "Verdict": "arena.types",
     "ConfigError": "arena.config",
     "Tournament": "arena.config",
     "load_tournament": "arena.config",

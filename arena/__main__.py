@@ -1,20 +1,16 @@
-"""`python -m arena` runs the CLI."""
+"""`python -m arena` runs the CLI (and `program` is the `arena` command)."""
 
-import os
-import signal
-import sys
-from types import FrameType
+from arena.runtime import defer_signals
 
 
-def _loading_interrupted(signum: int, frame: FrameType | None) -> None:
-    """Ctrl-C while the CLI loads: exit 130 (the documented code), no traceback."""
-    sys.stderr.write("arena: interrupted\n")
-    sys.stderr.flush()
-    os._exit(130)
+def program() -> None:
+    """The `arena` program: SIGINT and SIGTERM are noted from here on, before the CLI's
+    modules import (arena.runtime), then the command line runs."""
+    defer_signals()
+    from arena.cli import main
+
+    main()
 
 
-signal.signal(signal.SIGINT, _loading_interrupted)
-
-from arena.cli import main  # noqa: E402 - after the handler
-
-main()
+if __name__ == "__main__":
+    program()

@@ -59,6 +59,8 @@ def snapshot(t: Tournament) -> dict[str, Any]:
     return {
         "name": t.name,
         "config_hash": t.config_hash(),
+        # The questions, references and answer files' content (shards must agree on it).
+        "inputs_hash": t.inputs_hash(),
         "contestants": t.contestants,
         "reviewers": t.reviewers,
         "questions": len(t.questions),
@@ -251,6 +253,7 @@ async def run_tournament(
     extra_stages: bool = True,
     window: int | None = None,
     record_config: bool = True,
+    run_id: str | None = None,
 ) -> RunSummary:
     """Run every pending call of a tournament; the caller holds the run lock.
 
@@ -258,7 +261,8 @@ async def run_tournament(
     with `extra_stages=False` (no discussion, BatchEval... on a partial plan).
     `window` bounds the calls in flight (default: `default_window` of the
     providers' limits). Without `record_config`, tournament.json keeps the
-    YAML path it records (retry-failed).
+    YAML path it records (retry-failed). `run_id` goes into every logged row (the
+    run record's id, so that the spend of a run joins its record).
     """
     write_snapshot(t, keep_config_path=not record_config)
     plan = plan if plan is not None else build_plan(t)
@@ -274,6 +278,7 @@ async def run_tournament(
         on_scheduler=on_scheduler,
         compact_every=compact_every,
         window=window,
+        run_id=run_id,
     )
     summary.sampling = base.selection_report()
     return summary
@@ -316,6 +321,10 @@ def run_directory(
     history (unless `history` is False: a smoke run of the first questions).
     """
     release_memory_promptly()  # a long run's peak is its end (arena.runtime)
+    if run_id is None:  # one id for the log rows, the history and the record
+        from arena.ops import new_run_id
+
+        run_id = new_run_id()
     with RunLock(t.output_dir):
         check_shard_directory(t)  # never run (nor record) another shard over a shard's calls
         plan = build_plan(t)
@@ -335,6 +344,7 @@ def run_directory(
                 extra_stages=not retry_failed,
                 window=window,
                 record_config=not retry_failed,
+                run_id=run_id,
             )
 
         summary = asyncio.run(execute())

@@ -25,9 +25,11 @@ input) takes the lower code of its kinds unless it names its own.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # annotations only: `import arena` stays light (arena.__main__)
+    from collections.abc import Sequence
+    from pathlib import Path
 
 __all__ = [
     "ArenaConfigError",

@@ -1,13 +1,16 @@
 """Few-shot scored examples in the review prompt (the `examples:` section).
 
 The DSTC11 paper's best system put human-scored examples in the judge's
-prompt: k of them (2 by default), either a fixed random set or the ones whose
-context is most similar to the item judged. arena reads a pool of
+prompt: either a fixed, hand-picked set or the ones whose context is most
+similar to the item judged. arena reads a pool of
 human-judged review items (JSONL, one object a line: `id`, `question_id`,
 `question`, `answer_a`, `answer_b`, `verdict` A/B/tie) and chooses, for each
 question, k of them:
 
-- `select: fixed`: the first k of one seeded random order of the pool;
+- `select: seeded` (default): the first k of one seeded random order of the pool;
+- `select: fixed`: the items `ids` lists, in that order (hand-picked, the
+  paper's fixed setting); one the exclusion rules out is left out for that
+  question;
 - `select: retrieved`: the k nearest by cosine similarity of TF-IDF vectors
   (scikit-learn's TfidfVectorizer) of the question texts, ties by id;
 - `exclude: same-question` never shows an item of the question judged;
@@ -26,7 +29,8 @@ batch's criterion, once per batch (`choose_batch_examples`):
   text equals the sample's text; `same-question` leaves out the items of any
   sample of the batch, `fold` also the items whose fold (of the question id,
   else the context, else the text) is the fold of any sample of the batch;
-- `fixed`: the first k of one seeded random order of the eligible items;
+- `seeded`: the first k of one seeded random order of the eligible items;
+  `fixed`: the listed items of the batch's criterion that are eligible;
   `retrieved`: the k with the highest mean cosine similarity (TF-IDF of the
   contexts) to the batch's samples' contexts (a sample without one: its text).
 
@@ -93,6 +97,12 @@ def _nearest(pool: ExamplePool, text: str, eligible: Sequence[int], k: int) -> l
     return sorted(eligible, key=lambda i: (-round(float(sims[i]), 12), pool.items[i].id))[:k]
 
 
+def _listed(ids: Sequence[str] | None, names: Sequence[str], eligible: Sequence[int]) -> list[int]:
+    """`select: fixed`: the eligible items among those listed, in the listed order."""
+    where = dict(zip(names, eligible, strict=True))
+    return [where[i] for i in ids or () if i in where]
+
+
 def choose_examples(pool: ExamplePool, question: Question) -> tuple[Example, ...]:
     """The k examples shown with reviews of `question` (fewer when the pool has fewer)."""
     cached = pool.chosen.get(question.id)
@@ -101,6 +111,8 @@ def choose_examples(pool: ExamplePool, question: Question) -> tuple[Example, ...
     eligible = _eligible(pool, question.id)
     k = pool.config.k
     if pool.config.select == "fixed":
+        picked = _listed(pool.config.ids, [pool.items[i].id for i in eligible], eligible)
+    elif pool.config.select == "seeded":
         picked = sorted(
             eligible,
             key=lambda i: hashlib.sha256(f"{pool.seed}\x1f{pool.items[i].id}".encode()).hexdigest(),
@@ -196,6 +208,8 @@ def _pick_scored(
     eligible = _eligible_scored(pool, criterion, refs)
     k = pool.config.k
     if select == "fixed":
+        picked = _listed(pool.config.ids, [pool.scored[i].id for i in eligible], eligible)
+    elif select == "seeded":
         picked = sorted(
             eligible,
             key=lambda i: hashlib.sha256(

@@ -23,24 +23,41 @@ user's environment says). Figures: benchmarks/RESULTS.md.
   top is free; `malloc_trim(0)` hands every free page back. `arena run` calls it
   between its phases (after the calls, after the history snapshot).
 
+- signals: from its first moment the program notes SIGINT and SIGTERM rather than
+  dying by them, so that a run ends with its `--json` line and its record whenever
+  the signal comes (see the section at the end).
+
 Where the C library is not glibc (no `mallopt` or `malloc_trim`), those do
 nothing and return False. This module imports nothing of arena.
 """
 
 from __future__ import annotations
 
-import ctypes
 import gc
-import threading
-from typing import Any
+import os
+import signal
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # imported where used: the program imports this module first of all
+    import threading
+    from types import FrameType
 
 __all__ = [
     "MMAP_THRESHOLD",
     "PAUSE_SECONDS",
     "RUN_COMMANDS",
+    "SIGNAL_EXIT_CODES",
+    "defer_signals",
     "fix_mmap_threshold",
     "pause_collector",
+    "received_signals",
     "release_memory_promptly",
+    "set_signal_listener",
+    "signal_exit_code",
+    "signals_deferred",
+    "signals_end",
+    "signals_for_command",
     "trim_heap",
 ]
 
@@ -60,6 +77,8 @@ def pause_collector(command: str, seconds: float | None = None) -> threading.Tim
     command, or the collector already off)."""
     if command in RUN_COMMANDS or not gc.isenabled():
         return None
+    import threading
+
     gc.disable()
     timer = threading.Timer(PAUSE_SECONDS if seconds is None else seconds, gc.enable)
     timer.daemon = True  # never keeps the process alive
@@ -78,6 +97,8 @@ def release_memory_promptly() -> None:
 
 
 def _libc_function(name: str) -> Any:
+    import ctypes
+
     try:
         return getattr(ctypes.CDLL(None), name)
     except (OSError, AttributeError):
@@ -91,6 +112,8 @@ def fix_mmap_threshold(size: int) -> bool:
     mallopt = _libc_function("mallopt")
     if mallopt is None:
         return False
+    import ctypes
+
     mallopt.argtypes = (ctypes.c_int, ctypes.c_int)
     mallopt.restype = ctypes.c_int
     return bool(mallopt(_M_MMAP_THRESHOLD, size))
@@ -103,6 +126,108 @@ def trim_heap() -> bool:
     trim = _libc_function("malloc_trim")
     if trim is None:
         return False
+    import ctypes
+
     trim.argtypes = (ctypes.c_size_t,)
     trim.restype = ctypes.c_int
     return bool(trim(0))
+
+
+# --- Signals -------------------------------------------------------------------------
+#
+# The program (`arena ...`, `python -m arena`) notes SIGINT and SIGTERM from its first
+# moment to its exit instead of dying by them, so that every way a run ends prints its
+# `--json` line and writes its record with the exit code it ends with (130 / 143):
+# Python's defaults would print a traceback (SIGINT while modules import) or end the
+# process with no record at all (SIGTERM outside the call loop). `defer_signals`
+# installs the handler; what a signal then does depends on the phase:
+#
+# - while the CLI loads, and once a command's exit code is decided (`signals_end`):
+#   noted only (a run then ends as interrupted before it starts; an ended command
+#   keeps its code);
+# - during a run command (`signals_for_command(recorded=True)`): the first is noted
+#   (the run stops starting calls and ends with its record), the second raises
+#   KeyboardInterrupt (stop now; the record still says 130 / 143);
+# - during any other command: raises KeyboardInterrupt at once, as Python would;
+# - inside a run's event loop (`set_signal_listener`): handed to the loop, which
+#   stops the scheduler (the loop's own handlers would be reset to the defaults
+#   when the loop closes, leaving the end of a run unguarded).
+
+_received: list[int] = []
+_listener: Callable[[int], bool] | None = None
+_raise_after: int | None = None  # the count of signals at which one raises KeyboardInterrupt
+_installed = False
+
+SIGNAL_EXIT_CODES = {signal.SIGINT: 130, signal.SIGTERM: 143}
+
+
+def received_signals() -> list[int]:
+    """The signals the program noted so far, in order (the first decides the exit code).
+    The list itself: a run's interrupt handling appends to it and reads it."""
+    return _received
+
+
+def signal_exit_code() -> int | None:
+    """130 (SIGINT) or 143 (SIGTERM) after the first signal noted; None before any."""
+    return SIGNAL_EXIT_CODES.get(signal.Signals(_received[0])) if _received else None
+
+
+def signals_deferred() -> bool:
+    """Whether this process notes its signals (the program, after `defer_signals`)."""
+    return _installed
+
+
+def defer_signals() -> None:
+    """Note SIGINT and SIGTERM from now on (see the section); once per process. A signal
+    the process was started with ignored (`nohup`, a shell's background job) stays
+    ignored, as Python leaves it."""
+    global _installed
+    if _installed:
+        return
+    for sig in SIGNAL_EXIT_CODES:
+        if signal.getsignal(sig) != signal.SIG_IGN:
+            signal.signal(sig, _on_signal)
+    _installed = True
+
+
+def signals_for_command(*, recorded: bool) -> None:
+    """The command starts: a run command (`recorded`) notes its first signal and stops
+    at the second; any other command stops at the first (KeyboardInterrupt), also one
+    noted while it loaded."""
+    global _raise_after
+    _raise_after = 2 if recorded else 1
+    if not recorded and _received:
+        raise KeyboardInterrupt
+
+
+def signals_end() -> None:
+    """The command's exit code is decided: later signals are noted only."""
+    global _raise_after, _listener
+    _raise_after = None
+    _listener = None
+
+
+def set_signal_listener(listener: Callable[[int], bool] | None) -> None:
+    """Hand each signal to `listener` (a run's event loop) after noting it; the listener
+    returns False when it can no longer act on it (its loop closed)."""
+    global _listener
+    _listener = listener
+
+
+def _on_signal(signum: int, frame: FrameType | None) -> None:
+    _received.append(signum)
+    listener = _listener
+    if listener is not None and listener(signum):
+        return
+    if len(_received) == 1:
+        name = signal.Signals(signum).name
+        _say(f"arena: interrupted ({name}): ending once what is under way is recorded\n")
+    if _raise_after is not None and len(_received) >= _raise_after:
+        raise KeyboardInterrupt
+
+
+def _say(text: str) -> None:
+    try:
+        os.write(2, text.encode())
+    except OSError:
+        pass

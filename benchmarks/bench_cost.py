@@ -40,6 +40,14 @@ cached share of their input tokens), the calls made, the batch jobs and the
 steps a batch run waits through (each a job round trip), and
 `tau_all_vs_full` (Kendall tau of the Bradley-Terry order of `all` against
 `full`'s; `tau_by_reliability_vs_full` and `tau_aligned_vs_full` likewise).
+`cost_cache_bound` is what the `cached` way would cost if every shareable
+prompt prefix after the first were read from the cache (`_cache_bound`), and
+`cached_vs_bound` its bill over that bound: how much of what the cache could
+save the order of calls reaches. `ratio_cached_prompts` is the `cached` way's
+prompt cost (input, cache reads and writes) over `full`'s, per API and per
+model: what the layout changes (the whole bill also holds the simulated
+reviews' output, whose length differs between two runs by chance). `checks`
+ends the JSON: each figure docs/cost.md holds the benchmark to, true or false.
 
 The size: 8 questions (`--questions`), so each way is 80 answers and 7,200
 reviews (10 answers and 900 reviews a question). Every call goes through the
@@ -101,6 +109,10 @@ import yaml
 from scipy.stats import kendalltau
 
 import arena
+from arena.config import Question
+from arena.config._load import REVIEW_TEMPLATES
+from arena.fakeserver._cache import CHARS_PER_TOKEN, rules_for
+from arena.review import render_review_with_breaks
 from arena.scheduler._prices import library_price
 from arena.stages import register_all_tables
 from arena.store import RunLog
@@ -292,6 +304,51 @@ def _calls(out: Path) -> pl.DataFrame:
     return pl.concat([answers, reviews])
 
 
+def _cache_bound(out: Path, calls: pl.DataFrame, questions: Path) -> float:
+    """What the run would cost if every shareable prompt prefix after the first were read
+    from the cache: the bill as logged, less what each review paid at full input price
+    for the part of its shared prefix it did not read.
+
+    A review's shareable prefix, in the cache-friendly layout, runs through answer A
+    (its last cache break): every review by the same model of the same question with
+    the same first answer sends it. Within each such group the first review pays as
+    logged; each later one could read the part of the prefix the model's own rules
+    cache (docs/cost.md: at least the model's minimum; on OpenAI and Gemini in steps
+    of 128 tokens, on Anthropic up to the break), and the bound prices what it did not
+    read at the cache-read price instead of the input price. The shorter shared prefix
+    (instructions and question, about 250 tokens) is under every model's minimum.
+    """
+    log = RunLog(out)
+    texts = {
+        row["id"]: row["text"]
+        for row in (json.loads(line) for line in questions.read_text().splitlines() if line)
+    }
+    answers = dict(log.read_all("answers").select("id", "answer_turns").iter_rows())
+    reviews = log.read_all("reviews").filter(pl.col("status") == "ok").sort("started_at")
+    template = REVIEW_TEMPLATES["cache_friendly"].read_text()
+    seen: set[tuple[str, str, str]] = set()
+    saving = 0.0
+    for q, reviewer, a_id, b_id, read in reviews.select(
+        "question_id", "reviewer", "answer_a_id", "answer_b_id", "tokens_cache_read"
+    ).iter_rows():
+        if (reviewer, q, a_id) not in seen:
+            seen.add((reviewer, q, a_id))
+            continue
+        question = Question(q, (texts[q],))
+        _, breaks = render_review_with_breaks(template, question, answers[a_id], answers[b_id])
+        prefix = breaks[-1] // CHARS_PER_TOKEN
+        api = MODELS[reviewer][0]
+        rules = rules_for(api, reviewer)
+        if prefix < rules.min_tokens:
+            continue
+        cacheable = prefix if rules.explicit else prefix // rules.step_tokens * rules.step_tokens
+        price = library_price(reviewer, api, None)
+        assert price is not None
+        missed = max(0, cacheable - int(read or 0))
+        saving += missed * (price.input - (price.cache_read or price.input)) / 1e6
+    return float(calls["cost_usd"].sum() or 0.0) - saving
+
+
 def _order(out: Path) -> list[str]:
     """The models by Bradley-Terry rating, best first (those without battles last)."""
     rows = arena.leaderboard(out).to_dict()["models"]
@@ -338,8 +395,16 @@ def _run_way(root: Path, name: str, questions: int, seed: int, models: list[str]
     # Steps that wait for the one before: the answers, then the reviews (one step) or
     # each round of the sampled design.
     rounds = log.read("sampling")["round"].n_unique() if way["sampling"] else 1
+    calls = _calls(out)
+    # The cache bound of the cached way (the same calls as `full`, the cache layout)
+    bound = (
+        _cache_bound(out, calls, path.parent / "q.jsonl")
+        if way["template"] == "cache_friendly" and not way["sampling"] and not way["batch"]
+        else None
+    )
     return {
-        "calls": _calls(out),
+        "calls": calls,
+        "bound": bound,
         "order": _order(out),
         "seconds": seconds,
         "counts": counts,
@@ -373,6 +438,38 @@ def _summary(results: dict[str, dict[str, Any]], models: list[str]) -> dict[str,
         out[f"cost_{name}"] = round(cost(r["calls"]), 2)
     for name, r in results.items():
         out[f"ratio_{name}"] = round(cost(r["calls"]) / full, 4)
+    if results.get("cached", {}).get("bound") is not None:
+        bound = results["cached"]["bound"]
+        out["cost_cache_bound"] = round(bound, 2)
+        out["cached_vs_bound"] = round(cost(results["cached"]["calls"]) / bound, 4)
+    if "cached" in results:
+        # What the layout changes: the prompts' cost (input, cache reads and writes).
+        # The whole bill also holds the simulated reviews' output, whose length differs
+        # between two runs by chance (a sim verdict is drawn from the prompt's text).
+        def prompts(df: pl.DataFrame) -> float:
+            plain = [_output_price(m)[0] for m in df["model"].to_list()]
+            out_cost = (df["tokens_out"].fill_null(0).cast(pl.Float64) * pl.Series(plain)).sum()
+            return cost(df) - float(out_cost)
+
+        full_calls, cached_calls = results["full"]["calls"], results["cached"]["calls"]
+        out["ratio_cached_prompts"] = {
+            **{
+                api: round(
+                    prompts(cached_calls.filter(pl.col("provider") == f"p_{api}"))
+                    / prompts(full_calls.filter(pl.col("provider") == f"p_{api}")),
+                    4,
+                )
+                for api in TYPES
+            },
+            **{
+                model: round(
+                    prompts(cached_calls.filter(pl.col("model") == model))
+                    / prompts(full_calls.filter(pl.col("model") == model)),
+                    4,
+                )
+                for model in models
+            },
+        }
     per_api: dict[str, dict[str, float]] = {}
     for api in TYPES:
         base = cost(results["full"]["calls"].filter(pl.col("provider") == f"p_{api}"))
@@ -576,10 +673,29 @@ def main() -> None:
     summary = _summary(results, models)
     # Every figure is what this tournament cost: nothing is extrapolated.
     summary = {"questions_run": questions, "models": len(models), "scale": 1.0, **summary}
+    summary["checks"] = _checks(summary)
     if args.ranking_questions:
         seeds = list(range(args.seed, args.seed + args.ranking_seeds))
         summary["ranking_at_shape"] = _ranking_at_shape(args.ranking_questions, seeds, args.judges)
     print(json.dumps(summary, indent=2))
+
+
+def _checks(summary: dict[str, Any]) -> dict[str, bool]:
+    """The figures the docs hold this benchmark to (docs/cost.md), each true or false."""
+    checks: dict[str, bool] = {"scale_1": summary["scale"] == 1.0}
+    if "cost_cache_bound" in summary:
+        checks["cached_within_1.1_of_bound"] = (
+            summary["cost_cached"] <= 1.1 * summary["cost_cache_bound"]
+        )
+    if "ratio_cached_prompts" in summary:
+        checks["cache_layout_never_costs_more"] = all(
+            r <= 1.0 for r in summary["ratio_cached_prompts"].values()
+        )
+    if "ratio_all" in summary:
+        checks["all_levers_within_5pct"] = summary["ratio_all"] <= 0.05
+    if "tau_all_vs_full" in summary:
+        checks["tau_all_at_least_0.9"] = summary["tau_all_vs_full"] >= 0.9
+    return checks
 
 
 def _installed(module: str) -> bool:

@@ -62,7 +62,7 @@ def _run(path: Path) -> Any:
     return asyncio.run(run_tournament(load_tournament(path)))
 
 
-@pytest.mark.parametrize("select", ["fixed", "retrieved"])
+@pytest.mark.parametrize("select", ["seeded", "retrieved"])
 def test_no_review_shows_an_example_of_its_own_question(tmp_path: Path, select: str) -> None:
     path = _yaml(tmp_path, k=3, select=select)
     summary = _run(path)
@@ -175,3 +175,54 @@ def test_discussions_reuse_the_reviews_written_with_examples(tmp_path: Path) -> 
     initial = RunLog(tmp_path / "out").read("discussions").filter(pl.col("kind") == "initial")
     assert initial.height > 0
     assert initial["review_id"].is_not_null().all()
+
+
+def test_fixed_shows_the_hand_picked_items_in_their_order(tmp_path: Path) -> None:
+    # x4 and x1 picked by hand; own-q2-0 is of question q2, so q2's reviews leave it out
+    path = _yaml(tmp_path, select="fixed", ids=["x4", "own-q2-0", "x1"])
+    t = load_tournament(path)
+    pool = t.examples
+    assert pool is not None
+    shown = {q.id: example_ids(pool, q) for q in t.questions}
+    assert shown == {
+        "q0": ["x4", "own-q2-0", "x1"],
+        "q1": ["x4", "own-q2-0", "x1"],
+        "q2": ["x4", "x1"],
+        "q3": ["x4", "own-q2-0", "x1"],
+    }
+    summary = _run(path)
+    assert summary.failed == 0
+    reviews = RunLog(tmp_path / "out").read("reviews")
+    logged = dict(reviews.select("question_id", "example_ids").unique("question_id").iter_rows())
+    assert {q: list(ids) for q, ids in logged.items()} == shown
+
+
+def test_seeded_is_the_default_and_unchanged(tmp_path: Path) -> None:
+    t = load_tournament(_yaml(tmp_path, k=2))
+    pool = t.examples
+    assert pool is not None and pool.config.select == "seeded"
+    q = t.questions[0]
+    eligible = [e for e in pool.items if e.question_id != q.id]
+    order = sorted(eligible, key=lambda e: hashlib.sha256(f"3\x1f{e.id}".encode()).hexdigest())
+    assert example_ids(pool, q) == [e.id for e in order[:2]]
+
+
+@pytest.mark.parametrize(
+    ("section", "problem"),
+    [
+        ({"select": "fixed"}, r"examples.*select: fixed shows hand-picked items.*select: seeded"),
+        ({"select": "fixed", "ids": ["x1", "nope"]}, r"examples\.ids.*not in the pool.*'nope'"),
+        ({"select": "fixed", "ids": ["x1", "x2"], "k": 3}, r"k is 3 but ids lists 2"),
+        ({"select": "fixed", "ids": ["x1", "x1"]}, r"listed twice"),
+        ({"select": "retrieved", "ids": ["x1"]}, r"ids goes with select: fixed"),
+    ],
+)
+def test_bad_fixed_settings_exit_2_naming_the_key(
+    tmp_path: Path, section: dict[str, Any], problem: str
+) -> None:
+    path = _yaml(tmp_path, **section)
+    with pytest.raises(ConfigError, match=problem):
+        load_tournament(path)
+    result = CliRunner().invoke(main, ["run", str(path)])
+    assert result.exit_code == 2
+    assert not (tmp_path / "out" / "log").exists()

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
         compose_round,
         ordering_scores,
     )
+    from arena.batcheval._diagnostics import batch_diagnostics, logged_batches, score_entropy
     from arena.batcheval._human import (
         ALL_SCORERS,
         HumanScores,
@@ -96,6 +97,9 @@ _LAZY: dict[str, str] = {
     "BATCHEVAL_STAGE": "arena.batcheval._stage",
     "BatchEvalCalls": "arena.batcheval._stage",
     "batch_tokens": "arena.batcheval._stage",
+    "batch_diagnostics": "arena.batcheval._diagnostics",
+    "logged_batches": "arena.batcheval._diagnostics",
+    "score_entropy": "arena.batcheval._diagnostics",
     "ALL_SCORERS": "arena.batcheval._human",
     "HumanScores": "arena.batcheval._human",
     "human_agreement": "arena.batcheval._human",
@@ -178,6 +182,7 @@ __all__ = [
     "StageSummary",
     "Strategy",
     "TournamentBatchEvalPlanner",
+    "batch_diagnostics",
     "batch_id",
     "batch_tokens",
     "batcheval_preflight",
@@ -197,6 +202,7 @@ __all__ = [
     "load_human_scores",
     "load_setup",
     "load_template",
+    "logged_batches",
     "mean_and_spread",
     "one_generation",
     "ordering_scores",
@@ -208,6 +214,7 @@ __all__ = [
     "run_human_scores",
     "running_means",
     "sample_format",
+    "score_entropy",
     "score_format",
     "scores_frame",
     "tournament_samples",

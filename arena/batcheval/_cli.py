@@ -15,16 +15,19 @@ from rich.console import Console
 from rich.table import Table
 
 from arena.batcheval import (
+    TABLE,
     BatchEvalSetup,
     HumanScores,
     Sample,
     StageSummary,
+    batch_diagnostics,
     human_agreement,
     human_by_round,
     load_human_scores,
     load_samples,
     load_setup,
     load_template,
+    logged_batches,
     preflight,
     run_standalone,
     scores_frame,
@@ -35,7 +38,7 @@ from arena.cli._common import Command, Exit, Interrupts, budget_option, fail, si
 from arena.config import BatchEvalConfig, ConfigError
 from arena.engine import log_line
 from arena.runner import error_lines
-from arena.store import RunLock
+from arena.store import RunLock, RunLog
 
 
 class _Progress:
@@ -86,6 +89,13 @@ def _report(
     frame = scores_frame(summary.scores)
     agreement = None if human is None else human_agreement(frame, human, seed=setup.seed)
     by_round = None if human is None else human_by_round(frame, human, seed=setup.seed)
+    logged = logged_batches(
+        RunLog(setup.output_dir).read(TABLE),
+        {s.id for s in samples},
+        {c.name for c in cfg.criteria},
+        set(cfg.scorers),
+        cfg.rounds,
+    )
     copied = None
     if human is not None and setup.examples is not None:
         refs = {s.id: (s.question_id, s.context, s.text) for s in samples}
@@ -115,6 +125,7 @@ def _report(
         "human": agreement,
         "human_rounds": by_round,
         "human_label_copy": copied,
+        "diagnostics": batch_diagnostics(logged),
     }
 
 
@@ -180,6 +191,29 @@ def _rounds_table(rows: list[dict[str, Any]]) -> Table:
             str(r["n"]),
             _cell(one["pearson"], one["pearson_ci"]),
             _cell(r["pearson"], r["pearson_ci"]),
+        )
+    return table
+
+
+def _diagnostics_table(rows: list[dict[str, Any]]) -> Table:
+    table = Table(
+        title="Batch bias and score entropy by round (mean |batch bias|; its correlation "
+        "with the batch's quality; entropy in bits of the round's scores and of the means "
+        "to the round)"
+    )
+    columns = ("criterion", "scorer", "round", "batches", "batch bias", "bias vs quality")
+    for col in (*columns, "entropy (round)", "entropy (mean to round)"):
+        table.add_column(col, justify="left" if col in ("criterion", "scorer") else "right")
+    for r in rows:
+        table.add_row(
+            r["criterion"],
+            r["scorer"],
+            str(r["round"]),
+            str(r["batches"]),
+            f"{r['batch_bias']:.3f}",
+            "-" if r["bias_vs_quality"] is None else f"{r['bias_vs_quality']:+.2f}",
+            f"{r['entropy_round']:.2f}",
+            f"{r['entropy_mean_to_round']:.2f}",
         )
     return table
 
@@ -329,6 +363,8 @@ def batcheval_cmd(
             Console().print(_human_table(report["human"], report["human_label_copy"]))
         if report["human_rounds"]:
             Console().print(_rounds_table(report["human_rounds"]))
+        if report["diagnostics"]:
+            Console().print(_diagnostics_table(report["diagnostics"]))
     click.echo(
         f"{setup.name}: {len(samples)} samples; batch calls planned {summary.planned}, "
         f"skipped {summary.skipped}, completed {summary.completed}, invalid {summary.invalid}, "

@@ -8,13 +8,11 @@ imports of `arena fake-server` or `arena batcheval`, and `arena --help`
 from __future__ import annotations
 
 import importlib
-import signal
 from typing import Any
 
 import click
 
 from arena.cli._exit import Exit
-from arena.cli._exit import exit_now_interrupted as _exit_now_interrupted
 from arena.cli._exit import exit_program as _exit_program
 from arena.stages import COMMAND_SUMMARIES as _STAGE_SUMMARIES
 from arena.stages import COMMANDS as _STAGE_COMMANDS
@@ -32,6 +30,7 @@ COMMANDS: dict[str, str] = {
     "export": "arena.cli._export:export_cmd",
     "gc": "arena.cli._gc:gc_cmd",
     "check": "arena.cli._check:check_cmd",
+    "runs": "arena.cli._runs:runs_cmd",
 }
 COMMANDS.update(_STAGE_COMMANDS)  # the stages' own commands, registered in arena.stages
 # command name -> the first sentence of its help (tests keep them equal).
@@ -51,6 +50,7 @@ SUMMARIES: dict[str, str] = {
     "export": "Write each table of DIR's log to OUT/<table>.parquet, one row per id.",
     "gc": "Merge each log table of DIR into one Parquet part; archive stale rows.",
     "check": "Check the tournament YAML FILE before a run, without any paid call.",
+    "runs": "List every run of DIR: id, start, end, exit code, status, calls, spend, snapshot.",
 }
 
 
@@ -70,9 +70,11 @@ class LazyGroup(click.Group):
             return super().get_command(ctx, cmd_name)
         module_name, _, attr = target.partition(":")
         if _PROGRAM:  # the program's own process, not a caller's (tests, scripts)
-            from arena.runtime import pause_collector
+            from arena.runtime import RUN_COMMANDS, pause_collector, signals_for_command
 
             pause_collector(cmd_name)  # while the command loads (arena.runtime)
+            # a run command ends with its record whenever a signal comes; others stop
+            signals_for_command(recorded=cmd_name in RUN_COMMANDS)
         command = getattr(importlib.import_module(module_name), attr)
         if not isinstance(command, click.Command):
             raise TypeError(f"{target} is not a click command")
@@ -96,18 +98,22 @@ class LazyGroup(click.Group):
         """`main()` without arguments is the program (`arena ...`, `python -m arena`);
         `main([...])` and a CliRunner (which calls `main`) keep click's behaviour.
 
-        In the program, Ctrl-C while the CLI loads, or once the command has
-        ended, exits 130 at once. The process ends as soon as the command has
-        (its files written and closed, its output flushed): without the
-        interpreter's teardown, which a Ctrl-C could otherwise cut with a
-        traceback or kill outright (the handlers are reset to the default late
-        in the teardown).
+        In the program, SIGINT and SIGTERM are noted from its start
+        (`arena.runtime.defer_signals`, already by `arena.__main__.program`): one
+        while the CLI loads ends the command as interrupted (130 / 143; a run with
+        its record and `--json` line); one once the command has ended leaves its
+        exit code as it is. The process ends as soon as the command has (its
+        files written and closed, its output flushed): without the interpreter's
+        teardown, which a signal could otherwise cut with a traceback or kill
+        outright (the handlers are reset to the default late in the teardown).
         """
         if args or kwargs:
             return self.main(*args, **kwargs)
+        from arena.runtime import defer_signals
+
         global _PROGRAM
         _PROGRAM = True
-        signal.signal(signal.SIGINT, _exit_now_interrupted)
+        defer_signals()
         try:
             self.main(*args, **kwargs)
             code: Any = 0
@@ -116,18 +122,19 @@ class LazyGroup(click.Group):
         _exit_program(code)
 
     def invoke(self, ctx: click.Context) -> Any:
-        """Run the command; Ctrl-C at any moment exits 130, a log that cannot be written 74."""
+        """Run the command; a signal at any moment exits 130 / 143, a log that cannot be
+        written 74."""
         # Imported here, not at the top: `arena --help` must not load the config and the store.
         from arena.cli._common import exit_on_fault
 
-        if _PROGRAM:  # the command handles Ctrl-C (KeyboardInterrupt, a run's own handlers)
-            signal.signal(signal.SIGINT, signal.default_int_handler)
         try:
             with exit_on_fault(as_json="--json" in ctx.args):
                 return super().invoke(ctx)
         finally:
             if _PROGRAM:  # its exit code decided: click's and Python's cleanup are not cut
-                signal.signal(signal.SIGINT, _exit_now_interrupted)
+                from arena.runtime import signals_end
+
+                signals_end()
 
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})

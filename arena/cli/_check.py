@@ -14,7 +14,6 @@ from __future__ import annotations
 import asyncio
 import difflib
 import json
-import re
 import sys
 import types
 import typing
@@ -39,8 +38,6 @@ __all__ = ["PING_TOKENS", "check_cmd", "unknown_keys"]
 
 PING_TOKENS = 8
 _PING_PROMPT = "Reply with the single word: ok"
-_PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
-_KNOWN_PLACEHOLDERS = {"question", "answer_a", "answer_b", "reference"}
 
 
 def _models_in(annotation: Any) -> tuple[type[BaseModel] | None, bool]:
@@ -96,24 +93,16 @@ def unknown_keys(data: Any, model: type[BaseModel], where: str = "") -> list[str
     return problems
 
 
-def _template_problems(t: Tournament) -> list[str]:
-    unknown = sorted(set(_PLACEHOLDER.findall(t.review_template)) - _KNOWN_PLACEHOLDERS)
-    return [
-        f"review.template: {t.review_template_path}: placeholder {{{name}}} is not filled in "
-        f"(known: {', '.join('{' + k + '}' for k in sorted(_KNOWN_PLACEHOLDERS))}); it "
-        "reaches the reviewer as written"
-        for name in unknown
-    ]
-
-
 def _metrics_problems(t: Tournament) -> list[str]:
     value = t.config.metrics_file
     if value is None:
         return []
     path = Path(value) if Path(value).is_absolute() else t.path.parent / value
-    folder = path.parent
-    if not folder.is_dir():
-        return [f"metrics_file: folder {folder} does not exist (the metrics will not be written)"]
+    from arena.ops import metrics_file_problem  # what `arena run` refuses to write
+
+    problem = metrics_file_problem(path)
+    if problem is not None:
+        return [f"metrics_file: {problem}"]
     if not path.name.endswith(".prom"):
         return [f"metrics_file: {path.name}: node-exporter's textfile collector reads *.prom only"]
     return []
@@ -136,7 +125,6 @@ def _check(file: Path) -> tuple[Tournament | None, list[str], list[str]]:
         return None, problems, warnings
     from arena.engine import preflight
 
-    problems += [f"{file}: {p}" for p in _template_problems(t)]
     problems += preflight(t)
     warnings += t.answer_file_problems()
     warnings += [f"{file}: {w}" for w in _metrics_problems(t)]

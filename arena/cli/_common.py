@@ -78,9 +78,11 @@ def exit_on_fault(as_json: bool) -> Iterator[None]:
     input, 75 locked, ...), its message on stderr; an unwritable log exits 74."""
     try:
         yield
-    except KeyboardInterrupt:
+    except KeyboardInterrupt:  # SIGINT, or a signal the program noted (arena.runtime)
+        from arena.runtime import signal_exit_code
+
         click.echo("arena: interrupted", err=True)
-        sys.exit(int(Exit.SIGINT))
+        sys.exit(signal_exit_code() or int(Exit.SIGINT))
     except ArenaError as exc:
         error_exit(exc, as_json)
     except Exception as exc:
@@ -121,10 +123,24 @@ class Interrupts:
         self._timer: asyncio.TimerHandle | None = None
 
     def install(self) -> None:
-        """Handle SIGINT and SIGTERM on the running event loop."""
+        """Handle SIGINT and SIGTERM on the running event loop: handed over by the
+        program's own handler (arena.runtime), else the loop's handlers."""
         import asyncio  # here: the commands that never run the engine skip asyncio
 
+        from arena.runtime import set_signal_listener, signals_deferred
+
         loop = asyncio.get_running_loop()
+        if signals_deferred():
+
+            def listener(signum: int) -> bool:
+                try:
+                    loop.call_soon_threadsafe(self._on_signal, signum, False)
+                except RuntimeError:  # the loop has closed: the end of the run
+                    return False
+                return True
+
+            set_signal_listener(listener)
+            return
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(sig, self._on_signal, sig)
 
@@ -134,8 +150,11 @@ class Interrupts:
         if self.signals:
             self._stop(len(self.signals))
 
-    def _on_signal(self, signum: int) -> None:
-        self.signals.append(signum)
+    def _on_signal(self, signum: int, note: bool = True) -> None:
+        from arena.runtime import received_signals
+
+        if note or self.signals is not received_signals():  # the program noted it there
+            self.signals.append(signum)
         if len(self.signals) == 1:
             click.echo(
                 f"arena: {signal.Signals(signum).name}: starting no new calls; waiting up to "
@@ -162,6 +181,14 @@ class Interrupts:
             self._timer.cancel()
         if self.scheduler is not None:
             self.scheduler.abort()
+
+
+def run_signals() -> list[int]:
+    """The list a run's signals land in: the program's own (arena.runtime: also those
+    noted while it loaded), else a new one (a run called from Python)."""
+    from arena.runtime import received_signals, signals_deferred
+
+    return received_signals() if signals_deferred() else []
 
 
 def signal_exit(signals: list[int]) -> Exit | None:

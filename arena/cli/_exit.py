@@ -8,7 +8,6 @@ from __future__ import annotations
 import os
 import sys
 from enum import IntEnum
-from types import FrameType
 from typing import NoReturn
 
 from arena.errors import ArenaError
@@ -53,18 +52,3 @@ def exit_program(code: object) -> NoReturn:
         status = 1
     _flush()
     os._exit(status)
-
-
-def exit_now_interrupted(signum: int, frame: FrameType | None) -> None:
-    """SIGINT handler while no command code runs (the CLI loading, or exiting after a
-    command ended): exit 130 at once, never a traceback or a death by the signal.
-
-    What was printed is flushed first; nothing else is pending then (a command's
-    files are written and closed before it ends).
-    """
-    _flush()
-    try:
-        os.write(2, b"arena: interrupted\n")
-    except OSError:
-        pass
-    os._exit(int(Exit.SIGINT))

@@ -21,14 +21,16 @@ from __future__ import annotations
 
 import functools
 import json
+import signal
+import sys
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, NoReturn, TypeVar
 
 import click
 
-from arena.errors import ArenaError
+from arena.errors import ArenaError, ArenaStorageError
 from arena.ops import (
     RUN_ID_ENV,
     RunRecord,
@@ -46,6 +48,7 @@ __all__ = [
     "note_failure",
     "recorded",
     "running",
+    "stop_if_signalled",
     "tag_option",
 ]
 
@@ -54,15 +57,25 @@ F = TypeVar("F", bound=Callable[..., Any])
 _active: RunRecord | None = None
 
 
-def running(directory: Path) -> None:
-    """The run's calls start in `directory`: write its "running" record now unless it is
-    already there (a first night's directory did not exist when the command started)."""
+def running(directory: Path, done: Callable[[], int] | None = None) -> None:
+    """The run's calls start in `directory` (inside the run's event loop, the lock held):
+    write its "running" record now unless it is already there (a first night's
+    directory did not exist when the command started), and start its heartbeat
+    (`done()` counts the calls finished so far: arena.ops.Heartbeat)."""
     rec = _active
-    if rec is None or rec.started_written:
+    if rec is None:
         return
-    rec.output = Path(directory)
-    rec.finish({**rec.fields(None), "output": str(directory)}, None)
-    rec.started_written = True
+    if not rec.started_written:
+        rec.output = Path(directory)
+        rec.finish({**rec.fields(None), "output": str(directory)}, None)
+        rec.started_written = True
+    if done is not None:
+        from arena.ops import Heartbeat  # here: the everyday commands never load asyncio
+
+        try:
+            Heartbeat(rec, done).start()
+        except Exception as exc:  # noqa: BLE001 - a by-product never stops the run
+            warn_problem(rec.output, f"no heartbeat for run {rec.run_id}: {exc}")
 
 
 def current_run_id() -> str | None:
@@ -76,12 +89,24 @@ def note_failure(message: str) -> None:
         _active.error = message
 
 
+def stop_if_signalled() -> None:
+    """End the command as interrupted (KeyboardInterrupt: its record says 130 / 143) when
+    the program was sent a signal that nothing acted on yet (arena.runtime)."""
+    from arena.runtime import received_signals
+
+    if received_signals():
+        raise KeyboardInterrupt
+
+
 def complete(report: Mapping[str, Any], code: int) -> dict[str, Any]:
     """The summary of a recorded command that ran: with the run's record and its report path.
 
     Writes the report files, last_run.json, alerts and metrics. Outside a
     recorded command, the summary as given.
     """
+    from arena.runtime import signals_end
+
+    signals_end()  # the exit code is decided: a signal now leaves it (and the record) as is
     out = dict(report)
     rec = _active
     if rec is None:
@@ -101,6 +126,9 @@ def complete(report: Mapping[str, Any], code: int) -> dict[str, Any]:
 
 def _fallback(rec: RunRecord, code: int) -> None:
     """Summary and report of a recorded command that ended without running (or crashed)."""
+    from arena.runtime import signals_end
+
+    signals_end()
     ended = time.time()
     summary: dict[str, Any] = {
         "exit_code": code,
@@ -115,6 +143,26 @@ def _fallback(rec: RunRecord, code: int) -> None:
     summary["record"] = record
     if rec.as_json:
         click.echo(json.dumps(summary))
+
+
+def storage_message(exc: BaseException, output: Path | None) -> str | None:
+    """What to say about a log or state file that cannot be written (disk full,
+    read-only, no permission): the path and why, and that nothing logged is lost;
+    None when `exc` is no such error."""
+    from arena.store import storage_error
+
+    storage = storage_error(exc, output if output is not None else "the output directory")
+    if storage is None:
+        return None
+    return (
+        f"{storage}; every row logged before is kept: free space or fix permissions, then run again"
+    )
+
+
+def _end(message: str, code: int) -> NoReturn:
+    """End a recorded command whose record is printed: its error on stderr, its code."""
+    click.echo(f"arena: error: {message}", err=True)
+    sys.exit(code)
 
 
 def _exit_code(exc: SystemExit) -> int:
@@ -168,31 +216,45 @@ def recorded(
             _active = rec
             try:
                 rec.start()  # "running" until it ends
+                stop_if_signalled()  # a signal while the program loaded: ends here, recorded
                 return func(**kwargs)
             except SystemExit as exc:
                 if not rec.done:
                     _fallback(rec, _exit_code(exc))
                 raise
-            except KeyboardInterrupt:
+            except KeyboardInterrupt:  # SIGINT, or a signal the program noted (SIGTERM too)
                 if not rec.done:
-                    rec.error = rec.error or "interrupted (SIGINT)"
-                    _fallback(rec, 130)
+                    from arena.runtime import received_signals, signal_exit_code
+
+                    seen = received_signals()
+                    name = signal.Signals(seen[0]).name if seen else "SIGINT"
+                    rec.error = rec.error or f"interrupted ({name})"
+                    _fallback(rec, signal_exit_code() or 130)
                 raise
             except (click.exceptions.Exit, click.Abort):
                 raise
             except ArenaError as exc:  # the CLI exits with its kind's code (_exit.py)
-                if not rec.done:
-                    rec.error = rec.error or str(exc)
-                    _fallback(rec, exc.exit_code)
-                raise
+                if rec.done:
+                    raise
+                storage = exc.exit_code == ArenaStorageError.exit_code
+                message = (storage_message(exc, rec.output) if storage else None) or str(exc)
+                rec.error = rec.error or message
+                _fallback(rec, exc.exit_code)
+                _end(message, exc.exit_code)
             except Exception as exc:
-                if not rec.done:
-                    rec.error = rec.error or f"{type(exc).__name__}: {exc}"
-                    warn_problem(
-                        rec.output if rec.output is not None and is_dir(rec.output) else None,
-                        f"run {rec.run_id} crashed: {rec.error}",
-                    )
-                    _fallback(rec, 1)
+                if rec.done:
+                    raise
+                full = storage_message(exc, rec.output)
+                if full is not None:  # a full disk before the run began: exit 74
+                    rec.error = rec.error or full
+                    _fallback(rec, ArenaStorageError.exit_code)
+                    _end(full, ArenaStorageError.exit_code)
+                rec.error = rec.error or f"{type(exc).__name__}: {exc}"
+                warn_problem(
+                    rec.output if rec.output is not None and is_dir(rec.output) else None,
+                    f"run {rec.run_id} crashed: {rec.error}",
+                )
+                _fallback(rec, 1)
                 raise
             finally:
                 _active = None

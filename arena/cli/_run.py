@@ -19,9 +19,17 @@ from arena.cli._common import (
     grace_option,
     json_summary_option,
     report_and_exit,
+    run_signals,
     signal_exit,
 )
-from arena.cli._record import current_run_id, output_of_yaml, recorded, running, tag_option
+from arena.cli._record import (
+    current_run_id,
+    output_of_yaml,
+    recorded,
+    running,
+    stop_if_signalled,
+    tag_option,
+)
 from arena.config import ConfigError, Tournament
 from arena.engine import DirectoryRun, RunOptions, prepare_run, run_directory
 from arena.errors import PreflightError
@@ -53,8 +61,12 @@ def _run(
 ) -> DirectoryRun:
     interrupts = Interrupts(signals, grace)
 
+    def done() -> int:  # calls finished so far: the heartbeat's progress
+        return sum(d for d, _ in progress.counts.values())
+
     def attach(scheduler: Scheduler) -> None:
-        running(t.output_dir)  # the run record says "running" (a killed run leaves it)
+        # the run record says "running" (a killed run leaves it); the heartbeat starts
+        running(t.output_dir, done)
         interrupts.attach(scheduler)
         progress.bind_scheduler(scheduler)  # the spend so far
 
@@ -90,7 +102,7 @@ def run_in_directory(
     A held lock (`LockHeld`, exit 75), a changed plan (`PlanChanged`) or a directory
     of another shard (`ConfigError`, exit 2) propagate: the CLI maps them (_exit.py).
     """
-    signals: list[int] = []
+    signals = run_signals()  # with those noted while the program loaded
     if sys.stderr.isatty() and not as_json:
         bars = RunProgress(BarsView(Console(stderr=True)), interval=BARS_INTERVAL)
         done = _run(t, budget, bars, signals, retry_failed, grace, tag, history)
@@ -192,7 +204,8 @@ def run_cmd(
     except PreflightError as exc:
         fail("\n  ".join([f"{file}: cannot start:", *exc.problems]))
     except ConfigError as exc:
-        fail(str(exc))
+        fail(config_message(file, exc))
+    stop_if_signalled()  # a signal while the tournament loaded: ends here, recorded
     done, code = run_in_directory(t, budget, as_json, grace=grace, tag=tag, history=options.history)
     summary = done.summary
     report: dict[str, Any] = summary.to_json()
@@ -209,6 +222,19 @@ def run_cmd(
     )
     notes = [done.history] if done.history is not None else []
     report_and_exit(report, as_json, line, summary.errors, code, notes)
+
+
+def config_message(file: Path, exc: ConfigError) -> str:
+    """A config error as `arena check` words it: every unknown key first, with its
+    "did you mean" (a misspelt key is the usual cause of a missing one), then the error."""
+    from arena.cli._check import unknown_keys
+    from arena.config import TournamentConfig, read_yaml
+
+    try:
+        hints = [f"{file}: {p}" for p in unknown_keys(read_yaml(file), TournamentConfig)]
+    except ConfigError:
+        hints = []
+    return "\n".join([*hints, str(exc)]) if str(exc) not in hints else str(exc)
 
 
 def tokens_text(tokens: dict[str, int]) -> str:

@@ -61,6 +61,8 @@ def status_cmd(
     try:
         status = directory_status(directory, config_file, limit)
     except (StatusInputError, ConfigError) as exc:
+        if as_json:  # a monitor still gets an object: the error, the last run, freshness
+            click.echo(json.dumps({**_summary(directory, limit), "error": str(exc)}))
         fail(str(exc))
     report, data, source = status.report, status.data, status.source
     if as_json:
@@ -96,15 +98,15 @@ def status_cmd(
             click.echo(f"deleted: log/{table}/{name} (its calls run again)")
     last = data["last_run"]
     if last is not None and last.get("run_id"):
+        click.echo(f"last {last.get('command', 'run')} {last['run_id']}: {_run_state(last)}")
+    lock = data.get("lock")
+    if lock is not None and lock.get("alive") is False:
         click.echo(
-            f"last {last.get('command', 'run')} {last['run_id']}: "
-            + (
-                "running (no exit yet)"
-                if last.get("exit_code") is None
-                else f"exit {last['exit_code']} ({last.get('exit_meaning')})"
-            )
-            + f", started {last.get('started_at')}"
+            f"lock: left by pid {lock.get('pid')} on {lock.get('host')}, which is gone "
+            "(the kernel released the lock: the next run takes it)"
         )
+    elif lock is not None:
+        click.echo(f"lock: held by pid {lock.get('pid')} on {lock.get('host')}")
     if last is not None and (last.get("budget_stopped") or last.get("interrupted")):
         why = "stopped by the budget" if last.get("budget_stopped") else "interrupted"
         pending = last.get("pending", (last.get("calls") or {}).get("pending"))
@@ -133,6 +135,29 @@ def status_cmd(
             + ("" if fresh["fresh"] else f": older than --max-age {max_age}")
         )
     _exit_if_stale(fresh)
+
+
+def _summary(directory: Path, limit: float | None) -> dict[str, Any]:
+    from arena.rundir import directory_summary
+
+    try:
+        return directory_summary(directory, limit)
+    except Exception as exc:  # noqa: BLE001 - the object is printed whatever happens
+        return {"directory": str(directory), "last_run": None, "freshness": None, "note": str(exc)}
+
+
+def _run_state(last: dict[str, Any]) -> str:
+    """How the last run stands: its exit, or running (alive or not) with pid and host."""
+    started = f"started {last.get('started_at')}"
+    if last.get("exit_code") is not None:
+        return f"exit {last['exit_code']} ({last.get('exit_meaning')}), {started}"
+    where = f"pid {last.get('pid')} on {last.get('host')}"
+    alive = last.get("alive")
+    if alive is False:
+        return f"killed ({where} is gone without an exit code), {started}"
+    if alive is None:
+        return f"running, no exit yet ({where}: another host, not checked from here), {started}"
+    return f"running ({where}), {started}"
 
 
 def _exit_if_stale(fresh: dict[str, Any]) -> None:

@@ -11,8 +11,22 @@ from pydantic import BaseModel, ConfigDict
 MAX_TOKENS = 1_000_000
 
 
+# Upper bounds that keep a run finite: a value past them is a typo (1e9 rounds, a
+# latency of a day), refused before any call rather than waited on.
+MAX_ROUNDS = 100  # BatchEval rounds, discussion turns
+MAX_SECONDS = 3600.0  # a simulated latency, a timeout, a wait between polls
+MAX_ATTEMPTS = 100  # attempts of one call
+MAX_ANSWER_WORDS = 10_000  # a simulated answer's typical length (words)
+# The slowest rate limit: one request (or token) a minute; below it a run of a few
+# hundred calls would take years.
+MIN_RATE_PER_MINUTE = 1.0
+
+
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    """Every section's base: unknown keys refused, and every number finite (no
+    `.nan` or `.inf`, which YAML reads as floats and no setting of arena means)."""
+
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
 
 def path_safe_name(name: str) -> str:

@@ -1,5 +1,9 @@
 """The `examples:` pool, loaded and checked (selection and rendering: arena.examples).
 
+`select: fixed` shows the items `ids` lists (hand-picked, as the DSTC11
+paper's fixed setting): each id must be in the pool, and each kind the section
+applies to needs one of its own.
+
 One JSONL pool may hold two kinds of human-judged items, told apart by their
 fields: review items (`id, question_id, question, answer_a, answer_b,
 verdict`) for review prompts, and scored items (`id, question_id` (optional),
@@ -19,6 +23,7 @@ from typing import Any
 
 from arena.config._errors import ConfigError
 from arena.config._sections import ExamplesConfig
+from arena.formats import FormatError, read_records
 
 __all__ = [
     "EXAMPLE_VERDICTS",
@@ -130,6 +135,24 @@ def _scored_item(path: Path, where: str, n: int, row: dict[str, Any]) -> ScoredE
     )
 
 
+def _check_listed(
+    cfg: ExamplesConfig, path: Path, yaml_path: Path, review: set[str], scored: set[str]
+) -> None:
+    """`select: fixed`: every listed id is a pool item, and each kind applied has one."""
+    ids = cfg.ids or []
+    unknown = [i for i in ids if i not in review and i not in scored]
+    if unknown:
+        shown = ", ".join(repr(i) for i in unknown[:5])
+        raise ConfigError(yaml_path, "examples.ids", f"not in the pool {path.name}: {shown}")
+    for target, kind, known in (("reviews", "review", review), ("batcheval", "scored", scored)):
+        if target in cfg.apply_to and not any(i in known for i in ids):
+            raise ConfigError(
+                yaml_path,
+                "examples.ids",
+                f"lists no {kind} item, which `apply_to: {target}` needs",
+            )
+
+
 def load_example_pool(cfg: ExamplesConfig, yaml_path: Path, seed: int = 0) -> ExamplePool:
     """Read and check the pool; ConfigError naming the file, the line and the field."""
     path = Path(cfg.pool)
@@ -137,21 +160,16 @@ def load_example_pool(cfg: ExamplesConfig, yaml_path: Path, seed: int = 0) -> Ex
         path = yaml_path.parent / path
     if not path.is_file():
         raise ConfigError(yaml_path, "examples.pool", f"pool file not found: {path}")
-    data = path.read_bytes()
+    try:  # UTF-8, one object a line, bounded nesting, no lone surrogate (arena.formats)
+        records = read_records(path, allow_array=False)
+    except FormatError as exc:
+        raise ConfigError(exc.file, exc.where, exc.problem) from None
     items: list[Example] = []
     scored: list[ScoredExample] = []
     rows: dict[str, list[dict[str, Any]]] = {"review": [], "scored": []}
     seen: set[str] = set()
-    for n, line in enumerate(data.decode("utf-8", errors="replace").splitlines(), 1):
-        if not line.strip():
-            continue
-        where = f"line {n}"
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise ConfigError(path, where, f"not JSON: {exc.msg}") from None
-        if not isinstance(row, dict):
-            raise ConfigError(path, where, "not a JSON object")
+    for where, row in records:
+        n = int(where.removeprefix("line "))
         if _SCORED_MARKS & row.keys():
             one = _scored_item(path, where, n, row)
             scored.append(one)
@@ -181,6 +199,8 @@ def load_example_pool(cfg: ExamplesConfig, yaml_path: Path, seed: int = 0) -> Ex
             "the pool holds no scored item (id, context, text, criterion, score), which "
             "`apply_to: batcheval` needs",
         )
+    if cfg.ids is not None:
+        _check_listed(cfg, path, yaml_path, {e.id for e in items}, {e.id for e in scored})
     return ExamplePool(
         cfg,
         tuple(items),

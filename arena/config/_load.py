@@ -11,10 +11,10 @@ from arena.config._base import resolve_relative
 from arena.config._errors import ConfigError
 from arena.config._examples import load_example_pool
 from arena.config._schema import TournamentConfig, declared_verdicts
-from arena.config._templates import template_variants
+from arena.config._templates import REVIEW_PLACEHOLDERS, template_variants, unknown_placeholders
 from arena.config._tournament import Tournament
 from arena.config._validate import parse_config
-from arena.config._yaml import NAME_MAX, read_yaml
+from arena.config._yaml import NAME_MAX, key_line, read_yaml
 from arena.formats import AnswerFile, FormatError, Question, read_answer_file, read_questions
 from arena.formats import read_records as _read_records
 
@@ -137,6 +137,16 @@ def load_tournament(path: str | Path, output: str | Path | None = None) -> Tourn
                 p, "review.template", f"template {tpath} lacks the placeholder {placeholder}"
             )
     _check_variants(p, tpath, template)
+    for name in unknown_placeholders(template):
+        known = ", ".join("{" + k + "}" for k in sorted(REVIEW_PLACEHOLDERS) if k.islower())
+        line = template[: template.index("{" + name + "}")].count("\n") + 1
+        raise ConfigError(
+            p,
+            "review.template",
+            f"{tpath}: line {line}: placeholder {{{name}}} is not filled in (known: {known}); "
+            "it would reach the reviewer as written",
+            key_line(p, ("review", "template")),
+        )
     for token in declared_verdicts(cfg.review.verdicts) or {}:
         if token not in template:
             raise ConfigError(

@@ -6,7 +6,14 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, PrivateAttr, field_validator, model_validator
 
-from arena.config._base import MAX_TOKENS, _Strict, path_safe_name
+from arena.config._base import (
+    MAX_ATTEMPTS,
+    MAX_SECONDS,
+    MAX_TOKENS,
+    MIN_RATE_PER_MINUTE,
+    _Strict,
+    path_safe_name,
+)
 from arena.config._sections import (
     AlertsConfig,
     BatchEvalConfig,
@@ -23,8 +30,8 @@ class LimitsConfig(_Strict):
     """Per-provider rate limits; each optional."""
 
     max_concurrency: int | None = Field(default=None, ge=1)
-    rpm: float | None = Field(default=None, gt=0)
-    tpm: float | None = Field(default=None, gt=0)
+    rpm: float | None = Field(default=None, ge=MIN_RATE_PER_MINUTE)
+    tpm: float | None = Field(default=None, ge=MIN_RATE_PER_MINUTE)
 
     def to_limits(self) -> Limits:
         return Limits(max_concurrency=self.max_concurrency, rpm=self.rpm, tpm=self.tpm)
@@ -36,9 +43,9 @@ class BatchModeConfig(_Strict):
     # Most requests in one job (the API's own limit applies too).
     max_requests: int = Field(default=10_000, ge=1)
     # Seconds to gather a stage's requests before a job goes out.
-    max_wait: float = Field(default=1.0, ge=0)
+    max_wait: float = Field(default=1.0, ge=0, le=MAX_SECONDS)
     # Seconds between looks at a job in flight.
-    poll_seconds: float = Field(default=30.0, gt=0)
+    poll_seconds: float = Field(default=30.0, gt=0, le=MAX_SECONDS)
 
 
 BATCH_PROVIDER_TYPES = frozenset({"openai", "anthropic", "gemini"})
@@ -51,7 +58,7 @@ class ProviderConfig(_Strict):
     limits: LimitsConfig = Field(default_factory=LimitsConfig)
     base_url: str | None = None
     api_key_env: str | None = None
-    timeout: float = Field(default=60.0, gt=0)
+    timeout: float = Field(default=60.0, gt=0, le=MAX_SECONDS)
     # `type: replay`: the recorded judgments it answers review requests with
     # (relative to the YAML; any format `arena leaderboard --reviews` reads).
     judgments: str | list[str] | None = None
@@ -235,12 +242,12 @@ class ReviewConfig(_Strict):
 class RetryConfig(_Strict):
     """Retry policy for transient provider errors."""
 
-    max_attempts: int = Field(default=5, ge=1)
-    backoff_base: float = Field(default=0.5, ge=0)
-    backoff_max: float = Field(default=30.0, ge=0)
+    max_attempts: int = Field(default=5, ge=1, le=MAX_ATTEMPTS)
+    backoff_base: float = Field(default=0.5, ge=0, le=MAX_SECONDS)
+    backoff_max: float = Field(default=30.0, ge=0, le=MAX_SECONDS)
     # A retry hint longer than this (a daily quota, say) defers the provider's
     # remaining calls: the run ends partial and resumable (exit 3).
-    max_retry_after: float = Field(default=300.0, gt=0)
+    max_retry_after: float = Field(default=300.0, gt=0, le=24 * MAX_SECONDS)
 
 
 class BatchPriceConfig(_Strict):

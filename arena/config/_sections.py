@@ -6,7 +6,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, StrictFloat, StrictInt, ValidationInfo, field_validator, model_validator
 
-from arena.config._base import MAX_TOKENS, _Strict
+from arena.config._base import MAX_ROUNDS, MAX_TOKENS, _Strict
+from arena.config._example_ids import check_example_ids
 
 
 class ScaleConfig(_Strict):
@@ -65,7 +66,7 @@ class BatchEvalConfig(_Strict):
     scorers: list[str] = Field(min_length=1)
     criteria: list[CriterionConfig] = Field(min_length=1)
     batch_size: int = Field(default=10, ge=1)
-    rounds: int = Field(default=5, ge=1)
+    rounds: int = Field(default=5, ge=1, le=MAX_ROUNDS)
     temperature: float = Field(default=0.2, ge=0)
     max_tokens: int = Field(default=2048, ge=1, le=MAX_TOKENS)
     strategy: Literal["heterogeneous", "random", "homogeneous"] = "heterogeneous"
@@ -147,7 +148,7 @@ class DiscussionConfig(_Strict):
     # disputed: the battles the triggers select; all: every battle (the paper's protocol)
     battles: Literal["disputed", "all"] = "disputed"
     leader: str = "random"  # random | alternate | both | a model name
-    max_turns: int = Field(default=4, ge=1)
+    max_turns: int = Field(default=4, ge=1, le=MAX_ROUNDS)
     stop_on_agreement: bool = False  # the paper always runs max_turns turns
     allow_contestants: bool = False  # may a battle's contestants discuss it?
     temperature: float = Field(default=0.2, ge=0)
@@ -211,10 +212,18 @@ class ExamplesConfig(_Strict):
     # criterion, score. One pool may hold both kinds.
     pool: str
     k: int = Field(default=2, ge=1)
-    select: Literal["fixed", "retrieved"] = "fixed"  # retrieved: nearest by TF-IDF
+    # seeded: the first k of one seeded random order; fixed: the items `ids` lists
+    # (hand-picked); retrieved: the k nearest by TF-IDF (arena/config/_examples.py)
+    select: Literal["seeded", "fixed", "retrieved"] = "seeded"
+    ids: list[str] | None = Field(default=None, min_length=1)
     exclude: Literal["same-question", "fold"] = "same-question"
     folds: int = Field(default=5, ge=2)  # exclude: fold, the number of folds
     apply_to: list[ExamplesTarget] = Field(default_factory=_default_targets, min_length=1)
+
+    @model_validator(mode="after")
+    def _ids_fit_select(self) -> ExamplesConfig:
+        check_example_ids(self.select, self.ids, self.k, "k" in self.model_fields_set)
+        return self
 
 
 class SamplingConfig(_Strict):
@@ -306,10 +315,28 @@ class PlacementConfig(_Strict):
 class AlertsConfig(_Strict):
     """`alerts:`: where the status record of a run goes when it needs attention
     (docs/nightly.md). Alerts fire on exit 1, 2 and 74, on a budget stop (4),
-    on the Nth partial or locked night in a row (3, 75), and on the first
-    success after an alert."""
+    on the Nth partial night in a row (3), once when a run goes on longer than
+    `after_seconds`, and on the first success after an alert."""
 
     webhook: str | None = Field(default=None, pattern=r"^https?://\S+$")  # POST of the record
     command: str | None = Field(default=None, min_length=1)  # run with the record on stdin
     after_partial_nights: int = Field(default=3, ge=1)
     timeout: float = Field(default=10.0, gt=0, le=300, allow_inf_nan=False)
+    # alert once when a run goes on longer than this (a hung or slow night)
+    after_seconds: float | None = Field(default=None, gt=0, allow_inf_nan=False)
+
+    @field_validator("command")
+    @classmethod
+    def _command_splits(cls, v: str | None) -> str | None:
+        """The command is split as a shell would (no shell runs it): it must split."""
+        if v is None:
+            return v
+        import shlex
+
+        try:
+            words = shlex.split(v)
+        except ValueError as exc:
+            raise ValueError(f"cannot be split into words as a shell would: {exc}") from None
+        if not words:
+            raise ValueError("names no program")
+        return v

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from arena.config._base import _Strict
+from arena.config._base import MAX_ANSWER_WORDS, MAX_SECONDS, _Strict
 
 
 class SimParams(_Strict):
@@ -13,11 +13,11 @@ class SimParams(_Strict):
     skill: float = 0.0
     answer_noise: float = Field(default=0.5, ge=0)
     style: str | None = None
-    answer_words: int = Field(default=60, ge=1)
+    answer_words: int = Field(default=60, ge=1, le=MAX_ANSWER_WORDS)
     # Verbosity varies by answer: words = answer_words * exp(spread * N(0, 1)).
-    answer_words_spread: float = Field(default=0.0, ge=0)
-    latency_mean: float = Field(default=0.0, ge=0)
-    latency_sd: float = Field(default=0.0, ge=0)
+    answer_words_spread: float = Field(default=0.0, ge=0, le=2)
+    latency_mean: float = Field(default=0.0, ge=0, le=MAX_SECONDS)
+    latency_sd: float = Field(default=0.0, ge=0, le=MAX_SECONDS)
     failure_rate: float = Field(default=0.0, ge=0, le=1)
     judge_noise: float = Field(default=0.5, ge=0)
     position_bias: float = 0.0
@@ -25,6 +25,9 @@ class SimParams(_Strict):
     # As a reviewer: added to the perceived gap in favour of the longer answer,
     # per unit of relative length difference (L_A - L_B) / mean(L_A, L_B).
     length_bias: float = 0.0
+    # As a reviewer: added in favour of an answer by a model with the same `style`
+    # marker, itself included (a bloc of models that vote for each other); needs `style`.
+    ally_preference: float = 0.0
     tie_band: float = Field(default=0.1, ge=0)
     malformed_rate: float = Field(default=0.0, ge=0, le=1)
     # BatchEval scoring (arena/providers/_sim_batcheval.py): noise of seeing one
@@ -53,4 +56,6 @@ class SimParams(_Strict):
 # Sim settings that do not change what a call returns: not part of any id.
 SIM_RUN_ONLY = frozenset({"latency_mean", "latency_sd", "failure_rate"})
 # Sim parameters added after logs were first written (default 0: no effect).
-_LATER_SIM_PARAMS = frozenset({"answer_words_spread", "length_bias", "example_gain"})
+_LATER_SIM_PARAMS = frozenset(
+    {"answer_words_spread", "length_bias", "example_gain", "ally_preference"}
+)

@@ -5,10 +5,22 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["GENERAL_VARIANT", "template_variants"]
+__all__ = ["GENERAL_VARIANT", "REVIEW_PLACEHOLDERS", "template_variants", "unknown_placeholders"]
 
 _VARIANT_RE = re.compile(r"^\{variant:\s*([^}\n]+?)\s*\}[ \t]*\n?", re.MULTILINE)
 GENERAL_VARIANT = "general"
+# What a review prompt fills in (arena-hard's judge prompt writes the first four in
+# capitals); any other `{name}` would reach the reviewer as written.
+REVIEW_PLACEHOLDERS = frozenset(
+    {"question", "answer_a", "answer_b", "reference", "examples"}
+    | {"QUESTION", "ANSWER_A", "ANSWER_B", "REFERENCE"}
+)
+_PLACEHOLDER_RE = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+def unknown_placeholders(template: str) -> list[str]:
+    """The `{name}` placeholders of a review template that rendering does not fill, sorted."""
+    return sorted(set(_PLACEHOLDER_RE.findall(template)) - REVIEW_PLACEHOLDERS)
 
 
 def template_variants(template: str) -> dict[str, str] | None:

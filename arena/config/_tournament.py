@@ -112,6 +112,38 @@ class Tournament:
             )
         return lines
 
+    def input_files(self) -> dict[str, Path]:
+        """The files the tournament's calls are made from, by role: `questions`,
+        `references`, and `answers.MODEL` for each contestant answering from a file."""
+        base = self.path.parent
+        files: dict[str, Path] = {}
+        for key, value in (
+            ("questions", self.config.questions),
+            ("references", self.config.references),
+        ):
+            if value:
+                files[key] = Path(value) if Path(value).is_absolute() else base / value
+        for name, found in sorted(self.answer_files.items()):
+            files[f"answers.{name}"] = found.path
+        return files
+
+    def inputs_hash(self) -> str:
+        """Hash of the content of `input_files` (tournament.json: the shards of one
+        tournament must agree on it, so that shards run on different question sets,
+        or with other answers, are never ranked as one run). The content, not the
+        names: a file moved or renamed hashes the same; one edited does not."""
+        digest = hashlib.sha256()
+        for role, path in self.input_files().items():
+            digest.update(role.encode() + b"\0")
+            try:
+                with path.open("rb") as handle:
+                    for block in iter(lambda: handle.read(1 << 20), b""):
+                        digest.update(block)
+            except OSError as exc:  # read at load already: gone since
+                digest.update(f"unreadable: {exc.strerror}".encode())
+            digest.update(b"\0")
+        return digest.hexdigest()[:16]
+
     def config_hash(self) -> str:
         """Hash of the resolved config and the review template (tournament.json: shards of
         one tournament must agree on it).

@@ -14,6 +14,7 @@ from arena.config._schema import REASONING_EFFORTS, ModelConfig, ProviderConfig,
 from arena.config._sections import DiscussionConfig
 from arena.config._sim import SimParams
 from arena.config._stage_sections import load_stage_sections, registered_section
+from arena.config._yaml import key_line
 
 
 def _format_loc(loc: tuple[Any, ...]) -> str:
@@ -43,7 +44,7 @@ def validate_document(cls: type[_Validated], data: Any, file: str | Path) -> _Va
             msg = "unknown key"
         elif err["type"] == "missing":
             msg = "required key is missing"
-        raise ConfigError(file, key, msg) from None
+        raise ConfigError(file, key, msg, key_line(Path(file), tuple(err["loc"]))) from None
 
 
 def check_models(

@@ -98,6 +98,36 @@ _UniqueKeyLoader.add_constructor(
 )
 
 
+def key_line(path: Path, loc: tuple[Any, ...]) -> int | None:
+    """The line (1-based) of the key path `loc` (as pydantic gives it) in a YAML file
+    `read_yaml` read; the deepest part of it found, None when the file cannot say."""
+    try:
+        text = path.read_bytes()[:MAX_YAML_BYTES].decode("utf-8")
+        loader = _UniqueKeyLoader(text)
+        try:
+            node = loader.get_single_node()
+        finally:
+            loader.dispose()
+    except Exception:  # noqa: BLE001 - only a better message is lost
+        return None
+    line = None
+    for part in loc:
+        if isinstance(node, yaml.MappingNode):
+            found = next((pair for pair in node.value if pair[0].value == str(part)), None)
+            if found is None:
+                break
+            line = found[0].start_mark.line + 1
+            node = found[1]
+        elif isinstance(node, yaml.SequenceNode) and isinstance(part, int):
+            if not 0 <= part < len(node.value):
+                break
+            node = node.value[part]
+            line = node.start_mark.line + 1
+        else:
+            break
+    return line
+
+
 def read_yaml(path: Path) -> Any:
     """Read a YAML file, turning syntax errors into ConfigError."""
     try:

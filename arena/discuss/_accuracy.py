@@ -10,6 +10,9 @@ of the mirrored battle counts mirrored):
 - verdict: the discussion's agreed verdict (an unresolved discussion counts as
   wrong); `verdict_agreed` the same over agreed discussions only.
 
+Pooled over every discussion, and per leader (the discussant who opened),
+as PRD's tables report them.
+
 Each accuracy has a 95% percentile bootstrap interval over discussions, and
 `change` (after - before) a paired one, resampling discussions with their
 before and after together.
@@ -84,7 +87,9 @@ def discussion_accuracy(
 
     Returns `labelled` (finished discussions with a human label), `unlabelled`,
     and `before`, `after`, `change`, `verdict`, `verdict_agreed`, each
-    `{value, low, high}` (null when nothing to measure).
+    `{value, low, high}` (null when nothing to measure), over all discussions;
+    and `by_leader`: the same figures (with `labelled`) for the discussions
+    each discussant led, by its name (PRD reports accuracy per leader).
     """
     frame = discussions
     if context is not None and frame.height:
@@ -108,7 +113,8 @@ def discussion_accuracy(
     before: list[float] = []
     after: list[float] = []
     verdict: list[float] = []
-    agreed: list[float] = []
+    agreed: list[bool] = []
+    leaders: list[str] = []
     unlabelled = 0
     for row in finals.iter_rows(named=True) if finals.height else ():
         label = labels.get((str(row["question_id"]), row["model_a"], row["model_b"]))
@@ -119,27 +125,46 @@ def discussion_accuracy(
         speakers = (row["leader"], row["follower"])
         before.append(sum(first[did].get(s) == label for s in speakers) / 2)
         after.append(sum(last[did].get(s, first[did].get(s)) == label for s in speakers) / 2)
-        hit = float(row["outcome"] == "agreed" and row["verdict"] == label)
-        verdict.append(hit)
-        if row["outcome"] == "agreed":
-            agreed.append(hit)
-    rng = np.random.default_rng(seed)
-    n = len(before)
+        verdict.append(float(row["outcome"] == "agreed" and row["verdict"] == label))
+        agreed.append(row["outcome"] == "agreed")
+        leaders.append(str(row["leader"]))
+    columns = (np.array(before), np.array(after), np.array(verdict), np.array(agreed, dtype=bool))
+    result: dict[str, Any] = {"labelled": len(before), "unlabelled": unlabelled}
+    result.update(_figures(*columns, bootstrap, np.random.default_rng(seed)))
+    by_leader: dict[str, Any] = {}
+    names = np.array(leaders)
+    for n, leader in enumerate(sorted(set(leaders)), 1):
+        keep = names == leader
+        b, a, v, g = (column[keep] for column in columns)
+        rng = np.random.default_rng([seed, n])
+        by_leader[leader] = {"labelled": int(keep.sum()), **_figures(b, a, v, g, bootstrap, rng)}
+    result["by_leader"] = by_leader
+    return result
+
+
+def _figures(
+    before: np.ndarray,
+    after: np.ndarray,
+    verdict: np.ndarray,
+    agreed: np.ndarray,
+    bootstrap: int,
+    rng: np.random.Generator,
+) -> dict[str, Any]:
+    """The five accuracy blocks of one set of discussions (see `discussion_accuracy`)."""
+    n = before.size
     draws = rng.integers(0, n, size=(bootstrap, n)) if n else np.zeros((0, 0), dtype=np.int64)
-    b, a = np.array(before), np.array(after)
+    hits = verdict[agreed]
     agreed_draws = (
-        rng.integers(0, len(agreed), size=(bootstrap, len(agreed)))
-        if agreed
+        rng.integers(0, hits.size, size=(bootstrap, hits.size))
+        if hits.size
         else np.zeros((0, 0), dtype=np.int64)
     )
     return {
-        "labelled": n,
-        "unlabelled": unlabelled,
-        "before": _interval(b, draws),
-        "after": _interval(a, draws),
-        "change": _interval(a - b, draws),
-        "verdict": _interval(np.array(verdict), draws),
-        "verdict_agreed": _interval(np.array(agreed), agreed_draws),
+        "before": _interval(before, draws),
+        "after": _interval(after, draws),
+        "change": _interval(after - before, draws),
+        "verdict": _interval(verdict, draws),
+        "verdict_agreed": _interval(hits, agreed_draws),
     }
 
 
@@ -151,10 +176,17 @@ def _fmt(block: dict[str, Any]) -> str:
 
 
 def accuracy_line(acc: dict[str, Any]) -> str:
-    """The accuracy figures in one line for the terminal."""
-    return (
+    """The accuracy figures in one line for the terminal (then one line per leader)."""
+    line = (
         f"accuracy vs human labels ({acc['labelled']} labelled discussions, 95% bootstrap): "
         f"before {_fmt(acc['before'])}, after {_fmt(acc['after'])}, change "
         f"{_fmt(acc['change'])}, verdict {_fmt(acc['verdict'])}, agreed verdicts "
         f"{_fmt(acc['verdict_agreed'])}"
     )
+    for leader, part in acc.get("by_leader", {}).items():
+        line += (
+            f"\n  led by {leader} ({part['labelled']}): before {_fmt(part['before'])}, after "
+            f"{_fmt(part['after'])}, change {_fmt(part['change'])}, verdict "
+            f"{_fmt(part['verdict'])}"
+        )
+    return line

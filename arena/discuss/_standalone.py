@@ -27,7 +27,9 @@ def with_discussion(t: Tournament, triggers: Sequence[str] = ()) -> Tournament:
 
     Raises ConfigError (naming the YAML and the key) when the result is not valid.
     """
-    data = t.config.model_dump()
+    # keys at their defaults left out: the config reads back as written (a model with
+    # `answers:` from a file refuses keys it does not use, defaults included)
+    data = t.config.model_dump(exclude_defaults=True)
     section = dict(data.get("discussion") or {})
     if triggers:
         section["trigger"] = list(triggers)

@@ -22,6 +22,7 @@ into `ConfigError`s.
 """
 
 from arena.formats._answers import ANSWER_FORMATS, AnswerFile, read_answer_file
+from arena.formats._checks import SCALAR_FIELDS, check_judgment_record, check_turn
 from arena.formats._errors import FormatError
 from arena.formats._judgments import (
     CROWD,
@@ -32,7 +33,7 @@ from arena.formats._judgments import (
     read_judgments,
 )
 from arena.formats._questions import QUESTION_FORMATS, Question, read_questions
-from arena.formats._records import read_records
+from arena.formats._records import load_json, read_records
 from arena.formats._single_grades import (
     SingleGrades,
     is_single_grades,
@@ -48,9 +49,13 @@ __all__ = [
     "JUDGMENT_COLUMNS",
     "JUDGMENT_FORMATS",
     "Judgments",
+    "check_judgment_record",
+    "check_turn",
     "detect_format",
+    "load_json",
     "read_judgments",
     "QUESTION_FORMATS",
+    "SCALAR_FIELDS",
     "Question",
     "read_answer_file",
     "read_questions",

@@ -8,7 +8,10 @@
 - AlpacaEval outputs (a JSON list): `instruction`, `output`, `generator`,
   matched to the question whose text is the instruction;
 - PRD (and FastChat's older) `answer_<model>.jsonl`: `question_id`, `text`,
-  `model_id` (and `answer_id`).
+  `model_id` (and `answer_id`);
+- pairwise items (PRD's LFQA file, JSONL or CSV): the answers of the models
+  `answer_a` and `answer_b`, the two sides of every item (see
+  `arena.formats._pairwise_items`).
 
 When a question has several records, the last one counts (as those tools
 read their own files). A file that mixes several models is narrowed to the
@@ -25,10 +28,16 @@ from pathlib import Path
 from typing import Any
 
 from arena.formats._errors import FormatError
+from arena.formats._pairwise_items import (
+    ITEM_SIDES,
+    is_pairwise_item,
+    item_records,
+    read_pairwise_items,
+)
 from arena.formats._questions import Question, turn_text
-from arena.formats._records import read_records
+from arena.formats._records import Record, read_records
 
-ANSWER_FORMATS = ("fastchat", "arena-hard", "alpacaeval", "prd")
+ANSWER_FORMATS = ("fastchat", "arena-hard", "alpacaeval", "prd", "pairwise-items")
 
 # What FastChat's and arena-hard v0.1's answer scripts write when the API call failed.
 ERROR_MARKER = "$ERROR$"
@@ -148,6 +157,16 @@ def _record(path: Path, where: str, obj: dict[str, Any]) -> _Record:
     )
 
 
+def _item_answers(path: Path, rows: Sequence[Record]) -> list[_Record]:
+    """Both sides of every pairwise item, as the answers of the models `answer_a`, `answer_b`."""
+    side_a, side_b = ITEM_SIDES
+    out: list[_Record] = []
+    for item in read_pairwise_items(path, rows):
+        out.append(_Record(item.where, "pairwise-items", item.id, side_a, (item.answer_a,)))
+        out.append(_Record(item.where, "pairwise-items", item.id, side_b, (item.answer_b,)))
+    return out
+
+
 def _problem(turns: tuple[str, ...], question: Question) -> str | None:
     if len(turns) != len(question.turns):
         return f"has {len(turns)} answer turn(s), the question has {len(question.turns)}"
@@ -166,7 +185,11 @@ def read_answer_file(
 
     `select`: the model id to keep when the file holds answers of several models.
     """
-    records = [_record(path, where, obj) for where, obj in read_records(path)]
+    rows = item_records(path) if path.suffix.lower() == ".csv" else read_records(path)
+    if rows and is_pairwise_item(rows[0][1]):
+        records = _item_answers(path, rows)
+    else:
+        records = [_record(path, where, obj) for where, obj in rows]
     if not records:
         raise FormatError(path, "", "no answers in file")
     model_ids = tuple(dict.fromkeys(r.model for r in records if r.model is not None))

@@ -27,6 +27,10 @@ the two answers' texts.
   `question_id`, `score` 1 (m1 better), 2 (m2 better), 3 (tie); the models
   and the reviewer come from the file's name (the reviewer from the
   `ratings-` folder when there is one).
+- Pairwise expert-labelled items (PRD's LFQA file, JSONL or CSV): `question`,
+  `answer_a`, `answer_b`, `overall_preference` (-1 A, 1 B, 0 tie); each label
+  a review of `answer_a` (A) against `answer_b` (B) by `expert1`, `expert2`,
+  ... (see `arena.formats._pairwise_items`).
 
 arena's own reviews files (CSV, JSONL, Parquet with `model_a, model_b,
 reviewer, score|verdict`) are read by `arena.report`; `detect_format` names
@@ -42,7 +46,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from arena.formats._checks import check_judgment_record
 from arena.formats._errors import FormatError
+from arena.formats._pairwise_items import (
+    ITEM_SIDES,
+    expert_name,
+    is_pairwise_item,
+    read_pairwise_items,
+)
 from arena.formats._records import Record, read_records
 
 __all__ = [
@@ -58,7 +69,15 @@ __all__ = [
 
 # How an MT-bench record's two games count: as two reviews, or merged into one.
 GAMES = ("separate", "merged")
-JUDGMENT_FORMATS = ("arena", "alpacaeval", "arena-hard", "mt-bench", "chatbot-arena", "prd")
+JUDGMENT_FORMATS = (
+    "arena",
+    "alpacaeval",
+    "arena-hard",
+    "mt-bench",
+    "chatbot-arena",
+    "prd",
+    "pairwise-items",
+)
 # The columns of `Judgments.columns`, in order.
 JUDGMENT_COLUMNS = (
     "question_id",
@@ -414,12 +433,30 @@ def _prd(out: Judgments, where: str, obj: Mapping[str, Any], names: tuple[str, s
     out.add(where, question, names[0], names[1], names[2], verdict)
 
 
+def _items(out: Judgments, rows: Sequence[Record]) -> None:
+    """Each label of a pairwise item: a review of answer_a (A) against answer_b (B)."""
+    side_a, side_b = ITEM_SIDES
+    for item in read_pairwise_items(out.path, rows):
+        for n, label in enumerate(item.labels, 1):
+            out.add(
+                item.where,
+                item.id,
+                side_a,
+                side_b,
+                expert_name(n),
+                label,
+                answers=(item.answer_a, item.answer_b),
+            )
+
+
 # --- detection ----------------------------------------------------------------------
 
 
 def detect_format(path: Path, first: Mapping[str, Any]) -> str:
     """The format of a file whose first record is `first` (one of JUDGMENT_FORMATS)."""
     keys = set(first)
+    if is_pairwise_item(first):
+        return "pairwise-items"
     if {"generator_1", "generator_2"} <= keys and "preference" in keys:
         return "alpacaeval"
     if "games" in keys and "model" in keys:
@@ -440,7 +477,8 @@ def detect_format(path: Path, first: Mapping[str, Any]) -> str:
         "not a judgments file this reader knows: expected the fields of AlpacaEval "
         "annotations (generator_1, generator_2, preference), arena-hard judgments "
         "(model, games), MT-bench pairwise judgments (model_1, model_2, g1_winner), "
-        "Chatbot Arena battles (model_a, model_b, winner), a PRD review file, or "
+        "Chatbot Arena battles (model_a, model_b, winner), a PRD review file, "
+        "pairwise items (question, answer_a, answer_b, overall_preference), or "
         "arena's own (model_a, model_b, reviewer, score or verdict)",
     )
 
@@ -540,6 +578,9 @@ def read_judgments(
         raise FormatError(path, "", "no judgments in the file")
     found = format or detect_format(path, rows[0][1])
     out = Judgments(path, found)
+    if found == "pairwise-items":
+        _items(out, rows)
+        return out
     reader: Callable[[Judgments, str, Mapping[str, Any]], None]
     if found == "arena":
         reader = _arena
@@ -564,5 +605,6 @@ def read_judgments(
             _prd(out, where, obj, names)
 
     for where, obj in rows:
+        check_judgment_record(path, where, obj)  # the fields' types (arena.formats._checks)
         reader(out, where, obj)
     return out

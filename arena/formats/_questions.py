@@ -9,7 +9,10 @@ Each record is read on its own, by the fields it has:
 - arena-hard v0.1: `question_id`, `turns: [{"content": ...}]`, `category`;
 - arena-hard v2: `uid`, `prompt`, `category`;
 - AlpacaEval: `instruction` (plus `input` when not empty); `dataset` is the
-  category; the id is the position in the file (1, 2, ...) unless `id` is given.
+  category; the id is the position in the file (1, 2, ...) unless `id` is given;
+- pairwise items (PRD's LFQA file, JSONL or CSV: `question`, `answer_a`,
+  `answer_b`, `overall_preference`): one question per item, its id the item's
+  (see `arena.formats._pairwise_items`).
 """
 
 from __future__ import annotations
@@ -20,9 +23,10 @@ from pathlib import Path
 from typing import Any
 
 from arena.formats._errors import FormatError
+from arena.formats._pairwise_items import is_pairwise_item, item_records, read_pairwise_items
 from arena.formats._records import read_records
 
-QUESTION_FORMATS = ("arena", "mt-bench", "arena-hard", "alpacaeval")
+QUESTION_FORMATS = ("arena", "mt-bench", "arena-hard", "alpacaeval", "pairwise-items")
 
 
 @dataclass(frozen=True)
@@ -145,8 +149,13 @@ def parse_questions(path: Path, records: Sequence[tuple[str, dict[str, Any]]]) -
 
 
 def read_questions(path: Path) -> tuple[Question, ...]:
-    """Every question of a file in any supported shape (JSONL, or a JSON array)."""
-    questions = parse_questions(path, read_records(path))
+    """Every question of a file in any supported shape (JSONL, or a JSON array; pairwise
+    items also as CSV)."""
+    records = item_records(path) if path.suffix.lower() == ".csv" else read_records(path)
+    if records and is_pairwise_item(records[0][1]):
+        items = read_pairwise_items(path, records)
+        return tuple(Question(id=item.id, turns=(item.question,)) for item in items)
+    questions = parse_questions(path, records)
     if not questions:
         raise FormatError(path, "", "no questions in file")
     return tuple(questions)

@@ -15,7 +15,15 @@ from typing import Any
 
 from arena.formats._errors import FormatError
 
-__all__ = ["Record", "json_error", "jsonl_lines", "read_records", "read_text"]
+__all__ = [
+    "MAX_JSON_DEPTH",
+    "Record",
+    "json_error",
+    "jsonl_lines",
+    "load_json",
+    "read_records",
+    "read_text",
+]
 
 Record = tuple[str, dict[str, Any]]  # (where, object): "line 3" or "[2]"
 
@@ -24,6 +32,9 @@ _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 # The same with its last two digits (whether a pair's halves come in order).
 _SURROGATE_CODE = re.compile(r"\\u([dD][89a-fA-F][0-9a-fA-F]{2})")
 _SURROGATE = re.compile("[\ud800-\udfff]")
+# How deep a record's arrays and objects may nest: far past any real record, well
+# short of the depth where decoding (or walking) it would exhaust the stack.
+MAX_JSON_DEPTH = 100
 # Characters of context shown either side of a JSON error.
 _EXCERPT = 24
 
@@ -76,6 +87,44 @@ def json_error(exc: json.JSONDecodeError, line: int | None = None) -> tuple[str,
     return where, f"invalid JSON: {exc.msg}, near: {_excerpt(exc.doc, exc.pos)}"
 
 
+def _depth(value: Any) -> int:
+    """How deep `value`'s lists and dicts nest (a scalar: 0), without recursion."""
+    deepest = 0
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            stack.extend((v, depth + 1) for v in item.values())
+        elif isinstance(item, list):
+            stack.extend((v, depth + 1) for v in item)
+        else:
+            continue
+        deepest = max(deepest, depth + 1)
+        if deepest > MAX_JSON_DEPTH:
+            break
+    return deepest
+
+
+def load_json(path: Path, text: str, line: int | None = None) -> Any:
+    """`text` decoded as JSON, nested at most MAX_JSON_DEPTH deep; FormatError names the
+    file and the line (`line`: the file's line when `text` is one JSONL line)."""
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise FormatError(path, *json_error(exc, line)) from None
+    except RecursionError:
+        value = None
+        deep = True
+    else:
+        deep = _depth(value) > MAX_JSON_DEPTH
+    if deep:
+        where = "" if line is None else f"line {line}"
+        raise FormatError(
+            path, where, f"nested deeper than {MAX_JSON_DEPTH} levels (arrays and objects)"
+        )
+    return value
+
+
 def read_records(path: Path, *, allow_array: bool = True) -> list[Record]:
     """Every object of a JSONL file, or of a JSON array (AlpacaEval's outputs), with its place.
 
@@ -87,10 +136,7 @@ def read_records(path: Path, *, allow_array: bool = True) -> list[Record]:
         return _array_records(path, content)
     records: list[Record] = []
     for lineno, line in jsonl_lines(content):
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise FormatError(path, *json_error(exc, lineno)) from None
+        obj = load_json(path, line, lineno)
         if not isinstance(obj, dict):
             raise FormatError(path, f"line {lineno}", "each line must be a JSON object")
         if _lone_surrogate_escape(line):
@@ -100,10 +146,7 @@ def read_records(path: Path, *, allow_array: bool = True) -> list[Record]:
 
 
 def _array_records(path: Path, content: str) -> list[Record]:
-    try:
-        items = json.loads(content)
-    except json.JSONDecodeError as exc:
-        raise FormatError(path, *json_error(exc)) from None
+    items = load_json(path, content)
     if not isinstance(items, list):  # pragma: no cover - starts with "[" so it is a list
         raise FormatError(path, "", "expected a JSON array of objects")
     records: list[Record] = []

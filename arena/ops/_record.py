@@ -14,6 +14,7 @@ marks it `killed` (exit code 137), in its report file and in last_run.json.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import socket
@@ -22,7 +23,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from arena.rundir._files import LAST_RUN, iso_time, read_last_run, write_json_atomic
+from arena.rundir._files import LAST_RUN, RUNS_FILE, iso_time, read_last_run, write_json_atomic
 
 __all__ = [
     "CALL_FIELDS",
@@ -33,6 +34,7 @@ __all__ = [
     "build_record",
     "hostname",
     "iso_time",
+    "append_run",
     "mark_report_killed",
     "read_last_run",
     "write_json_atomic",
@@ -111,8 +113,10 @@ def build_record(
     alert: Mapping[str, Any] | None = None,
     pid: int | None = None,
     host: str | None = None,
+    killed_runs: list[dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
-    """The status record (see the module); `summary` is the run's JSON summary, or {}."""
+    """The status record (see the module); `summary` is the run's JSON summary, or {}.
+    `killed_runs`: the runs this one found killed (run id, start, spend)."""
     calls = {k: _int(summary.get(k)) for k in CALL_FIELDS}
     calls["open"] = calls["failed"] + calls["pending"]
     errors = [dict(e) for e in summary.get("errors", []) if isinstance(e, Mapping)][:50]
@@ -149,12 +153,75 @@ def build_record(
         },
         "report": report,
         "alert": None if alert is None else dict(alert),
+        "killed_runs": [
+            {
+                "run_id": str(k.get("run_id")),
+                "started_at": k.get("started_at"),
+                "spent_usd": _float(k.get("spent_usd")) or 0.0,
+            }
+            for k in killed_runs or []
+        ],
     }
 
 
 def write_last_run_record(directory: Path, record: Mapping[str, Any]) -> None:
-    """DIR/last_run.json: the record of the latest run (its end, or that it is running)."""
-    write_json_atomic(directory / LAST_RUN, dict(record))
+    """DIR/last_run.json: the record of the latest run (its end, or that it is running).
+
+    Atomic (a new file, then a rename). On a full disk, where no new file fits, the
+    record is written over the old file's own space instead, compact, so that `arena
+    status` never shows an earlier night as the last one."""
+    path = directory / LAST_RUN
+    try:
+        write_json_atomic(path, dict(record))
+    except OSError as exc:
+        if exc.errno not in (errno.ENOSPC, errno.EDQUOT) or not path.is_file():
+            raise
+        with open(path, "r+b") as f:
+            info = os.fstat(f.fileno())
+            room = max(info.st_size, info.st_blocks * 512)  # what the file already holds
+            for data in _smaller(record):
+                text = json.dumps(data, separators=(",", ":"), default=str).encode()
+                if len(text) + 1 <= room:
+                    # padded to the old size: the file keeps its blocks for the next record
+                    f.write(text + b" " * max(0, info.st_size - len(text) - 1) + b"\n")
+                    f.truncate()
+                    return
+        raise
+
+
+def append_run(directory: Path, record: Mapping[str, Any]) -> None:
+    """One line for an ended run in DIR/runs.jsonl (`arena runs`), from its record."""
+    calls = record.get("calls") or {}
+    row = {
+        "run_id": record.get("run_id"),
+        "command": record.get("command"),
+        "started_at": record.get("started_at"),
+        "started_unix": record.get("started_unix"),
+        "ended_at": record.get("ended_at"),
+        "exit_code": record.get("exit_code"),
+        "status": record.get("status"),
+        "calls": sum(_int(calls.get(k)) for k in ("completed", "invalid", "failed")),
+        "failed": _int(calls.get("failed")),
+        "spent_usd": record.get("spent_usd"),
+        "wall_seconds": record.get("wall_seconds"),
+        "snapshot": (record.get("snapshot") or {}).get("number")
+        if (record.get("snapshot") or {}).get("added")
+        else None,
+    }
+    with open(directory / RUNS_FILE, "a", encoding="utf-8") as f:
+        f.write(json.dumps(row, default=str) + "\n")
+
+
+def _smaller(record: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The record, then shorter forms of it (for a full disk): without the error list,
+    then only what `arena status` shows."""
+    full = dict(record)
+    error = full.get("error")
+    short = {**full, "errors": [], "error": error[:300] if isinstance(error, str) else error}
+    keys = ("schema_version", "run_id", "command", "status", "exit_code", "exit_meaning")
+    least = {k: full.get(k) for k in (*keys, "started_at", "ended_at", "started_unix")}
+    least["ended_unix"] = full.get("ended_unix")
+    return [full, short, least]
 
 
 def _parse_time(text: Any, default: float) -> float:
@@ -166,9 +233,12 @@ def _parse_time(text: Any, default: float) -> float:
     return default
 
 
-def mark_report_killed(directory: Path, path: Path, *, found_by: str) -> str | None:
+def mark_report_killed(
+    directory: Path, path: Path, *, found_by: str, spent: Mapping[str, float] | None = None
+) -> dict[str, Any] | None:
     """Rewrite the report file `path` of a run that never ended as killed (exit 137), and
-    DIR/last_run.json when it is that run's; the run id, or None when it did end.
+    DIR/last_run.json when it is that run's; the run (id, start, what it spent: `spent`
+    by run id), or None when it did end.
 
     The caller holds DIR's lock (so no run is going) or knows the run is gone.
     """
@@ -194,7 +264,7 @@ def mark_report_killed(directory: Path, path: Path, *, found_by: str) -> str | N
         else _parse_time(run.get("started_at"), path.stat().st_mtime),
         ended=None,
         exit_code=137,
-        summary={},
+        summary={"spent_usd": (spent or {}).get(run_id, 0.0)},
         output=run.get("output") or old.get("output"),
         config=old.get("config"),
         error=error,
@@ -212,4 +282,9 @@ def mark_report_killed(directory: Path, path: Path, *, found_by: str) -> str | N
     last = read_last_run(directory)
     if last is not None and last.get("run_id") == run_id and last.get("exit_code") is None:
         write_last_run_record(directory, record)
-    return run_id
+    append_run(directory, record)
+    return {
+        "run_id": run_id,
+        "started_at": record["started_at"],
+        "spent_usd": record["spent_usd"],
+    }

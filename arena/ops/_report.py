@@ -20,7 +20,7 @@ from typing import Any
 
 import polars as pl
 
-from arena.rundir._history import HISTORY_TABLE, read_history, snapshot_ids
+from arena.rundir._history import HISTORY_TABLE, read_history, snapshot_ids, snapshot_numbers
 from arena.rundir._views import HistoryView
 from arena.stages import register_all_tables
 from arena.store import TABLES, RunLog
@@ -225,9 +225,10 @@ def night_report(
         report["snapshot_added"] = len(ids) > snapshots_at_start
         rows = history.filter(pl.col("snapshot") == ids[-1]).sort("rank", nulls_last=True)
         taken = float(rows["at"][0])
-        report["snapshot"].update(number=len(ids), taken_unix=taken)
+        number = snapshot_numbers(history).get(ids[-1], len(ids))  # kept by gc
+        report["snapshot"].update(number=number, taken_unix=taken)
         report["leaderboard"] = {
-            "snapshot": len(ids),
+            "snapshot": number,
             "at": _iso(taken),
             "tag": rows["tag"][0],
             "models": [

@@ -22,7 +22,7 @@ import sys
 import time
 import uuid
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -35,10 +35,13 @@ __all__ = [
     "is_dir",
     "mark_killed",
     "new_run_id",
+    "run_spend",
     "warn_problem",
 ]
 
 RUN_ID_ENV = "ARENA_RUN_ID"
+LAST_RUN_NAME = "last_run.json"
+LOCKED = 75
 
 # Report files looked at for runs that never ended (the latest ones).
 _KILLED_SCAN = 50
@@ -81,6 +84,9 @@ class RunRecord:
     done: bool = False
     settings: Any = None  # AlertSettings, loaded once
     started_written: bool = False  # the "running" record is on disk
+    holder: dict[str, Any] | None = None  # who held DIR's lock at the start (exit 75)
+    killed: list[dict[str, Any]] = field(default_factory=list)  # runs found killed at start
+    previous: str | None = None  # DIR/last_run.json before this run's "running" record
 
     def fields(self, ended: float | None) -> dict[str, Any]:
         return {
@@ -107,26 +113,70 @@ class RunRecord:
                 self.settings = AlertSettings()
         return self.settings
 
+    def alert_settings_once(self) -> Any:
+        """The tournament's `alerts:` and `metrics_file:` (read once; empty when unreadable)."""
+        return self._alert_settings()
+
+    def running_record(self) -> dict[str, Any]:
+        """This run's record while it goes (no exit code yet), written nowhere."""
+        from arena.ops._record import build_record
+
+        return build_record(
+            run_id=self.run_id,
+            command=self.command,
+            started=self.started,
+            ended=None,
+            exit_code=None,
+            summary={},
+            output=None if self.output is None else str(self.output),
+            config=None if self.config is None else str(self.config),
+            error=None,
+            exit_meaning="running (no exit yet)",
+            killed_runs=self.killed,
+        )
+
     def start(self) -> None:
-        """At the start: mark runs that never ended as killed, then say this one is running."""
+        """At the start: when no other run holds DIR, mark the runs that never ended as
+        killed and say this one is running. When one does (this run will exit 75),
+        nothing is written: the holder's record stays as it is."""
         out = self._directory()
         if out is None:
             return
+        from arena.store import LockHeld, RunLock
+
+        lock = RunLock(out)
         try:
-            mark_killed(out, self.run_id)
-        except Exception as exc:  # noqa: BLE001 - a by-product
-            warn_problem(out, f"could not check for killed runs: {exc}")
-        self.finish({**self.fields(None), "output": str(out)}, None)
-        self.started_written = True
+            lock.acquire()
+        except LockHeld as exc:
+            self.holder = exc.holder or {}
+            return
+        except Exception as exc:  # noqa: BLE001 - the run itself says what is wrong
+            warn_problem(out, f"could not take the lock of {out} to record the start: {exc}")
+            return
+        try:
+            try:
+                self.killed = mark_killed(out, self.run_id, locked=True)
+            except Exception as exc:  # noqa: BLE001 - a by-product
+                warn_problem(out, f"could not check for killed runs: {exc}")
+            self.previous = _read_text(out / LAST_RUN_NAME)
+            self.finish({**self.fields(None), "output": str(out)}, None)
+            self.started_written = True
+        finally:
+            lock.release()
 
     def finish(self, summary: Mapping[str, Any], code: int | None) -> dict[str, Any]:
         """The run's status record, written to the report files and last_run.json; alerts
-        and metrics when the run ended (`code` not None). Never raises."""
-        from arena.ops._record import build_record, write_last_run_record
+        and metrics when the run ended (`code` not None). Never raises.
+
+        A run refused because another one holds DIR (exit 75) writes nothing there:
+        its record is printed and may alert, the holder's state stays as it is."""
+        from arena.ops._record import append_run, build_record, write_last_run_record
         from arena.ops._report import EXIT_MEANINGS, minimal_report, night_report, report_paths
 
         ended = None if code is None else time.time()
         out = self._directory()
+        if code == LOCKED:
+            return self._finish_locked(summary, ended, out)
         report: dict[str, Any] | None = None
         if out is not None:
             try:
@@ -143,9 +193,11 @@ class RunRecord:
         settings = self._alert_settings() if code is not None else None
         reason, state = None, None
         if code is not None and out is not None:
-            reason, state = _next_alert(out, code, settings, ended)
-        elif code is not None and code not in (0, 3, 75, 129, 130, 137, 143):
-            reason = f"the run failed (exit {code})"  # no directory to keep a state in
+            reason, state = _next_alert(out, code, settings, ended, self.killed)
+        elif code is not None:
+            from arena.ops._alerts import alert_reason
+
+            reason = alert_reason(code, {}, 1)[0]  # no directory to keep a state in
         meaning = "running (no exit yet)" if code is None else EXIT_MEANINGS.get(code, "other")
         record = build_record(
             run_id=self.run_id,
@@ -164,20 +216,83 @@ class RunRecord:
             alert={"reason": reason}
             if reason and settings is not None and settings.alerting
             else None,
+            killed_runs=self.killed,
         )
         if out is not None and report is not None:
             record["report"] = _write_report(out, report, record)
             try:
                 write_last_run_record(out, record)
-                if state is not None:
-                    from arena.ops._alerts import save_ops_state
-
-                    save_ops_state(out, state)
             except Exception as exc:  # noqa: BLE001
-                warn_problem(out, f"could not write {out / 'last_run.json'}: {exc}")
+                warn_problem(out, f"could not write {out / LAST_RUN_NAME}: {exc}")
+            if code is not None:
+                try:
+                    append_run(out, record)
+                except Exception as exc:  # noqa: BLE001
+                    warn_problem(out, f"could not add run {self.run_id} to runs.jsonl: {exc}")
         if settings is not None:
             _alert_and_metrics(settings, record, out, state)
         return record
+
+    def _finish_locked(
+        self, summary: Mapping[str, Any], ended: float | None, out: Path | None
+    ) -> dict[str, Any]:
+        """The record of a run refused by the lock: printed, maybe alerted, never written."""
+        from arena.ops._alerts import deliver_alert, overdue_reason
+        from arena.ops._record import build_record
+        from arena.ops._report import EXIT_MEANINGS
+
+        if self.started_written and out is not None:
+            self._take_back(out)  # lost the race for the lock after writing "running"
+        settings = self._alert_settings()
+        holder = self.holder or {}
+        if not holder and out is not None:
+            from arena.store import lock_holder
+
+            holder = lock_holder(out) or {}
+        reason = overdue_reason(settings, holder, ended)
+        record = build_record(
+            run_id=self.run_id,
+            command=self.command,
+            started=self.started,
+            ended=ended,
+            exit_code=LOCKED,
+            summary=summary,
+            output=None if self.output is None else str(self.output),
+            config=None if self.config is None else str(self.config),
+            error=summary.get("error") or self.error,
+            exit_meaning=EXIT_MEANINGS.get(LOCKED, "locked"),
+            report=None,
+            alert={"reason": reason} if reason and settings.alerting else None,
+        )
+        if record["alert"] is not None:
+            try:
+                deliver_alert(settings, record, None)
+            except Exception as exc:  # noqa: BLE001 - an alert never fails the run
+                warn_problem(None, f"alert not delivered: {exc}")
+        return record
+
+    def _take_back(self, out: Path) -> None:
+        """Remove this run's "running" record: another run took DIR in between."""
+        from arena.ops._report import report_paths
+
+        try:
+            for path in report_paths(out, self.run_id):
+                path.unlink(missing_ok=True)
+            if self.previous is not None:
+                from arena.rundir._files import write_json_atomic
+
+                write_json_atomic(out / LAST_RUN_NAME, json.loads(self.previous))
+        except Exception as exc:  # noqa: BLE001 - a by-product
+            warn_problem(None, f"could not take back the start record of {self.run_id}: {exc}")
+
+
+def _read_text(path: Path) -> str | None:
+    try:
+        text = path.read_text(encoding="utf-8")
+        json.loads(text)
+    except (OSError, ValueError):
+        return None
+    return text
 
 
 def _spent_total(out: Path | None) -> float | None:
@@ -193,7 +308,7 @@ def _spent_total(out: Path | None) -> float | None:
 
 
 def _next_alert(
-    out: Path, code: int, settings: Any, ended: float | None
+    out: Path, code: int, settings: Any, ended: float | None, killed: list[dict[str, Any]]
 ) -> tuple[str | None, dict[str, Any] | None]:
     from arena.ops._alerts import alert_reason
     from arena.rundir import read_ops_state
@@ -204,6 +319,12 @@ def _next_alert(
     except Exception as exc:  # noqa: BLE001
         warn_problem(out, f"could not decide on an alert: {exc}")
         return None, None
+    if killed:  # a run killed outright could not say so itself: this one does
+        ids = ", ".join(str(k["run_id"]) for k in killed)
+        spent = sum(float(k.get("spent_usd") or 0.0) for k in killed)
+        line = f"{len(killed)} earlier run(s) killed without an exit code ({ids}; "
+        line += f"spent ${spent:.4f})"
+        reason = line if reason is None else f"{reason}; {line}"
     if code == 0:
         new["last_success_unix"] = ended
     if not settings.alerting:  # nothing can be sent: no alert is outstanding
@@ -229,11 +350,24 @@ def _write_report(out: Path, report: dict[str, Any], record: Mapping[str, Any]) 
 
 
 def _alert_and_metrics(
-    settings: Any, record: dict[str, Any], out: Path | None, state: Mapping[str, Any] | None
+    settings: Any, record: dict[str, Any], out: Path | None, state: dict[str, Any] | None
 ) -> None:
-    from arena.ops._alerts import deliver_alert, write_metrics
+    """Send the record's alert (and those earlier runs could not deliver), keep the
+    alert state in DIR/ops_state.json, write the metrics file."""
+    from arena.ops._alerts import deliver_alert, send_alerts, write_metrics
 
-    if record.get("alert") is not None:
+    if out is not None and state is not None:
+        try:
+            state = send_alerts(settings, record, out, state)
+        except Exception as exc:  # noqa: BLE001 - an alert never fails the run
+            warn_problem(out, f"alert not delivered: {exc}")
+        try:
+            from arena.ops._alerts import save_ops_state
+
+            save_ops_state(out, state)
+        except Exception as exc:  # noqa: BLE001
+            warn_problem(out, f"could not write the alert state of {out}: {exc}")
+    elif record.get("alert") is not None:
         try:
             deliver_alert(settings, record, out)
         except Exception as exc:  # noqa: BLE001 - an alert never fails the run
@@ -266,13 +400,15 @@ def alert_settings(config: Path | None) -> Any:
         command=alerts.command,
         after_partial_nights=alerts.after_partial_nights,
         timeout=alerts.timeout,
+        after_seconds=alerts.after_seconds,
         metrics_file=path,
     )
 
 
-def mark_killed(out: Path, current: str) -> list[str]:
+def mark_killed(out: Path, current: str, *, locked: bool = False) -> list[dict[str, Any]]:
     """Mark the runs of DIR that never ended as killed (their report and last_run.json);
-    only while no run holds DIR's lock. Returns their run ids."""
+    only while no run holds DIR's lock (`locked`: the caller holds it). Returns each
+    one's run id, start and what it spent (its rows in the log carry its run id)."""
     from arena.ops._record import mark_report_killed
     from arena.ops._report import REPORTS_DIR
     from arena.store import LockHeld, RunLock
@@ -296,18 +432,34 @@ def mark_killed(out: Path, current: str) -> list[str]:
     if not unended:
         return []
     lock = RunLock(out)
+    if not locked:
+        try:
+            lock.acquire()
+        except LockHeld:
+            return []  # a run is going: it may be one of them
     try:
-        lock.acquire()
-    except LockHeld:
-        return []  # a run is going: it may be one of them
-    try:
-        return [
-            run_id
-            for path in unended
-            if (run_id := mark_report_killed(out, path, found_by=current)) is not None
-        ]
+        spend = run_spend(out)
+        found = []
+        for path in unended:
+            killed = mark_report_killed(out, path, found_by=current, spent=spend)
+            if killed is not None:
+                found.append(killed)
+        return found
     finally:
-        lock.release()
+        if not locked:
+            lock.release()
+
+
+def run_spend(out: Path) -> dict[str, float]:
+    """What each run id of DIR spent, from the log and the spend ledger."""
+    if not (out / "log").is_dir():
+        return {}
+    from arena.store import RunLog
+
+    spent: dict[str, float] = {}
+    for (_, _, run_id), usd in RunLog(out).spend_groups().items():
+        spent[run_id] = spent.get(run_id, 0.0) + usd
+    return spent
 
 
 def is_dir(path: Path) -> bool:

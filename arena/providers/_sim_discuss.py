@@ -3,7 +3,8 @@
 A sim discussant reads a turn's chat like a model would: the system prompt and
 the role reminder (`You are Reviewer N`) say which reviewer it is; the first
 user message holds the two answers (and the latent quality their sim
-signatures carry) and both initial reviews; its own earlier turns are the
+signatures carry, or for answers read from a file the quality a sim reviewer
+gives their text) and both initial reviews; its own earlier turns are the
 `assistant` messages, the other reviewer's are the `[The start of Reviewer N's
 turn K]` blocks of the later user messages. Each of its turns carries its own
 signature, `⟦sim reviewer=NAME skill=S⟧`, so the other sim discussant can tell
@@ -45,6 +46,7 @@ import re
 from collections.abc import Sequence
 
 from arena.config import SimParams
+from arena.providers._sim_text import review_sides
 from arena.types import Message
 
 __all__ = ["discussion_turn", "is_discussion_prompt", "is_discussion_request"]
@@ -108,18 +110,25 @@ def _preference(text: str) -> str | None:
     return "tie" if last == "tie" else last.upper()
 
 
-def _answers(answers: str) -> tuple[float, str | None, str | None]:
-    """Quality of answer A minus answer B and their authors, from the sim signatures.
+def _answers(seed: int, answers: str) -> tuple[float, str | None, str | None]:
+    """Quality of answer A minus answer B and their authors.
 
-    (0, None, None) without two signed answers.
+    From the sim signatures; answers without them (read from a file) get the
+    quality a sim reviewer gives their text (`arena.providers._sim_text`), so
+    a discussion judges them as the reviews did. (0, None, None) when the two
+    answers cannot be found.
     """
     quality: dict[str, list[float]] = {}
     for m in _ANSWER_SIG_RE.finditer(answers):
         quality.setdefault(m.group("author"), []).append(float(m.group("q")))
-    if len(quality) < 2:
+    if len(quality) >= 2:
+        (author_a, first), (author_b, second) = list(quality.items())[:2]
+        return sum(first) / len(first) - sum(second) / len(second), author_a, author_b
+    sides = review_sides(answers, seed, lambda text: [])
+    if sides is None:
         return 0.0, None, None
-    (author_a, first), (author_b, second) = list(quality.items())[:2]
-    return sum(first) / len(first) - sum(second) / len(second), author_a, author_b
+    (_, qa, _), (_, qb, _) = sides
+    return sum(qa) / len(qa) - sum(qb) / len(qb), None, None
 
 
 def _merit(preference: str | None, seen: float) -> float:
@@ -161,7 +170,7 @@ def discussion_turn(
             if int(who) == other:
                 sig = _REVIEWER_SIG_RE.search(body)
                 other_skill = float(sig.group("skill")) if sig else None
-    gap, author_a, author_b = _answers(opening.split(_REVIEW_MARKERS[0])[0])
+    gap, author_a, author_b = _answers(seed, opening.split(_REVIEW_MARKERS[0])[0])
     if author_a == model:
         gap += params.self_preference
     elif author_b == model:

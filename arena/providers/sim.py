@@ -257,6 +257,12 @@ class SimProvider(Provider):
             token = self._scheme.token_for("A" if diff >= 0 else "B")
         return token
 
+    def _ally(self, author: str, style: str) -> int:
+        """1 when `author` is a sim model of this provider with the `style` marker
+        (the reviewer itself included: a bloc member favours every bloc answer)."""
+        cfg = self.models.get(author)
+        return int(cfg is not None and getattr(cfg.sim, "style", None) == style)
+
     def params(self, model: str) -> SimParams:
         """Simulation parameters of a provider-side model id."""
         cfg = self.models.get(model)
@@ -379,6 +385,10 @@ class SimProvider(Provider):
             diff += params.self_preference
         elif author_b == reviewer:
             diff -= params.self_preference
+        if params.ally_preference and params.style is not None:
+            diff += params.ally_preference * (
+                self._ally(author_a, params.style) - self._ally(author_b, params.style)
+            )
         noise = params.judge_noise
         if params.example_gain > 0 and EXAMPLES_MARKER in prompt:
             noise /= 1.0 + params.example_gain  # the knob: examples sharpen the reviewer

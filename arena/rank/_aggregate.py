@@ -122,7 +122,7 @@ class _Accumulator:
         )
         self.filled = 0
 
-    def add(self, block: NDArray[np.int32]) -> None:
+    def add(self, block: NDArray[np.int64]) -> None:
         """Fold in the counts (3, questions, R, C, C) of one block of questions.
 
         Swap agreement: a reviewer judged (q, a, b) in both orders and preferred the

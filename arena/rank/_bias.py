@@ -17,7 +17,8 @@ the table's notes when it fires:
   in their positions) both judged on which they gave the same verdict. A bloc is
   a group of at least two reviewers, joined where a pair's agreement exceeds
   each one's mean agreement with the reviewers outside the pair by BLOC_MARGIN,
-  and whose mean agreement within exceeds the mean with the rest by BLOC_MARGIN;
+  and whose mean agreement within exceeds the mean with the rest by BLOC_MARGIN
+  and each outside reviewer's mean agreement with the group by BLOC_MARGIN / 2;
   fewer than half the reviewers (a majority that agrees is the consensus).
   The line names every member, the two agreements and the bloc's share of the
   reviewer weights (said to be outsized when above its share of the reviewers).
@@ -29,6 +30,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 from numpy.typing import NDArray
+
+from arena.rank._style import STYLE_EFFECT_MIN, significant_features
 
 if TYPE_CHECKING:
     from arena.rank._ranking import Ranking
@@ -44,7 +47,6 @@ __all__ = [
 
 FloatArray = NDArray[np.float64]
 
-STYLE_EFFECT_MIN = 0.1
 POSITION_MIN = 0.1
 BLOC_MARGIN = 0.25
 # Battles x reviewers beyond which the agreement matrix is not built (a crowd log).
@@ -71,20 +73,22 @@ def _style_warning(ranking: Ranking) -> list[str]:
     if style is None:
         return []
     out: list[str] = []
-    for k, name in enumerate(style.features):
-        coef, low, high = style.coef[k], style.coef_low[k], style.coef_high[k]
-        if not (np.isfinite(low) and np.isfinite(high)) or abs(coef) < STYLE_EFFECT_MIN:
-            continue
-        if low > 0 or high < 0:
-            tau = _kendall(ranking.bt.rating, style.rating)
-            direction = "more" if coef > 0 else "less"
-            out.append(
-                f"style effect: the judges favour answers with {direction} {name} "
-                f"(coefficient {coef:+.2f}, 95% interval {low:+.2f} to {high:+.2f} log-odds "
-                f"per rms unit); the raw Bradley-Terry order may reward {name} rather than "
-                f"quality: the style-controlled ratings (style_control) order the models with "
-                f"Kendall tau {tau:.2f} to it"
-            )
+    for k in significant_features(style):
+        name, coef, low, high = (
+            style.features[k],
+            style.coef[k],
+            style.coef_low[k],
+            style.coef_high[k],
+        )
+        tau = _kendall(ranking.bt.rating, style.rating)
+        direction = "more" if coef > 0 else "less"
+        out.append(
+            f"style effect: the judges favour answers with {direction} {name} "
+            f"(coefficient {coef:+.2f}, 95% interval {low:+.2f} to {high:+.2f} log-odds "
+            f"per rms unit); the raw Bradley-Terry order may reward {name} rather than "
+            f"quality, so rank, rank_low and rank_high follow the style-controlled ratings "
+            f"(bt_style; the raw order, Kendall tau {tau:.2f} to it, is in bt and bt_rank)"
+        )
     return out
 
 
@@ -176,8 +180,14 @@ def reviewer_blocs(agreement: FloatArray) -> list[list[int]]:
         members = sorted(group)
         outside = [k for k in range(r) if k not in group]
         within = np.nanmean(off[np.ix_(members, members)])
-        across = np.nanmean(off[np.ix_(members, outside)])
-        if within - across >= BLOC_MARGIN:
+        block = off[np.ix_(members, outside)]
+        across = np.nanmean(block)
+        # Each outside reviewer's mean agreement with the group: one that agrees with
+        # it nearly as much as its members do makes it part of a wider consensus
+        # (two honest judges look like a pair when a real bloc drags the mean down).
+        with np.errstate(invalid="ignore"):
+            closest = np.nanmax(np.nanmean(block, axis=0)) if outside else np.nan
+        if within - across >= BLOC_MARGIN and not within - closest < BLOC_MARGIN / 2:
             blocs.append(members)
     return blocs
 

@@ -6,20 +6,22 @@ and `s_A = (1 - score)/2`, `R_i += w K (s_A - e)` and `R_j -= w K (s_A - e)`
 the reviewer's mean-normalised weight; weights start equal and are re-derived
 from the ratings (min-max, normalise) after each pass until they settle.
 
-The orders: order `k` (k = 0, 1, ...) of a call with `seed` is the `k`-th
-`numpy.random.default_rng(seed).permutation(n)` drawn one after the other, `n`
-the rated reviews in log order. NumPy draws them (`order_permutations`), once
-per call, and every pass replays the same orders. Seeded this way, both the
-NumPy path and the compiled one below read the very same orders, with no
-generator of arena's own.
+The orders: order `k` (k = 0, 1, ...) of a call with `seed` is a Fisher-Yates
+shuffle of the `n` rated reviews in log order driven by a counter-based hash
+(SplitMix64's finaliser `mix64`, arithmetic modulo 2**64): with the order's key
+`key = mix64(seed * 2**32 + k)`, step `i` (0 .. n-1) swaps positions `i` and
+`i + ((h >> 32) * (n - i) >> 32)`, `h = mix64(key + (i + 1) * 0x9E3779B97F4A7C15)`,
+and position `i` is then final (`order_permutations`). Every draw is a pure
+function of (seed, k, i), so the NumPy path and the compiled one below compute
+the very same orders, each its own way, and every pass replays them.
 
 Orders are independent, so they run side by side; within an order each update
 reads the ratings the previous one wrote. A log of fewer than
 `COMPILED_MIN_ROWS` rated reviews advances every order in lockstep with NumPy
 (one array step per review, across all orders): such a log is rated before
 numba could even be imported. From there on the compiled loop of
-`arena.rank._elo_kernel` runs the orders (on a thread per core); the tests
-check that both give the same ratings.
+`arena.rank._elo_kernel` runs the orders (on a thread per core), shuffling as
+it rates; the tests check that both give the same ratings.
 
 Ratings are kept in natural log-odds units inside the loop.
 """
@@ -46,6 +48,7 @@ __all__ = [
     "COMPILED_MIN_ROWS",
     "EloOrders",
     "EloResult",
+    "order_keys",
     "order_permutations",
     "prefetch_kernels",
     "prefetch_orders",
@@ -97,14 +100,59 @@ def prefetch_kernels(rows: Callable[[], int]) -> threading.Thread:
     return thread
 
 
-def order_permutations(n: int, orders: int, seed: int) -> PermArray:
-    """The review orders of a call (orders, n): row `k` is the `k`-th
-    `numpy.random.default_rng(seed).permutation(n)`."""
-    rng = np.random.default_rng(seed)
-    out = np.empty((orders, n), dtype=np.int32)
-    for k in range(orders):
-        out[k] = rng.permutation(n)
+_MASK64 = (1 << 64) - 1
+# SplitMix64's increment and finaliser multipliers (Steele, Lea and Flood, 2014).
+_GAMMA = np.uint64(0x9E3779B97F4A7C15)
+_MIX1 = np.uint64(0xBF58476D1CE4E5B9)
+_MIX2 = np.uint64(0x94D049BB133111EB)
+# Steps of every order whose draws `order_permutations` holds at once.
+_DRAW_BLOCK = 4096
+
+
+def _mix64(z: NDArray[np.uint64]) -> NDArray[np.uint64]:
+    """SplitMix64's finaliser, element-wise (uint64 arithmetic wraps modulo 2**64)."""
+    z = (z ^ (z >> np.uint64(30))) * _MIX1
+    z = (z ^ (z >> np.uint64(27))) * _MIX2
+    out: NDArray[np.uint64] = z ^ (z >> np.uint64(31))
     return out
+
+
+def order_keys(orders: int, seed: int) -> NDArray[np.uint64]:
+    """The key of each order (orders,): `mix64(seed * 2**32 + k)` modulo 2**64."""
+    base = np.uint64((seed << 32) & _MASK64)
+    return _mix64(np.arange(orders, dtype=np.uint64) + base)
+
+
+def _draws(keys: NDArray[np.uint64], n: int, start: int, stop: int) -> NDArray[np.int64]:
+    """Where steps `start..stop-1` of each order swap to (steps, orders): position
+    `i + ((h >> 32) * (n - i) >> 32)`, `h = mix64(key + (i + 1) * GAMMA)`."""
+    step = np.arange(start, stop, dtype=np.int64)
+    counter = (step + 1).astype(np.uint64) * _GAMMA
+    high = _mix64(counter[:, None] + keys[None, :]) >> np.uint64(32)
+    span = (n - step).astype(np.uint64)[:, None]
+    out: NDArray[np.int64] = ((high * span) >> np.uint64(32)).astype(np.int64)
+    out += step[:, None]
+    return out
+
+
+def order_permutations(n: int, orders: int, seed: int) -> PermArray:
+    """The review orders of a call (orders, n): row `k` lists the reviews of order `k`
+    (see the module docstring), every order shuffled in lockstep, one step at a time."""
+    keys = order_keys(orders, seed)
+    picked = np.empty((n, orders), dtype=np.int32)
+    # Position p of order k is at `at[p * orders + k]`: step i's row is one slice.
+    at = np.repeat(np.arange(n, dtype=np.int32), orders)
+    lanes = np.arange(orders, dtype=np.int64)[None, :]
+    for start in range(0, n, _DRAW_BLOCK):
+        stop = min(n, start + _DRAW_BLOCK)
+        flat = _draws(keys, n, start, stop)
+        flat *= orders
+        flat += lanes
+        for i in range(start, stop):
+            swap = flat[i - start]
+            picked[i] = at[swap]
+            at[swap] = at[i * orders : (i + 1) * orders]
+    return picked.T
 
 
 def _rated_counts(rs: ReviewSet, own: NDArray[np.int64]) -> tuple[int, NDArray[np.int64]]:
@@ -196,11 +244,16 @@ class EloOrders:
         self.rs = rs
         self.own = own
         self.n, self.battled = _rated_counts(rs, own)
+        if self.n >= 1 << 32:
+            raise ValueError(f"Elo orders take fewer than 2**32 reviews, not {self.n}")
         self.n_models = rs.n_models
         self.orders = orders
         self.seed = seed
         self._perms: PermArray | None = None
-        self._shuffled: NDArray[np.integer[Any]] | None = None
+        # The compiled path's orders once walked (orders, n), kept when `keep` is set (by
+        # a caller that replays them: then one pass draws them, the others read them).
+        self.keep = False
+        self._store: NDArray[np.integer[Any]] | None = None
         # A review's kind is its reviewer and score: (gain, gain * target) depend on nothing else.
         kinds = rs.n_reviewers * 3
         # The kernel reads each review packed: model codes in the low 2 * bits, the kind
@@ -244,21 +297,6 @@ class EloOrders:
             self._perms = order_permutations(self.n, self.orders, self.seed)
         return self._perms
 
-    def shuffled(self) -> NDArray[np.integer[Any]]:
-        """The compiled path's reviews in each order (orders, n), packed: row `k` is
-        `packed[order_permutations(n, orders, seed)[k]]`. Shuffling a copy of `packed`
-        draws what `permutation(n)` draws (NumPy's `permutation` shuffles an `arange`),
-        so each row is shuffled in place, with no index array."""
-        if self._shuffled is None:
-            assert self.packed is not None
-            rng = np.random.default_rng(self.seed)
-            out = np.empty((self.orders, self.n), dtype=self.packed.dtype)
-            for k in range(self.orders):
-                out[k] = self.packed
-                rng.shuffle(out[k])
-            self._shuffled = out
-        return self._shuffled
-
     def ratings_at(self, table: FloatArray, checkpoints: NDArray[np.int64]) -> FloatArray:
         """Ratings (points, orders, C), nats above the start, after `checkpoints[p]`
         reviews of each order, for the per-kind (gain, gain * target) `table`."""
@@ -266,7 +304,12 @@ class EloOrders:
             return _lockstep(*self.columns, self.perms, table, self.n_models, checkpoints)
         from arena.rank._elo_kernel import run_orders
 
-        shuffled = self.shuffled()
+        assert self.packed is not None
+        packed, keys = self.packed, order_keys(self.orders, self.seed)
+        stored = self._store is not None
+        if self._store is None and self.keep:
+            self._store = np.empty((self.orders, self.n), dtype=packed.dtype)
+        store = self._store if self._store is not None else np.empty((0, 1), packed.dtype)
         out = np.zeros((checkpoints.size, self.orders, self.n_models))
         threads = max(1, min(cores(), -(-self.orders // _ORDERS_PER_THREAD)))
         bounds = np.linspace(0, self.orders, threads + 1).astype(np.int64).tolist()
@@ -274,7 +317,18 @@ class EloOrders:
         def work(t: int) -> None:
             lo, hi = bounds[t], bounds[t + 1]
             part = np.zeros((checkpoints.size, hi - lo, self.n_models))
-            run_orders(shuffled[lo:hi], self.bits, table, self.n_models, checkpoints, part)
+            rows = store[lo:hi] if store.shape[0] else store
+            run_orders(
+                packed,
+                keys[lo:hi],
+                rows,
+                stored,
+                self.bits,
+                table,
+                self.n_models,
+                checkpoints,
+                part,
+            )
             out[:, lo:hi] = part
 
         if threads == 1:
@@ -307,22 +361,16 @@ def _step_table(n_reviewers: int, weights: FloatArray) -> FloatArray:
 def prefetch_orders(
     rs: ReviewSet, n: int, orders: int, seed: int, trusted_only: bool = False
 ) -> Future[EloOrders] | None:
-    """Start drawing the orders of `weighted_elo_prefetched(rs, ..., orders=orders,
-    seed=seed, trusted_only=trusted_only)` on a thread of its own, `n` the reviews it
-    rates, so that a caller with other work to do first (Bradley-Terry, the bootstrap)
-    hands them over ready. None on a log small enough for the NumPy orders (drawn
-    when needed, at once)."""
+    """Start preparing the orders of `weighted_elo_prefetched(rs, ..., orders=orders,
+    seed=seed, trusted_only=trusted_only)` (the rated reviews counted and packed for
+    the kernel) on a thread of its own, `n` the reviews it rates, so that a caller with
+    other work to do first (Bradley-Terry, the bootstrap) hands them over ready. None
+    on a log small enough for the NumPy orders (drawn when needed, at once)."""
     if not compiled(n):
         return None
-
-    def draw() -> EloOrders:
-        replay = EloOrders(rs, orders, seed, trusted_only)
-        replay.shuffled()
-        return replay
-
     pool = ThreadPoolExecutor(1)
     try:
-        return pool.submit(draw)
+        return pool.submit(EloOrders, rs, orders, seed, trusted_only)
     finally:
         pool.shutdown(wait=False)
 
@@ -338,7 +386,7 @@ def weighted_elo(
 ) -> EloResult:
     """Weighted Elo averaged over `orders` seeded random review orders.
 
-    Order `i` is the `i`-th `permutation(n_battles)` of `numpy.random.default_rng(seed)`.
+    Order `i` is the `i`-th order of `seed` (see the module docstring).
     `weights` (R,), when given, are the first pass's reviewer weights (default
     equal); with `max_passes=1` they are used as they are.
     """
@@ -363,6 +411,7 @@ def weighted_elo_prefetched(
     battles in which the reviewer does not compete, as if `rs` held no other (no copy
     of `rs` is made)."""
     replay = EloOrders(rs, orders, seed, trusted_only) if prepared is None else prepared.result()
+    replay.keep = max_passes > 1  # the passes after the first read the orders it drew
     n = replay.n
     n_reviewers = rs.n_reviewers
     if weights is None:

@@ -17,6 +17,7 @@ from numpy.typing import NDArray
 
 IntArray = NDArray[np.int64]
 FloatArray = NDArray[np.float64]
+CodeArray = NDArray[np.signedinteger[Any]]
 
 
 __all__ = [
@@ -49,8 +50,8 @@ def code_dtype(count: int) -> np.dtype[Any]:
 class RowPass:
     """What one pass over the rows found (see `row_pass`).
 
-    The battles' model and reviewer codes are written in `code_dtype` of the
-    numbers of contestants and reviewers (`counts`).
+    The battles' model and reviewer codes are in `code_dtype` of the numbers of
+    contestants and reviewers (`counts`).
     """
 
     def __init__(
@@ -62,14 +63,16 @@ class RowPass:
         counts: tuple[int, int] = (1 << 31, 1 << 31),
     ) -> None:
         models, judges = code_dtype(counts[0]), code_dtype(counts[1])
-        self.model_a = np.empty(rows, dtype=models)
-        self.model_b = np.empty(rows, dtype=models)
-        self.reviewer = np.empty(rows, dtype=judges)
-        self.score = np.empty(rows, dtype=np.int8)
-        self.question = np.empty(rows, dtype=question_type)  # as the raw question codes
+        # The counted battles (set by the pass; empty until then).
+        self.model_a: CodeArray = np.empty(0, dtype=models)
+        self.model_b: CodeArray = np.empty(0, dtype=models)
+        self.reviewer: CodeArray = np.empty(0, dtype=judges)
+        self.score: NDArray[np.int8] = np.empty(0, dtype=np.int8)
+        # As the raw question codes.
+        self.question: NDArray[Any] = np.empty(0, dtype=question_type)
         # Each battle's row (for its style and graded columns): 4 bytes below 2**31 rows.
         self.row: NDArray[np.integer[Any]] = np.empty(
-            rows, dtype=np.int32 if rows < 1 << 31 else np.int64
+            0, dtype=np.int32 if rows < 1 << 31 else np.int64
         )
         self.tally = np.zeros(LEFT_OUT + 1, dtype=np.int64)
         self.per_reviewer = np.zeros((3, reviewers), dtype=np.int64)
@@ -122,26 +125,31 @@ def count_battles(
     ],
     questions: range,
     shape: tuple[int, int],
-) -> NDArray[np.int32]:
+) -> NDArray[np.int64]:
     """Battles per (verdict category, question, reviewer, model A, model B) for the
-    questions in `questions` (a step-1 range). `columns` are the battles'
-    (category, question, reviewer, model_a, model_b); `shape` is (reviewers, models).
+    questions in `questions` (a step-1 range), which holds every battle's question.
+    `columns` are the battles' (category, question, reviewer, model_a, model_b);
+    `shape` is (reviewers, models).
     """
     category, question, reviewer, model_a, model_b = columns
     r, c = shape
-    out = np.zeros((3, len(questions), r, c, c), dtype=np.int32)
-    q = question.astype(np.int64) - questions.start
-    inside = (q >= 0) & (q < out.shape[1])
-    flat = np.ravel_multi_index(
-        (category[inside], q[inside], reviewer[inside], model_a[inside], model_b[inside]),
-        out.shape,
+    dims = (3, len(questions), r, c, c)
+    cells = 3 * len(questions) * r * c * c
+    # The flat cell of each battle, built in place in the narrowest type that holds it.
+    flat: NDArray[np.signedinteger[Any]] = category.astype(
+        np.int32 if cells < 1 << 31 else np.int64
     )
-    out += np.bincount(flat, minlength=out.size).reshape(out.shape).astype(out.dtype)
-    return out
+    for column, size in zip((question, reviewer, model_a, model_b), dims[1:], strict=True):
+        flat *= size
+        flat += column
+    if questions.start:
+        flat -= questions.start * r * c * c
+    counted: NDArray[np.int64] = np.bincount(flat, minlength=cells).reshape(dims)
+    return counted
 
 
 def fold_block(
-    block: NDArray[np.int32],
+    block: NDArray[np.int64],
     count: NDArray[np.int64],
     swap: NDArray[np.float64],
     fleiss: NDArray[np.float64],
@@ -165,6 +173,14 @@ def fold_block(
     return features
 
 
+def _lookup(table: NDArray[np.int32], codes: NDArray[np.integer[Any]], dtype: Any) -> CodeArray:
+    """`table[codes]` in `dtype` (the table narrowed first: a byte a row for few names)."""
+    if not codes.size:
+        return np.zeros(0, dtype=dtype)
+    out: CodeArray = table.astype(dtype)[codes]
+    return out
+
+
 def _pass(
     codes: tuple[NDArray[np.integer[Any]], ...],
     cq: NDArray[np.integer[Any]],
@@ -175,12 +191,15 @@ def _pass(
     n_question_codes: int,
     found: RowPass,
 ) -> int:
-    """Keep or leave out each row, check, tally, and write the counted battles into
-    `found`; returns their number (see `RowPass`)."""
+    """Keep or leave out each row, check, tally, and put the counted battles in
+    `found`; returns their number (see `RowPass`). Where every row is kept and
+    counted (a run's log, as a rule), the battles are the looked-up columns
+    themselves: no row index is built and nothing is copied."""
     ca, cb, cr, cv, cs = codes
-    a = lookups[0][ca] if ca.size else np.zeros(0, np.int32)
-    b = lookups[1][cb] if cb.size else np.zeros(0, np.int32)
-    r = lookups[2][cr] if cr.size else np.zeros(0, np.int32)
+    models, judges = found.model_a.dtype, found.reviewer.dtype
+    a = _lookup(lookups[0], ca, models)
+    b = _lookup(lookups[1], cb, models)
+    r = _lookup(lookups[2], cr, judges)
     keep = (a >= 0) & (b >= 0) & (r >= 0)
     found.tally[LEFT_OUT] += int(ca.size - np.count_nonzero(keep))
     if exclude_self:
@@ -190,45 +209,61 @@ def _pass(
         found.found[2] += left
         found.tally[LEFT_OUT] += left
         keep &= ~mine
-    rows = np.flatnonzero(keep)
-    a, b, r = a[rows], b[rows], r[rows]
+    rows: NDArray[np.int64] | None = None
+    code, status, question = cv, cs, cq
+    if not bool(keep.all()):
+        rows = np.flatnonzero(keep)
+        a, b, r, code, question = a[rows], b[rows], r[rows], cv[rows], cq[rows]
+        status = cs[rows] if cs.size else cs
+    del keep
     same = np.flatnonzero(a == b)
     if same.size and found.found[0] < 0:
-        found.found[0] = rows[same[0]]
-    code = cv[rows]
+        found.found[0] = same[0] if rows is None else rows[same[0]]
     verdicts = outcomes[0] if outcomes[0].size else np.zeros(1, np.int8)
-    outcome = np.where(code < 0, FAILED, verdicts[np.maximum(code, 0)]).astype(np.int8)
+    if code.dtype.kind == "u":  # an Enum's codes: no null
+        outcome = verdicts[code]
+    else:
+        outcome = np.where(code < 0, FAILED, verdicts[np.maximum(code, 0)]).astype(np.int8)
     unknown = np.flatnonzero(outcome == UNKNOWN)
     if unknown.size:
         if found.found[1] < 0:
-            found.found[1] = rows[unknown[0]]
+            found.found[1] = unknown[0] if rows is None else rows[unknown[0]]
         outcome[unknown] = INVALID
-    if cs.size:
-        status = cs[rows]
-        statuses = outcomes[1] if outcomes[1].size else np.zeros(1, np.int8)
+    statuses = outcomes[1]
+    # A status (not null) overrides the verdict where its table says invalid or failed.
+    if status.size and statuses.any():
         override = statuses[np.maximum(status, 0)]
         outcome = np.where((status >= 0) & (override > outcome), override, outcome)
-    found.tally[: LEFT_OUT + 1] += np.bincount(outcome, minlength=LEFT_OUT + 1)[: LEFT_OUT + 1]
+    tally = np.bincount(outcome, minlength=LEFT_OUT + 1)[: LEFT_OUT + 1]
+    found.tally[: LEFT_OUT + 1] += tally
     reviewers = found.per_reviewer.shape[1]
     found.per_reviewer[0] += np.bincount(r, minlength=reviewers)[:reviewers]
-    found.per_reviewer[1] += np.bincount(r[outcome == INVALID], minlength=reviewers)[:reviewers]
-    found.per_reviewer[2] += np.bincount(r[outcome == FAILED], minlength=reviewers)[:reviewers]
-    counted = outcome < INVALID
-    n = int(np.count_nonzero(counted))
-    kept = rows[counted]
-    found.model_a[:n] = a[counted]
-    found.model_b[:n] = b[counted]
-    found.reviewer[:n] = r[counted]
-    found.score[:n] = outcome[counted] - 1
-    found.question[:n] = cq[kept]
-    found.row[:n] = kept
+    for line, kind in ((1, INVALID), (2, FAILED)):
+        if tally[kind]:
+            found.per_reviewer[line] += np.bincount(r[outcome == kind], minlength=reviewers)[
+                :reviewers
+            ]
+    n = int(tally[:INVALID].sum())
+    if n == outcome.size:  # every kept row is a battle
+        found.model_a, found.model_b, found.reviewer = a, b, r
+        found.score = outcome - np.int8(1)
+        found.question = question
+        found.row = np.arange(n, dtype=found.row.dtype) if rows is None else rows
+    else:
+        counted = outcome < INVALID
+        found.model_a, found.model_b, found.reviewer = a[counted], b[counted], r[counted]
+        found.score = outcome[counted] - np.int8(1)
+        found.question = question[counted]
+        found.row = (np.flatnonzero(counted) if rows is None else rows[counted]).astype(
+            found.row.dtype
+        )
     if n_question_codes > 0:
-        found.question_seen[cq[kept]] = True
+        found.question_seen[found.question] = True
     return n
 
 
 def _fold(
-    block: NDArray[np.int32],
+    block: NDArray[np.int64],
     count: IntArray,
     swap: FloatArray,
     fleiss: FloatArray,
@@ -237,20 +272,27 @@ def _fold(
 ) -> None:
     """`fold_block` into its arrays (`features`: (questions or 0, R*C*C))."""
     n_c = block.shape[-1]
-    wide = block.astype(np.int64)
-    tie, b_win, a_win = wide[0], wide[1], wide[2]  # (Q, R, C, C)
-    count += wide.sum(axis=1)
+    tie, b_win, a_win = block[0], block[1], block[2]  # (Q, R, C, C)
+    count += block.sum(axis=1)
     if features.shape[0] > 0:
-        doubled = 2 * a_win + tie + np.swapaxes(2 * b_win + tie, -1, -2)
+        doubled = 2 * a_win
+        doubled += tie
+        shown_second = 2 * b_win
+        shown_second += tie
+        doubled += np.swapaxes(shown_second, -1, -2)
+        del shown_second
         features[:] = doubled.reshape(features.shape)
-    judged = (tie + b_win + a_win) > 0
+        del doubled
+    judged = block.sum(axis=0) > 0
     upper = np.triu(np.ones((n_c, n_c), dtype=bool), 1)
     both = judged & np.swapaxes(judged, -1, -2) & upper
-    first = np.sign(a_win - b_win)
-    agreed = both & ((first + np.swapaxes(first, -1, -2)) == 0)
+    # Agreed: the verdicts at (a, b) and (b, a) prefer the same answer, or neither.
+    ahead = a_win > b_win
+    behind = a_win < b_win
+    agreed = both & (ahead == np.swapaxes(behind, -1, -2)) & (behind == np.swapaxes(ahead, -1, -2))
     swap[0] += both.sum(axis=(0, 2, 3))
     swap[1] += agreed.sum(axis=(0, 2, 3))
-    panel = wide.sum(axis=2)  # (3, Q, C, C)
+    panel = block.sum(axis=2)  # (3, Q, C, C)
     raters = panel.sum(axis=0)
     several = raters >= 2
     if several.any():

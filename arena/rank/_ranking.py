@@ -47,7 +47,7 @@ from arena.rank._reliability import (
 )
 from arena.rank._sandwich import Z_95, bt_sandwich, question_pairs
 from arena.rank._self_judged import keep_sole_self_judged
-from arena.rank._style import StyleFit, fit_style_control, length_bias
+from arena.rank._style import StyleFit, fit_style_control, length_bias, significant_features
 
 __all__ = [
     "ELO_BOOTSTRAP_ORDERS",
@@ -85,9 +85,9 @@ ELO_BOOTSTRAP_STEPS = 2_000_000
 ELO_BOOTSTRAP_ORDERS = 20
 ELO_BOOTSTRAP_PASSES = 3
 MIN_ELO_ROUNDS = 100
-# The Elo point's review orders: the first `elo_orders` permutations of
-# numpy.random.default_rng(ELO_ORDER_SEED), whatever `seed` (which draws the
-# bootstrap): the same reviews always give the same Elo.
+# The Elo point's review orders: the first `elo_orders` orders of the
+# counter-based shuffle keyed by ELO_ORDER_SEED (arena.rank._elo), whatever
+# `seed` (which draws the bootstrap): the same reviews always give the same Elo.
 ELO_ORDER_SEED = 0
 # The Elo point's work cap: orders x reviews stays within ELO_ORDER_STEPS, with
 # at least MIN_ELO_ORDERS orders (logs of up to 200,000 reviews keep all 100).
@@ -187,6 +187,18 @@ class Ranking:
     style_weight_ranks: RankTable | None = None
     # Rounds of the question bootstrap behind the win rates' intervals (0: none).
     bootstrap_rounds: int = 0
+    # Which ratings the default ranks follow: "bt_style" (the style-controlled
+    # ratings) where a style coefficient is significant (`significant_features`),
+    # as LMArena ranks style-controlled by default; else "bt". `ranks` stays raw BT.
+    order_by: str = "bt"
+
+    @property
+    def default_ranks(self) -> RankTable:
+        """The ranks the leaderboard orders by: the style-controlled ones when
+        `order_by` is "bt_style", else the raw Bradley-Terry ranks."""
+        if self.order_by == "bt_style" and self.style_ranks is not None:
+            return self.style_ranks
+        return self.ranks
 
 
 def _percentiles(samples: FloatArray | None, columns: int) -> FloatArray:
@@ -473,7 +485,7 @@ def rank_reviews(rs: ReviewSet, options: RankOptions | None = None) -> Ranking:
         rated = rs
         if leave_out and _reads_rated(rs, n_rated, opts):
             rated, leave_out = trusted_reviews(rs), False
-        # Elo's orders are drawn on another core while the rest is fitted.
+        # The reviews Elo rates are packed on another core while the rest is fitted.
         orders = elo_order_count(opts.elo_orders, n_rated)
         perms = None
         if opts.elo and n_rated and orders > 0:
@@ -618,4 +630,5 @@ def rank_reviews(rs: ReviewSet, options: RankOptions | None = None) -> Ranking:
         bt_covariance=covariance,
         style_weight_ranks=refit_ranks,
         bootstrap_rounds=0 if boot is None else int(boot.counts.shape[0]),
+        order_by="bt_style" if style is not None and significant_features(style) else "bt",
     )

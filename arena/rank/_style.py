@@ -40,7 +40,14 @@ from arena.rank._numeric import expit
 from arena.rank._peerrank import solve_weights, weights_from_scores
 from arena.rank._sandwich import Z_95
 
-__all__ = ["StyleFit", "answer_style", "fit_style_control", "length_bias"]
+__all__ = [
+    "STYLE_EFFECT_MIN",
+    "StyleFit",
+    "answer_style",
+    "fit_style_control",
+    "length_bias",
+    "significant_features",
+]
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
@@ -58,6 +65,10 @@ _RIDGE = 1e-9
 _COEF_RIDGE = 1e-6
 # Sets fitted together: bounds the (sets x groups) work arrays.
 _CHUNK_CELLS = 2_000_000
+# A style coefficient is an effect (a warning, and the default order style-controlled)
+# when its 95% interval excludes 0 and it is at least this large, in log-odds per
+# root-mean-square unit of its difference: a 0.1 log-odds nudge moves no order.
+STYLE_EFFECT_MIN = 0.1
 
 _HEADER = r"(?m)^[ \t]{0,3}#{1,6}[ \t]+\S"
 _LIST_ITEM = r"(?m)^[ \t]*(?:[-*+]|[0-9]+[.)])[ \t]+\S"
@@ -138,6 +149,19 @@ class StyleFit:
     # With sandwich intervals: the ratings' covariance (C, C) in Elo points squared
     # (NaN outside a fitted part and between parts); None with the bootstrap's.
     covariance: FloatArray | None = None
+
+
+def significant_features(fit: StyleFit) -> list[int]:
+    """Indices of the features whose coefficient is an effect: its 95% interval
+    excludes 0 and its size is at least STYLE_EFFECT_MIN (none without intervals)."""
+    out: list[int] = []
+    for k in range(len(fit.features)):
+        coef, low, high = fit.coef[k], fit.coef_low[k], fit.coef_high[k]
+        if not (np.isfinite(low) and np.isfinite(high)) or abs(coef) < STYLE_EFFECT_MIN:
+            continue
+        if low > 0 or high < 0:
+            out.append(k)
+    return out
 
 
 @dataclass(frozen=True, eq=False)

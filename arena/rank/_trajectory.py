@@ -2,8 +2,8 @@
 
 `elo_trajectory`: each model's weighted Elo after the first `t` reviews, for
 evenly spaced `t` from 0 to all of them, averaged over the same fixed review
-orders as the Elo column (the first `orders` permutations of
-`numpy.random.default_rng(ELO_ORDER_SEED)`) at the weights of its last pass,
+orders as the Elo column (the first `orders` orders of `ELO_ORDER_SEED`, see
+`arena.rank._elo`) at the weights of its last pass,
 over the reviews it rates; so the last point is the Elo column itself.
 
 `weighted_pairwise`: the share of the weighted battles between `i` and `j`
@@ -59,8 +59,7 @@ def elo_trajectory(
 ) -> EloTrajectory:
     """Weighted Elo of every review of `rs` at `weights` (R,), part-way through each order.
 
-    Order `k` is the `k`-th `permutation(n_battles)` of
-    `numpy.random.default_rng(seed)` (as in `weighted_elo`); `points` evenly
+    Order `k` is the `k`-th order of `seed` (as in `weighted_elo`); `points` evenly
     spaced numbers of reviews from 0 to `rs.n_battles` (fewer when there are
     fewer reviews).
     """

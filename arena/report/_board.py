@@ -67,7 +67,9 @@ class Leaderboard:
 
     source: str
     ranking: Ranking
-    order: list[int]  # contestant indices: by group, then Bradley-Terry rank; unranked last
+    # Contestant indices: by group, then rank (`ranking.default_ranks`: Bradley-Terry,
+    # style-controlled where the style effect is significant); unranked last.
+    order: list[int]
     anchor: str | None = None
     true_order: list[str] | None = None
     kendall_tau: dict[str, float] | None = None

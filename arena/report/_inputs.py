@@ -25,10 +25,14 @@ from arena.config import ConfigError
 from arena.formats import (
     JUDGMENT_COLUMNS,
     JUDGMENT_FORMATS,
+    SCALAR_FIELDS,
     FormatError,
     Judgments,
+    check_judgment_record,
+    check_turn,
     detect_format,
     is_single_grades,
+    load_json,
     read_judgments,
     read_records,
     read_single_grades,
@@ -124,16 +128,29 @@ def _frame_of_records(records: Sequence[tuple[str, dict[str, Any]]]) -> pl.DataF
 
 def _records(path: Path, *, allow_array: bool = True) -> list[tuple[str, dict[str, Any]]]:
     try:
-        return read_records(path, allow_array=allow_array)
+        records = read_records(path, allow_array=allow_array)
+        for where, record in records:  # no list or object where a name or number belongs
+            check_judgment_record(path, where, record)
+        return records
     except FormatError as exc:
         raise LeaderboardInputError(exc.file, exc.where, exc.problem) from None
 
 
 def _read_jsonl(path: Path) -> pl.DataFrame:
     try:
-        return pl.read_ndjson(path, infer_schema_length=None)
+        frame = pl.read_ndjson(path, infer_schema_length=None)
     except Exception:  # noqa: BLE001 - re-parsed below to name the bad line
         pass
+    else:  # a list or an object in a column: re-read below, which names the line and field
+        # polars reads a list or object among strings as its JSON text: a name field
+        # with a value that starts like one is read again below, record by record
+        text = [c for c, t in frame.schema.items() if c in SCALAR_FIELDS and t == pl.String]
+        looks_nested = pl.any_horizontal(pl.col(c).str.contains(r"^\s*[\[{]") for c in text)
+        nested = any(dtype.is_nested() for dtype in frame.dtypes) or (
+            bool(text) and bool(frame.select(looks_nested.any()).item())
+        )
+        if not nested:
+            return frame
     return _frame_of_records(_records(path, allow_array=False))
 
 
@@ -143,8 +160,8 @@ def _first_object(path: Path) -> dict[str, Any] | None:
         for line in handle:
             if line.strip():
                 try:
-                    first = json.loads(line)
-                except json.JSONDecodeError:
+                    first = load_json(path, line)
+                except FormatError:
                     return None  # the full read names the place
                 return first if isinstance(first, dict) else None
     return None
@@ -539,6 +556,11 @@ def _arena_frame(
 ) -> pl.DataFrame:
     if frame.height == 0:
         raise LeaderboardInputError(source, "", "no reviews in the file")
+    nested = [c for c, t in frame.schema.items() if c in SCALAR_FIELDS and t.is_nested()]
+    if nested:  # a Parquet file's list or struct column
+        raise LeaderboardInputError(
+            source, f"column {nested[0]!r}", "expected strings or numbers, not lists or objects"
+        )
     missing = [c for c in IMPORT_COLUMNS if c not in frame.columns]
     if not {"score", "verdict", "p_a"} & set(frame.columns):
         missing.append("score or verdict")
@@ -573,6 +595,17 @@ def _arena_frame(
     if "cost_usd" in frame.columns:
         columns["cost_usd"] = frame["cost_usd"].cast(pl.Float64, strict=False)
     columns.update(_style_columns(source, kind, frame))
+    if "turn" in frame.columns:  # 1, 2, ... or null (the first bad one named)
+        turns = frame["turn"].cast(pl.Float64, strict=False)
+        bad = frame["turn"].is_not_null() & ~(
+            turns.is_finite().fill_null(False) & (turns >= 1) & (turns == turns.floor())
+        ).fill_null(False)
+        if bad.any():
+            row = _first_bad(bad)
+            try:
+                check_turn(source, _where(kind, row), frame["turn"][row])
+            except FormatError as exc:
+                raise LeaderboardInputError(exc.file, exc.where, exc.problem) from None
     for name in ("category", "turn"):
         if name in frame.columns:
             columns[name] = frame[name].cast(pl.String)
@@ -884,6 +917,9 @@ class MissingShards:
     count: int  # N of the K/N split
     missing: tuple[int, ...]
     directories: tuple[Path, ...]  # the shard directories given
+    # Shards run on other questions or answers files than the first one given (their
+    # tournament.json's `inputs_hash`), ranked together only with allow_missing_shards.
+    other_inputs: tuple[Path, ...] = ()
 
     def labels(self) -> list[str]:
         """The missing shards as `K/N`."""
@@ -892,19 +928,30 @@ class MissingShards:
     def note(self) -> str:
         """One line for the terminal, the JSON `warnings` and the HTML report."""
         shards = ", ".join(self.labels())
-        return (
-            f"partial result: shard{'s' if len(self.missing) > 1 else ''} {shards} of this "
-            f"{self.count}-way split missing: it holds only the questions of "
-            f"{len(self.directories)} of {self.count} shards"
-        )
+        notes = []
+        if self.missing:
+            notes.append(
+                f"shard{'s' if len(self.missing) > 1 else ''} {shards} of this "
+                f"{self.count}-way split missing: it holds only the questions of "
+                f"{len(self.directories)} of {self.count} shards"
+            )
+        if self.other_inputs:
+            notes.append(
+                f"{', '.join(str(d) for d in self.other_inputs)} ran on other questions "
+                f"or answers files than {self.directories[0]}"
+            )
+        return "partial result: " + "; ".join(notes)
 
     def to_json(self) -> dict[str, Any]:
-        """The JSON `partial` field."""
-        return {
+        """The JSON `partial` field (`other_inputs` only when some shard ran on other files)."""
+        out: dict[str, Any] = {
             "split": self.count,
             "missing_shards": self.labels(),
             "directories": [str(d) for d in self.directories],
         }
+        if self.other_inputs:
+            out["other_inputs"] = [str(d) for d in self.other_inputs]
+        return out
 
 
 def _recorded_shard(path: Path, snapshot: dict[str, Any]) -> tuple[int, int] | None:
@@ -980,6 +1027,23 @@ def check_one_tournament(
         shards[shard] = path
     if not shards:
         return None
+    other_inputs = tuple(
+        path
+        for path, snapshot in snapshots
+        if snapshot.get("inputs_hash")
+        and first.get("inputs_hash")
+        and snapshot["inputs_hash"] != first["inputs_hash"]
+    )
+    if other_inputs and not allow_missing_shards:
+        theirs = dict(snapshots)[other_inputs[0]]["inputs_hash"]
+        raise LeaderboardInputError(
+            other_inputs[0],
+            "tournament.json",
+            f"ran on other questions or answers files than {first_path} (inputs_hash "
+            f"{theirs!r}, not {first['inputs_hash']!r}): their shards do not split one "
+            "question set. Run every shard on the same files, or --allow-missing-shards "
+            "for a partial result",
+        )
     if whole:
         raise LeaderboardInputError(
             whole[0],
@@ -989,9 +1053,11 @@ def check_one_tournament(
         )
     count = next(iter(shards))[1]
     missing = tuple(k for k in range(1, count + 1) if (k, count) not in shards)
-    if not missing:
+    if not missing and not other_inputs:
         return None
-    found = MissingShards(count, missing, tuple(shards.values()))
+    found = MissingShards(count, missing, tuple(shards.values()), other_inputs)
+    if not missing:
+        return found  # every shard, on different inputs: allowed, marked partial
     # One shard directory alone is that shard's own view (a machine's progress, its
     # export): marked partial. Several are meant as the whole run: one missing is refused.
     if len(paths) > 1 and not allow_missing_shards:

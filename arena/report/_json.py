@@ -33,12 +33,16 @@ def _ranknumber(value: int) -> int | None:
 
 def _model_row(board: Leaderboard, i: int, columns: dict[str, FloatArray]) -> dict[str, Any]:
     r = board.ranking
-    ranks = r.ranks
+    ranks = r.default_ranks
     row: dict[str, Any] = {"model": board.contestants[i]}
     row["rank"] = _ranknumber(ranks.rank[i])
     row["rank_low"] = _ranknumber(ranks.rank_low[i])
     row["rank_high"] = _ranknumber(ranks.rank_high[i])
     row["group"] = _ranknumber(ranks.group[i] + 1)
+    if ranks is not r.ranks:  # style-controlled ranks: the raw Bradley-Terry ones beside
+        row["bt_rank"] = _ranknumber(r.ranks.rank[i])
+        row["bt_rank_low"] = _ranknumber(r.ranks.rank_low[i])
+        row["bt_rank_high"] = _ranknumber(r.ranks.rank_high[i])
     for name in RANKINGS:
         row[name] = number(columns[name][i])
     order_error = None if r.elo is None or r.elo.order_error is None else r.elo.order_error
@@ -157,7 +161,7 @@ def leaderboard_dict(board: Leaderboard) -> dict[str, Any]:
             "iterations": r.peerrank.iterations,
             "damping": r.peerrank.damping,
         },
-        "neighbours": _neighbours(board, r.ranks),
+        "neighbours": _neighbours(board, r.default_ranks),
         "style_control": _style_dict(board),
         "diagnostics": {
             "reviewers": [
@@ -185,6 +189,10 @@ def leaderboard_dict(board: Leaderboard) -> dict[str, Any]:
             "self_excluded": rs.n_self_excluded,
         },
     }
+    if r.default_ranks is not r.ranks:
+        # Only then, so a leaderboard without a style effect reads as it always did.
+        out["rank_by"] = r.order_by
+        out["bt_neighbours"] = _neighbours(board, r.ranks)
     if r.reliability is not None:
         out["reliability"] = _reliability_dict(r)
     if board.true_order is not None and board.kendall_tau is not None:

@@ -262,7 +262,7 @@ def _rank_frame(
         ),
     )
     board = Leaderboard(
-        source, ranking, list(ranking.ranks.order), anchor=opts.anchor, cost_usd=cost_usd
+        source, ranking, list(ranking.default_ranks.order), anchor=opts.anchor, cost_usd=cost_usd
     )
     board.warnings = self_judged_warnings(rs, opts.weights) + _warnings(ranking, opts.bootstrap)
     board.warnings += bias_warnings(ranking)

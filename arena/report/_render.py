@@ -24,6 +24,7 @@ from arena.rank import (
     MIN_QUESTIONS,
     RankTable,
 )
+from arena.rank._style import significant_features
 from arena.report._board import STYLE_RANKING, Leaderboard
 from arena.report._categories import category_rows
 from arena.report._json import leaderboard_dict
@@ -100,28 +101,34 @@ def _next_shares(board: Leaderboard, ranks: RankTable) -> dict[int, str]:
 def _model_section(board: Leaderboard) -> _Section:
     r = board.ranking
     names = board.contestants
-    ranks = r.ranks
+    ranks = r.default_ranks
+    # Style-controlled order (a significant style effect): its ratings and interval
+    # lead, the raw Bradley-Terry rating and rank stand beside them.
+    controlled = r.style if ranks is not r.ranks else None
     groups = int(ranks.group.max(initial=-1)) + 1
     elo = board.scores("elo")
     anchored = "the mean" if board.anchor is None else board.anchor
     shares = _next_shares(board, ranks)
     rows = []
     for i in board.order:
-        interval = _interval(r.bt.ci_low[i], r.bt.ci_high[i])
+        fit = r.bt if controlled is None else controlled
+        interval = _interval(fit.ci_low[i], fit.ci_high[i])
         if interval != "-" and r.thin[i]:
             interval += "*"
+        row = [
+            _rank_text(int(ranks.rank[i]), int(ranks.group[i]), groups),
+            _rank_interval(int(ranks.rank_low[i]), int(ranks.rank_high[i])),
+            names[i],
+            _fmt(fit.rating[i], 0),
+            interval,
+            shares.get(i, ""),
+        ]
+        if controlled is not None:
+            raw = int(r.ranks.rank[i])
+            row += [_fmt(r.bt.rating[i], 0), "-" if raw <= 0 else str(raw)]
         rows.append(
-            [
-                _rank_text(int(ranks.rank[i]), int(ranks.group[i]), groups),
-                _rank_interval(int(ranks.rank_low[i]), int(ranks.rank_high[i])),
-                names[i],
-                _fmt(r.bt.rating[i], 0),
-                interval,
-                shares.get(i, ""),
-                _fmt(elo[i], 0),
-                _fmt(r.peerrank.win_rate[i]),
-                _fmt(r.peerrank.weighted_win_rate[i]),
-            ]
+            row
+            + [_fmt(elo[i], 0), _fmt(r.peerrank.win_rate[i]), _fmt(r.peerrank.weighted_win_rate[i])]
         )
     rounds = r.bt.bootstrap_rounds
     if r.intervals == "sandwich":
@@ -165,9 +172,23 @@ def _model_section(board: Leaderboard) -> _Section:
     ]
     if r.style is None:
         notes.append(f"Style control: unavailable ({r.style_note}).")
+    if controlled is None:
+        return _Section(
+            "Models (ordered by Bradley-Terry)",
+            ["#", "ranks", "model", "BT", "95% CI", ">next", "Elo", "win", "wtd win"],
+            rows,
+            notes,
+        )
+    effects = ", ".join(controlled.features[k] for k in significant_features(controlled))
+    notes.insert(
+        0,
+        f"Order: style-controlled Bradley-Terry (ctl BT, its 95% CI, ranks and >next), because "
+        f"the judges' preference for {effects} is significant (see the warnings and the style "
+        "control table); BT and BT #: the raw Bradley-Terry rating and rank, weighted as below.",
+    )
     return _Section(
-        "Models (ordered by Bradley-Terry)",
-        ["#", "ranks", "model", "BT", "95% CI", ">next", "Elo", "win", "wtd win"],
+        "Models (ordered by style-controlled Bradley-Terry)",
+        ["#", "ranks", "model", "ctl BT", "95% CI", ">next", "BT", "BT #", "Elo", "win", "wtd win"],
         rows,
         notes,
     )

@@ -12,7 +12,7 @@ import polars as pl
 
 from arena.config import Tournament
 from arena.pipeline import Plan, build_plan
-from arena.rundir._files import iso_time, last_success, read_last_run
+from arena.rundir._files import iso_time, last_success, live_last_run, lock_state
 from arena.rundir._planfile import plan_chunks, read_plan
 from arena.rundir._runs import load_for_directory, recorded_config
 from arena.rundir._status import StatusReport, status_report
@@ -107,12 +107,25 @@ def directory_status(
         str(p.relative_to(directory)) for p in quarantine.glob("*/*") if p.is_file()
     )
     data["missing_parts"] = log.missing_parts()
-    data["last_run"] = read_last_run(directory)
+    data["last_run"] = live_last_run(directory)
+    data["lock"] = lock_state(directory)
     data["tokens"] = token_totals(log)
     data["batch_jobs"] = jobs_in_flight(log)  # batch mode: jobs submitted, not yet collected
     data["freshness"] = _freshness(directory, max_age_seconds)
     notes = [line for st in stages.values() for line in st.notes]
     return DirectoryStatus(directory, source, report, data, notes)
+
+
+def directory_summary(directory: Path, max_age_seconds: float | None = None) -> dict[str, Any]:
+    """What `arena status --json` can say of DIR without its plan (a YAML with an
+    error, no plan at all): the last run, as `directory_status` shows it, and the
+    freshness of its last complete run."""
+    return {
+        "directory": str(directory),
+        "last_run": live_last_run(directory),
+        "lock": lock_state(directory),
+        "freshness": _freshness(directory, max_age_seconds),
+    }
 
 
 def _freshness(directory: Path, limit: float | None) -> dict[str, Any]:

@@ -22,7 +22,7 @@ from typing import Any
 
 import polars as pl
 
-from arena.rundir._history import HISTORY_TABLE
+from arena.rundir._history import HISTORY_TABLE, remember_numbers
 from arena.rundir._planfile import KEYS, read_plan
 from arena.stages import register_all_tables
 from arena.store import TABLES, RunLog
@@ -114,6 +114,8 @@ def collect_garbage(
     plan = read_plan(folder)
     report = GcReport(folder, plan is not None, drop)
     RunLog(folder).record_ledger()  # the spend of the rows taken out stays counted
+    if keep_history is not None:  # the snapshots kept keep their numbers
+        remember_numbers(folder)
 
     def split(table: str, frame: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
         if table == HISTORY_TABLE and keep_history is not None and frame.height:

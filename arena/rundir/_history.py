@@ -9,6 +9,7 @@ import time
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import polars as pl
@@ -27,6 +28,8 @@ __all__ = [
     "select_range",
     "select_snapshot",
     "snapshot_ids",
+    "snapshot_numbers",
+    "remember_numbers",
     "snapshot_rows",
 ]
 
@@ -180,7 +183,11 @@ def read_history(directory: str | os.PathLike[str]) -> pl.DataFrame:
         rank_low=pl.when(unrated).then(None).otherwise(pl.col("rank_low")),
         rank_high=pl.when(unrated).then(None).otherwise(pl.col("rank_high")),
     )
-    return history.sort("at", "snapshot", "rank", "model", nulls_last=True)
+    history = history.sort("at", "snapshot", "rank", "model", nulls_last=True)
+    numbers = number_snapshots(history, _known_numbers(directory))
+    return history.with_columns(
+        number=pl.col("snapshot").replace_strict(numbers, return_dtype=pl.Int64, default=None)
+    )
 
 
 # A move counts as significant at this probability (two-sided 95%).
@@ -267,6 +274,12 @@ class ModelChange:
         return self.bt_after - self.bt_before
 
     @property
+    def bt_after_anchored(self) -> float | None:
+        """The later rating on the earlier snapshot's scale (shifted by `shift`), so that
+        `bt_before + bt_change == bt_after_anchored`."""
+        return None if self.bt_after is None else self.bt_after - self.shift
+
+    @property
     def bt_change(self) -> float | None:
         """Anchored rating change (see the class)."""
         raw = self.bt_change_raw
@@ -316,6 +329,7 @@ class ModelChange:
             "p_order_changed": self.p_order_changed,
             "bt_before": self.bt_before,
             "bt_after": self.bt_after,
+            "bt_after_anchored": self.bt_after_anchored,
             "bt_change": self.bt_change,
             "bt_change_raw": self.bt_change_raw,
             "rating_significant": self.rating_significant,
@@ -326,6 +340,53 @@ def snapshot_ids(history: pl.DataFrame) -> list[str]:
     """Snapshot ids, oldest first."""
     firsts = history.group_by("snapshot").agg(pl.col("at").min()).sort("at", "snapshot")
     return [str(s) for s in firsts["snapshot"].to_list()]
+
+
+# DIR/snapshot_numbers.json: {snapshot id: number} as `arena gc --keep-history` found
+# them, so that a snapshot keeps its number after older ones are removed.
+NUMBERS_FILE = "snapshot_numbers.json"
+
+
+def _known_numbers(directory: str | os.PathLike[str]) -> dict[str, int]:
+    try:
+        data = json.loads((Path(directory) / NUMBERS_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(data, dict):
+        return {}
+    return {str(k): int(v) for k, v in data.items() if isinstance(v, int)}
+
+
+def number_snapshots(history: pl.DataFrame, known: Mapping[str, int]) -> dict[str, int]:
+    """Each snapshot's number: the one it had when `arena gc` last removed snapshots
+    (`known`), else the next after every number given so far, oldest first."""
+    out: dict[str, int] = {}
+    last = max(known.values(), default=0)
+    for sid in snapshot_ids(history):
+        if sid in known:
+            out[sid] = known[sid]
+        else:
+            last = max(last, max(out.values(), default=0)) + 1
+            out[sid] = last
+    return out
+
+
+def snapshot_numbers(history: pl.DataFrame) -> dict[str, int]:
+    """Each snapshot's number in a history read by `read_history` (its `number` column),
+    else its place, oldest first, from 1."""
+    if "number" in history.columns and history.height:
+        pairs = history.select("snapshot", "number").unique("snapshot")
+        return {str(s): int(n) for s, n in pairs.iter_rows()}
+    return {sid: i for i, sid in enumerate(snapshot_ids(history), 1)}
+
+
+def remember_numbers(directory: str | os.PathLike[str]) -> None:
+    """Write DIR's snapshot numbers as they are now (before gc removes snapshots)."""
+    from arena.rundir._files import write_json_atomic
+
+    numbers = snapshot_numbers(read_history(directory))
+    if numbers:
+        write_json_atomic(Path(directory) / NUMBERS_FILE, numbers)
 
 
 def _num(value: Any) -> float | None:
@@ -467,12 +528,17 @@ def select_snapshot(history: pl.DataFrame, spec: str) -> str:
         raise ValueError("the history has no snapshots")
     if text.lstrip("-").isdigit():
         n = int(text)
-        if 1 <= n <= len(ids):
-            return ids[n - 1]
+        numbers = snapshot_numbers(history)
+        by_number = {v: k for k, v in numbers.items()}
+        if n in by_number:
+            return by_number[n]
         if -len(ids) <= n <= -1:
             return ids[n]
+        first, last = numbers[ids[0]], numbers[ids[-1]]
+        gone = " (older ones were removed by `arena gc --keep-history`)" if first > 1 else ""
         raise ValueError(
-            f"no snapshot {n}: there are {len(ids)} (1 to {len(ids)}, or -1 the latest)"
+            f"no snapshot {n}: there are {len(ids)}, numbered {first} to {last}{gone}, "
+            "or -1 the latest"
         )
     dates = _snapshot_dates(history)
     on_day = [s for s in ids if dates[s] == text]

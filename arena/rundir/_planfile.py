@@ -17,6 +17,8 @@ from typing import TYPE_CHECKING
 
 import polars as pl
 
+from arena.errors import ArenaInputError
+
 if TYPE_CHECKING:
     import pyarrow.parquet as pq
 
@@ -26,6 +28,7 @@ if TYPE_CHECKING:
 __all__ = [
     "PLAN_FILE",
     "PLAN_SCHEMA",
+    "PlanFileDamaged",
     "PlanWriter",
     "current_rows",
     "plan_changes",
@@ -38,6 +41,33 @@ __all__ = [
 ]
 
 PLAN_FILE = "plan.parquet"
+
+
+class PlanFileDamaged(ArenaInputError):
+    """DIR/plan.parquet cannot be read (truncated, garbled): names it and the fix."""
+
+    def __init__(self, path: Path, reason: str) -> None:
+        self.path = path
+        super().__init__(
+            f"{path}: the plan file cannot be read ({reason}). It only records what the "
+            "last run planned, and the next `arena run` of the tournament writes it again; "
+            f"to read this directory before that, delete it (`rm {path}`): every logged "
+            "row then counts as current"
+        )
+
+
+def _plan_path(directory: str | os.PathLike[str]) -> Path | None:
+    """DIR's plan file when there is one (its footer read: `PlanFileDamaged` if unreadable)."""
+    path = Path(directory) / PLAN_FILE
+    if not path.exists():
+        return None
+    try:
+        pl.read_parquet_schema(path)
+    except (OSError, ValueError, pl.exceptions.PolarsError) as exc:
+        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise PlanFileDamaged(path, reason) from None
+    return path
+
 
 # One row per planned call. `model` is set for answers; `model_a`, `model_b`
 # and `reviewer` for reviews; `provider` is the provider that serves the call.
@@ -225,10 +255,17 @@ def plan_fingerprint(directory: str | os.PathLike[str], table: str) -> tuple[int
 
 def read_plan(directory: str | os.PathLike[str]) -> pl.DataFrame | None:
     """The plan of the last run started in DIR, or None when there is none."""
-    path = Path(directory) / PLAN_FILE
-    if not path.is_file():
+    path = _plan_path(directory)
+    if path is None:
         return None
-    return pl.read_parquet(path).select(PLAN_SCHEMA.names()).cast(PLAN_SCHEMA)
+    try:
+        frame = pl.read_parquet(path)
+    except (OSError, ValueError, pl.exceptions.PolarsError) as exc:
+        raise PlanFileDamaged(path, str(exc).splitlines()[0]) from None
+    missing = [c for c in PLAN_SCHEMA.names() if c not in frame.columns]
+    if missing:
+        raise PlanFileDamaged(path, f"no column {missing[0]!r}")
+    return frame.select(PLAN_SCHEMA.names()).cast(PLAN_SCHEMA)
 
 
 def plan_changes(previous: pl.DataFrame, current: pl.DataFrame) -> tuple[int, int]:
@@ -246,8 +283,8 @@ def plan_digests(directory: str | os.PathLike[str], table: str) -> pl.Series | N
     a caller may find it meanwhile (in a thread: polars lets go of the
     interpreter) and hand it over. The plan's million ids never stand as text.
     """
-    path = Path(directory) / PLAN_FILE
-    if not path.is_file():
+    path = _plan_path(directory)
+    if path is None:
         return None
     from arena.store import DIGEST_ID, digest_key, digest_order
 

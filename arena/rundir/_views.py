@@ -25,6 +25,7 @@ from arena.rundir._history import (
     read_history,
     select_range,
     snapshot_ids,
+    snapshot_numbers,
 )
 
 __all__ = ["HistoryView", "history_view", "change_phrases"]
@@ -141,7 +142,7 @@ class HistoryView:
     anchor: str | None = None
 
     def _numbered(self) -> dict[str, int]:
-        return {sid: i for i, sid in enumerate(snapshot_ids(self.history), 1)}
+        return snapshot_numbers(self.history)  # kept by gc --keep-history
 
     def _meta(self, sid: str) -> dict[str, Any]:
         rows = self.history.filter(pl.col("snapshot") == sid).sort("rank", nulls_last=True)
@@ -288,7 +289,7 @@ class HistoryView:
                 "-" if c.rank_before is None else str(c.rank_before),
                 _move(c),
                 _num(c.bt_before, 1),
-                _num(c.bt_after, 1),
+                _num(c.bt_after_anchored, 1),  # before + change = now: one scale
                 _change(c),
             ]
             for c in changes
@@ -318,13 +319,15 @@ class HistoryView:
                 else None
             )
             notes.append(
-                "Rating change anchored on "
+                "Ratings anchored on "
                 + (anchor if anchor else "the models ranked in both snapshots")
-                + f"; {NOT_SIGNIFICANT} = within chance (95%, from the bootstrap intervals)."
+                + " (BT now is on the earlier snapshot's scale: before + change = now; the "
+                + f"stored ratings are in the JSON); {NOT_SIGNIFICANT} = within chance (95%, "
+                + "from the bootstrap intervals)."
             )
         section = _Section(
             "Changes between two snapshots" if self.diff else "Changes since the previous snapshot",
-            ["#", "model", "was", "move", "BT before", "BT now", "change"],
+            ["#", "model", "was", "move", "BT before", "BT now (anchored)", "change"],
             rows,
             notes,
         )

@@ -37,6 +37,7 @@ import uuid
 import warnings
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import polars as pl
@@ -166,8 +167,9 @@ def write_all(fd: int, data: bytes) -> None:
         view = view[written:]
 
 
-def parse_journal(table: str, data: bytes) -> pl.DataFrame:
-    """Rows of journal bytes; anything after the last newline (a torn write) is skipped."""
+def parse_journal(table: str, data: bytes, path: Path | None = None) -> pl.DataFrame:
+    """Rows of journal bytes; anything after the last newline (a torn write) is skipped.
+    `path`: the journal's file, named in warnings."""
     end = data.rfind(b"\n")
     if end < 0:
         return empty_frame(table)
@@ -175,16 +177,41 @@ def parse_journal(table: str, data: bytes) -> pl.DataFrame:
     try:
         frame = pl.read_ndjson(io.BytesIO(body), schema=polars_schema(table))
     except Exception:  # polars raises several kinds; the slow path sorts it out
-        return _parse_lines(table, body)
+        return _parse_lines(table, body, path)
     return frame.filter(pl.col("id").is_not_null())
 
 
-def _parse_lines(table: str, body: bytes) -> pl.DataFrame:
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _without_surrogates(obj: dict[str, Any]) -> tuple[dict[str, Any], int]:
+    """A journal row with every lone surrogate in its strings replaced by U+FFFD (a
+    surrogate pair decodes to one character, so what is left is unpaired); 1 when one
+    was replaced, else 0."""
+    found = False
+
+    def clean(value: Any) -> Any:
+        nonlocal found
+        if isinstance(value, str) and _SURROGATE.search(value):
+            found = True
+            return _SURROGATE.sub("\ufffd", value)
+        if isinstance(value, list):
+            return [clean(v) for v in value]
+        if isinstance(value, dict):
+            return {k: clean(v) for k, v in value.items()}
+        return value
+
+    out = {k: clean(v) for k, v in obj.items()}
+    return out, int(found)
+
+
+def _parse_lines(table: str, body: bytes, path: Path | None = None) -> pl.DataFrame:
     """Line-by-line parse that skips (and warns about) lines that are not valid rows."""
     schema = table_schema(table)
     names = set(schema.names)
     rows: list[dict[str, object]] = []
-    skipped = 0
+    skipped = repaired = 0
     for line in body.split(b"\n"):
         if not line.strip():
             continue
@@ -192,12 +219,24 @@ def _parse_lines(table: str, body: bytes) -> pl.DataFrame:
             obj = json.loads(line)
             if not isinstance(obj, dict):
                 raise ValueError("not an object")
+            if _SURROGATE_ESCAPE.search(line):  # "\ud800" unpaired: no UTF-8 can hold it
+                obj, fixed = _without_surrogates(obj)
+                repaired += fixed
             rows.append(normalize_row(table, {k: v for k, v in obj.items() if k in names}))
         except ValueError:
             skipped += 1
     if skipped:
         warnings.warn(
             f"table {table!r}: skipped {skipped} unreadable journal line(s)",
+            RuntimeWarning,
+            stacklevel=3,
+        )
+    if repaired:
+        where = f"{path}" if path is not None else f"table {table!r}"
+        warnings.warn(
+            f"{where}: {repaired} journal line(s) held a lone surrogate (an escape such as "
+            "\\ud800 with no pair), not valid Unicode: read as U+FFFD; `arena gc` writes "
+            "the rows so into the log's Parquet parts",
             RuntimeWarning,
             stacklevel=3,
         )
@@ -213,7 +252,7 @@ def _parse_lines(table: str, body: bytes) -> pl.DataFrame:
 def read_journal(table: str, path: Path) -> pl.DataFrame:
     """Rows of one journal file (raises FileNotFoundError if it vanished)."""
     with open(path, "rb") as f:
-        return parse_journal(table, f.read())
+        return parse_journal(table, f.read(), path)
 
 
 def read_parts(

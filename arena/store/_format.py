@@ -53,6 +53,14 @@ def read_format(log_dir: Path) -> int:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         return _UNVERSIONED
+    except IsADirectoryError:
+        raise LogFormatError(
+            log_dir,
+            "a directory where the log's format file belongs: remove it "
+            f"(`rm -r {path}`); the next run writes the file again",
+        ) from None
+    except OSError as exc:
+        raise LogFormatError(log_dir, f"cannot be read: {exc.strerror}") from None
     except UnicodeDecodeError:
         raise LogFormatError(log_dir, "not UTF-8 text, so not a log manifest") from None
     try:

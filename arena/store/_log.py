@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 import sys
 from collections.abc import Iterable, Iterator, Sequence
@@ -13,6 +14,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import polars as pl
 
+from arena.errors import ArenaInputError
 from arena.store._files import (
     DIGEST_ID,
     add_prints,
@@ -47,7 +49,7 @@ def _writer_active(log_dir: Path) -> bool:
     return writer is not None and bool(writer.writer_active(log_dir))
 
 
-__all__ = ["LEDGER_FILE", "RunLog", "Sums", "part_rows"]
+__all__ = ["LEDGER_FILE", "LedgerDamaged", "RunLog", "Sums", "part_rows"]
 
 _READ_ATTEMPTS = 50
 # Parts `RunLog.scan` reads together: a few tens of thousands of rows at a time,
@@ -86,6 +88,19 @@ SUM_PARTS = 64
 # the cost of every billed attempt seen before `arena gc` took rows out of the log.
 LEDGER_FILE = "spend_ledger.json"
 _LEDGER_COLUMNS = ("table", "provider", "run_id")
+
+
+class LedgerDamaged(ArenaInputError):
+    """DIR/log/spend_ledger.json cannot be read: names it and the fix (exit 2)."""
+
+    def __init__(self, path: Path, reason: str) -> None:
+        self.path = path
+        super().__init__(
+            f"{path}: the spend ledger cannot be read ({reason}). It holds what was spent "
+            "on rows `arena gc` took out of the log: restore it from a backup; or move it "
+            f"away (`mv {path} {path}.damaged`), and the spend (and budget_usd) counts only "
+            "the rows still in the log until the next `arena gc` writes a new ledger"
+        )
 
 
 class _Renamed(Exception):
@@ -503,11 +518,22 @@ class RunLog:
         except FileNotFoundError:
             return {}
         except (OSError, ValueError) as exc:
-            raise ValueError(f"{path}: the spend ledger cannot be read: {exc}") from exc
+            raise LedgerDamaged(path, str(exc)) from None
+        entries = data.get("entries") if isinstance(data, dict) else None
+        if not isinstance(entries, list):
+            raise LedgerDamaged(path, 'expected {"version": 1, "entries": [...]}')
         out: dict[tuple[str, str, str], float] = {}
-        for entry in data.get("entries", []) if isinstance(data, dict) else []:
+        for i, entry in enumerate(entries):
+            cost = entry.get("cost_usd") if isinstance(entry, dict) else None
+            if (
+                cost is not None and (isinstance(cost, bool) or not isinstance(cost, int | float))
+            ) or not isinstance(entry, dict):
+                shape = "{table, provider, run_id, cost_usd}"
+                raise LedgerDamaged(path, f"entries[{i}] is not {shape}")
+            if cost is not None and not (math.isfinite(cost) and cost >= 0):
+                raise LedgerDamaged(path, f"entries[{i}]: cost_usd {cost!r} is not an amount")
             key = tuple(str(entry.get(c) or "") for c in _LEDGER_COLUMNS)
-            out[(key[0], key[1], key[2])] = float(entry.get("cost_usd") or 0.0)
+            out[(key[0], key[1], key[2])] = float(cost or 0.0)
         return out
 
     def record_ledger(self) -> None:
@@ -614,7 +640,7 @@ class RunLog:
                 opened_after = max_key(self.log_dir, table)
                 if not _same_file(live_path, f.fileno()):
                     raise _Renamed  # maybe sealed before the keys were listed
-                live = _select(parse_journal(table, f.read()), cols)
+                live = _select(parse_journal(table, f.read(), live_path), cols)
 
         files: list[tuple[int, int, pl.DataFrame | Path]] = []
         for key, path in list_sealed(self.log_dir, table):

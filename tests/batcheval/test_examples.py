@@ -149,7 +149,7 @@ def test_without_examples_batch_ids_and_prompts_are_those_of_earlier_runs(tmp_pa
         assert "{examples}" not in prompt and "Example" not in prompt
 
 
-@pytest.mark.parametrize("select", ["fixed", "retrieved"])
+@pytest.mark.parametrize("select", ["seeded", "retrieved"])
 def test_every_batch_shows_k_examples_none_of_its_samples_questions(
     tmp_path: Path, select: str
 ) -> None:
@@ -365,7 +365,7 @@ def test_apply_to_batcheval_needs_a_batcheval_section(tmp_path: Path) -> None:
 
 
 def test_label_copy_is_the_mean_of_the_nearest_items(tmp_path: Path) -> None:
-    samples, config = _write(tmp_path, {"k": 3, "select": "fixed"})
+    samples, config = _write(tmp_path, {"k": 3, "select": "seeded"})
     pool = load_setup(config).examples
     assert pool is not None
     birds = [e for e in pool.scored if "birds" in e.context]
@@ -497,3 +497,33 @@ def test_one_pool_for_both_and_each_kind_re_runs_only_its_calls(tmp_path: Path) 
     reviews, batches = rerun()
     assert "skipped" not in reviews and reviews["completed"] == 4 * 6 * 3
     assert (batches["skipped"], batches["completed"]) == (3, 0)
+
+
+def test_fixed_shows_the_listed_items_of_the_batch_criterion(tmp_path: Path) -> None:
+    # own1 is a reply to the context "Question 1?": batches holding a sample of it leave it out
+    samples, config = _write(tmp_path, {"select": "fixed", "ids": ["x5", "own1", "x0"]})
+    _report(_invoke(samples, config))
+    log = RunLog(tmp_path / "out").read(TABLE)
+    for group in log.partition_by("batch_id"):
+        shown = group["example_ids"].to_list()[0]
+        contexts = {int(sid[1:]) % 3 for sid in group["sample_id"].to_list()}
+        expected = ["x5", "x0"] if 1 in contexts else ["x5", "own1", "x0"]
+        assert list(shown) == expected
+
+
+def test_fixed_needs_a_scored_item_when_it_applies_to_batcheval(tmp_path: Path) -> None:
+    rows = [
+        *_pool_rows(),
+        {
+            "id": "r1",
+            "question_id": "qq",
+            "question": "?",
+            "answer_a": "a",
+            "answer_b": "b",
+            "verdict": "A",
+        },
+    ]
+    samples, config = _write(tmp_path, {"select": "fixed", "ids": ["r1"]}, rows=rows)
+    result = _invoke(samples, config)
+    assert result.exit_code == 2
+    assert "examples.ids" in result.output and "lists no scored item" in result.output

@@ -50,7 +50,7 @@ def test_valid_tournament_loads_with_defaults(tmp_path: Path) -> None:
         ({"reviewers": []}, "reviewers", "at least one reviewer"),
         ({"questions": "missing.jsonl"}, "questions", "not found"),
         ({"providers.sim.type": "carrier-pigeon"}, "providers.sim.type", "unknown provider type"),
-        ({"providers.sim.limits.rpm": -5}, "providers.sim.limits.rpm", "greater than 0"),
+        ({"providers.sim.limits.rpm": -5}, "providers.sim.limits.rpm", "greater than or equal"),
         ({"name": _DELETE}, "name", "required key is missing"),
     ],
 )

@@ -70,7 +70,17 @@ def _run(phase: str, *args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-@pytest.mark.parametrize("phase", ["loading", "history", "cleanup"])
+def test_sigint_once_the_run_ended_keeps_its_exit_code(tmp_path: Path) -> None:
+    """A Ctrl-C while click closes its context comes after the run's record and `--json`
+    line were written with exit 0: the process ends with that code (issue 46)."""
+    path = small_tournament(tmp_path, models=2, questions=2)
+    done = _run("cleanup", "run", str(path), "--json")
+    assert "Traceback" not in done.stderr and "Aborted!" not in done.stderr
+    line = json.loads(done.stdout.strip().splitlines()[-1])
+    assert done.returncode == line["exit_code"] == line["record"]["exit_code"] == 0
+
+
+@pytest.mark.parametrize("phase", ["loading", "history"])
 def test_sigint_exits_130_without_a_traceback(tmp_path: Path, phase: str) -> None:
     path = small_tournament(tmp_path, models=2, questions=2)
     done = _run(phase, "run", str(path), "--json")

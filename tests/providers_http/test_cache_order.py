@@ -241,4 +241,5 @@ def test_a_prefix_shown_again_only_in_a_later_round_is_not_marked(
     written = reviews["tokens_cache_write"].to_list()
     assert written[:2] == [0, 0]  # alone in their rounds: no break after answer A
     assert sum(written[2:]) > 0  # shared within the round: written once, read once
-    assert reviews["tokens_cache_read"].to_list()[3] > 0
+    # the other review of round 3 reads it (whichever of the two started first)
+    assert sum(reviews["tokens_cache_read"].to_list()[2:]) > 0

@@ -61,12 +61,39 @@ def test_no_battles() -> None:
     assert elo.passes == 0
 
 
+_MASK64 = (1 << 64) - 1
+
+
+def _mix64(z: int) -> int:
+    """SplitMix64's finaliser on a Python integer."""
+    z ^= z >> 30
+    z = z * 0xBF58476D1CE4E5B9 & _MASK64
+    z ^= z >> 27
+    z = z * 0x94D049BB133111EB & _MASK64
+    return z ^ (z >> 31)
+
+
+def reference_orders(n: int, orders: int, seed: int) -> list[list[int]]:
+    """Elo's orders as documented, one swap at a time in plain Python: order k's key is
+    mix64(seed * 2**32 + k); step i swaps positions i and i + (h >> 32) * (n - i) >> 32,
+    h = mix64(key + (i + 1) * 0x9E3779B97F4A7C15)."""
+    out = []
+    for k in range(orders):
+        key = _mix64(((seed << 32) + k) & _MASK64)
+        order = list(range(n))
+        for i in range(n):
+            h = _mix64((key + (i + 1) * 0x9E3779B97F4A7C15) & _MASK64)
+            j = i + (((h >> 32) * (n - i)) >> 32)
+            order[i], order[j] = order[j], order[i]
+        out.append(order)
+    return out
+
+
 def _reference_elo(
     rs: ReviewSet, *, orders: int, seed: int, tol: float = 1e-6, max_passes: int = 10
 ) -> EloResult:
-    """Weighted Elo the plain way: every order materialised by NumPy, one review at a time."""
-    rng = np.random.default_rng(seed)
-    perms = [rng.permutation(rs.n_battles) for _ in range(orders)]
+    """Weighted Elo the plain way: every order built by hand, one review at a time."""
+    perms = reference_orders(rs.n_battles, orders, seed)
     target = (1.0 - rs.score.astype(np.float64)) / 2.0
     battled = np.bincount(rs.model_a, minlength=rs.n_models) + np.bincount(
         rs.model_b, minlength=rs.n_models
@@ -108,7 +135,7 @@ def _reference_elo(
 def test_elo_matches_the_reference_one_review_at_a_time(
     models: int, judges: int, questions: int, orders: int, seed: int
 ) -> None:
-    # NumPy's permutations, every order updated one review at a time in plain Python.
+    # The documented orders, every order updated one review at a time in plain Python.
     rs = encode_reviews(
         random_reviews(models=models, judges=judges, questions=questions, seed=seed)
     )
@@ -118,6 +145,16 @@ def test_elo_matches_the_reference_one_review_at_a_time(
     np.testing.assert_allclose(ours.weights, plain.weights, rtol=0, atol=1e-12)
     assert (ours.passes, ours.converged) == (plain.passes, plain.converged)
     assert ours.passes > 1  # the reviewer weights really were re-derived
+
+
+@pytest.mark.parametrize(
+    ("n", "orders", "seed"), [(1, 1, 0), (7, 3, 5), (3000, 4, 0), (500, 2, -3)]
+)
+def test_orders_follow_the_documented_scheme(n: int, orders: int, seed: int) -> None:
+    ours = elo_module.order_permutations(n, orders, seed)
+    assert ours.shape == (orders, n)
+    np.testing.assert_array_equal(ours, reference_orders(n, orders, seed))
+    assert all(sorted(row) == list(range(n)) for row in ours.tolist())
 
 
 @pytest.mark.parametrize(

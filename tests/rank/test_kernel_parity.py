@@ -5,7 +5,7 @@ Weighted Elo is the one pass of `arena.rank` with a compiled kernel
 it, smaller ones advance the same orders in lockstep with NumPy. Every other
 rank test runs on small logs; here the threshold is set to 0 so that the
 kernel runs on them, and both must give what the plain reference loop of
-`tests.rank.test_elo` gives, order for order.
+`tests.rank.test_elo` gives over the documented orders, order for order.
 """
 
 from __future__ import annotations
@@ -51,13 +51,6 @@ def test_kernel_and_lockstep_match_the_reference(
     assert compiled.passes > 1  # the reviewer weights really were re-derived
     assert compiled.order_error is not None and lockstep.order_error is not None
     np.testing.assert_allclose(compiled.order_error, lockstep.order_error, rtol=1e-9)
-
-
-def test_orders_are_numpys_permutations_drawn_one_after_the_other() -> None:
-    rng = np.random.default_rng(42)
-    perms = elo_module.order_permutations(1000, 3, 42)
-    for row in perms:
-        np.testing.assert_array_equal(row, rng.permutation(1000))
 
 
 @pytest.mark.parametrize(
@@ -112,12 +105,32 @@ def test_prefetched_orders_are_the_ones_drawn_in_place(monkeypatch: pytest.Monke
     monkeypatch.setattr(elo_module, "COMPILED_MIN_ROWS", 0)
     prepared = elo_module.prefetch_orders(rs, rs.n_battles, 6, 9)
     assert prepared is not None
-    replay = prepared.result()
-    assert replay.packed is not None
-    perms = elo_module.order_permutations(rs.n_battles, 6, 9)
-    np.testing.assert_array_equal(replay.shuffled(), replay.packed[perms])
+    assert prepared.result().packed is not None
     ours = elo_module.weighted_elo_prefetched(rs, prepared, orders=6, seed=9)
     np.testing.assert_array_equal(ours.rating, weighted_elo(rs, orders=6, seed=9).rating)
+
+
+@pytest.mark.usefixtures("kernel")
+def test_kernel_walks_each_order_as_the_scheme_lays_it_out() -> None:
+    """Checkpoints after every review: the kernel's ratings after step t of order k are
+    those of the plain loop over the first t reviews of `order_permutations`' row k."""
+    rs = encode_reviews(random_reviews(models=4, questions=3, judges=1, seed=7))
+    weights = np.full(rs.n_reviewers, 1.0 / rs.n_reviewers)
+    table = elo_module._step_table(rs.n_reviewers, weights)
+    replay = elo_module.EloOrders(rs, 5, 3)
+    steps = np.arange(rs.n_battles + 1, dtype=np.int64)
+    ours = replay.ratings_at(table, steps)
+    perms = elo_module.order_permutations(rs.n_battles, 5, 3)
+    lockstep = elo_module._lockstep(
+        rs.model_a,
+        rs.model_b,
+        rs.reviewer.astype(np.int64) * 3 + rs.score.astype(np.int64) + 1,
+        perms,
+        table,
+        rs.n_models,
+        steps,
+    )
+    np.testing.assert_allclose(ours, lockstep, rtol=0, atol=1e-12)
 
 
 def test_trajectory_is_the_same_on_either_path(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -144,3 +157,22 @@ def test_a_ranking_gives_the_same_elo_on_either_path(monkeypatch: pytest.MonkeyP
         assert lockstep.elo is not None and compiled.elo is not None
         np.testing.assert_allclose(compiled.elo.rating, lockstep.elo.rating, rtol=0, atol=1e-9)
         np.testing.assert_array_equal(compiled.bt.rating, lockstep.bt.rating)
+
+
+@pytest.mark.usefixtures("kernel")
+def test_replayed_orders_are_drawn_once_and_read_after() -> None:
+    """With `keep` (several passes), the first pass leaves each order's reviews in the
+    store, and the next passes read them there: the same ratings either way."""
+    rs = encode_reviews(random_reviews(models=4, questions=4, judges=1, seed=2))
+    table = elo_module._step_table(rs.n_reviewers, np.full(rs.n_reviewers, 1.0 / rs.n_reviewers))
+    steps = np.array([0, rs.n_battles // 2, rs.n_battles], dtype=np.int64)
+    fresh = elo_module.EloOrders(rs, 6, 4).ratings_at(table, steps)
+    replay = elo_module.EloOrders(rs, 6, 4)
+    replay.keep = True
+    first = replay.ratings_at(table, steps)
+    assert replay.packed is not None and replay._store is not None
+    perms = elo_module.order_permutations(rs.n_battles, 6, 4)
+    np.testing.assert_array_equal(replay._store, replay.packed[perms])
+    second = replay.ratings_at(table, steps)
+    np.testing.assert_array_equal(first, fresh)
+    np.testing.assert_array_equal(second, fresh)

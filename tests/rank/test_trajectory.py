@@ -15,6 +15,7 @@ from arena.rank import (
     weighted_pairwise,
 )
 from tests.rank._frames import frame, random_reviews
+from tests.rank.test_elo import reference_orders
 
 
 def _replay(rs, weights, order):  # type: ignore[no-untyped-def]
@@ -37,8 +38,8 @@ def test_trajectory_replays_the_fixed_orders_review_by_review() -> None:
     weights = np.array([0.1, 0.2, 0.3, 0.4])
     trajectory = elo_trajectory(rs, weights, orders=3, points=rs.n_battles + 1)
     assert trajectory.steps.tolist() == list(range(rs.n_battles + 1))
-    rng = np.random.default_rng(ELO_ORDER_SEED)
-    expected = np.mean([_replay(rs, weights, rng.permutation(rs.n_battles)) for _ in range(3)], 0)
+    orders = reference_orders(rs.n_battles, 3, ELO_ORDER_SEED)
+    expected = np.mean([_replay(rs, weights, order) for order in orders], 0)
     np.testing.assert_allclose(trajectory.rating, expected, rtol=0, atol=1e-9)
 
 

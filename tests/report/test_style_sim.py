@@ -55,7 +55,10 @@ def test_style_control_undoes_a_simulated_length_bias(tmp_path: Path) -> None:
     tau = data["kendall_tau"]
     assert tau["bt_style"] == 1.0 and tau["bt"] < 1.0
     by_model = {m["model"]: m for m in data["models"]}
-    assert by_model["m3"]["rank"] < 4 and by_model["m3"]["style_rank"] == 4
+    # The length effect is significant, so the default rank is the style-controlled one.
+    assert data["rank_by"] == "bt_style"
+    assert by_model["m3"]["bt_rank"] < 4 and by_model["m3"]["style_rank"] == 4
+    assert by_model["m3"]["rank"] == 4
     coef = data["style_control"]["coefficients"]["length"]
     assert coef["ci_low"] > 0
     assert all(r["length_bias"] > 0.5 for r in data["diagnostics"]["reviewers"])

@@ -138,14 +138,23 @@ def test_a_rollback_after_gc_reuses_the_archived_calls(tmp_path: Path) -> None:
     assert board["counts"]["reviews"] == 36
 
 
-def test_every_early_exit_updates_last_run_json_and_a_held_lock_names_its_holder(
+def _state_files(out: Path, metrics: Path) -> dict[str, bytes]:
+    """Every file of DIR a run may write (the log aside), and the metrics file."""
+    files = [p for p in out.rglob("*") if p.is_file() and "log" not in p.relative_to(out).parts]
+    return {str(p): p.read_bytes() for p in [*files, metrics] if p.name != ".arena.lock.json"}
+
+
+def test_every_early_exit_updates_last_run_json_and_a_held_lock_changes_nothing(
     tmp_path: Path,
 ) -> None:
-    yaml_path = small_tournament(tmp_path, models=3, questions=2)
+    yaml_path = small_tournament(
+        tmp_path, models=3, questions=2, extra={"metrics_file": "arena.prom"}
+    )
     out = tmp_path / "out"
     first = _night(yaml_path)
     last = validate_record(json.loads((out / "last_run.json").read_text()))
     assert (last["run_id"], last["exit_code"]) == (first["run_id"], 0)
+    before = _state_files(out, tmp_path / "arena.prom")
     lock = RunLock(out)
     lock.acquire()
     try:
@@ -154,9 +163,12 @@ def test_every_early_exit_updates_last_run_json_and_a_held_lock_names_its_holder
         lock.release()
     assert locked["exit_code"] == 75
     assert f"pid {os.getpid()} on host " in locked["error"] and "since 20" in locked["error"]
-    last = validate_record(json.loads((out / "last_run.json").read_text()))
-    assert (last["run_id"], last["exit_code"], last["status"]) == (locked["run_id"], 75, "locked")
-    assert last["started_at"] and last["ended_at"]
+    record = validate_record(locked["record"])  # printed, with its status...
+    assert (record["exit_code"], record["status"], record["report"]) == (75, "locked", None)
+    # ...but nothing of the directory's state changed: last_run.json, the reports, the
+    # alert state and the metrics are the holder's (exit 0 here), not the refused run's
+    assert _state_files(out, tmp_path / "arena.prom") == before
+    assert locked["report"] is None
     good = yaml_path.read_text()
     yaml_path.write_text(good.replace("contestants:", "contestant:"))
     bad = _night(yaml_path)

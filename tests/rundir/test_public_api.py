@@ -13,6 +13,12 @@ import arena.rundir
 
 def test_public_names() -> None:
     assert set(arena.rundir.__all__) == {
+        "RUN_COLUMNS",
+        "RUNS_FILE",
+        "directory_summary",
+        "live_last_run",
+        "lock_state",
+        "read_runs",
         "ARCHIVE_DIR",
         "Classifier",
         "DirectoryStatus",
@@ -69,6 +75,11 @@ def test_public_names() -> None:
         "write_plan",
     }
     assert set(arena.ops.__all__) == {
+        "HEARTBEAT_SECONDS",
+        "Heartbeat",
+        "metrics_file_problem",
+        "redact_url",
+        "run_spend",
         "AlertSettings",
         "EXIT_MEANINGS",
         "OPS_LOG",

@@ -152,3 +152,59 @@ def test_the_duckdb_query_of_the_docs_runs_over_shard_exports(
     )
     decisive = reviews.filter(pl.col("verdict").is_in(["A", "B"]) & (pl.col("status") == "ok"))
     assert sum(n for _, _, n in rows) == decisive.height > 0
+
+
+def _add_questions(path: Path, start: int, count: int) -> None:
+    questions = path.parent / "q.jsonl"
+    lines = [json.dumps({"id": f"q{i}", "text": f"Question number {i}?"}) for i in range(count)]
+    questions.write_text(questions.read_text() + "\n".join(lines[start:]) + "\n")
+
+
+def test_shards_run_on_different_question_sets_are_refused(tmp_path: Path) -> None:
+    """Issue 46: shard 1/2 on 12 questions, 8 appended, shard 2/2: not one question set."""
+    path = small_tournament(tmp_path, models=2, questions=12)
+    one, two = tmp_path / "s1", tmp_path / "s2"
+    assert arena("run", str(path), "--shard", "1/2", "--out", str(one))[0] == 0
+    _add_questions(path, 12, 20)
+    assert arena("run", str(path), "--shard", "2/2", "--out", str(two))[0] == 0
+    code, out = arena("leaderboard", str(one), str(two), *FAST)
+    assert code == 2, out
+    assert f"{two}: tournament.json: ran on other questions or answers files than {one}" in out
+    data = board_allowing(one, two)
+    assert str(two) in data["partial"]["other_inputs"]
+    assert data["partial"]["missing_shards"] == []
+    # The same files on both shards: one question set, ranked as one run.
+    again = tmp_path / "s1b"
+    assert arena("run", str(path), "--shard", "1/2", "--out", str(again))[0] == 0
+    assert board(again, two).get("partial") is None
+
+
+def board_allowing(*dirs: Path) -> dict[str, Any]:
+    args = ["leaderboard", *map(str, dirs), *FAST, "--format", "json", "--allow-missing-shards"]
+    result = CliRunner().invoke(main, args, catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    assert "ran on other questions or answers files" in result.stderr  # the partial note
+    data: dict[str, Any] = json.loads(result.stdout)
+    return data
+
+
+def test_an_answers_file_edited_between_shards_is_refused(tmp_path: Path) -> None:
+    path = small_tournament(tmp_path, models=2, questions=6)
+    answers = tmp_path / "answers.jsonl"
+    answers.write_text(
+        "".join(
+            json.dumps({"question_id": f"q{i}", "choices": [{"turns": [f"A{i}"]}]}) + "\n"
+            for i in range(6)
+        )
+    )
+    config = yaml.safe_load(path.read_text())
+    config["models"]["file"] = {"answers": "answers.jsonl"}
+    config["contestants"] = [*config["contestants"], "file"]
+    config["reviewers"] = ["m0", "m1"]
+    path.write_text(yaml.safe_dump(config))
+    one, two = tmp_path / "s1", tmp_path / "s2"
+    assert arena("run", str(path), "--shard", "1/2", "--out", str(one))[0] == 0
+    answers.write_text(answers.read_text().replace('"A0"', '"A0, edited"'))
+    assert arena("run", str(path), "--shard", "2/2", "--out", str(two))[0] == 0
+    code, out = arena("leaderboard", str(one), str(two), *FAST)
+    assert code == 2 and "ran on other questions or answers files" in out

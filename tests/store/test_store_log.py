@@ -493,10 +493,12 @@ def test_read_orders_live_journal_sealed_during_the_read(
     real_parse = log_module.parse_journal
     calls = 0
 
-    def parse_then_writer_moves_on(table: str, data: bytes) -> pl.DataFrame:
+    def parse_then_writer_moves_on(
+        table: str, data: bytes, path: Path | None = None
+    ) -> pl.DataFrame:
         nonlocal calls
         calls += 1
-        frame = real_parse(table, data)
+        frame = real_parse(table, data, path)
         if calls == 1:
             with live.open("a") as f:  # one more version, then sealed and compacted
                 f.write(json.dumps(answer(1, attempts=3)) + "\n")
