@@ -12,10 +12,11 @@ skipped, with a message, when its files are absent):
                                        (weighted_alpaca_eval_gpt4_turbo_leaderboard.csv)
 
 Prints one JSON line: for MT-bench every model's rank and BT and the
-warnings; for PRD the reviews counted, the repeats warning and each judge's
-Table 5 accuracy / kappa; for AlpacaEval each model's LC alone, LC among
-all, the published LC, the mean absolute difference, the share within 2
-points and the largest move when all others are added. --smoke: the first 6
+warnings; for PRD the reviews counted, the repeats warning, each judge's
+Table 5 accuracy / kappa and Table 3's human column; for AlpacaEval each
+model's LC alone, LC among all, the published LC, the mean absolute
+difference, the share within 2 points and the largest move when all others
+are added. --smoke: the first 6
 AlpacaEval models only.
 
 Usage: python benchmarks/bench_anchors.py [--data /tmp/trust] [--smoke]
@@ -74,6 +75,8 @@ def prd(data: Path) -> dict[str, Any]:
         "table5": {
             r["reviewer"]: [r["accuracy"], round(r["kappa"], 6)] for r in agreement["reviewers"]
         },
+        # Table 3's human column: each ordered battle's labels merged (PRD's convention).
+        "table3_human": {m: round(v, 6) for m, v in agreement["human_win_rate"].items()},
     }
 
 

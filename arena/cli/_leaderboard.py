@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import re
 import sys
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -15,10 +17,12 @@ from arena.cli._ranking import ranking_options, reviews_options
 from arena.report import (
     LeaderboardOptions,
     build_leaderboard,
+    load_single_grades,
     render_csv,
     render_json,
     render_markdown,
     render_table,
+    rows_csv,
 )
 
 __all__ = ["leaderboard"]
@@ -48,6 +52,44 @@ class _DiffCommand(Command):
                 fixed.append(arg)
             i += 1
         return super().parse_args(ctx, fixed)
+
+
+def _show_single_grades(table: dict[str, Any], fmt: str) -> None:
+    """FastChat's single-mode table: mean grade per model, per turn and over both."""
+    if fmt == "json":
+        click.echo(json.dumps(table, indent=2))
+        return
+    columns = ("rank", "model", "score", "turn_1", "turn_2", "n")
+    if fmt == "csv":
+        click.echo(rows_csv({c: row[c] for c in columns} for row in table["models"]), nl=False)
+        return
+
+    def cell(value: Any) -> str:
+        return "-" if value is None else f"{value:.4f}" if isinstance(value, float) else str(value)
+
+    heads = ("#", "model", "score", "turn 1", "turn 2", "grades")
+    rows = [[cell(row[c]) for c in columns] for row in table["models"]]
+    judges = ", ".join(table["judges"])
+    click.echo(
+        f"MT-bench single-answer grades of {table['source']} (judge {judges}): "
+        f"{table['grades']} grades, {table['questions']} questions"
+    )
+    if fmt == "markdown":
+        click.echo("| " + " | ".join(heads) + " |")
+        click.echo("|" + "---|" * len(heads))
+        for row in rows:
+            click.echo("| " + " | ".join(row) + " |")
+    else:
+        widths = [max(len(h), *(len(r[k]) for r in rows)) for k, h in enumerate(heads)]
+        click.echo("  ".join(h.ljust(w) for h, w in zip(heads, widths, strict=True)))
+        for row in rows:
+            click.echo("  ".join(v.ljust(w) for v, w in zip(row, widths, strict=True)))
+    click.echo(
+        "score: mean grade (1-10) over every turn (FastChat's Average, the MT-bench score); "
+        "turn 1, turn 2: the mean over that turn's grades."
+    )
+    for warning in table["warnings"]:
+        click.echo(f"Warning: {warning}")
 
 
 def _fail(message: str) -> None:
@@ -167,6 +209,19 @@ def leaderboard(
         return
     if source is None and not reviews_files:
         _fail("give a run directory or a reviews file (DIR_OR_FILE or --reviews FILE)")
+    graded = [*reviews_files, *(s for s in sources if not s.is_dir())]
+    grades = (
+        load_single_grades(graded)
+        if graded and len(graded) == len([*reviews_files, *sources])
+        else None
+    )
+    if grades is not None:  # MT-bench single-answer grades: FastChat's single-mode table
+        pairwise = {"--baseline": options.baseline, "--human": human_file, "--by": by}
+        for flag, value in pairwise.items():
+            if value is not None:
+                _fail(f"{flag} ranks pairwise judgments; single-answer grades have no battles")
+        _show_single_grades(grades, fmt)
+        return
     board = build_leaderboard(  # LeaderboardInputError: exit 2 (_exit.py)
         list(sources) if len(sources) > 1 else source,
         reviews_file=list(reviews_files) or None,

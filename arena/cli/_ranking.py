@@ -83,7 +83,10 @@ _OPTIONS = (
         default=None,
         help="Also report each model's win rate against MODEL (weighted and discrete, with "
         "a bootstrap interval over questions, battles and average answer length): "
-        "AlpacaEval's and arena-hard's headline figure. JSON: `vs_baseline`.",
+        "AlpacaEval's and arena-hard's headline figure. JSON: `vs_baseline`. "
+        "`--baseline per-category`: each question category against its own baseline, the "
+        "model in every battle of the category (arena-hard v2.0's: gemini-2.0-flash-001 "
+        "for creative writing); implies --by category.",
     ),
     click.option(
         "--length-control",

@@ -12,7 +12,9 @@ outputs (`instruction`, `output`, `generator`).
 
 Judgments (pairwise verdicts made elsewhere, `read_judgments`): AlpacaEval
 `annotations.json`, arena-hard-auto `model_judgment` files, MT-bench
-pairwise judgments, Chatbot Arena battles and PRD review files.
+pairwise judgments, Chatbot Arena battles and PRD review files. MT-bench
+single-answer grades (`read_single_grades`) are per-answer scores, summed up
+as FastChat's single-mode table (`single_grade_table`).
 
 This package sits just above `arena.types`: it knows nothing of tournaments.
 Problems raise `FormatError` (file, where, problem); `arena.config` turns them
@@ -32,6 +34,12 @@ from arena.formats._judgments import (
 )
 from arena.formats._questions import QUESTION_FORMATS, Question, read_questions
 from arena.formats._records import load_json, read_records
+from arena.formats._single_grades import (
+    SingleGrades,
+    is_single_grades,
+    read_single_grades,
+    single_grade_table,
+)
 
 __all__ = [
     "ANSWER_FORMATS",
@@ -52,4 +60,8 @@ __all__ = [
     "read_answer_file",
     "read_questions",
     "read_records",
+    "SingleGrades",
+    "is_single_grades",
+    "read_single_grades",
+    "single_grade_table",
 ]

@@ -29,6 +29,8 @@ Record = tuple[str, dict[str, Any]]  # (where, object): "line 3" or "[2]"
 
 # A JSON escape of a UTF-16 surrogate ("\ud800"): only a pair of them is a character.
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+# The same with its last two digits (whether a pair's halves come in order).
+_SURROGATE_CODE = re.compile(r"\\u([dD][89a-fA-F][0-9a-fA-F]{2})")
 _SURROGATE = re.compile("[\ud800-\udfff]")
 # How deep a record's arrays and objects may nest: far past any real record, well
 # short of the depth where decoding (or walking) it would exhaust the stack.
@@ -137,7 +139,7 @@ def read_records(path: Path, *, allow_array: bool = True) -> list[Record]:
         obj = load_json(path, line, lineno)
         if not isinstance(obj, dict):
             raise FormatError(path, f"line {lineno}", "each line must be a JSON object")
-        if _SURROGATE_ESCAPE.search(line):
+        if _lone_surrogate_escape(line):
             _check_text(path, f"line {lineno}", obj)
         records.append((f"line {lineno}", obj))
     return records
@@ -148,7 +150,7 @@ def _array_records(path: Path, content: str) -> list[Record]:
     if not isinstance(items, list):  # pragma: no cover - starts with "[" so it is a list
         raise FormatError(path, "", "expected a JSON array of objects")
     records: list[Record] = []
-    escapes = _SURROGATE_ESCAPE.search(content) is not None
+    escapes = _lone_surrogate_escape(content)
     for i, obj in enumerate(items):
         if not isinstance(obj, dict):
             raise FormatError(path, f"[{i}]", "each item must be a JSON object")
@@ -156,6 +158,34 @@ def _array_records(path: Path, content: str) -> list[Record]:
             _check_text(path, f"[{i}]", obj)
         records.append((f"[{i}]", obj))
     return records
+
+
+def _lone_surrogate_escape(text: str) -> bool:
+    """Whether JSON `text` may escape a lone surrogate: a high one ("\\ud83d") not followed
+    at once by a low one, or a low one not preceded by a high one.
+
+    Emoji escaped as pairs (AlpacaEval's files hold thousands) are no reason to walk
+    every record; a doubtful case answers True (the walk, `_check_text`, decides).
+    """
+    if _SURROGATE_ESCAPE.search(text) is None:
+        return False
+    paired_low = -1  # where the low half of the last pair starts
+    for found in _SURROGATE_CODE.finditer(text):
+        start = found.start()
+        backslashes = 1
+        while start - backslashes >= 0 and text[start - backslashes] == "\\":
+            backslashes += 1
+        if backslashes % 2 == 0:
+            continue  # an escaped backslash and a literal "u...": no escape
+        if int(found.group(1), 16) >= 0xDC00:
+            if start != paired_low:
+                return True
+            continue
+        follower = _SURROGATE_CODE.match(text, found.end())
+        if follower is None or int(follower.group(1), 16) < 0xDC00:
+            return True
+        paired_low = found.end()
+    return False
 
 
 def _check_text(path: Path, where: str, value: Any, field: str = "") -> None:

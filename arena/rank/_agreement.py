@@ -298,13 +298,7 @@ def human_agreement(
             key, category, rs, weights, matched, lookup, dense, draws
         )
 
-    win_value = np.where(human.score == 0, 0.5, (human.score == -1).astype(np.float64))
-    won = np.bincount(human.model_a, weights=win_value, minlength=c) + np.bincount(
-        human.model_b, weights=1.0 - win_value, minlength=c
-    )
-    played = np.bincount(human.model_a, minlength=c) + np.bincount(human.model_b, minlength=c)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        human_rate = np.where(played > 0, won / np.where(played > 0, played, 1), np.nan)
+    human_rate = _human_win_rates(human, human_map, merged=human_merge == "mean-sign")
 
     return Agreement(
         battles=int(unique_keys.size),
@@ -319,6 +313,31 @@ def human_agreement(
         majority=majority,
         kappa_categories=kappa_categories,
     )
+
+
+def _human_win_rates(human: ReviewSet, question_map: IntArray, *, merged: bool) -> FloatArray:
+    """Each model's win rate over the human labels (a tie half a win; NaN: no label).
+
+    `merged` (PRD's convention, with `human_merge="mean-sign"`): the labels of one
+    question and ordered pair (model A, model B) are first merged into one, the sign
+    of their mean, and each merged battle counts once, as PRD's Table 3 computes its
+    human column; otherwise every label counts.
+    """
+    c = human.n_models
+    a, b, score = human.model_a, human.model_b, human.score.astype(np.float64)
+    if merged and human.n_battles:
+        key = (question_map[human.question] * c + a) * c + b
+        unique_keys, first, inverse = np.unique(key, return_index=True, return_inverse=True)
+        total = np.bincount(inverse.ravel(), weights=score, minlength=unique_keys.size)
+        a, b, score = a[first], b[first], np.sign(total)
+    win_value = np.where(score == 0, 0.5, (score < 0).astype(np.float64))
+    won = np.bincount(a, weights=win_value, minlength=c) + np.bincount(
+        b, weights=1.0 - win_value, minlength=c
+    )
+    played = np.bincount(a, minlength=c) + np.bincount(b, minlength=c)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        rate: FloatArray = np.where(played > 0, won / np.where(played > 0, played, 1), np.nan)
+    return rate
 
 
 def _pooled_majority(

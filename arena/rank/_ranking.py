@@ -185,6 +185,8 @@ class Ranking:
     # weights (C,), so a rank change splits into the weight refit (raw -> these)
     # and the style effect (these -> the controlled ranks).
     style_weight_ranks: RankTable | None = None
+    # Rounds of the question bootstrap behind the win rates' intervals (0: none).
+    bootstrap_rounds: int = 0
     # Which ratings the default ranks follow: "bt_style" (the style-controlled
     # ratings) where a style coefficient is significant (`significant_features`),
     # as LMArena ranks style-controlled by default; else "bt". `ranks` stays raw BT.
@@ -539,7 +541,8 @@ def rank_reviews(rs: ReviewSet, options: RankOptions | None = None) -> Ranking:
         opts.balanced,
         reliability=reliability,
     )
-    bt = _fit_bt(tallies, pr.weights, opts.anchor, boot, win)
+    # With sandwich intervals the BT ratings are fitted once: no round's ratings are shown.
+    bt = _fit_bt(tallies, pr.weights, opts.anchor, None if sandwich else boot, win)
     covariance = None
     if sandwich:
         bt, covariance = _sandwich(tallies, bt, pr.weights, reliable, opts.anchor)
@@ -626,5 +629,6 @@ def rank_reviews(rs: ReviewSet, options: RankOptions | None = None) -> Ranking:
         intervals=method,
         bt_covariance=covariance,
         style_weight_ranks=refit_ranks,
+        bootstrap_rounds=0 if boot is None else int(boot.counts.shape[0]),
         order_by="bt_style" if style is not None and significant_features(style) else "bt",
     )

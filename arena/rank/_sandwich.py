@@ -61,7 +61,9 @@ def question_pairs(features: QuestionFeatures, cell_weights: FloatArray) -> Floa
     cells = r * c * c
     v = np.asarray(cell_weights, dtype=np.float64).reshape(cells)
     matrix = features.matrix
-    if isinstance(matrix, np.ndarray):
+    if isinstance(matrix, np.ndarray) and r == 1:
+        dense = matrix * v  # one reviewer: its cells' weights, question by question
+    elif isinstance(matrix, np.ndarray):
         # A block of questions at a time: the weighted cells stand as floats for those only.
         weights = v.reshape(r, c * c)
         dense = np.empty((matrix.shape[0], c * c))
@@ -102,7 +104,8 @@ def bt_sandwich(
         if len(members) < 2:
             continue
         idx = np.array(members)
-        sub = per_question[:, idx][:, :, idx]
+        whole = len(members) == c  # every model, in order: no copy of the (Q, C, C) array
+        sub = per_question if whole else per_question[:, idx][:, :, idx]
         total = sub.sum(axis=0)
         compared = (total + total.T) > 0
         theta = rating[idx] / ELO_PER_NAT
@@ -111,8 +114,10 @@ def bt_sandwich(
         played = bread_pairs + bread_pairs.T
         w = played * p * (1.0 - p)
         hessian = np.diag(w.sum(axis=1)) - w
-        played_q = sub + sub.transpose(0, 2, 1)
-        scores = (sub - played_q * p[None]).sum(axis=2)  # (Q, k)
+        # U_q[k] = sum_j M_q[k, j] (1 - p_kj) - M_q[j, k] p_kj, and p_kj = 1 - p_jk:
+        # the rows' sums of M_q (1 - p) less its columns' sums.
+        lost_share = sub * (1.0 - p)[None]
+        scores = lost_share.sum(axis=2) - lost_share.sum(axis=1)  # (Q, k)
         scores -= scores.mean(axis=0, keepdims=True)  # zero at the MLE; exact with virtual ties
         meat = q / (q - 1) * scores.T @ scores
         inverse = np.linalg.pinv(hessian, hermitian=True)

@@ -17,6 +17,7 @@ from arena.report._inputs import (
     load_reviews_file,
     load_run,
     load_runs,
+    load_single_grades,
 )
 from arena.report._json import leaderboard_dict
 from arena.report._leaderboard import build_leaderboard, rank_frame, with_answer_style
@@ -39,6 +40,7 @@ __all__ = [
     "load_reviews_file",
     "load_run",
     "load_runs",
+    "load_single_grades",
     "rank_frame",
     "render_csv",
     "render_json",

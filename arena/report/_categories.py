@@ -21,6 +21,10 @@ import polars as pl
 from arena.config import ConfigError
 
 NO_CATEGORY = "(none)"
+# `--baseline per-category`: each category against its own baseline, the model that
+# takes part in every battle of the category (arena-hard v2.0: o3-mini-2025-01-31 for
+# hard prompts, coding and math, gemini-2.0-flash-001 for creative writing).
+PER_CATEGORY_BASELINE = "per-category"
 # The per-model figures each category reports (from the leaderboard's JSON rows).
 CATEGORY_FIELDS = (
     "model",
@@ -43,9 +47,27 @@ class CategoryRanking:
     questions: int
     reviews: int
     models: list[dict[str, Any]]
+    baseline: str | None = None  # `--baseline per-category`: the category's own baseline
+    vs_baseline: list[dict[str, Any]] | None = None  # its JSON `vs_baseline` rows
 
     def to_json(self) -> dict[str, Any]:
-        return {"questions": self.questions, "reviews": self.reviews, "models": self.models}
+        out = {"questions": self.questions, "reviews": self.reviews, "models": self.models}
+        if self.baseline is not None:
+            out |= {"baseline": self.baseline, "vs_baseline": self.vs_baseline}
+        return out
+
+
+def category_baseline(reviews: pl.DataFrame, category: str) -> str:
+    """The model that takes part in every battle of a category's `reviews` (its baseline
+    under `--baseline per-category`); ValueError naming the category when none does."""
+    first = reviews.row(0, named=True)
+    for model in dict.fromkeys((first["model_a"], first["model_b"])):
+        if ((reviews["model_a"] == model) | (reviews["model_b"] == model)).all():
+            return str(model)
+    raise ValueError(
+        f"--baseline per-category: no model takes part in every battle of category "
+        f"{category!r}, so it has no baseline (arena-hard's judgments name one per category)"
+    )
 
 
 def run_categories(run_dir: Path, tournament: Mapping[str, Any] | None) -> dict[str, str]:
@@ -73,29 +95,51 @@ def category_column(reviews: pl.DataFrame, categories: Mapping[str, str]) -> pl.
 def rank_categories(
     reviews: pl.DataFrame,
     category: pl.Series,
-    rank: Callable[[pl.DataFrame], dict[str, Any]],
+    rank: Callable[[pl.DataFrame, str], dict[str, Any]],
 ) -> list[CategoryRanking]:
-    """Rank each category's reviews with `rank` (a frame -> the leaderboard's JSON)."""
+    """Rank each category's reviews with `rank` (a frame and the category's name -> the
+    leaderboard's JSON; with `baseline` and `vs_baseline` when it names a baseline)."""
     out: list[CategoryRanking] = []
     for name in sorted(set(category.drop_nulls().to_list())):
         part = reviews.filter(category == name)
-        board = rank(part)
+        board = rank(part, name)
         models = [
             {"rank": i, **{k: row.get(k) for k in CATEGORY_FIELDS}}
             for i, row in enumerate(board["models"], 1)
         ]
-        out.append(CategoryRanking(name, part["question_id"].n_unique(), part.height, models))
+        out.append(
+            CategoryRanking(
+                name,
+                part["question_id"].n_unique(),
+                part.height,
+                models,
+                board.get("baseline"),
+                board.get("vs_baseline"),
+            )
+        )
     return out
 
 
 def category_rows(rankings: list[CategoryRanking]) -> tuple[list[str], list[list[str]]]:
-    """A compact table: one row per model, one `BT (#rank)` column per category."""
+    """A compact table: one row per model, one `BT (#rank)` column per category (with a
+    per-category baseline: the win rate against it)."""
     names = list(dict.fromkeys(m["model"] for c in rankings for m in c.models))
-    header = ["model", *(f"{c.category} ({c.questions}q)" for c in rankings)]
+    header = [
+        "model",
+        *(
+            f"{c.category} ({c.questions}q)" + (f" win vs {c.baseline}" if c.baseline else "")
+            for c in rankings
+        ),
+    ]
     rows: list[list[str]] = []
     for name in names:
         cells = [name]
         for c in rankings:
+            if c.baseline is not None:
+                rate = next((r for r in c.vs_baseline or [] if r.get("model") == name), None)
+                win = None if rate is None else rate.get("win_rate")
+                cells.append("-" if win is None else f"{win:.3f}")
+                continue
             found = next((m for m in c.models if m["model"] == name), None)
             bt = None if found is None else found.get("bt")
             cells.append("-" if found is None or bt is None else f"{bt:.0f} (#{found['rank']})")

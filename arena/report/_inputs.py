@@ -31,9 +31,12 @@ from arena.formats import (
     check_judgment_record,
     check_turn,
     detect_format,
+    is_single_grades,
     load_json,
     read_judgments,
     read_records,
+    read_single_grades,
+    single_grade_table,
 )
 from arena.rank import STYLE_FEATURES, answer_style
 from arena.report._order import sort_by_id
@@ -58,6 +61,7 @@ __all__ = [
     "judgment_sources",
     "latest_rows",
     "load_runs",
+    "load_single_grades",
 ]
 
 IMPORT_COLUMNS = ("question_id", "model_a", "model_b", "reviewer")
@@ -68,6 +72,8 @@ DUPLICATES = ("last", "first", "all", "error")
 # A review's identity among imported judgments: the same review read twice repeats it.
 DUPLICATE_KEY = ("question_id", "model_a", "model_b", "reviewer", "turn")
 _FILE = "_arena_file"
+# Answers' style counts by text (`_cached_styles`), in STYLE_FEATURES order.
+_Styles = dict[str, tuple[float | None, ...]]
 _SUFFIXES = {
     ".jsonl": "jsonl",
     ".ndjson": "jsonl",
@@ -283,6 +289,39 @@ def _judgment_files(path: Path) -> list[tuple[Path, bool]]:
     return [(file, True) for file in files]
 
 
+def load_single_grades(paths: Sequence[str | Path]) -> dict[str, Any] | None:
+    """FastChat's single-mode table of MT-bench single-answer grade files
+    (`arena.formats.single_grade_table`), or None when the files are not such grades.
+
+    Files, folders and patterns as for `load_reviews_file` (None when one is
+    missing: reading them as judgments names it); grades mixed with pairwise
+    judgments raise LeaderboardInputError (they are no battles).
+    """
+    try:
+        found = [file for source in paths for file, _ in _judgment_files(Path(source))]
+    except LeaderboardInputError:
+        return None  # a missing file or folder: the pairwise reading says so
+    kinds = []
+    for file in found:
+        jsonl = _SUFFIXES.get(file.suffix.lower()) == "jsonl" and file.is_file()
+        first = _first_object(file) if jsonl else None
+        kinds.append(first is not None and is_single_grades(first))
+    if not any(kinds):
+        return None
+    if not all(kinds):
+        other = next(f for f, single in zip(found, kinds, strict=True) if not single)
+        raise LeaderboardInputError(
+            other,
+            "",
+            "not MT-bench single-answer grades, given with grade files: single grades "
+            "(one answer's 1-10 score) and pairwise judgments are ranked apart",
+        )
+    try:
+        return single_grade_table(read_single_grades(found))
+    except FormatError as exc:
+        raise LeaderboardInputError(exc.file, exc.where, exc.problem) from None
+
+
 def judgment_sources(paths: Sequence[str | Path]) -> bool:
     """Whether positional sources are judgment files rather than run directories: none is
     a run directory, and each is a file, a glob pattern, or a folder holding reviews files."""
@@ -393,9 +432,10 @@ def load_reviews_file(
     files: list[Path] = []
     skipped: list[Path] = []
     selves: dict[Path, dict[str, int]] = {}
+    styles: _Styles = {}  # each distinct answer's style, measured once (a baseline's answers)
     for file, in_folder in found:
         try:
-            frame = _load_one(file, format, strong_win_weight, keep_texts, selves, games)
+            frame = _load_one(file, format, strong_win_weight, keep_texts, selves, games, styles)
         except _NotJudgments:
             if not in_folder:
                 raise
@@ -447,6 +487,7 @@ def _load_one(
     keep_texts: bool = False,
     selves: dict[Path, dict[str, int]] | None = None,
     games: str = "separate",
+    styles: _Styles | None = None,
 ) -> pl.DataFrame:
     kind = _check_file(source)
     records = None
@@ -475,12 +516,12 @@ def _load_one(
             selves[source] = dict(judgments.skipped_self)
         if judgments.skipped_self and not len(judgments):
             return pl.DataFrame()  # only the baseline against itself
-        return _native_frame(source, judgments, keep_texts)
+        return _native_frame(source, judgments, keep_texts, styles)
     frame, kind = _read(source) if records is None else (_frame_of_records(records), kind)
     if found is None and frame.height and kind in ("csv", "parquet"):
         detected = _detected(source, dict.fromkeys(frame.columns))
         if detected != "arena":
-            return _load_one(source, detected, strong_win_weight, keep_texts, selves, games)
+            return _load_one(source, detected, strong_win_weight, keep_texts, selves, games, styles)
     return _arena_frame(source, kind, frame, keep_texts)
 
 
@@ -491,7 +532,9 @@ def _detected(path: Path, first: dict[str, Any]) -> str:
         raise _NotJudgments(exc.file, exc.where, exc.problem) from None
 
 
-def _native_frame(path: Path, judgments: Judgments, keep_texts: bool = False) -> pl.DataFrame:
+def _native_frame(
+    path: Path, judgments: Judgments, keep_texts: bool = False, styles: _Styles | None = None
+) -> pl.DataFrame:
     """The rows of a native judgments file, with the answers' style where texts are known."""
     columns = judgments.columns
     if not columns["question_id"]:
@@ -502,7 +545,7 @@ def _native_frame(path: Path, judgments: Judgments, keep_texts: bool = False) ->
     # Columns a format never fills are left out: ranking then runs exactly as for
     # plain -1/0/1 verdicts.
     frame = frame.drop([c for c in frame.columns if frame[c].null_count() == frame.height])
-    style = _style_columns(path, "jsonl", frame)
+    style = _style_columns(path, "jsonl", frame, styles)
     texts = () if keep_texts else ("answer_a", "answer_b")
     out = frame.drop([c for c in texts if c in frame.columns])
     return out.with_columns(**style) if style else out
@@ -572,13 +615,18 @@ def _arena_frame(
     return pl.DataFrame(columns)
 
 
-def _style_columns(path: Path, kind: str, frame: pl.DataFrame) -> dict[str, pl.Series]:
+def _style_columns(
+    path: Path, kind: str, frame: pl.DataFrame, styles: _Styles | None = None
+) -> dict[str, pl.Series]:
     """Style features for style control: from `answer_a`/`answer_b` text, or given counts.
 
     Text wins when both are present. Given counts (`length_a`, `length_b`, and
     optionally `headers_*`, `lists_*`, `bold_*`) must be non-negative numbers.
+    `styles`: the styles of texts measured already (by earlier files), added to.
     """
     if {"answer_a", "answer_b"} <= set(frame.columns):
+        if styles is not None:
+            return _cached_styles(frame, styles)
         out: dict[str, pl.Series] = {}
         for side in ("a", "b"):
             style = answer_style(frame[f"answer_{side}"])
@@ -602,6 +650,26 @@ def _style_columns(path: Path, kind: str, frame: pl.DataFrame) -> dict[str, pl.S
                     f"{column} must be a non-negative number, not {frame[column][row]!r}",
                 )
             out[column] = numbers
+    return out
+
+
+def _cached_styles(frame: pl.DataFrame, styles: _Styles) -> dict[str, pl.Series]:
+    """`_style_columns` of the texts, each distinct text measured once across files: every
+    AlpacaEval annotations file repeats the baseline's 805 answers."""
+    sides = [frame[f"answer_{side}"].cast(pl.String).to_list() for side in ("a", "b")]
+    new = list(
+        dict.fromkeys(t for texts in sides for t in texts if t is not None and t not in styles)
+    )
+    if new:
+        measured = answer_style(pl.Series(new, dtype=pl.String)).rows()
+        styles.update(zip(new, measured, strict=True))
+    missing = (None,) * len(STYLE_FEATURES)
+    out: dict[str, pl.Series] = {}
+    for side, texts in zip(("a", "b"), sides, strict=True):
+        found = [missing if t is None else styles[t] for t in texts]
+        for k, name in enumerate(STYLE_FEATURES):
+            column = f"{name}_{side}"
+            out[column] = pl.Series(column, [row[k] for row in found], dtype=pl.Float64)
     return out
 
 
@@ -1003,6 +1071,48 @@ def check_one_tournament(
     return found
 
 
+def _repeats(reviews: pl.DataFrame) -> bool:
+    """Whether two logged reviews share DUPLICATE_KEY (the columns of it the log has)."""
+    key = [c for c in DUPLICATE_KEY if c in reviews.columns]
+    if not reviews.height:
+        return False
+    sizes = [
+        len(dtype.categories) if isinstance(dtype, pl.Enum) else 0
+        for dtype in (reviews.schema[c] for c in key)
+    ]
+    space = math.prod(sizes)
+    if not all(sizes) or space >= 1 << 62 or reviews.select(key).null_count().sum_horizontal()[0]:
+        return bool(reviews.select(key).is_duplicated().any())
+    # A million coded reviews (`RunLog.read_coded`): their codes as one integer each.
+    combined = np.zeros(reviews.height, dtype=np.int64)
+    for column, size in zip(key, sizes, strict=True):
+        combined *= size
+        combined += reviews[column].to_physical().to_numpy()
+    if space <= max(4 * reviews.height, 1 << 22):
+        return bool(np.bincount(combined, minlength=space).max() > 1)
+    combined.sort()
+    return bool((combined[1:] == combined[:-1]).any())
+
+
+def _logged_once(
+    reviews: pl.DataFrame, directories: Sequence[Path], keep: str, notes: list[str] | None
+) -> pl.DataFrame:
+    """A log's reviews with each repeated review counted once (`drop_duplicates`), the
+    copies in the order they finished; the line that says so appended to `notes`."""
+    if keep == "all" or not _repeats(reviews):
+        return reviews
+    ordered = reviews
+    if "finished_at" in reviews.columns:
+        ordered = reviews.sort("finished_at", nulls_last=False, maintain_order=True)
+    # Every row's "file" is the first directory: the repeats are named by the logs.
+    tagged = ordered.with_columns(pl.lit(0, dtype=pl.Int32).alias(_FILE))
+    where = [Path(", ".join(str(d / "log") for d in directories))]
+    kept, note = drop_duplicates(tagged, where, keep)
+    if note is not None and notes is not None:
+        notes.append(note.replace("a review already read", "a logged review"))
+    return kept.drop(_FILE)
+
+
 def latest_rows(frames: Sequence[pl.DataFrame | None]) -> pl.DataFrame | None:
     """One table of several directories: the last-finished row per id (None: no frame)."""
     return _latest(frames)
@@ -1015,6 +1125,8 @@ def load_runs(
     style: bool = True,
     allow_missing_shards: bool = False,
     coded: bool = True,
+    duplicates: str = "last",
+    notes: list[str] | None = None,
 ) -> RunData:
     """Several run directories of one tournament (the shards of a split run) read as one.
 
@@ -1027,23 +1139,35 @@ def load_runs(
     that needs the reviews' texts). Shards that are not the whole
     split are refused unless `allow_missing_shards` (then `missing_shards`
     says which are missing).
+    `duplicates` (one of DUPLICATES): what to do with reviews of the same
+    question, models in the same positions and reviewer under different ids
+    (a log holding two plans' rows, or rows copied in twice): as for imported
+    judgments (`load_reviews_file`), the `last` finished copy counts by
+    default, and one line appended to `notes` says how many repeat.
     """
+    if duplicates not in DUPLICATES:
+        known = ", ".join(DUPLICATES)
+        raise LeaderboardInputError("--duplicates", "", f"{duplicates!r} is not one of {known}")
     missing = check_one_tournament(directories, allow_missing_shards=allow_missing_shards)
     coded = coded and ranking_only and len(directories) == 1  # one tournament's codes
     runs = [
         load_run(path, ranking_only=ranking_only, style=style, coded=coded) for path in directories
     ]
+    if coded and duplicates != "all" and _repeats(runs[0].reviews):
+        # The coded read keeps no finishing time: read the log again to order the copies.
+        runs = [load_run(directories[0], ranking_only=ranking_only, style=style, coded=False)]
     if len(runs) == 1:
+        reviews = _logged_once(runs[0].reviews, [runs[0].directory], duplicates, notes)
         return dataclasses.replace(
             runs[0],
-            reviews=_by_id(runs[0].reviews),
+            reviews=_by_id(reviews),
             directories=(runs[0].directory,),
             missing_shards=missing,
         )
     first = runs[0]
-    reviews = _latest([run.reviews for run in runs])
-    assert reviews is not None
-    reviews = _by_id(reviews)
+    merged = _latest([run.reviews for run in runs])
+    assert merged is not None
+    reviews = _by_id(_logged_once(merged, [run.directory for run in runs], duplicates, notes))
     skills: dict[str, float] = {}
     for run in runs:
         skills.update(run.sim_skill)

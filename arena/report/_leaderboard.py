@@ -32,7 +32,9 @@ from arena.rank import (
 from arena.report._board import RANKINGS, STYLE_RANKING, Leaderboard, LeaderboardOptions
 from arena.report._categories import (
     NO_CATEGORY,
+    PER_CATEGORY_BASELINE,
     CategoryRanking,
+    category_baseline,
     category_column,
     rank_categories,
     run_categories,
@@ -391,6 +393,9 @@ def build_leaderboard(
     warning). Raises LeaderboardInputError for bad input.
     """
     opts = options or LeaderboardOptions()
+    per_category = opts.baseline == PER_CATEGORY_BASELINE  # arena-hard v2.0's baselines
+    if per_category:
+        by, opts = "category", dataclasses.replace(opts, baseline=None, length_control=False)
     if isinstance(reviews_file, str | Path):
         reviews_file = [reviews_file]
     elif reviews_file is not None:
@@ -451,6 +456,8 @@ def build_leaderboard(
             style=not ratings_only,
             allow_missing_shards=allow_missing_shards,
             coded=by is None,  # the categories are found on the question ids' texts
+            duplicates=opts.duplicates,
+            notes=input_notes,
         )
         partial = run.missing_shards
         contestants, reviewers, skills, answers, scored = (
@@ -566,11 +573,13 @@ def build_leaderboard(
             board.by_category = _by_category(
                 ranked,
                 target if run_dir else None,
-                lambda part: leaderboard_dict(
+                lambda part, name: leaderboard_dict(
                     rank_frame(
                         part,
                         source=source,
-                        options=opts,
+                        options=dataclasses.replace(opts, baseline=category_baseline(part, name))
+                        if per_category
+                        else opts,
                         contestants=contestants,
                         reviewers=reviewers
                         if discussed is None
@@ -585,7 +594,9 @@ def build_leaderboard(
 
 
 def _by_category(
-    reviews: pl.DataFrame, run_dir: Path | None, rank: Callable[[pl.DataFrame], dict[str, Any]]
+    reviews: pl.DataFrame,
+    run_dir: Path | None,
+    rank: Callable[[pl.DataFrame, str], dict[str, Any]],
 ) -> list[CategoryRanking]:
     """Rankings within each category: the run's question categories, or a `category` column."""
     if run_dir is not None and run_dir.is_dir():
@@ -598,7 +609,12 @@ def _by_category(
         column = reviews["category"].cast(pl.String).fill_null(NO_CATEGORY)
     else:
         raise LeaderboardInputError(
-            "arena leaderboard", "--by category", "the reviews file has no `category` column"
+            "arena leaderboard",
+            "--by category",
+            "the judgments read carry no category (FastChat's MT-bench files have none; "
+            "AlpacaEval's `dataset`, arena-hard's and Chatbot Arena's `category` and a "
+            "`category` column of arena's own format do): rank without --by category, or "
+            "add a `category` field to each judgment",
         )
     return rank_categories(reviews, column, rank)
 

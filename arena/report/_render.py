@@ -210,7 +210,7 @@ def _interval_section(board: Leaderboard) -> _Section:
         ]
         for i in board.order
     ]
-    rounds = r.bt.bootstrap_rounds
+    rounds = r.bootstrap_rounds
     notes = [
         "W-T-L: wins, ties, losses; n: counted battles; q: questions with a battle."
         if not rounds

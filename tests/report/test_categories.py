@@ -88,4 +88,4 @@ def test_by_category_of_an_imported_reviews_file(tmp_path: Path) -> None:
         "".join(json.dumps({k: v for k, v in x.items() if k != "category"}) + "\n" for x in lines)
     )
     bad = _arena("leaderboard", "--reviews", str(no_column), "--by", "category", *FAST)
-    assert bad.exit_code == 2 and "no `category` column" in bad.stderr
+    assert bad.exit_code == 2 and "carry no category" in bad.stderr
