@@ -132,7 +132,7 @@ def report_cmd(
             )
     except LeaderboardInputError as exc:
         fail(str(exc))
-    if data.board.partial is not None:
+    if data.board is not None and data.board.partial is not None:
         click.echo(f"arena: warning: {data.board.warnings[0]}", err=True)
     target = write_report(data, output if output is not None else directories[0] / "report.html")
     click.echo(f"arena: wrote {target}")

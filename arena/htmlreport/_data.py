@@ -6,6 +6,10 @@ with every directory, which refuses directories of other tournaments), the
 calls of every directory added up, and the most disputed battles of them all
 (a battle's reviews all lie in its question's shard). The rating history is
 per directory (a shard's snapshots rank that shard alone), so it is left out.
+
+MT-bench single-answer grades (FastChat's `<judge>_single.jsonl`) are no
+battles: their report holds FastChat's single-mode table, the object
+`arena leaderboard --format json` prints for them, and no `board`.
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ from arena.report import (
     build_leaderboard,
     leaderboard_dict,
     load_reviews_file,
+    load_single_grades,
 )
 from arena.rundir import read_history, snapshot_ids
 from arena.viewer import RunData
@@ -38,12 +43,16 @@ DEFAULT_BATTLES = 12
 
 @dataclass
 class ReportData:
-    """A run's leaderboard, diagnostics, history, calls and battles to read."""
+    """A run's leaderboard, diagnostics, history, calls and battles to read.
+
+    `board` is None for MT-bench single-answer grades (no battles to rank):
+    `leaderboard` is then their single-mode table (`"kind": "single-answer grades"`).
+    """
 
     directory: Path
     title: str
     generated_at: float
-    board: Leaderboard
+    board: Leaderboard | None
     leaderboard: dict[str, Any]  # the leaderboard JSON (`arena leaderboard --format json`)
     history: list[dict[str, Any]]  # snapshots, oldest first: {"snapshot", "at", "models"}
     battles: list[dict[str, Any]]  # the most disputed battles, in full
@@ -168,6 +177,9 @@ def _judgments_report(
 ) -> ReportData:
     """The report of imported judgments alone: no run, so no history and no calls."""
     paths = tuple(Path(f) for f in files)
+    grades = load_single_grades(list(paths))
+    if grades is not None:
+        return _grades_report(paths, grades, human_file=human_file, options=options, by=by)
     board = build_leaderboard(
         None,
         reviews_file=list(paths),
@@ -200,6 +212,40 @@ def _judgments_report(
     )
 
 
+def _grades_report(
+    paths: tuple[Path, ...],
+    grades: dict[str, Any],
+    *,
+    human_file: str | Path | None,
+    options: LeaderboardOptions | None,
+    by: str | None,
+) -> ReportData:
+    """The report of MT-bench single-answer grades: FastChat's single-mode table."""
+    pairwise = {
+        "--baseline": None if options is None else options.baseline,
+        "--human": human_file,
+        "--by": by,
+    }
+    for flag, value in pairwise.items():
+        if value is not None:
+            raise LeaderboardInputError(
+                paths[0],
+                flag,
+                "ranks pairwise judgments; single-answer grades have no battles to rank",
+            )
+    return ReportData(
+        directory=paths[0],
+        title=_judgments_title(paths),
+        generated_at=time.time(),
+        board=None,
+        leaderboard=grades,
+        history=[],
+        battles=[],
+        calls=[],
+        reviews_files=paths,
+    )
+
+
 def build_report(
     directory: str | Path | Sequence[str | Path] | None = None,
     *,
@@ -224,7 +270,10 @@ def build_report(
     `load_reviews_file` reads, `reviews_format` and `strong_win_weight` as
     there) reports those judgments alone, with no run directory: the
     leaderboard, diagnostics and the most disputed battles (with the
-    answers' texts where the files carry them).
+    answers' texts where the files carry them). MT-bench single-answer
+    grades make a report of FastChat's single-mode table alone (`board`
+    None; `--baseline`, `human_file` and `by` rank battles, so they are
+    refused there).
     """
     if reviews_file is not None:
         files = [reviews_file] if isinstance(reviews_file, str | Path) else list(reviews_file)

@@ -18,7 +18,7 @@ from typing import Any
 from arena.htmlreport._data import ReportData
 from arena.htmlreport._svg import Series, heatmap, interval_chart, line_chart, trajectory_chart
 from arena.rank import ranking_trajectory, weighted_pairwise
-from arena.report import category_rows
+from arena.report import Leaderboard
 from arena.stages import all_parts
 
 __all__ = ["render_report"]
@@ -57,6 +57,8 @@ _MODEL_COLUMNS = (
     ("BT style", "bt_style", 0),
     ("style CI", "bt_style_ci", 0),
     ("style #", "style_rank", 0),
+    ("BT #", "bt_rank", 0),
+    ("BT rank CI", "bt_rank_ci", 0),
     ("Elo", "elo", 0),
     ("Elo order error", "elo_order_error", 1),
     ("win", "win_rate", 3),
@@ -69,7 +71,16 @@ _MODEL_COLUMNS = (
     ("beats next", "beats_next", 2),
 )
 # Fields shown some other way (or not at all: `group` is in the warnings).
-_SHOWN_ELSEWHERE = {"model", "rank", "rank_low", "rank_high", "few_data", "group"}
+_SHOWN_ELSEWHERE = {
+    "model",
+    "rank",
+    "rank_low",
+    "rank_high",
+    "bt_rank_low",
+    "bt_rank_high",
+    "few_data",
+    "group",
+}
 _RANKING_LABELS = {
     "win_rate": "win rate",
     "weighted_win_rate": "weighted win rate",
@@ -144,12 +155,21 @@ def _bounds(low: float | None, high: float | None, digits: int) -> str | None:
     return f"{_fmt(low, digits)}-{_fmt(high, digits)}"
 
 
+def _board(data: ReportData) -> Leaderboard:
+    """The ranked board (every report but one of single-answer grades has one)."""
+    if data.board is None:
+        raise ValueError("a report of single-answer grades has no ranked leaderboard")
+    return data.board
+
+
 def _model_value(m: Mapping[str, Any], key: str, digits: int) -> str | None:
     """The cell of a model row, None when the row does not have the field."""
-    if key == "rank_ci":
-        if "rank_low" not in m:
+    if key in ("rank_ci", "bt_rank_ci"):
+        low = key[: -len("_ci")] + "_low"
+        if low not in m:
             return None
-        return "-" if m["rank_low"] is None else f"{m['rank_low']}-{m['rank_high']}"
+        high = m[key[: -len("_ci")] + "_high"]
+        return "-" if m[low] is None else f"{m[low]}-{high}"
     if key.endswith("_ci"):
         return _interval(m, key[: -len("_ci")], digits)
     if key not in m:
@@ -202,7 +222,8 @@ def _leaderboard(data: ReportData) -> str:
             if interval is not None:
                 cells[-1] += f" [{interval}]"
         rows.append(cells)
-    anchored = "the mean" if data.board.anchor is None else data.board.anchor
+    anchor = _board(data).anchor
+    anchored = "the mean" if anchor is None else anchor
     notes = [
         "BT: Bradley-Terry on the Elo scale, reviews weighted by the reviewer weights "
         f"(--weights), {anchored} = 1000; CI: clustered by question (--intervals). "
@@ -223,6 +244,17 @@ def _leaderboard(data: ReportData) -> str:
             "BT style: Bradley-Terry with answer length and markdown as covariates (style "
             "control); style #: its rank."
         )
+    if lb.get("rank_by") == "bt_style":
+        notes.insert(
+            0,
+            "Order: style-controlled Bradley-Terry (rank_by: bt_style): #, rank CI and beats "
+            "next follow the BT style ratings, because the judges' preference for a style "
+            "feature is significant (see the warnings and the style control coefficients); "
+            "BT and BT #: the raw Bradley-Terry rating and rank, BT rank CI: the ranks its "
+            "intervals allow.",
+        )
+    else:
+        notes.insert(0, "Order: Bradley-Terry: #, rank CI and beats next follow BT.")
     if any(m.get("few_data") for m in models):
         notes.append("*: few questions or battles; its intervals rest on little data.")
     if "true_order" in lb:
@@ -336,10 +368,11 @@ _WEIGHTING_NOTE = {
 
 def _weighted(data: ReportData) -> str:
     """The weighted pairwise heatmap and the Elo trajectory (the PRD paper's Figure 4)."""
-    ranking = data.board.ranking
+    board = _board(data)
+    ranking = board.ranking
     lb = data.leaderboard
     names = [m["model"] for m in lb["models"]]
-    code = {name: k for k, name in enumerate(data.board.contestants)}
+    code = {name: k for k, name in enumerate(board.contestants)}
     shares = weighted_pairwise(ranking)
     rates = {
         row: {
@@ -459,11 +492,13 @@ def _history(data: ReportData) -> str:
 
 
 def _by_category(data: ReportData) -> str:
-    """`--by category`: each model's Bradley-Terry rating, rank and interval in each category."""
-    rankings = data.board.by_category
+    """`--by category`: each model's Bradley-Terry rating, rank and interval in each category;
+    with a baseline (`--baseline MODEL` or `per-category`), each category's win rates against
+    its baseline (the JSON `by_category[].vs_baseline`)."""
+    rankings = _board(data).by_category
     if not rankings:
         return ""
-    header, _ = category_rows(rankings)
+    header = ["model", *(f"{c.category} ({c.questions}q)" for c in rankings)]
     names = list(dict.fromkeys(m["model"] for c in rankings for m in c.models))
     rows = []
     for name in names:
@@ -479,15 +514,59 @@ def _by_category(data: ReportData) -> str:
                 f"{bt:.0f} (#{found['rank']})" + ("" if interval is None else f" {interval}")
             )
         rows.append(cells)
-    return (
-        '<section id="by-category"><h2>By category</h2>'
-        + _table("by-category-table", header, rows)
-        + _p(
+    against = [c for c in rankings if c.baseline is not None and c.vs_baseline is not None]
+    out = ['<section id="by-category"><h2>By category</h2>']
+    out.append(_table("by-category-table", header, rows))
+    out.append(
+        _p(
             "Each question category ranked on its own reviews: Bradley-Terry rating (rank) and "
-            "its 95% interval over the category's questions."
+            "its 95% interval over the category's questions"
+            + ("; below, each category's win rates against its baseline." if against else ".")
         )
-        + "</section>"
     )
+    for k, c in enumerate(rankings, start=1):
+        if c.baseline is None or c.vs_baseline is None:
+            continue
+        head, body = _vs_baseline_rows(c.vs_baseline)
+        plural = "" if c.questions == 1 else "s"
+        out.append(
+            f"<h3>{_e(c.category)} ({c.questions} question{plural}): win rate against "
+            f"{_e(c.baseline)}</h3>"
+        )
+        out.append(_table(f"category-baseline-{k}", head, body))
+    if against:
+        out.append(_p(_VS_BASELINE_NOTE))
+    out.append("</section>")
+    return "".join(out)
+
+
+_VS_BASELINE_NOTE = (
+    "Weighted mean share of the win (graded verdicts as given); discrete: wins plus "
+    "half the ties over the battles; interval: bootstrap over questions; average "
+    "answer length in characters, where the answers are known."
+)
+
+
+def _pct(value: float | None) -> str:
+    return "-" if value is None else f"{100 * value:.2f}"
+
+
+def _vs_baseline_rows(rows: Sequence[Mapping[str, Any]]) -> tuple[list[str], list[list[str]]]:
+    """The header and cells of JSON `vs_baseline` rows (percent, with the interval)."""
+    body = [
+        [
+            row["model"],
+            _pct(row["win_rate"]),
+            "-"
+            if row["ci_low"] is None or row["ci_high"] is None
+            else f"{_pct(row['ci_low'])}-{_pct(row['ci_high'])}",
+            _pct(row["discrete_win_rate"]),
+            str(row["n"]),
+            "-" if row["avg_length"] is None else f"{row['avg_length']:.0f}",
+        ]
+        for row in rows
+    ]
+    return ["model", "win rate %", "95% CI", "discrete %", "n", "avg length"], body
 
 
 def _baseline(data: ReportData) -> str:
@@ -495,33 +574,16 @@ def _baseline(data: ReportData) -> str:
     rows = data.leaderboard.get("vs_baseline")
     if rows is None:
         return ""
-
-    def pct(value: float | None) -> str:
-        return "-" if value is None else f"{100 * value:.2f}"
-
-    body = [
-        [
-            row["model"],
-            pct(row["win_rate"]),
-            "-"
-            if row["ci_low"] is None or row["ci_high"] is None
-            else f"{pct(row['ci_low'])}-{pct(row['ci_high'])}",
-            pct(row["discrete_win_rate"]),
-            str(row["n"]),
-            "-" if row["avg_length"] is None else f"{row['avg_length']:.0f}",
-        ]
-        for row in rows
-    ]
-    header = ["model", "win rate %", "95% CI", "discrete %", "n", "avg length"]
+    header, body = _vs_baseline_rows(rows)
     note = ""
     if "length_control" in data.leaderboard:  # --length-control: two more columns
         header += ["LC win rate %", "LC 95% CI"]
         for line, row in zip(body, rows, strict=True):
-            line.append(pct(row["lc_win_rate"]))
+            line.append(_pct(row["lc_win_rate"]))
             line.append(
                 "-"
                 if row["lc_ci_low"] is None or row["lc_ci_high"] is None
-                else f"{pct(row['lc_ci_low'])}-{pct(row['lc_ci_high'])}"
+                else f"{_pct(row['lc_ci_low'])}-{_pct(row['lc_ci_high'])}"
             )
         note = (
             " LC: length-controlled, the win rate predicted at the baseline's length by a "
@@ -531,11 +593,7 @@ def _baseline(data: ReportData) -> str:
     return (
         f'<section id="baseline"><h2>Win rate against {_e(data.leaderboard["baseline"])}</h2>'
         + _table("baseline-table", header, body)
-        + _p(
-            "Weighted mean share of the win (graded verdicts as given); discrete: wins plus "
-            "half the ties over the battles; interval: bootstrap over questions; average "
-            "answer length in characters, where the answers are known." + note
-        )
+        + _p(_VS_BASELINE_NOTE + note)
         + "</section>"
     )
 
@@ -545,7 +603,7 @@ def _discussion(data: ReportData) -> str:
     out = []
     for part in all_parts():
         board = part.board
-        block = None if board is None else data.board.stage_block(board.key)
+        block = None if board is None else _board(data).stage_block(board.key)
         if board is None or block is None or not board.title:
             continue
         out.append(f'<section id="{_e(board.key)}"><h2>{_e(board.title)}</h2>')
@@ -558,7 +616,7 @@ def _discussion(data: ReportData) -> str:
 
 
 def _batcheval(data: ReportData) -> str:
-    block = data.board.batcheval
+    block = _board(data).batcheval
     if block is None:
         return ""
     against = str(block["against"])
@@ -731,12 +789,73 @@ def _source(data: ReportData) -> str:
     return f"Run directory {data.directory}"
 
 
+def _single_grades(data: ReportData) -> str:
+    """MT-bench single-answer grades: FastChat's single-mode table (the leaderboard JSON)."""
+    table = data.leaderboard
+    rows = [
+        [
+            _fmt(row["rank"]),
+            row["model"],
+            _fmt(row["score"], 4),
+            _fmt(row["turn_1"], 4),
+            _fmt(row["turn_2"], 4),
+            _fmt(row["n"]),
+        ]
+        for row in table["models"]
+    ]
+    judges = ", ".join(table["judges"])
+    return (
+        '<section id="single-grades-section"><h2>MT-bench single-answer grades</h2>'
+        + _p(
+            f"{table['grades']} grades of {table['questions']} questions by {judges}: each "
+            "answer graded 1-10 on its own (no battles, so no ratings, intervals or pairwise "
+            "figures)."
+        )
+        + _table(
+            "single-grades",
+            ["#", "model", "score", "turn 1", "turn 2", "grades"],
+            rows,
+            text_columns=2,
+        )
+        + _p(
+            "score: mean grade (1-10) over every turn (FastChat's Average, the MT-bench "
+            "score); turn 1, turn 2: the mean over that turn's grades; grades: those counted."
+        )
+        + "</section>"
+    )
+
+
+def _document(title: str, nav: str, body: str) -> str:
+    return (
+        "<!doctype html>\n"
+        '<html lang="en"><head><meta charset="utf-8">'
+        f'<meta http-equiv="Content-Security-Policy" content="{_CSP}">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        f"<title>{_e(f'arena report: {title}')}</title>"
+        f"<style>{_STYLE}</style></head><body>"
+        f"<h1>{_e(f'arena report: {title}')}</h1>"
+        f"<nav>{nav}</nav>" + body + "</body></html>\n"
+    )
+
+
+def _warnings(warnings: Iterable[str]) -> str:
+    return "".join(_p(f"Warning: {w}", "warning") for w in warnings)
+
+
 def render_report(data: ReportData) -> str:
     """The whole report as one HTML document."""
     lb = data.leaderboard
+    stamp = time.strftime("%Y-%m-%d %H:%M", time.localtime(data.generated_at))
+    if data.board is None:  # single-answer grades: their table alone
+        return _document(
+            data.title,
+            '<a href="#single-grades-section">Single grades</a>',
+            _p(f"{_source(data)}; report generated {stamp}.", "meta")
+            + _warnings(lb.get("warnings", []))
+            + _single_grades(data),
+        )
     counts = lb["counts"]
     counted = counts["reviews"] - counts["invalid"] - counts["failed"]
-    stamp = time.strftime("%Y-%m-%d %H:%M", time.localtime(data.generated_at))
     intro = [
         _p(f"{_source(data)}; report generated {stamp}.", "meta"),
         _p(
@@ -744,7 +863,7 @@ def render_report(data: ReportData) -> str:
             f"invalid and {counts['failed']} failed (never counted)."
         ),
     ]
-    warnings = [_p(f"Warning: {w}", "warning") for w in [*lb.get("warnings", []), *data.notes]]
+    warnings = _warnings([*lb.get("warnings", []), *data.notes])
     sections = [
         _leaderboard(data) + _baseline(data),
         _charts(data),
@@ -773,17 +892,4 @@ def render_report(data: ReportData) -> str:
         )
         if section
     )
-    return (
-        "<!doctype html>\n"
-        '<html lang="en"><head><meta charset="utf-8">'
-        f'<meta http-equiv="Content-Security-Policy" content="{_CSP}">'
-        '<meta name="viewport" content="width=device-width, initial-scale=1">'
-        f"<title>{_e(f'arena report: {data.title}')}</title>"
-        f"<style>{_STYLE}</style></head><body>"
-        f"<h1>{_e(f'arena report: {data.title}')}</h1>"
-        f"<nav>{nav}</nav>"
-        + "".join(intro)
-        + "".join(warnings)
-        + "".join(sections)
-        + "</body></html>\n"
-    )
+    return _document(data.title, nav, "".join(intro) + warnings + "".join(sections))
