@@ -89,6 +89,9 @@ def report_cmd(
     elsewhere alone, in any format `arena leaderboard --reviews` reads: the
     leaderboard, the judges' diagnostics and the most disputed battles (with
     both answers where the file carries them); it has no history and no calls.
+    MT-bench single-answer grades give FastChat's single-mode table alone;
+    `--baseline per-category` adds each category's table against its own
+    baseline (arena-hard v2.0).
 
     \b
     Examples:
