@@ -13,6 +13,7 @@ Measures, against the published LC (points):
 - the choice of the constants, out of sample: on each split the slope prior's
   width (with a table) and centre and width (without) are chosen on one half
   (least mean |LC - published|) and the choice is scored on the other half;
+- the same with the slope shrunk toward zero (the width chosen likewise);
 - the move of a model's LC when all the others are added (same table).
 Each as mean +- sd over the held-out halves. --smoke: 8 models, 2 splits.
 
@@ -46,6 +47,7 @@ from arena.report import load_reviews_file
 BASELINE = "gpt4_1106_preview"
 ANNOTATOR = "weighted_alpaca_eval_gpt4_turbo"
 TABLE_WIDTHS = (0.1, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5, 1.0)
+ZERO_WIDTHS = (0.1, 0.2, 0.25, 0.3, 0.35, 0.5, 1.0, 2.0)
 DEFAULT_GRID = tuple(
     (round(mean, 2), sd) for mean in np.arange(0.6, 1.45, 0.1) for sd in (0.05, 0.1, 0.15, 0.2)
 )
@@ -112,8 +114,10 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
 
     alone = {m: _lc(frames[m]) for m in models}
     grid_alone = {g: {m: _lc(frames[m], prior=g) for m in models} for g in DEFAULT_GRID}
+    zero_alone = {sd: {m: _lc(frames[m], prior=(0.0, sd)) for m in models} for sd in ZERO_WIDTHS}
     rng = np.random.default_rng(0)
     table_runs, chosen_table_runs, chosen_default_runs, moves = [], [], [], []
+    zero_table_runs, zero_alone_runs = [], []
     chosen_widths: list[float] = []
     chosen_defaults: list[tuple[float, float]] = []
     for _ in range(splits):
@@ -148,6 +152,24 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             )
             chosen_defaults.append(best)
             chosen_default_runs.append(_metrics({m: grid_alone[best][m] for m in held}, published))
+            # Toward zero instead: the width chosen on the reference half, with and without
+            # the table.
+            zero = min(
+                ZERO_WIDTHS,
+                key=lambda sd, ref=ref: _metrics({m: zero_alone[sd][m] for m in ref}, published)[
+                    "mean_abs_diff"
+                ],
+            )
+            zero_alone_runs.append(_metrics({m: zero_alone[zero][m] for m in held}, published))
+            zero = min(
+                ZERO_WIDTHS,
+                key=lambda sd, ref=ref, table=table: _metrics(
+                    {m: _lc(frames[m], table, (0.0, sd)) for m in ref}, published
+                )["mean_abs_diff"],
+            )
+            zero_table_runs.append(
+                _metrics({m: _lc(frames[m], table, (0.0, zero)) for m in held}, published)
+            )
             # All the held-out models at once, same table: each one's figure must not move.
             together = length_controlled_win_rates(
                 encode_reviews(pl.concat([frames[m] for m in held], how="diagonal_relaxed")),
@@ -174,6 +196,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "table_from_other_half_fixed_width": _summary(table_runs),
         "table_width_chosen_on_half_held_out": _summary(chosen_table_runs),
         "table_width_choices": chosen_widths,
+        "toward_zero_no_table_width_chosen_on_half_held_out": _summary(zero_alone_runs),
+        "toward_zero_table_width_chosen_on_half_held_out": _summary(zero_table_runs),
         "max_move_when_others_added": round(max(moves), 9),
         "per_model_no_table": {m: [round(alone[m], 2), round(published[m], 2)] for m in models},
     }
