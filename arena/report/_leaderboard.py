@@ -578,6 +578,10 @@ def build_leaderboard(
         if by == "category":
             assert kept is not None
             ranked = kept if discussed is None else discussed.reviews
+            # Within a category, the whole set's difficulty table (saved above, if asked).
+            inner = dataclasses.replace(
+                opts, difficulty=opts.save_difficulty or opts.difficulty, save_difficulty=None
+            )
             board.by_category = _by_category(
                 ranked,
                 target if run_dir else None,
@@ -587,7 +591,7 @@ def build_leaderboard(
                         source=source,
                         options=dataclasses.replace(opts, baseline=category_baseline(part, name))
                         if per_category
-                        else opts,
+                        else inner,
                         contestants=contestants,
                         reviewers=reviewers
                         if discussed is None

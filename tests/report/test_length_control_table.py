@@ -179,3 +179,19 @@ def test_a_bad_table_is_refused(tmp_path: Path) -> None:
             leaderboard, ["--reviews", str(twins), "--baseline", "base", *extra]
         )
         assert result.exit_code == 2 and "difficulty" in result.stderr
+
+
+def test_by_category_uses_the_saved_table(tmp_path: Path) -> None:
+    # AlpacaEval's `dataset` is the category: each category's figures use the table the
+    # whole set saved (the file is written once, for the whole set).
+    twins = _write(tmp_path / "twins.json", TWINS, seed=2)
+    table = tmp_path / "difficulty.csv"
+    data = _json(
+        "--reviews", str(twins), "--save-difficulty", str(table), "--bootstrap", "0",
+        "--by", "category",
+    )  # fmt: skip
+    assert data["length_control"]["difficulty"]["questions"] == 300
+    # One category holding every question: its figures are the whole set's.
+    (category,) = data["by_category"].values()
+    assert _lc(category) == _lc(data)
+    assert len(table.read_text().splitlines()) == 5 + 1 + 300
