@@ -99,6 +99,25 @@ _OPTIONS = (
         "`lc_win_rate`, `lc_ci_low`, `lc_ci_high` in `vs_baseline`.",
     ),
     click.option(
+        "--difficulty",
+        "difficulty",
+        type=click.Path(path_type=Path),
+        default=None,
+        metavar="FILE",
+        help="With --length-control: hold each question's difficulty fixed at this table's "
+        "(written by --save-difficulty from a reference set of models), and shrink each "
+        "model's length slope toward the table's. JSON `length_control.difficulty` names it.",
+    ),
+    click.option(
+        "--save-difficulty",
+        "save_difficulty",
+        type=click.Path(path_type=Path),
+        default=None,
+        metavar="FILE",
+        help="With --length-control: fit the question difficulties on the models imported "
+        "(the reference set, against the baseline), write them to FILE (CSV) and use them.",
+    ),
+    click.option(
         "--duplicates",
         type=click.Choice(["last", "first", "all", "error"]),
         default="last",
@@ -194,6 +213,8 @@ def ranking_options(command: Callable[..., Any]) -> Callable[..., Any]:
         no_self: bool,
         baseline: str | None,
         length_control: bool,
+        difficulty: Path | None,
+        save_difficulty: Path | None,
         duplicates: str,
         games: str,
         conventions: str,
@@ -216,6 +237,8 @@ def ranking_options(command: Callable[..., Any]) -> Callable[..., Any]:
             exclude_self=no_self,
             baseline=baseline,
             length_control=length_control,
+            difficulty=difficulty,
+            save_difficulty=save_difficulty,
             duplicates=duplicates,
             games=games,
             intervals=intervals,

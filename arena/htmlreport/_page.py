@@ -585,10 +585,18 @@ def _baseline(data: ReportData) -> str:
                 if row["lc_ci_low"] is None or row["lc_ci_high"] is None
                 else f"{_pct(row['lc_ci_low'])}-{_pct(row['lc_ci_high'])}"
             )
+        source = data.leaderboard["length_control"].get("difficulty", {})
+        where = (
+            f"the table {source.get('file')} (reference: "
+            f"{', '.join(source.get('reference_models', []))})"
+            if source.get("source") == "table"
+            else "none (every question 0)"
+        )
         note = (
             " LC: length-controlled, the win rate predicted at the baseline's length by a "
-            "logistic fit of strength, question difficulty and the tanh of the standardised "
-            "length difference; its interval: bootstrap over questions, refitted each round."
+            "logistic fit of each model alone on its strength, the tanh of its standardised "
+            f"length difference and fixed question difficulties (difficulties: {where}); its "
+            "interval: bootstrap over questions, refitted each round."
         )
     return (
         f'<section id="baseline"><h2>Win rate against {_e(data.leaderboard["baseline"])}</h2>'

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -50,6 +51,11 @@ class LeaderboardOptions:
     # With `baseline`: each model's length-controlled win rate against it
     # (rank.length_controlled_win_rates; the JSON `lc_*` fields of `vs_baseline`).
     length_control: bool = False
+    # --length-control's question difficulties: read from this table file
+    # (rank.load_difficulty_table), or computed from the models imported and
+    # saved to `save_difficulty` (rank.reference_difficulty); neither: none.
+    difficulty: Path | None = None
+    save_difficulty: Path | None = None
     # A review read twice from --reviews files: count the "last" copy, the "first",
     # "all", or refuse ("error") (report.DUPLICATES; a JSON warning counts them).
     duplicates: str = "last"

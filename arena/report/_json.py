@@ -297,8 +297,20 @@ def _agreement_dict(agreement: Agreement) -> dict[str, Any]:
 
 def _length_control_dict(lc: LengthControl) -> dict[str, Any]:
     """The JSON `length_control`: the fit's settings and length coefficients."""
+    table = lc.difficulty
     return {
-        "length_terms": lc.length_terms,
+        "fit": "per-model",
+        "difficulty": {"source": "none"}
+        if table is None
+        else {
+            "source": "table",
+            "file": table.file,
+            "baseline": table.baseline,
+            "reference_models": list(table.reference_models),
+            "questions": len(table.questions),
+            "reference_length_coef": number(table.length_coef),
+        },
+        "length_prior": {"mean": number(lc.prior_mean), "sd": number(lc.prior_sd)},
         "length_sd": number(lc.length_sd),
         "interval": "question bootstrap",
         "bootstrap": lc.bootstrap,

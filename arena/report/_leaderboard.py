@@ -18,16 +18,22 @@ from arena.rank import (
     MIN_BATTLES,
     MIN_QUESTIONS,
     STYLE_FEATURES,
+    DifficultyTableError,
+    LengthControl,
     Ranking,
     RankOptions,
+    ReviewSet,
     answer_style,
     baseline_win_rates,
     encode_reviews,
     human_agreement,
     length_controlled_win_rates,
+    load_difficulty_table,
     prefetch_kernels,
     rank_correlation,
     rank_reviews,
+    reference_difficulty,
+    save_difficulty_table,
 )
 from arena.report._board import RANKINGS, STYLE_RANKING, Leaderboard, LeaderboardOptions
 from arena.report._categories import (
@@ -247,6 +253,10 @@ def _rank_frame(
         raise ValueError(f"--baseline {opts.baseline!r} is not a contestant (contestants: {known})")
     if opts.length_control and opts.baseline is None:
         raise ValueError("--length-control needs --baseline MODEL")
+    if (opts.difficulty or opts.save_difficulty) and not opts.length_control:
+        raise ValueError("--difficulty and --save-difficulty need --length-control")
+    if opts.difficulty and opts.save_difficulty:
+        raise ValueError("give --difficulty FILE or --save-difficulty FILE, not both")
     ranking = rank_reviews(
         rs,
         RankOptions(
@@ -272,9 +282,7 @@ def _rank_frame(
         order = {name: k for k, name in enumerate(rs.contestants[i] for i in board.order)}
         board.vs_baseline = sorted(rates, key=lambda rate: order[rate.model])
         if opts.length_control:
-            board.length_control = length_controlled_win_rates(
-                rs, opts.baseline, bootstrap=opts.bootstrap, seed=opts.seed
-            )
+            board.length_control = _length_control(rs, opts.baseline, opts)
     if sim_skill and all(name in sim_skill for name in rs.contestants):
         skills = np.array([sim_skill[name] for name in rs.contestants], dtype=np.float64)
         board.true_order = [rs.contestants[i] for i in np.argsort(-skills, kind="stable")]
@@ -570,6 +578,10 @@ def build_leaderboard(
         if by == "category":
             assert kept is not None
             ranked = kept if discussed is None else discussed.reviews
+            # Within a category, the whole set's difficulty table (saved above, if asked).
+            inner = dataclasses.replace(
+                opts, difficulty=opts.save_difficulty or opts.difficulty, save_difficulty=None
+            )
             board.by_category = _by_category(
                 ranked,
                 target if run_dir else None,
@@ -579,7 +591,7 @@ def build_leaderboard(
                         source=source,
                         options=dataclasses.replace(opts, baseline=category_baseline(part, name))
                         if per_category
-                        else opts,
+                        else inner,
                         contestants=contestants,
                         reviewers=reviewers
                         if discussed is None
@@ -591,6 +603,24 @@ def build_leaderboard(
         return board
     except ValueError as exc:
         raise LeaderboardInputError(source, "", str(exc)) from None
+
+
+def _length_control(rs: ReviewSet, baseline: str, opts: LeaderboardOptions) -> LengthControl:
+    """--length-control, with its difficulty table read, or computed from the models
+    imported and saved; a bad table file is an input error naming it."""
+    try:
+        table = None
+        if opts.difficulty is not None:
+            table = load_difficulty_table(opts.difficulty)
+        elif opts.save_difficulty is not None:
+            table = save_difficulty_table(reference_difficulty(rs, baseline), opts.save_difficulty)
+        return length_controlled_win_rates(
+            rs, baseline, bootstrap=opts.bootstrap, seed=opts.seed, difficulty=table
+        )
+    except DifficultyTableError as exc:
+        raise LeaderboardInputError(exc.file, exc.field, exc.problem) from None
+    except OSError as exc:
+        raise LeaderboardInputError(opts.save_difficulty or "", "", str(exc)) from None
 
 
 def _by_category(

@@ -333,11 +333,18 @@ def _baseline_section(board: Leaderboard) -> _Section:
     header = ["model", "win rate", "95% CI", "discrete", "n", "avg length"]
     if controlled is not None:
         header += ["LC win rate", "LC 95% CI"]
+        table = board.length_control.difficulty if board.length_control else None
+        source = (
+            "none (every question 0)"
+            if table is None
+            else f"{table.file or 'a table'} (reference: {len(table.reference_models)} "
+            f"models: {', '.join(table.reference_models)})"
+        )
         notes.append(
             "LC win rate: length-controlled, the win rate predicted at the baseline's "
-            "length by a logistic fit of strength, question difficulty and the tanh of the "
-            "standardised length difference (one length coefficient for all models); "
-            "LC 95% CI: bootstrap over questions, refitted each round."
+            "length by a logistic fit of each model alone on its strength, the tanh of "
+            "its standardised length difference and the questions' fixed difficulties; "
+            f"difficulties: {source}; LC 95% CI: bootstrap over questions, refitted each round."
         )
     return _Section(f"Win rate against {board.baseline} (%)", header, rows, notes)
 

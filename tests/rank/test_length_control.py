@@ -9,10 +9,13 @@ import polars as pl
 import pytest
 
 from arena.rank import (
-    LENGTH_TERMS,
+    DEFAULT_PRIOR_MEAN,
+    DEFAULT_PRIOR_SD,
+    TABLE_PRIOR_SD,
     baseline_win_rates,
     encode_reviews,
     length_controlled_win_rates,
+    reference_difficulty,
 )
 
 # True strengths against the baseline `ref` (logits): `padder` and `short` are
@@ -82,15 +85,11 @@ def test_a_model_that_wins_by_length_loses_its_edge() -> None:
         assert 0.0 <= r.lc_ci_low <= r.lc_win_rate <= r.lc_ci_high <= 1.0
         assert r.n == 300
     assert lc["padder"].lc_ci_low < 0.5 < lc["padder"].lc_ci_high
-    # A length coefficient per model, near the prior's 1 logit (the judge likes length).
-    assert all(0.7 < r.length_coef < 1.3 for r in fit.rates)
+    # A length coefficient per model, near the default prior's centre (the judge likes length).
+    assert all(0.6 < r.length_coef < 1.3 for r in fit.rates)
     assert all(r.length_sd > 0 for r in fit.rates)
-    assert fit.length_terms == "per-model" and fit.length_sd > 0
-    # One shared coefficient, fitted with every model at once: positive, near the truth.
-    shared = length_controlled_win_rates(rs, "ref", bootstrap=0, length_terms="shared")
-    coefs = {r.length_coef for r in shared.rates}
-    assert len(coefs) == 1 and 0.8 < coefs.pop() < 2.5
-    assert shared.length_terms == "shared"
+    assert fit.difficulty is None and fit.length_sd > 0
+    assert (fit.prior_mean, fit.prior_sd) == (DEFAULT_PRIOR_MEAN, DEFAULT_PRIOR_SD)
 
 
 def test_a_model_s_figure_is_its_own() -> None:
@@ -105,18 +104,37 @@ def test_a_model_s_figure_is_its_own() -> None:
         assert own.length_coef == pytest.approx(rate.length_coef, abs=1e-9)
 
 
-def test_same_seed_same_interval_and_per_model_terms() -> None:
+def test_same_seed_same_interval_and_point_estimate_without_bootstrap() -> None:
     rs = encode_reviews(_reviews(questions=120))
     one = length_controlled_win_rates(rs, "ref", bootstrap=20, seed=3)
     two = length_controlled_win_rates(rs, "ref", bootstrap=20, seed=3)
     assert one.rates == two.rates
-    shared = length_controlled_win_rates(rs, "ref", bootstrap=0, length_terms="shared")
-    assert shared.length_terms == "shared" and "shared" in LENGTH_TERMS
-    coefs = [r.length_coef for r in shared.rates]
-    assert len(set(coefs)) == 1 and all(math.isfinite(c) for c in coefs)
-    assert all(math.isnan(r.lc_ci_low) for r in shared.rates)  # no bootstrap: no interval
     per_model = length_controlled_win_rates(rs, "ref", bootstrap=0)
     assert [r.lc_win_rate for r in per_model.rates] == [r.lc_win_rate for r in one.rates]
+    assert all(math.isnan(r.lc_ci_low) for r in per_model.rates)  # no bootstrap: no interval
+
+
+def test_a_reference_table_fixes_difficulties_and_the_slope() -> None:
+    # The table from the reference set: one difficulty per question, the judge's slope.
+    frame = _reviews(questions=300)
+    table = reference_difficulty(encode_reviews(frame), "ref")
+    assert table.reference_models == ("padder", "short", "solid")
+    assert len(table.questions) == 300 and table.battles == 900
+    assert 0.8 < table.length_coef < 2.5  # the judge's 1.5 logits, through tanh
+    assert float(np.std(table.difficulty)) > 0.1
+    fit = length_controlled_win_rates(encode_reviews(frame), "ref", bootstrap=0, difficulty=table)
+    assert fit.difficulty is table
+    assert (fit.prior_mean, fit.prior_sd) == (table.length_coef, TABLE_PRIOR_SD)
+    lc = {r.model: r.lc_win_rate for r in fit.rates}
+    assert lc["solid"] > lc["padder"] and lc["solid"] > lc["short"]
+    assert abs(lc["padder"] - 0.5) < 0.08 and abs(lc["short"] - 0.5) < 0.08
+    # A table for another baseline, or one that lacks questions played: refused.
+    other = reference_difficulty(encode_reviews(frame), "solid")
+    with pytest.raises(ValueError, match="built against 'solid'"):
+        length_controlled_win_rates(encode_reviews(frame), "ref", difficulty=other)
+    few = reference_difficulty(encode_reviews(frame.filter(pl.col("question_id") != "q0")), "ref")
+    with pytest.raises(ValueError, match="1 question"):
+        length_controlled_win_rates(encode_reviews(frame), "ref", difficulty=few)
 
 
 def test_equal_lengths_reproduce_the_win_rate() -> None:
@@ -145,17 +163,12 @@ def test_graded_shares_and_weights_count() -> None:
     graded = frame.with_columns(
         pl.when(pl.col("verdict") == "A").then(0.9).otherwise(0.1).alias("p_a")
     )
-    # (With every model's terms fitted from the data: the per-model fit's length
-    # coefficient leans on its prior, which softer shares do not move.)
-    plain = length_controlled_win_rates(
-        encode_reviews(frame), "ref", bootstrap=0, length_terms="shared"
-    )
-    softer = length_controlled_win_rates(
-        encode_reviews(graded), "ref", bootstrap=0, length_terms="shared"
-    )
-    for a, b in zip(plain.rates, softer.rates, strict=True):
-        # 0.9 / 0.1 shares pull every rate towards one half.
-        assert abs(b.lc_win_rate - 0.5) < abs(a.lc_win_rate - 0.5) + 1e-9
+    # At equal lengths the fit reproduces the graded win rate: 0.1 + 0.8 x the discrete one.
+    level = graded.with_columns(pl.lit(500).alias("length_a"), pl.lit(500).alias("length_b"))
+    raw = {r.model: r.win_rate for r in baseline_win_rates(encode_reviews(frame), "ref")}
+    softer = length_controlled_win_rates(encode_reviews(level), "ref", bootstrap=0)
+    for r in softer.rates:
+        assert r.lc_win_rate == pytest.approx(0.1 + 0.8 * raw[r.model], abs=2e-3)
 
 
 def test_bad_input() -> None:
@@ -167,5 +180,5 @@ def test_bad_input() -> None:
     rs = encode_reviews(frame)
     with pytest.raises(ValueError, match="not a contestant"):
         length_controlled_win_rates(rs, "nobody")
-    with pytest.raises(ValueError, match="length_terms"):
-        length_controlled_win_rates(rs, "ref", length_terms="both")
+    with pytest.raises(ValueError, match="not a contestant"):
+        reference_difficulty(rs, "nobody")

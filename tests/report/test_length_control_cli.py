@@ -70,7 +70,8 @@ def test_json_holds_the_length_controlled_rates(tmp_path: Path) -> None:
     for row in rows.values():
         assert 0 <= row["lc_ci_low"] <= row["lc_win_rate"] <= row["lc_ci_high"] <= 1
     block = data["length_control"]
-    assert block["length_terms"] == "per-model" and block["interval"] == "question bootstrap"
+    assert block["fit"] == "per-model" and block["interval"] == "question bootstrap"
+    assert block["difficulty"] == {"source": "none"}
     assert block["bootstrap"] == 30 and block["length_sd"] > 0
     assert block["length_coef"]["verbose"] > 0.5
     # Without the flag the entries carry no lc_* fields.
