@@ -90,19 +90,16 @@ def json_error(exc: json.JSONDecodeError, line: int | None = None) -> tuple[str,
 
 def _depth(value: Any) -> int:
     """How deep `value`'s lists and dicts nest (a scalar: 0), without recursion."""
-    deepest = 0
-    stack: list[tuple[Any, int]] = [(value, 0)]
-    while stack:
+    if not isinstance(value, dict | list):
+        return 0
+    deepest = 1
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack and deepest <= MAX_JSON_DEPTH:
         item, depth = stack.pop()
-        if isinstance(item, dict):
-            stack.extend((v, depth + 1) for v in item.values())
-        elif isinstance(item, list):
-            stack.extend((v, depth + 1) for v in item)
-        else:
-            continue
-        deepest = max(deepest, depth + 1)
-        if deepest > MAX_JSON_DEPTH:
-            break
+        deepest = max(deepest, depth)
+        for child in item.values() if isinstance(item, dict) else item:
+            if isinstance(child, dict | list):  # scalars add no depth: not stacked
+                stack.append((child, depth + 1))
     return deepest
 
 
