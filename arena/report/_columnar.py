@@ -27,7 +27,10 @@ import polars as pl
 
 from arena.formats import JUDGMENT_COLUMNS
 
-__all__ = ["read_alpacaeval_columns"]
+__all__ = ["Columns", "read_alpacaeval_columns"]
+
+# A file's judgments and its skipped records of a model against itself, by model.
+Columns = tuple[pl.DataFrame, dict[str, int]]
 
 # The fields arena reads from an AlpacaEval annotations file, and their types.
 _SCHEMA = {
@@ -61,7 +64,7 @@ def _looks_alpacaeval(head: bytes) -> bool:
     )
 
 
-def read_alpacaeval_columns(path: Path) -> tuple[pl.DataFrame, dict[str, int]] | None:
+def read_alpacaeval_columns(path: Path) -> Columns | None:
     """The judgments of a clean AlpacaEval annotations file as JUDGMENT_COLUMNS (no
     `where`), with the count of skipped records of a model against itself, by model.
 

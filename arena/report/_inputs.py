@@ -13,7 +13,7 @@ import glob
 import json
 import math
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -39,6 +39,8 @@ from arena.formats import (
     single_grade_table,
 )
 from arena.rank import STYLE_FEATURES, answer_style
+from arena.rank._cores import cores
+from arena.report._columnar import Columns as _Columns
 from arena.report._columnar import read_alpacaeval_columns
 from arena.report._order import sort_by_id
 from arena.rundir import current_rows
@@ -443,9 +445,29 @@ def load_reviews_file(
     skipped: list[Path] = []
     selves: dict[Path, dict[str, int]] = {}
     styles = _Styles()  # each distinct answer's style, measured once (a baseline's answers)
+    # AlpacaEval files decode as columns on every core (polars works outside the GIL);
+    # the rest of reading goes file by file, in order.
+    columnar: dict[Path, Future[_Columns | None]] = {}
+    if format in (None, "alpacaeval") and sum(f.suffix.lower() == ".json" for f, _ in found) > 1:
+        pool = ThreadPoolExecutor(cores(), thread_name_prefix="arena-read")
+        columnar = {
+            f: pool.submit(read_alpacaeval_columns, f)
+            for f, _ in found
+            if f.suffix.lower() == ".json"
+        }
+        pool.shutdown(wait=False)
     for file, in_folder in found:
         try:
-            frame = _load_one(file, format, strong_win_weight, keep_texts, selves, games, styles)
+            frame = _load_one(
+                file,
+                format,
+                strong_win_weight,
+                keep_texts,
+                selves,
+                games,
+                styles,
+                columnar.get(file),
+            )
         except _NotJudgments:
             if not in_folder:
                 raise
@@ -498,10 +520,11 @@ def _load_one(
     selves: dict[Path, dict[str, int]] | None = None,
     games: str = "separate",
     styles: _Styles | None = None,
+    columnar: Future[_Columns | None] | None = None,
 ) -> pl.DataFrame:
     kind = _check_file(source)
     if kind == "json" and format in (None, "alpacaeval"):
-        columns = read_alpacaeval_columns(source)
+        columns = read_alpacaeval_columns(source) if columnar is None else columnar.result()
         if columns is not None:
             frame, skipped_self = columns
             if skipped_self and selves is not None:
