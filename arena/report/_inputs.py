@@ -708,11 +708,10 @@ def _cached_styles(frame: pl.DataFrame, styles: _Styles) -> dict[str, pl.Series]
     a 64-bit hash (a collision among a few million texts has odds under 1e-6)."""
     texts = pl.concat([frame["answer_a"], frame["answer_b"]]).cast(pl.String)
     keys = texts.hash().alias(_TEXT)
-    fresh = texts.is_not_null() & ~keys.is_in(
-        pl.Series(_TEXT, [], dtype=pl.UInt64) if styles.measured is None else styles.measured[_TEXT]
-    )
-    if fresh.any():
-        new = pl.DataFrame([texts, keys]).filter(fresh).unique(_TEXT, maintain_order=True)
+    new = pl.DataFrame([texts, keys]).filter(texts.is_not_null()).unique(_TEXT, maintain_order=True)
+    if styles.measured is not None:
+        new = new.join(styles.measured.select(_TEXT), on=_TEXT, how="anti", maintain_order="left")
+    if new.height:
         measured = answer_style(new[texts.name]).with_columns(new[_TEXT])
         styles.measured = (
             measured if styles.measured is None else pl.concat([styles.measured, measured])
