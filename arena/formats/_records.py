@@ -21,6 +21,7 @@ __all__ = [
     "json_error",
     "jsonl_lines",
     "load_json",
+    "lone_surrogate_escape",
     "read_records",
     "read_text",
 ]
@@ -89,19 +90,16 @@ def json_error(exc: json.JSONDecodeError, line: int | None = None) -> tuple[str,
 
 def _depth(value: Any) -> int:
     """How deep `value`'s lists and dicts nest (a scalar: 0), without recursion."""
-    deepest = 0
-    stack: list[tuple[Any, int]] = [(value, 0)]
-    while stack:
+    if not isinstance(value, dict | list):
+        return 0
+    deepest = 1
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack and deepest <= MAX_JSON_DEPTH:
         item, depth = stack.pop()
-        if isinstance(item, dict):
-            stack.extend((v, depth + 1) for v in item.values())
-        elif isinstance(item, list):
-            stack.extend((v, depth + 1) for v in item)
-        else:
-            continue
-        deepest = max(deepest, depth + 1)
-        if deepest > MAX_JSON_DEPTH:
-            break
+        deepest = max(deepest, depth)
+        for child in item.values() if isinstance(item, dict) else item:
+            if isinstance(child, dict | list):  # scalars add no depth: not stacked
+                stack.append((child, depth + 1))
     return deepest
 
 
@@ -139,7 +137,7 @@ def read_records(path: Path, *, allow_array: bool = True) -> list[Record]:
         obj = load_json(path, line, lineno)
         if not isinstance(obj, dict):
             raise FormatError(path, f"line {lineno}", "each line must be a JSON object")
-        if _lone_surrogate_escape(line):
+        if lone_surrogate_escape(line):
             _check_text(path, f"line {lineno}", obj)
         records.append((f"line {lineno}", obj))
     return records
@@ -150,7 +148,7 @@ def _array_records(path: Path, content: str) -> list[Record]:
     if not isinstance(items, list):  # pragma: no cover - starts with "[" so it is a list
         raise FormatError(path, "", "expected a JSON array of objects")
     records: list[Record] = []
-    escapes = _lone_surrogate_escape(content)
+    escapes = lone_surrogate_escape(content)
     for i, obj in enumerate(items):
         if not isinstance(obj, dict):
             raise FormatError(path, f"[{i}]", "each item must be a JSON object")
@@ -160,7 +158,7 @@ def _array_records(path: Path, content: str) -> list[Record]:
     return records
 
 
-def _lone_surrogate_escape(text: str) -> bool:
+def lone_surrogate_escape(text: str) -> bool:
     """Whether JSON `text` may escape a lone surrogate: a high one ("\\ud83d") not followed
     at once by a low one, or a low one not preceded by a high one.
 

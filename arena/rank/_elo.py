@@ -206,22 +206,24 @@ def _lockstep(
     gain = table[kinds, 0]
     gain_target = table[kinds, 1]
     ratings = np.zeros(orders * n_models)
-    pair = np.empty(2 * orders)
+    # Buffers and their halves made once: a step allocates nothing and makes no view.
+    now, pair = np.empty(2 * orders), np.empty(2 * orders)
+    now_a, now_b, step, step_b = now[:orders], now[orders:], pair[:orders], pair[orders:]
+    rows = zip(list(cells), list(gain), list(gain_target), strict=True)
+    stops = checkpoints.tolist()
     p = 0
-    for t in range(n):
-        while p < checkpoints.size and checkpoints[p] == t:
+    for t, (cell, gain_t, target_t) in enumerate(rows):
+        while p < len(stops) and stops[p] == t:
             out[p] = ratings.reshape(orders, n_models)
             p += 1
-        cell = cells[t]
-        now = ratings[cell]
-        delta = pair[:orders]
-        np.subtract(now[orders:], now[:orders], out=delta)
-        np.exp(delta, out=delta)
-        delta += 1.0
-        np.divide(gain[t], delta, out=delta)
-        np.subtract(gain_target[t], delta, out=delta)
-        np.negative(delta, out=pair[orders:])
-        now += pair
+        np.take(ratings, cell, out=now)
+        np.subtract(now_b, now_a, out=step)
+        np.exp(step, out=step)
+        np.add(step, 1.0, out=step)
+        np.divide(gain_t, step, out=step)
+        np.subtract(target_t, step, out=step)
+        np.negative(step, out=step_b)
+        np.add(now, pair, out=now)
         ratings[cell] = now
     out[p:] = ratings.reshape(orders, n_models)
     return out

@@ -13,7 +13,7 @@ import glob
 import json
 import math
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -39,6 +39,9 @@ from arena.formats import (
     single_grade_table,
 )
 from arena.rank import STYLE_FEATURES, answer_style
+from arena.rank._cores import cores
+from arena.report._columnar import Columns as _Columns
+from arena.report._columnar import read_alpacaeval_columns
 from arena.report._order import sort_by_id
 from arena.rundir import current_rows
 from arena.rundir._planfile import plan_digests, plan_fingerprint
@@ -72,8 +75,17 @@ DUPLICATES = ("last", "first", "all", "error")
 # A review's identity among imported judgments: the same review read twice repeats it.
 DUPLICATE_KEY = ("question_id", "model_a", "model_b", "reviewer", "turn")
 _FILE = "_arena_file"
-# Answers' style counts by text (`_cached_styles`), in STYLE_FEATURES order.
-_Styles = dict[str, tuple[float | None, ...]]
+_TEXT = "_arena_text"
+
+
+@dataclass
+class _Styles:
+    """Answers' style counts by text (`_cached_styles`): each distinct text's 64-bit hash
+    (`_TEXT`) and its STYLE_FEATURES."""
+
+    measured: pl.DataFrame | None = None
+
+
 _SUFFIXES = {
     ".jsonl": "jsonl",
     ".ndjson": "jsonl",
@@ -432,10 +444,30 @@ def load_reviews_file(
     files: list[Path] = []
     skipped: list[Path] = []
     selves: dict[Path, dict[str, int]] = {}
-    styles: _Styles = {}  # each distinct answer's style, measured once (a baseline's answers)
+    styles = _Styles()  # each distinct answer's style, measured once (a baseline's answers)
+    # AlpacaEval files decode as columns on every core (polars works outside the GIL);
+    # the rest of reading goes file by file, in order.
+    columnar: dict[Path, Future[_Columns | None]] = {}
+    if format in (None, "alpacaeval") and sum(f.suffix.lower() == ".json" for f, _ in found) > 1:
+        pool = ThreadPoolExecutor(cores(), thread_name_prefix="arena-read")
+        columnar = {
+            f: pool.submit(read_alpacaeval_columns, f)
+            for f, _ in found
+            if f.suffix.lower() == ".json"
+        }
+        pool.shutdown(wait=False)
     for file, in_folder in found:
         try:
-            frame = _load_one(file, format, strong_win_weight, keep_texts, selves, games, styles)
+            frame = _load_one(
+                file,
+                format,
+                strong_win_weight,
+                keep_texts,
+                selves,
+                games,
+                styles,
+                columnar.get(file),
+            )
         except _NotJudgments:
             if not in_folder:
                 raise
@@ -488,8 +520,18 @@ def _load_one(
     selves: dict[Path, dict[str, int]] | None = None,
     games: str = "separate",
     styles: _Styles | None = None,
+    columnar: Future[_Columns | None] | None = None,
 ) -> pl.DataFrame:
     kind = _check_file(source)
+    if kind == "json" and format in (None, "alpacaeval"):
+        columns = read_alpacaeval_columns(source) if columnar is None else columnar.result()
+        if columns is not None:
+            frame, skipped_self = columns
+            if skipped_self and selves is not None:
+                selves[source] = skipped_self
+            if skipped_self and not frame.height:
+                return pl.DataFrame()  # only the baseline against itself
+            return _judgments_frame(source, frame, keep_texts, styles)
     records = None
     found = format
     if found is None and kind == "jsonl":
@@ -542,6 +584,13 @@ def _native_frame(
     schema: dict[str, Any] = {name: pl.String for name in JUDGMENT_COLUMNS}
     schema.update({"p_a": pl.Float64, "weight": pl.Float64, "turn": pl.Int64})
     frame = pl.DataFrame(columns, schema=schema).drop("where")
+    return _judgments_frame(path, frame, keep_texts, styles)
+
+
+def _judgments_frame(
+    path: Path, frame: pl.DataFrame, keep_texts: bool = False, styles: _Styles | None = None
+) -> pl.DataFrame:
+    """A native file's judgments (JUDGMENT_COLUMNS but `where`) as the ranking's rows."""
     # Columns a format never fills are left out: ranking then runs exactly as for
     # plain -1/0/1 verdicts.
     frame = frame.drop([c for c in frame.columns if frame[c].null_count() == frame.height])
@@ -655,21 +704,32 @@ def _style_columns(
 
 def _cached_styles(frame: pl.DataFrame, styles: _Styles) -> dict[str, pl.Series]:
     """`_style_columns` of the texts, each distinct text measured once across files: every
-    AlpacaEval annotations file repeats the baseline's 805 answers."""
-    sides = [frame[f"answer_{side}"].cast(pl.String).to_list() for side in ("a", "b")]
-    new = list(
-        dict.fromkeys(t for texts in sides for t in texts if t is not None and t not in styles)
+    AlpacaEval annotations file repeats the baseline's 805 answers. Texts are matched by
+    a 64-bit hash (a collision among a few million texts has odds under 1e-6)."""
+    texts = pl.concat([frame["answer_a"], frame["answer_b"]]).cast(pl.String)
+    keys = texts.hash().alias(_TEXT)
+    new = pl.DataFrame([texts, keys]).filter(texts.is_not_null()).unique(_TEXT, maintain_order=True)
+    if styles.measured is not None:
+        new = new.join(styles.measured.select(_TEXT), on=_TEXT, how="anti", maintain_order="left")
+    if new.height:
+        measured = answer_style(new[texts.name]).with_columns(new[_TEXT])
+        styles.measured = (
+            measured if styles.measured is None else pl.concat([styles.measured, measured])
+        )
+    found = (
+        keys.to_frame().join(styles.measured, on=_TEXT, how="left", maintain_order="left")
+        if styles.measured is not None
+        else pl.DataFrame({name: [None] * keys.len() for name in STYLE_FEATURES})
     )
-    if new:
-        measured = answer_style(pl.Series(new, dtype=pl.String)).rows()
-        styles.update(zip(new, measured, strict=True))
-    missing = (None,) * len(STYLE_FEATURES)
+    found = found.with_columns(
+        pl.when(texts.is_null()).then(None).otherwise(pl.col(name)).alias(name)
+        for name in STYLE_FEATURES
+    )
     out: dict[str, pl.Series] = {}
-    for side, texts in zip(("a", "b"), sides, strict=True):
-        found = [missing if t is None else styles[t] for t in texts]
-        for k, name in enumerate(STYLE_FEATURES):
-            column = f"{name}_{side}"
-            out[column] = pl.Series(column, [row[k] for row in found], dtype=pl.Float64)
+    for k, side in enumerate(("a", "b")):
+        part = found.slice(k * frame.height, frame.height)
+        for name in STYLE_FEATURES:
+            out[f"{name}_{side}"] = part[name].cast(pl.Float64).alias(f"{name}_{side}")
     return out
 
 
