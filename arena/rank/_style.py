@@ -91,14 +91,18 @@ def answer_style(texts: pl.Series) -> pl.DataFrame:
     text gives nulls.
     """
     text = texts.cast(pl.String)
-    prose = text.str.replace_all(_FENCED, "")
+    prose = pl.col("prose")
+    # One frame, so that polars counts the three patterns side by side.
     return pl.DataFrame(
         {
             "length": text.str.len_chars().cast(pl.Float64),
-            "headers": prose.str.count_matches(_HEADER).cast(pl.Float64),
-            "lists": prose.str.count_matches(_LIST_ITEM).cast(pl.Float64),
-            "bold": prose.str.count_matches(_BOLD).cast(pl.Float64),
+            "prose": text.str.replace_all(_FENCED, ""),
         }
+    ).select(
+        "length",
+        headers=prose.str.count_matches(_HEADER).cast(pl.Float64),
+        lists=prose.str.count_matches(_LIST_ITEM).cast(pl.Float64),
+        bold=prose.str.count_matches(_BOLD).cast(pl.Float64),
     )
 
 
