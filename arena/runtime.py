@@ -23,6 +23,12 @@ user's environment says). Figures: benchmarks/RESULTS.md.
   top is free; `malloc_trim(0)` hands every free page back. `arena run` calls it
   between its phases (after the calls, after the history snapshot).
 
+- `one_blas_thread`: ranking's linear algebra is many small solves and products
+  (reliability sweeps, sandwich and style fits); OpenBLAS's threads spin between
+  them and, on a machine of few cores, take the CPU from ranking's own threads
+  (Elo's orders). Ranking holds BLAS to the calling thread and restores the
+  user's setting after (`threadpoolctl`).
+
 - signals: from its first moment the program notes SIGINT and SIGTERM rather than
   dying by them, so that a run ends with its `--json` line and its record whenever
   the signal comes (see the section at the end).
@@ -36,7 +42,8 @@ from __future__ import annotations
 import gc
 import os
 import signal
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # imported where used: the program imports this module first of all
@@ -45,6 +52,7 @@ if TYPE_CHECKING:  # imported where used: the program imports this module first 
 
 __all__ = [
     "MMAP_THRESHOLD",
+    "one_blas_thread",
     "PAUSE_SECONDS",
     "RUN_COMMANDS",
     "SIGNAL_EXIT_CODES",
@@ -85,6 +93,22 @@ def pause_collector(command: str, seconds: float | None = None) -> threading.Tim
     timer.name = "arena-collector"
     timer.start()
     return timer
+
+
+@contextmanager
+def one_blas_thread() -> Iterator[None]:
+    """BLAS (OpenBLAS, MKL) on the calling thread alone inside the block; the setting
+    before it is restored after."""
+    global _blas
+    if _blas is None:
+        from threadpoolctl import ThreadpoolController  # here: only ranking needs it
+
+        _blas = ThreadpoolController()  # finds the loaded libraries once
+    with _blas.limit(limits=1, user_api="blas"):
+        yield
+
+
+_blas: Any = None  # one_blas_thread's ThreadpoolController
 
 
 def release_memory_promptly() -> None:

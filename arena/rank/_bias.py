@@ -26,7 +26,7 @@ the table's notes when it fires:
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -46,11 +46,14 @@ __all__ = [
 ]
 
 FloatArray = NDArray[np.float64]
+IntArray = NDArray[np.int64]
 
 POSITION_MIN = 0.1
 BLOC_MARGIN = 0.25
 # Battles x reviewers beyond which the agreement matrix is not built (a crowd log).
 _AGREEMENT_CELLS = 50_000_000
+# Reviews handled at a time where a review needs an 8-byte key.
+_SLICE = 1 << 18
 
 
 def _kendall(x: FloatArray, y: FloatArray) -> float:
@@ -96,15 +99,36 @@ def _position_warning(ranking: Ranking) -> list[str]:
     """Per reviewer, over the battles it judged in both orders (so the models' strengths
     cancel): the share of decisive verdicts for the answer shown first."""
     rs = ranking.reviews
-    c, r = rs.n_models, rs.n_reviewers
-    q = rs.question.astype(np.int64)
-    a, b = rs.model_a.astype(np.int64), rs.model_b.astype(np.int64)
-    reviewer = rs.reviewer.astype(np.int64)
-    key = ((q * c + a) * c + b) * r + reviewer
-    mirrored = ((q * c + b) * c + a) * r + reviewer
-    both = np.isin(mirrored, key) & (rs.score != 0)
-    decisive = np.bincount(reviewer[both], minlength=r).astype(np.float64)
-    first = np.bincount(reviewer[both & (rs.score == -1)], minlength=r).astype(np.float64)
+    c, r, n = rs.n_models, rs.n_reviewers, rs.n_battles
+    if n == 0:
+        return []
+
+    def keys(
+        part: slice, first: NDArray[np.integer[Any]], second: NDArray[np.integer[Any]]
+    ) -> IntArray:
+        """(question, first-shown model, second-shown model, reviewer) as one number."""
+        key: IntArray = rs.question[part].astype(np.int64) * c + first[part]
+        key *= c
+        key += second[part]
+        key *= r
+        key += rs.reviewer[part]
+        return key
+
+    # Every review's key, sorted; then, a slice at a time, whether its mirror is there.
+    known = np.empty(n, dtype=np.int64)
+    for start in range(0, n, _SLICE):
+        known[start : start + _SLICE] = keys(slice(start, start + _SLICE), rs.model_a, rs.model_b)
+    known.sort()
+    decisive, first = np.zeros(r), np.zeros(r)
+    for start in range(0, n, _SLICE):
+        part = slice(start, start + _SLICE)
+        mirrored = keys(part, rs.model_b, rs.model_a)
+        at = np.minimum(np.searchsorted(known, mirrored), n - 1)
+        score, reviewer = rs.score[part], rs.reviewer[part]
+        both = (known[at] == mirrored) & (score != 0)
+        decisive += np.bincount(reviewer[both], minlength=r)
+        first += np.bincount(reviewer[both & (score == -1)], minlength=r)
+    del known
     out: list[str] = []
     for k, name in enumerate(rs.reviewers):
         if decisive[k] < 10:
@@ -129,12 +153,21 @@ def reviewer_agreement(ranking: Ranking) -> tuple[FloatArray, FloatArray] | None
     r, c = rs.n_reviewers, rs.n_models
     if r < 2 or rs.n_battles == 0:
         return None
-    key = (rs.question.astype(np.int64) * c + rs.model_a.astype(np.int64)) * c + rs.model_b
-    unique, battle = np.unique(key, return_inverse=True)
+    # The distinct battles (question, A, B), sorted; each review's row found by search,
+    # a slice at a time (no inverse of 8 bytes a review beside the keys).
+    key = (rs.question.astype(np.int64) * c + rs.model_a) * c
+    key += rs.model_b
+    key.sort()
+    unique = key[np.concatenate([[True], key[1:] != key[:-1]])]
+    del key
     if unique.shape[0] * r > _AGREEMENT_CELLS:
         return None
     table = np.full((unique.shape[0], r), np.nan)
-    table[battle.ravel(), rs.reviewer.astype(np.int64)] = rs.score
+    for start in range(0, rs.n_battles, _SLICE):
+        part = slice(start, start + _SLICE)
+        battle = (rs.question[part].astype(np.int64) * c + rs.model_a[part]) * c
+        battle += rs.model_b[part]
+        table[np.searchsorted(unique, battle), rs.reviewer[part]] = rs.score[part]
     seen = ~np.isnan(table)
     common = seen.T.astype(np.float64) @ seen.astype(np.float64)
     same = np.zeros((r, r))

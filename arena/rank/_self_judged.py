@@ -20,6 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from arena.rank._encode import ReviewSet
+from arena.rank._reliability import trusted_slices
 
 __all__ = ["SelfJudged", "keep_sole_self_judged", "sole_self_judged"]
 
@@ -44,31 +45,41 @@ class SelfJudged:
 
 
 def sole_self_judged(rs: ReviewSet) -> list[SelfJudged]:
-    """The reviewers whose own battles are the only evidence for some model (by name)."""
-    own_of = rs.reviewer_as_contestant
-    if rs.n_battles == 0 or not bool((own_of >= 0).any()):
+    """The reviewers whose own battles are the only evidence for some model (by name).
+
+    Two passes over the reviews a slice at a time (no array of 8 bytes a review): the
+    battles of each model, all and not judged by a reviewer playing in them; then,
+    for the models with only the latter kind, who judged them.
+    """
+    if rs.n_battles == 0 or not bool((rs.reviewer_as_contestant >= 0).any()):
         return []
-    reviewer = rs.reviewer.astype(np.int64)
-    a, b = rs.model_a.astype(np.int64), rs.model_b.astype(np.int64)
-    own = own_of[reviewer]
-    mine = (own >= 0) & ((own == a) | (own == b))
-    if not bool(mine.any()):
-        return []
-    c = rs.n_models
-    battles = np.bincount(a, minlength=c) + np.bincount(b, minlength=c)
-    trusted = np.bincount(a[~mine], minlength=c) + np.bincount(b[~mine], minlength=c)
+    c, r = rs.n_models, rs.n_reviewers
+    battles, trusted = np.zeros(c, dtype=np.int64), np.zeros(c, dtype=np.int64)
+    own_count = np.zeros(r, dtype=np.int64)  # per reviewer: its own battles
+    for part, keep in trusted_slices(rs):
+        a, b = rs.model_a[part], rs.model_b[part]
+        battles += np.bincount(a, minlength=c) + np.bincount(b, minlength=c)
+        trusted += np.bincount(a[keep], minlength=c) + np.bincount(b[keep], minlength=c)
+        own_count += np.bincount(rs.reviewer[part][~keep], minlength=r)
     orphan = (battles > 0) & (trusted == 0)
     if not bool(orphan.any()):
         return []
-    involved = mine & (orphan[a] | orphan[b])
-    found: list[SelfJudged] = []
-    for code in np.unique(reviewer[involved]).tolist():
-        rows = involved & (reviewer == code)
-        models = np.unique(np.concatenate([a[rows], b[rows]]))
-        names = tuple(rs.contestants[m] for m in models.tolist() if orphan[m])
-        count = int(np.count_nonzero(mine & (reviewer == code)))
-        found.append(SelfJudged(rs.reviewers[code], count, names))
-    return found
+    judged = np.zeros((r, c), dtype=bool)  # reviewer x orphaned model it judged
+    for part, keep in trusted_slices(rs):
+        a, b = rs.model_a[part], rs.model_b[part]
+        involved = ~keep & (orphan[a] | orphan[b])
+        who = rs.reviewer[part][involved]
+        judged[who, a[involved]] = True
+        judged[who, b[involved]] = True
+    judged &= orphan[None, :]
+    return [
+        SelfJudged(
+            rs.reviewers[code],
+            int(own_count[code]),
+            tuple(rs.contestants[m] for m in np.flatnonzero(judged[code]).tolist()),
+        )
+        for code in np.flatnonzero(judged.any(axis=1)).tolist()
+    ]
 
 
 def keep_sole_self_judged(rs: ReviewSet) -> tuple[ReviewSet, list[SelfJudged]]:

@@ -58,6 +58,7 @@ from arena.report._inputs import (
 from arena.report._json import by_model, leaderboard_dict, number
 from arena.report._order import sort_by_id
 from arena.report._trust import bias_warnings, self_judged_warnings
+from arena.runtime import one_blas_thread
 from arena.stage import BoardInputs, BoardReviews
 from arena.stages import all_parts
 from arena.store import RunLog, part_rows
@@ -207,7 +208,14 @@ def rank_frame(
     )
 
 
-def _rank_frame(
+def _rank_frame(held: list[pl.DataFrame], **kwargs: Any) -> Leaderboard:
+    """`_ranked` with BLAS on this thread alone: ranking's solves are small, and
+    spinning BLAS threads would take the cores from its own (`arena.runtime`)."""
+    with one_blas_thread():
+        return _ranked(held, **kwargs)
+
+
+def _ranked(
     held: list[pl.DataFrame],
     *,
     source: str,
@@ -218,9 +226,11 @@ def _rank_frame(
     human: pl.DataFrame | None = None,
     cost_usd: float | None = None,
     answers: pl.DataFrame | None = None,
+    bias: bool = True,
 ) -> Leaderboard:
     """`rank_frame` of the one frame in `held`, which it takes out: once the reviews are
-    coded, a caller that kept no other reference has their memory back for the ranking."""
+    coded, a caller that kept no other reference has their memory back for the ranking.
+    `bias` False leaves out the bias warnings (a history snapshot keeps no warning)."""
     reviews = held.pop()
     opts = options or LeaderboardOptions()
     if "id" in reviews.columns:
@@ -275,7 +285,8 @@ def _rank_frame(
         source, ranking, list(ranking.default_ranks.order), anchor=opts.anchor, cost_usd=cost_usd
     )
     board.warnings = self_judged_warnings(rs, opts.weights) + _warnings(ranking, opts.bootstrap)
-    board.warnings += bias_warnings(ranking)
+    if bias:
+        board.warnings += bias_warnings(ranking)
     if opts.baseline is not None:
         board.baseline = opts.baseline
         rates = baseline_win_rates(rs, opts.baseline, bootstrap=opts.bootstrap, seed=opts.seed)
@@ -384,8 +395,8 @@ def build_leaderboard(
 
     `ratings_only` computes only what the models' ratings and counts need (the
     history snapshot of a run): no second ranking of the reviews as written
-    when discussions replace verdicts, no style control, no cost, no
-    discussion or BatchEval block.
+    when discussions replace verdicts, no style control, no bias warnings, no
+    cost, no discussion or BatchEval block.
 
     `path` is a run directory or a reviews file, or several run directories of
     one tournament (the shards of a split run, read as one: see `load_runs`);
@@ -536,6 +547,7 @@ def build_leaderboard(
             human=human,
             cost_usd=cost_usd,
             answers=answers if reviews_file is None and not ratings_only else None,
+            bias=not ratings_only,
         )
         if discussed is not None and not ratings_only:
             assert kept is not None
