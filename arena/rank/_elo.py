@@ -65,8 +65,13 @@ _NAT_PER_ELO = math.log(10.0) / 400.0
 # From this many rated reviews on, the orders run in the compiled kernel (numba);
 # below it in NumPy, without loading numba (benchmarks/bench_small_rank.py).
 COMPILED_MIN_ROWS = 50_000
-# Orders one kernel thread runs (the kernel interleaves four at a time).
+# Orders one kernel thread runs (the kernel interleaves up to four at a time).
 _ORDERS_PER_THREAD = 4
+# At most this much for the compiled orders' shuffled copies of the reviews (a copy
+# is 2 to 8 bytes a review): 4 copies on each of 2 threads up to about a million
+# reviews of 2 bytes; a bigger log runs fewer side by side, so that the copies do
+# not grow with the log (the end of a long run's peak, benchmarks/RESULTS.md).
+SCRATCH_BYTES = 16 << 20
 
 _log = logging.getLogger(__name__)
 
@@ -311,15 +316,21 @@ class EloOrders:
         stored = self._store is not None
         if self._store is None and self.keep:
             self._store = np.empty((self.orders, self.n), dtype=packed.dtype)
-        store = self._store if self._store is not None else np.empty((0, 1), packed.dtype)
+        store = self._store
         out = np.zeros((checkpoints.size, self.orders, self.n_models))
-        threads = max(1, min(cores(), -(-self.orders // _ORDERS_PER_THREAD)))
+        # Each order run side by side shuffles its own copy of the reviews: the copies
+        # stay within SCRATCH_BYTES (fewer threads, fewer orders each, for a big log).
+        copies = max(1, SCRATCH_BYTES // max(1, self.n * packed.dtype.itemsize))
+        threads = max(1, min(cores(), -(-self.orders // _ORDERS_PER_THREAD), copies))
+        per_thread = max(1, min(_ORDERS_PER_THREAD, copies // threads))
         bounds = np.linspace(0, self.orders, threads + 1).astype(np.int64).tolist()
 
         def work(t: int) -> None:
             lo, hi = bounds[t], bounds[t + 1]
             part = np.zeros((checkpoints.size, hi - lo, self.n_models))
-            rows = store[lo:hi] if store.shape[0] else store
+            rows = (
+                store[lo:hi] if store is not None else np.empty((per_thread, self.n), packed.dtype)
+            )
             run_orders(
                 packed,
                 keys[lo:hi],

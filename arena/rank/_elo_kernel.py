@@ -83,7 +83,8 @@ def run_orders(
     `i + ((h >> 32) * (n - i) >> 32)`, `h = mix64(key + (i + 1) * GAMMA)`, and
     rates the review now at `i`. The copies are `store[k]` when `store` has a row
     per order (they then hold the orders, and with `stored` they already do: read
-    as they are, nothing drawn), else a few scratch rows. A review is packed as
+    as they are, nothing drawn), else `store`'s rows are scratch, one per order
+    run side by side (at most `_INTERLEAVE`, at least one). A review is packed as
     `model_a | model_b << bits | kind << (2 * bits)`; with `table[kind]` =
     (gain, gain * target) an update is
     `delta = gain * target - gain / (1 + exp(R_b - R_a))`, `R_a += delta`, `R_b -= delta`.
@@ -93,12 +94,12 @@ def run_orders(
     orders = keys.shape[0]
     field = (1 << bits) - 1
     points = checkpoints.shape[0]
-    keep = store.shape[0] > 0
+    keep = store.shape[0] >= orders
+    interleave = _INTERLEAVE if keep else min(_INTERLEAVE, store.shape[0])
     ratings = np.zeros((_INTERLEAVE, n_models))
-    scratch = np.empty((0 if keep else _INTERLEAVE, n), dtype=packed.dtype)
-    for first in range(0, orders, _INTERLEAVE):
-        size = min(_INTERLEAVE, orders - first)
-        rows = store[first : first + size] if keep else scratch[:size]
+    for first in range(0, orders, interleave):
+        size = min(interleave, orders - first)
+        rows = store[first : first + size] if keep else store[:size]
         if not stored:
             for g in range(size):
                 rows[g] = packed
@@ -135,7 +136,7 @@ def warm() -> None:
     run_orders(
         np.array([2], dtype=np.uint16),
         np.zeros(1, dtype=np.uint64),
-        np.empty((0, 1), dtype=np.uint16),
+        np.empty((1, 1), dtype=np.uint16),
         False,
         1,
         np.zeros((3, 2)),
