@@ -76,6 +76,15 @@ POINTS: dict[str, tuple[str, str, int | None]] = {
     "writing the record": ("call", "arena/cli/_record.py:complete", 0),
 }
 SIGNALS = {"SIGINT": 130, "SIGTERM": 143}
+# Both signals go through one handler (arena.runtime) and differ only in the exit code
+# they map to: the first point (before the CLI's modules load) and a call in flight (the
+# event loop's listener) take both, the other points one each, in turn.
+BOTH = ("importing click", "a call in flight")
+CASES = [
+    (point, sig)
+    for i, point in enumerate(POINTS)
+    for sig in (list(SIGNALS) if point in BOTH else [list(SIGNALS)[i % 2]])
+]
 
 
 @pytest.fixture(scope="module")
@@ -116,8 +125,7 @@ def _json_lines(stdout: str) -> list[dict[str, Any]]:
     return lines
 
 
-@pytest.mark.parametrize("sig", list(SIGNALS))
-@pytest.mark.parametrize("point", list(POINTS))
+@pytest.mark.parametrize(("point", "sig"), CASES)
 def test_a_signal_at_any_point_ends_with_one_json_line_and_a_true_record(
     smoke_run: Path, tmp_path: Path, point: str, sig: str
 ) -> None:
