@@ -21,7 +21,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from click.testing import CliRunner, Result
 
+from arena.cli import main
 from tests.conftest import REPO, small_tournament
 
 DRIVER = r"""
@@ -92,9 +94,14 @@ def smoke_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A tournament whose run directory holds a smoke run of its first question."""
     root = tmp_path_factory.mktemp("signals")
     path = small_tournament(root, models=2, questions=3)
-    done = _program(["run", str(path), "--limit", "1", "--json"])
-    assert done.returncode == 0, done.stderr
+    done = _run_here(["run", str(path), "--limit", "1", "--json"])
+    assert done.exit_code == 0, done.output
     return root
+
+
+def _run_here(args: list[str]) -> Result:
+    """A command without a signal, in this process (the signalled runs are subprocesses)."""
+    return CliRunner().invoke(main, args)
 
 
 def _program(args: list[str], point: tuple[str, str] = ("none", ""), sig: str = "SIGINT") -> Any:
@@ -153,8 +160,8 @@ def test_a_following_run_keeps_the_signalled_runs_exit_code(
     config = _copy(smoke_run, tmp_path / "t")
     first = _json_lines(_program(["run", str(config), "--json"], (kind, target), "SIGTERM").stdout)
     assert first[0]["exit_code"] == 143
-    done = _program(["run", str(config), "--json"])
-    assert done.returncode == 0, done.stderr
+    done = _run_here(["run", str(config), "--json"])
+    assert done.exit_code == 0, done.output
     report = json.loads(Path(first[0]["report"]).read_text())
     assert report["exit_code"] == 143  # not re-marked as killed (137)
     assert report["record"]["exit_code"] == 143
@@ -163,7 +170,7 @@ def test_a_following_run_keeps_the_signalled_runs_exit_code(
 def test_without_a_signal_the_run_makes_its_calls(smoke_run: Path, tmp_path: Path) -> None:
     """The cases above start from a directory whose run still has calls to make."""
     config = _copy(smoke_run, tmp_path / "t")
-    done = _program(["run", str(config), "--json"])
-    assert done.returncode == 0, done.stderr
+    done = _run_here(["run", str(config), "--json"])
+    assert done.exit_code == 0, done.output
     line = _json_lines(done.stdout)[0]
     assert line["exit_code"] == 0 and line["completed"] > 0
