@@ -94,7 +94,7 @@ def _slow_tournament(tmp_path: Path) -> Path:
     return small_tournament(
         tmp_path,
         models=4,
-        questions=6,
+        questions=4,
         sim={"latency_mean": 0.03, "failure_rate": 0.05},
         extra={"providers": {"sim": {"type": "sim", "limits": {"max_concurrency": 4}}}},
     )
