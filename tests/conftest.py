@@ -3,12 +3,20 @@
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
+
+# The suite runs on as many worker processes as the machine has cores (`make test`):
+# OpenBLAS's own threads would only compete with the other worker for the cores, and
+# their spinning makes the small solves of the ranking tests many times dearer. Set
+# before NumPy loads (this file is read before any test module); the runs the tests
+# start as subprocesses inherit it.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 REPO = Path(__file__).resolve().parent.parent
 

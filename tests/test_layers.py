@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import ast
 from collections import defaultdict
+from functools import cache
 from pathlib import Path
 
 import arena
@@ -72,8 +73,10 @@ def _resolve(module: str, name: str) -> str:
     return candidate if path.with_suffix(".py").is_file() or path.is_dir() else module
 
 
+@cache
 def _imports() -> dict[str, set[str]]:
-    """Module -> the arena modules it imports (anywhere in the file)."""
+    """Module -> the arena modules it imports (anywhere in the file). Read once per
+    session: the tests only read it."""
     out: dict[str, set[str]] = {}
     for path in sorted(ROOT.rglob("*.py")):
         tree = ast.parse(path.read_text(encoding="utf-8"))

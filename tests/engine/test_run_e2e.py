@@ -12,7 +12,9 @@ from typing import Any
 
 import polars as pl
 import pytest
+from click.testing import CliRunner
 
+from arena.cli import main
 from arena.config import load_tournament
 from arena.pipeline import build_plan
 from arena.store import RunLock, RunLog
@@ -26,9 +28,11 @@ def arena(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
 
 
 def run_json(*args: str) -> tuple[int, dict[str, Any]]:
-    proc = arena("run", *args, "--json")
-    assert proc.stdout.strip(), proc.stderr
-    return proc.returncode, json.loads(proc.stdout.strip().splitlines()[-1])
+    """`arena run --json` in this process (the kill, signal, lock and bad-input cases
+    run the program as a subprocess)."""
+    result = CliRunner().invoke(main, ["run", *args, "--json"])
+    assert result.stdout.strip(), result.output
+    return result.exit_code, json.loads(result.stdout.strip().splitlines()[-1])
 
 
 def _reviews(out: Path) -> pl.DataFrame:
@@ -90,7 +94,7 @@ def _slow_tournament(tmp_path: Path) -> Path:
     return small_tournament(
         tmp_path,
         models=4,
-        questions=6,
+        questions=4,
         sim={"latency_mean": 0.03, "failure_rate": 0.05},
         extra={"providers": {"sim": {"type": "sim", "limits": {"max_concurrency": 4}}}},
     )
@@ -201,9 +205,9 @@ def test_bad_config_exits_2_before_any_call(tmp_path: Path) -> None:
 
 def test_plan_counts_calls_per_model(tmp_path: Path) -> None:
     yaml_path = small_tournament(tmp_path, models=3, questions=2)
-    proc = arena("plan", str(yaml_path), "--json")
-    assert proc.returncode == 0, proc.stderr
-    plan = json.loads(proc.stdout)
+    result = CliRunner().invoke(main, ["plan", str(yaml_path), "--json"])
+    assert result.exit_code == 0, result.output
+    plan = json.loads(result.stdout)
     assert plan["total"]["answers"] == 6
     assert plan["total"]["reviews"] == 2 * 3 * 2 * 3
     assert {r["model"]: r["reviews"] for r in plan["rows"]} == {"m0": 12, "m1": 12, "m2": 12}

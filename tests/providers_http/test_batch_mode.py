@@ -238,12 +238,12 @@ def test_kill_9_during_batch_runs_then_resume_bills_each_request_once(tmp_path: 
     ref_dir, kill_dir = tmp_path / "ref", tmp_path / "kill"
     ref_dir.mkdir()
     kill_dir.mkdir()
-    with FakeServer(_config(600.0)) as ref_server, FakeClock(ref_server, 5.0):
+    with FakeServer(_config(600.0)) as ref_server, FakeClock(ref_server, 60.0):
         ref = write_tournament(
             ref_dir, ref_server, models=MODELS, providers=_providers(ref_server, BATCH)
         )
         _run(ref)
-    with FakeServer(_config(600.0)) as server, FakeClock(server, 5.0):
+    with FakeServer(_config(600.0)) as server, FakeClock(server, 60.0):
         path = write_tournament(
             kill_dir, server, models=MODELS, providers=_providers(server, BATCH)
         )

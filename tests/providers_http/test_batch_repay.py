@@ -170,7 +170,7 @@ def test_a_limit_run_after_a_kill_leaves_the_rest_of_the_jobs_for_the_next_run(
     path = _tournament(tmp_path, server, BATCH)
     _kill_after_jobs(path, 3)  # the three answer jobs (one a model)
     _finish_jobs(server)
-    with FakeClock(server, 5.0):
+    with FakeClock(server, 60.0):
         limited = _run(path, "--limit", "1")
         assert limited["completed"] + limited["invalid"] == 3 + 18
         # Answers to the other questions are in adopted jobs: not logged, still open.
@@ -187,7 +187,7 @@ def test_a_run_stopped_by_its_budget_after_a_kill_leaves_the_rest_open(
     # 3 answer jobs (finished), then 6 review jobs: 51 requests.
     _kill_after_jobs(path, 9, server=server, finish_at=3)
     _finish_jobs(server)
-    with FakeClock(server, 5.0):
+    with FakeClock(server, 60.0):
         stopped = _run(path, "--budget", "0.1", code=4)  # 4: the budget stopped it
         assert stopped["budget_stopped"] and 0 < stopped["completed"] < 42
         _run(path)
@@ -219,7 +219,7 @@ def test_a_renamed_provider_adopts_the_jobs_of_its_old_name(
     cfg["providers"]["renamed"] = cfg["providers"].pop("p_openai")
     cfg["models"]["alpha"]["provider"] = "renamed"
     path.write_text(yaml.safe_dump(cfg, sort_keys=False))
-    with FakeClock(server, 5.0):
+    with FakeClock(server, 60.0):
         _run(path)
     _billed_once(server, tmp_path / "out")
     # The log keeps no key, only a digest of endpoint and key.
@@ -240,7 +240,7 @@ def test_a_job_of_a_key_no_provider_has_is_reported(
     cfg["providers"]["p_anthropic"]["api_key_env"] = "TEST_OTHER_KEY"
     path.write_text(yaml.safe_dump(cfg, sort_keys=False))
     env = {**_env(), "TEST_OTHER_KEY": KEYS["openai"]}  # a key the server knows, not the job's
-    with FakeClock(server, 5.0):
+    with FakeClock(server, 60.0):
         result = CliRunner(env=env).invoke(main, ["run", str(path), "--json"])
     assert result.exit_code == 0, result.output
     err = caplog.text
@@ -254,7 +254,7 @@ def test_a_job_the_api_no_longer_knows_is_given_up_with_a_warning(
     path = _tournament(tmp_path, server, BATCH)
     _kill_after_jobs(path, 3)
     server.reset()  # the jobs are gone (past the API's retention)
-    with FakeClock(server, 5.0):
+    with FakeClock(server, 60.0):
         _run(path)
     assert "is no longer there" in caplog.text
     log = RunLog(tmp_path / "out")

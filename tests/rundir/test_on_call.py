@@ -23,6 +23,7 @@ import pytest
 from click.testing import CliRunner
 from prometheus_client.parser import text_string_to_metric_families
 
+import arena.ops._alerts as alerts_module
 import arena.ops._record as record_module
 from arena.cli import main
 from arena.ops import AlertSettings, deliver_alert, write_metrics
@@ -128,11 +129,12 @@ def test_when_nothing_can_be_written_the_line_still_carries_the_record(
 
 
 def _slow(folder: Path, **extra: Any) -> Path:
+    """84 calls two at a time, 0.05 s each: a run that goes on for a few heartbeats."""
     return small_tournament(
         folder,
         models=3,
         questions=4,
-        sim={"latency_mean": 0.1},
+        sim={"latency_mean": 0.05},
         extra={
             "providers": {"sim": {"type": "sim", "limits": {"max_concurrency": 2}}},
             **priced(),
@@ -345,16 +347,21 @@ def hostile(request: pytest.FixtureRequest) -> Iterator[_Hostile]:
 
 @pytest.mark.parametrize("hostile", ["trickle", "endless"], indirect=True)
 def test_a_webhook_that_never_finishes_is_cut_at_the_deadline(
-    hostile: _Hostile, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    hostile: _Hostile,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    settings = AlertSettings(webhook=hostile.url, timeout=1.0)
+    # The deadline is the point here (the 503 case below waits the real backoff).
+    monkeypatch.setattr(alerts_module, "BACKOFF_SECONDS", 0.05)
+    settings = AlertSettings(webhook=hostile.url, timeout=0.3)
     started = time.monotonic()
     problems = deliver_alert(settings, {"run_id": "r", "alert": {"reason": "x"}}, tmp_path)
     # Either the answer was read (capped) and closed, or the deadline cut it: never more
-    # than 3 attempts of 1 s and the backoff.
-    assert time.monotonic() - started < 3 * 1.0 + 1.5 + 3.0
+    # than 3 attempts of 0.3 s and the backoff.
+    assert time.monotonic() - started < 3 * 0.3 + 0.15 + 3.0
     if problems:
-        assert "no answer within 1 s" in problems[0]
+        assert "no answer within 0.3 s" in problems[0]
     assert "s3cr3t" not in capsys.readouterr().err
 
 
@@ -377,14 +384,17 @@ def test_a_failing_webhook_is_tried_again_with_backoff(hostile: _Hostile, tmp_pa
     assert problems == [] and hostile.hits == 3
 
 
-def test_an_alert_command_that_prints_without_end_is_capped_and_killed(tmp_path: Path) -> None:
+def test_an_alert_command_that_prints_without_end_is_capped_and_killed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(alerts_module, "BACKOFF_SECONDS", 0.05)
     loud = tmp_path / "loud.py"
     loud.write_text("import sys\nwhile True:\n    sys.stdout.write('y' * 65536)\n")
-    settings = AlertSettings(command=f"{sys.executable} {loud}", timeout=1.0)
+    settings = AlertSettings(command=f"{sys.executable} {loud}", timeout=0.3)
     started = time.monotonic()
     problems = deliver_alert(settings, {"run_id": "r"}, tmp_path)
-    assert problems and "still running after 1 s" in problems[0]
-    assert time.monotonic() - started < 3 * 1.0 + 1.5 + 3.0
+    assert problems and "still running after 0.3 s" in problems[0]
+    assert time.monotonic() - started < 3 * 0.3 + 0.15 + 3.0
 
 
 def test_an_undelivered_alert_is_sent_again_with_the_next_run(tmp_path: Path) -> None:

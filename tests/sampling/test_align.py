@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -12,8 +10,10 @@ import numpy as np
 import polars as pl
 import pytest
 import yaml
+from click.testing import CliRunner
 
 import arena.sampling  # noqa: F401  (registers the `sampling` table read below)
+from arena.cli import main
 from arena.sampling import DesignFit, Grid, balanced_units, choose_round, select_round
 from arena.store import RunLog
 
@@ -137,15 +137,10 @@ def _write(root: Path, align: str | None, strategy: str = "adaptive") -> Path:
 
 
 def _run(path: Path) -> tuple[int, dict[str, Any], str]:
-    proc = subprocess.run(
-        [sys.executable, "-m", "arena", "run", str(path), "--json"],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
-    lines = proc.stdout.strip().splitlines()
-    return proc.returncode, (json.loads(lines[-1]) if lines else {}), proc.stderr
+    """`arena run --json` in this process: exit code, summary line, stderr."""
+    result = CliRunner().invoke(main, ["run", str(path), "--json"])
+    lines = result.stdout.strip().splitlines()
+    return result.exit_code, (json.loads(lines[-1]) if lines else {}), result.stderr
 
 
 def _shared_in_log(out: Path) -> tuple[int, pl.DataFrame]:

@@ -13,8 +13,10 @@ from typing import Any
 import polars as pl
 import pytest
 import yaml
+from click.testing import CliRunner
 
 import arena.sampling  # noqa: F401  (registers the `sampling` table read below)
+from arena.cli import main
 from arena.store import RunLog
 
 
@@ -60,26 +62,16 @@ def _write(
 
 
 def _run(path: Path, *extra: str) -> tuple[int, dict[str, Any], str]:
-    proc = subprocess.run(
-        [sys.executable, "-m", "arena", "run", str(path), "--json", *extra],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
-    lines = proc.stdout.strip().splitlines()
-    return proc.returncode, (json.loads(lines[-1]) if lines else {}), proc.stderr
+    """`arena run --json` in this process: exit code, summary line, stderr."""
+    result = CliRunner().invoke(main, ["run", str(path), "--json", *extra])
+    lines = result.stdout.strip().splitlines()
+    return result.exit_code, (json.loads(lines[-1]) if lines else {}), result.stderr
 
 
 def _leaderboard(out: Path) -> dict[str, Any]:
-    proc = subprocess.run(
-        [sys.executable, "-m", "arena", "leaderboard", str(out), "--format", "json"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=True,
-    )
-    data: dict[str, Any] = json.loads(proc.stdout)
+    result = CliRunner().invoke(main, ["leaderboard", str(out), "--format", "json"])
+    assert result.exit_code == 0, result.output
+    data: dict[str, Any] = json.loads(result.stdout)
     return data
 
 
