@@ -102,7 +102,7 @@ class ReliabilityBatch:
 
     weights: FloatArray  # (sets, R), each row sums to 1
     discrimination: FloatArray  # (sets, R)
-    position_bias: FloatArray  # (sets, R)
+    position_bias: FloatArray  # (sets, R), NaN where the battles cannot measure it
     self_preference: FloatArray  # (sets, R), NaN for a reviewer without own battles
     strength: FloatArray  # (sets, C), natural log-odds, mean 0 over models with battles
     accuracy: FloatArray  # (sets, R): share of trusted verdicts that follow the strengths
@@ -124,7 +124,7 @@ class ReliabilityFit:
     reviewers: tuple[str, ...]
     weights: FloatArray
     discrimination: FloatArray
-    position_bias: FloatArray
+    position_bias: FloatArray  # NaN where the battles cannot measure it (position_measurable)
     self_preference: FloatArray
     strength: FloatArray
     accuracy: FloatArray
@@ -162,6 +162,7 @@ def fit_reliability_batch(
     trusted = (selfsign == 0)[None] * played
     battles = trusted.sum(axis=(2, 3))
     has_model = (played.sum(axis=(1, 3)) + played.sum(axis=(1, 2))) > 0  # (sets, C)
+    measurable = position_measurable(played.sum(axis=0))  # (R,)
     if start is None:
         a = np.ones((sets, n_r))
         b = np.zeros((sets, n_r))
@@ -169,7 +170,7 @@ def fit_reliability_batch(
         s = np.zeros((sets, c))
     else:
         a = np.broadcast_to(start.discrimination, (sets, n_r)).copy()
-        b = np.broadcast_to(start.position_bias, (sets, n_r)).copy()
+        b = np.nan_to_num(np.broadcast_to(start.position_bias, (sets, n_r))).copy()
         cc = np.nan_to_num(np.broadcast_to(start.self_preference, (sets, n_r))).copy()
         s = np.broadcast_to(start.strength, (sets, c)).copy()
     iterations = np.zeros(sets, dtype=np.int64)
@@ -225,6 +226,7 @@ def fit_reliability_batch(
         params = params + step_r
         aa, bb, ca = params[..., 0], params[..., 1], params[..., 2]
         ca = np.where(competes[None], ca, 0.0)
+        bb = np.where(measurable[None], bb, 0.0)
         # The shared scale: battle-weighted mean discrimination 1, strengths mean 0.
         weight = battles[active]
         total = weight.sum(axis=1)
@@ -245,7 +247,47 @@ def fit_reliability_batch(
         done = moved < tol
         converged[active[done]] = True
         active = active[~done]
+    b = np.where(measurable[None], b, np.nan)
     return _batch(played, won, selfsign, battles, a, b, cc, s, iterations, converged, competes)
+
+
+def position_measurable(played: FloatArray) -> NDArray[np.bool_]:
+    """Per reviewer, whether its battles `played` (R, C, C; first-shown model first)
+    measure a position bias apart from the models' strengths.
+
+    They do not when the models can be given levels such that every battle shows a
+    model one level above the other first (AlpacaEval: the baseline always first):
+    raising each model's strength by t times its level and lowering the bias by t
+    then changes no prediction. A pair judged in both orders, or any cycle that
+    breaks the levels, measures it.
+    """
+    n_r, c, _ = played.shape
+    out = np.zeros(n_r, dtype=bool)
+    for r in range(n_r):
+        edges = played[r] > 0
+        level = np.full(c, np.iinfo(np.int64).min, dtype=np.int64)
+        for root in range(c):
+            if level[root] != np.iinfo(np.int64).min or not (
+                edges[root].any() or edges[:, root].any()
+            ):
+                continue
+            level[root] = 0
+            stack = [root]
+            while stack and not out[r]:
+                i = stack.pop()
+                # i shown first against j: j one level below; j first against i: one above.
+                for j, want in [(j, level[i] - 1) for j in np.flatnonzero(edges[i])] + [
+                    (j, level[i] + 1) for j in np.flatnonzero(edges[:, i])
+                ]:
+                    if level[j] == np.iinfo(np.int64).min:
+                        level[j] = want
+                        stack.append(j)
+                    elif level[j] != want:
+                        out[r] = True
+                        break
+            if out[r]:
+                break
+    return out
 
 
 def _capped(step: FloatArray) -> FloatArray:

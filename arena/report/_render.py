@@ -383,14 +383,17 @@ def _sections(board: Leaderboard) -> tuple[list[str], list[_Section], list[str]]
         fixed = "Reviewer weights: all equal (--weights equal)."
     elif rel is not None:
         parts = ", ".join(
-            f"{name} {rel.discrimination[k]:.2f}/{rel.position_bias[k]:+.2f}/"
+            f"{name} {rel.discrimination[k]:.2f}/"
+            + ("-" if np.isnan(rel.position_bias[k]) else f"{rel.position_bias[k]:+.2f}")
+            + "/"
             + ("-" if np.isnan(rel.self_preference[k]) else f"{rel.self_preference[k]:+.2f}")
             for k, name in enumerate(rel.reviewers)
         )
         fixed = (
             "Reliability weights (--weights reliability): proportional to each reviewer's "
             "discrimination, fitted with the ratings; discrimination/position bias/"
-            f"self-preference (log-odds): {parts}. Own battles are left out of the ratings."
+            f"self-preference (log-odds; -: not measurable from these battles): {parts}. "
+            "Own battles are left out of the ratings."
         )
     else:
         fixed = f"PeerRank weights: fixed point after {pr.iterations} iteration(s)"
