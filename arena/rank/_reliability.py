@@ -276,9 +276,9 @@ def position_measurable(played: FloatArray) -> NDArray[np.bool_]:
             while stack and not out[r]:
                 i = stack.pop()
                 # i shown first against j: j one level below; j first against i: one above.
-                for j, want in [(j, level[i] - 1) for j in np.flatnonzero(edges[i])] + [
-                    (j, level[i] + 1) for j in np.flatnonzero(edges[:, i])
-                ]:
+                below = [(j, int(level[i]) - 1) for j in np.flatnonzero(edges[i]).tolist()]
+                above = [(j, int(level[i]) + 1) for j in np.flatnonzero(edges[:, i]).tolist()]
+                for j, want in below + above:
                     if level[j] == np.iinfo(np.int64).min:
                         level[j] = want
                         stack.append(j)
