@@ -21,7 +21,6 @@ __all__ = [
     "json_error",
     "jsonl_lines",
     "load_json",
-    "lone_surrogate_escape",
     "read_records",
     "read_text",
 ]
@@ -137,7 +136,7 @@ def read_records(path: Path, *, allow_array: bool = True) -> list[Record]:
         obj = load_json(path, line, lineno)
         if not isinstance(obj, dict):
             raise FormatError(path, f"line {lineno}", "each line must be a JSON object")
-        if lone_surrogate_escape(line):
+        if _lone_surrogate_escape(line):
             _check_text(path, f"line {lineno}", obj)
         records.append((f"line {lineno}", obj))
     return records
@@ -148,7 +147,7 @@ def _array_records(path: Path, content: str) -> list[Record]:
     if not isinstance(items, list):  # pragma: no cover - starts with "[" so it is a list
         raise FormatError(path, "", "expected a JSON array of objects")
     records: list[Record] = []
-    escapes = lone_surrogate_escape(content)
+    escapes = _lone_surrogate_escape(content)
     for i, obj in enumerate(items):
         if not isinstance(obj, dict):
             raise FormatError(path, f"[{i}]", "each item must be a JSON object")
@@ -158,7 +157,7 @@ def _array_records(path: Path, content: str) -> list[Record]:
     return records
 
 
-def lone_surrogate_escape(text: str) -> bool:
+def _lone_surrogate_escape(text: str) -> bool:
     """Whether JSON `text` may escape a lone surrogate: a high one ("\\ud83d") not followed
     at once by a low one, or a low one not preceded by a high one.
 

@@ -265,11 +265,10 @@ def position_measurable(played: FloatArray) -> NDArray[np.bool_]:
     out = np.zeros(n_r, dtype=bool)
     for r in range(n_r):
         edges = played[r] > 0
-        level = np.full(c, np.iinfo(np.int64).min, dtype=np.int64)
+        unset = np.iinfo(np.int64).min
+        level = np.full(c, unset, dtype=np.int64)
         for root in range(c):
-            if level[root] != np.iinfo(np.int64).min or not (
-                edges[root].any() or edges[:, root].any()
-            ):
+            if level[root] != unset or not (edges[root].any() or edges[:, root].any()):
                 continue
             level[root] = 0
             stack = [root]
@@ -279,7 +278,7 @@ def position_measurable(played: FloatArray) -> NDArray[np.bool_]:
                 below = [(j, int(level[i]) - 1) for j in np.flatnonzero(edges[i]).tolist()]
                 above = [(j, int(level[i]) + 1) for j in np.flatnonzero(edges[:, i]).tolist()]
                 for j, want in below + above:
-                    if level[j] == np.iinfo(np.int64).min:
+                    if level[j] == unset:
                         level[j] = want
                         stack.append(j)
                     elif level[j] != want:

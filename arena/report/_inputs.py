@@ -75,13 +75,13 @@ DUPLICATES = ("last", "first", "all", "error")
 # A review's identity among imported judgments: the same review read twice repeats it.
 DUPLICATE_KEY = ("question_id", "model_a", "model_b", "reviewer", "turn")
 _FILE = "_arena_file"
-_TEXT = "_arena_text"
+_HASH = "_arena_text_hash"
 
 
 @dataclass
 class _Styles:
     """Answers' style counts by text (`_cached_styles`): each distinct text's 64-bit hash
-    (`_TEXT`) and its STYLE_FEATURES."""
+    (`_HASH`) and its STYLE_FEATURES."""
 
     measured: pl.DataFrame | None = None
 
@@ -707,17 +707,17 @@ def _cached_styles(frame: pl.DataFrame, styles: _Styles) -> dict[str, pl.Series]
     AlpacaEval annotations file repeats the baseline's 805 answers. Texts are matched by
     a 64-bit hash (a collision among a few million texts has odds under 1e-6)."""
     texts = pl.concat([frame["answer_a"], frame["answer_b"]]).cast(pl.String)
-    keys = texts.hash().alias(_TEXT)
-    new = pl.DataFrame([texts, keys]).filter(texts.is_not_null()).unique(_TEXT, maintain_order=True)
+    keys = texts.hash().alias(_HASH)
+    new = pl.DataFrame([texts, keys]).filter(texts.is_not_null()).unique(_HASH, maintain_order=True)
     if styles.measured is not None:
-        new = new.join(styles.measured.select(_TEXT), on=_TEXT, how="anti", maintain_order="left")
+        new = new.join(styles.measured.select(_HASH), on=_HASH, how="anti", maintain_order="left")
     if new.height:
-        measured = answer_style(new[texts.name]).with_columns(new[_TEXT])
+        measured = answer_style(new[texts.name]).with_columns(new[_HASH])
         styles.measured = (
             measured if styles.measured is None else pl.concat([styles.measured, measured])
         )
     found = (
-        keys.to_frame().join(styles.measured, on=_TEXT, how="left", maintain_order="left")
+        keys.to_frame().join(styles.measured, on=_HASH, how="left", maintain_order="left")
         if styles.measured is not None
         else pl.DataFrame({name: [None] * keys.len() for name in STYLE_FEATURES})
     )
